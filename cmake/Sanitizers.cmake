@@ -1,0 +1,12 @@
+# MXLITE_SANITIZE=address|undefined|thread adds the sanitizer to every target (CUDA host code included).
+if(MXLITE_SANITIZE)
+  if(NOT MXLITE_SANITIZE MATCHES "^(address|undefined|thread)$")
+    message(FATAL_ERROR "MXLITE_SANITIZE='${MXLITE_SANITIZE}': expected one of address, undefined, thread")
+  endif()
+  set(_mxlite_san_flags -fsanitize=${MXLITE_SANITIZE} -fno-omit-frame-pointer -g)
+  if(MXLITE_SANITIZE STREQUAL "undefined")
+    list(APPEND _mxlite_san_flags -fno-sanitize-recover=all)
+  endif()
+  add_compile_options($<$<COMPILE_LANGUAGE:CXX>:${_mxlite_san_flags}>)
+  add_link_options(-fsanitize=${MXLITE_SANITIZE})
+endif()

@@ -1,0 +1,89 @@
+// mxlite::Error and the check macros: the one error policy of every layer.
+//
+//   MX_CHECK(ptr != nullptr) << "layer " << name << " has no weight";
+//   MX_CHECK_EQ(a.ndim(), 4) << "input of " << name;
+//   MX_THROW() << "unknown op '" << op << "'";
+//
+// A failed check throws mxlite::Error whose what() reads
+//   "<file>:<line>: Check failed: <condition> (<lhs> vs <rhs>): <context>"
+// The streamed context is only evaluated when the check fails. Errors that happen inside engine
+// operations travel on the variables they write (engine/) and are rethrown at the next wait.
+#pragma once
+
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace mxlite {
+
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& message) : std::runtime_error(message) {}
+};
+
+// Thrown when a device or pool cannot satisfy an allocation; a subclass so callers may retry.
+class OutOfMemoryError : public Error {
+ public:
+  explicit OutOfMemoryError(const std::string& message) : Error(message) {}
+};
+
+namespace detail {
+
+// Collects the message of a failing check; ErrorThrower turns it into an exception.
+class ErrorStream {
+ public:
+  ErrorStream(const char* file, int line, const std::string& headline);
+  template <typename T>
+  ErrorStream& operator<<(const T& value) {
+    if (!has_context_) {
+      stream_ << ": ";
+      has_context_ = true;
+    }
+    stream_ << value;
+    return *this;
+  }
+  std::string str() const { return stream_.str(); }
+
+ private:
+  std::ostringstream stream_;
+  bool has_context_ = false;
+};
+
+// `thrower & stream` has lower precedence than `<<`, so the whole message is built first.
+struct ErrorThrower {
+  [[noreturn]] void operator&(const ErrorStream& stream) const;
+};
+
+template <typename A, typename B>
+std::string FormatOperands(const A& a, const B& b) {
+  std::ostringstream out;
+  out << " (" << a << " vs " << b << ")";
+  return out.str();
+}
+
+}  // namespace detail
+}  // namespace mxlite
+
+#define MX_THROW() \
+  ::mxlite::detail::ErrorThrower() & ::mxlite::detail::ErrorStream(__FILE__, __LINE__, "Error")
+
+#define MX_CHECK(condition)                                                                  \
+  if (condition) {                                                                           \
+  } else /* NOLINT */                                                                        \
+    ::mxlite::detail::ErrorThrower() &                                                       \
+        ::mxlite::detail::ErrorStream(__FILE__, __LINE__, "Check failed: " #condition)
+
+#define MX_CHECK_OP_(a, b, op)                                                               \
+  if ((a)op(b)) {                                                                            \
+  } else /* NOLINT */                                                                        \
+    ::mxlite::detail::ErrorThrower() &                                                       \
+        ::mxlite::detail::ErrorStream(__FILE__, __LINE__,                                    \
+                                      "Check failed: " #a " " #op " " #b +                   \
+                                          ::mxlite::detail::FormatOperands((a), (b)))
+
+#define MX_CHECK_EQ(a, b) MX_CHECK_OP_(a, b, ==)
+#define MX_CHECK_NE(a, b) MX_CHECK_OP_(a, b, !=)
+#define MX_CHECK_LT(a, b) MX_CHECK_OP_(a, b, <)
+#define MX_CHECK_LE(a, b) MX_CHECK_OP_(a, b, <=)
+#define MX_CHECK_GT(a, b) MX_CHECK_OP_(a, b, >)
+#define MX_CHECK_GE(a, b) MX_CHECK_OP_(a, b, >=)

@@ -1,0 +1,126 @@
+// The catalog: every setting mxlite reads, declared once. Names, values and defaults are MXNet's
+// (seed 001, the newer MXNet environment-variable page); settings new in mxlite use the same MXNET_
+// style. README's variable table is generated from this list (tests/core/readme_test.cc).
+#include "core/settings.h"
+
+namespace mxlite {
+
+namespace {
+
+SettingSpec Bool(std::string name, std::string default_value, std::string doc) {
+  return {std::move(name), SettingType::kBool, std::move(default_value), std::move(doc), 0, 1, {}};
+}
+
+SettingSpec Int(std::string name, int64_t default_value, int64_t min, int64_t max,
+                std::string doc) {
+  return {std::move(name), SettingType::kInt, std::to_string(default_value), std::move(doc),
+          min, max, {}};
+}
+
+SettingSpec Enum(std::string name, std::string default_value, std::vector<SettingChoice> choices,
+                 std::string doc) {
+  return {std::move(name), SettingType::kEnum, std::move(default_value), std::move(doc),
+          INT64_MIN, INT64_MAX, std::move(choices)};
+}
+
+SettingSpec Path(std::string name, std::string default_value, std::string doc) {
+  return {std::move(name), SettingType::kPath, std::move(default_value), std::move(doc),
+          INT64_MIN, INT64_MAX, {}};
+}
+
+constexpr int64_t kNoMax = INT64_MAX;
+
+}  // namespace
+
+std::vector<SettingSpec> BuiltinSettingSpecs() {
+  return {
+      // Engine and threads.
+      Enum("MXNET_ENGINE_TYPE", "ThreadedEnginePerDevice",
+           {{"ThreadedEnginePerDevice", {}}, {"ThreadedEngine", {}}, {"NaiveEngine", {}}},
+           "Execution engine: per-device thread pools, one shared pool, or inline on the caller's "
+           "thread (for debugging)."),
+      Int("MXNET_CPU_WORKER_NTHREADS", 1, 1, kNoMax,
+          "Scheduling threads on the CPU: how many operators may run in parallel."),
+      Int("MXNET_CPU_PRIORITY_NTHREADS", 4, 1, kNoMax, "Threads given to prioritised CPU jobs."),
+      Int("MXNET_GPU_WORKER_NTHREADS", 2, 1, kNoMax,
+          "Worker threads per GPU, each with its own CUDA stream."),
+      Int("MXNET_GPU_COPY_NTHREADS", 2, 1, kNoMax,
+          "Threads per GPU that run memory copies between devices."),
+      Int("MXNET_CPU_PARALLEL_COPY_SIZE", 200000, 1, kNoMax,
+          "Minimum element count for a CPU-to-CPU copy to use several threads."),
+
+      // Executor and memory planning.
+      Bool("MXNET_EXEC_ENABLE_INPLACE", "true",
+           "Let an op write its output over an input that has no later reader."),
+      Int("NNVM_EXEC_MATCH_RANGE", 16, 0, kNoMax,
+          "Best-fit range of the memory planner when reusing blocks; 0 disables sharing."),
+      Int("MXNET_EXEC_NUM_TEMP", 1, 1, kNoMax, "Temporary workspaces per device."),
+      Bool("MXNET_EXEC_BULK_EXEC_INFERENCE", "1",
+           "Run the whole inference graph as bulked engine segments."),
+      Bool("MXNET_EXEC_BULK_EXEC_TRAIN", "1", "Run training graphs as bulked engine segments."),
+      Int("MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN", 15, 0, kNoMax,
+          "Most nodes in one bulked segment during training."),
+      Bool("MXNET_BACKWARD_DO_MIRROR", "0",
+           "Drop cheap activations in forward and recompute them in backward to save memory."),
+
+      // Memory pools.
+      Enum("MXNET_GPU_MEM_POOL_TYPE", "Naive", {{"Naive", {}}, {"Round", {}}, {"Unpooled", {}}},
+           "GPU memory pool: exact-size buckets, power-of-two rounding, or none."),
+      Int("MXNET_GPU_MEM_POOL_RESERVE", 5, 0, 100,
+          "Percent of GPU memory kept free for other uses; the pool releases its cache first."),
+      Int("MXNET_GPU_MEM_POOL_ROUND_LINEAR_CUTOFF", 24, 20, 34,
+          "Round pool: sizes below 2^N round to a power of two, above to a multiple of 2^N."),
+      Int("MXNET_GPU_MEM_LARGE_ALLOC_ROUND_SIZE", 2097152, 1, kNoMax,
+          "Naive pool: sizes above this round up to a multiple of it (1 disables)."),
+
+      // Profiler.
+      Bool("MXNET_PROFILER_AUTOSTART", "0",
+           "Start the profiler at load and write profile.json (Chrome trace) at exit."),
+      Enum("MXNET_PROFILER_MODE", "0", {{"0", {}}, {"1", {}}},
+           "0: record the operators the executor runs; 1: also imperative ops and copies."),
+
+      // Convolution tuning and CUDA math.
+      Enum("MXNET_CUDNN_AUTOTUNE_DEFAULT", "1",
+           {{"0", {"off"}}, {"1", {"limited_workspace"}}, {"2", {"fastest"}}},
+           "Default convolution tuning: 0 off (heuristic), 1 time candidates within the "
+           "workspace limit, 2 time all candidates."),
+      Bool("MXNET_CUDA_ALLOW_TENSOR_CORE", "1", "Allow Tensor Core algorithms in CUDA ops."),
+      Bool("MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION", "0",
+           "Allow float32 ops to use Tensor Cores through implicit float16 conversion."),
+      Bool("MXNET_ENFORCE_DETERMINISM", "0",
+           "Use deterministic algorithms only; an error when none exists."),
+
+      // Files and logging.
+      Path("MXNET_HOME", "~/.mxnet", "Data folder of mxlite (the user tuning database lives here)."),
+      Path("MXNET_LIBRARY_PATH", "",
+           "Where the Python package loads libmxlite.so from (a file or a folder)."),
+      Enum("MXNET_LOG_LEVEL", "info",
+           {{"debug", {}}, {"info", {}}, {"warning", {}}, {"error", {}}},
+           "Lowest level of log lines written to stderr (new in mxlite)."),
+  };
+}
+
+std::vector<RecognisedUnusedVariable> BuiltinRecognisedUnusedVariables() {
+  const std::string no_kvstore = "mxlite has no KVStore yet";
+  return {
+      {"MXNET_CPU_NNPACK_NTHREADS", "mxlite has no NNPACK; its own CPU algorithms are tuned"},
+      {"MXNET_MP_WORKER_NTHREADS", "mxlite has no multiprocess data workers"},
+      {"MXNET_MP_OPENCV_NUM_THREADS", "mxlite does not use OpenCV"},
+      {"MXNET_GLUON_REPO", "mxlite downloads nothing"},
+      {"MXNET_MKLDNN_ENABLED", "mxlite does not use MKL-DNN/oneDNN"},
+      {"MXNET_MKLDNN_CACHE_NUM", "mxlite does not use MKL-DNN/oneDNN"},
+      {"MXNET_USE_OPERATOR_TUNING", "mxlite has no OpenMP operator tuning"},
+      {"MXNET_USE_NUM_CORES_OPERATOR_TUNING", "mxlite has no OpenMP operator tuning"},
+      {"MXNET_ENABLE_GPU_P2P", no_kvstore},
+      {"MXNET_KVSTORE_REDUCTION_NTHREADS", no_kvstore},
+      {"MXNET_KVSTORE_BIGARRAY_BOUND", no_kvstore},
+      {"MXNET_KVSTORE_USETREE", no_kvstore},
+      {"MXNET_KVSTORE_LOGTREE", no_kvstore},
+      {"MXNET_KVSTORE_TREE_ARRAY_BOUND", no_kvstore},
+      {"MXNET_KVSTORE_TREE_BACKTRACK", no_kvstore},
+      {"MXNET_KVSTORE_TREE_LINK_USAGE_PENALTY", no_kvstore},
+      {"MXNET_STORAGE_FALLBACK_LOG_VERBOSE", "mxlite has no sparse storage"},
+  };
+}
+
+}  // namespace mxlite

@@ -1,0 +1,66 @@
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "core/error.h"
+#include "core/logging.h"
+
+namespace mxlite {
+namespace {
+
+std::string MessageOf(const std::function<void()>& body) {
+  try {
+    body();
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "(no error)";
+}
+
+TEST(ErrorTest, CheckCarriesFileLineConditionAndContext) {
+  int layers = 3;
+  std::string message = MessageOf([&] { MX_CHECK(layers == 4) << "layer count of " << "net"; });
+  EXPECT_NE(message.find("tests/core/error_test.cc:"), std::string::npos) << message;
+  EXPECT_NE(message.find("Check failed: layers == 4: layer count of net"), std::string::npos)
+      << message;
+}
+
+TEST(ErrorTest, ComparisonChecksPrintBothOperands) {
+  std::string message = MessageOf([] { MX_CHECK_EQ(2 + 2, 5) << "arithmetic"; });
+  EXPECT_NE(message.find("2 + 2 == 5 (4 vs 5): arithmetic"), std::string::npos) << message;
+  EXPECT_EQ(MessageOf([] { MX_CHECK_LT(1, 2); }), "(no error)");
+}
+
+TEST(ErrorTest, ContextIsNotEvaluatedWhenTheCheckPasses) {
+  int evaluations = 0;
+  auto expensive = [&] { return ++evaluations; };
+  MX_CHECK(true) << expensive();
+  EXPECT_EQ(evaluations, 0);
+}
+
+TEST(ErrorTest, ThrowAndOutOfMemoryAreErrors) {
+  EXPECT_NE(MessageOf([] { MX_THROW() << "unknown op 'Foo'"; }).find("Error: unknown op 'Foo'"),
+            std::string::npos);
+  EXPECT_THROW(throw OutOfMemoryError("x"), Error);
+}
+
+TEST(LoggingTest, LevelsFilterAndSinkCaptures) {
+  std::vector<std::pair<LogLevel, std::string>> lines;
+  SetLogSink([&](LogLevel level, const std::string& text) { lines.emplace_back(level, text); });
+  LogLevel saved = CurrentLogLevel();
+  SetLogLevel(LogLevel::kWarning);
+  int evaluations = 0;
+  MX_LOG(INFO) << "hidden " << ++evaluations;
+  MX_LOG(WARNING) << "shown";
+  for (int i = 0; i < 3; ++i) MX_LOG_ONCE(ERROR) << "once";
+  SetLogLevel(saved);
+  SetLogSink(nullptr);
+  EXPECT_EQ(evaluations, 0);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0].first, LogLevel::kWarning);
+  EXPECT_NE(lines[0].second.find("shown"), std::string::npos);
+  EXPECT_NE(lines[1].second.find("once"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mxlite
