@@ -1,5 +1,7 @@
-// Context: where a tensor lives and an op runs — the CPU or one GPU by ordinal.
-// Printed and parsed as "cpu", "cpu(0)", "gpu(1)"; Parse throws mxlite::Error on anything else.
+// Context: where a tensor lives and an op runs — the CPU, one GPU by ordinal, or page-locked
+// ("pinned") host memory that GPUs copy from quickly (MXNet's cpu_pinned).
+// Printed and parsed as "cpu", "cpu(0)", "gpu(1)", "cpu_pinned(0)"; Parse throws mxlite::Error on
+// anything else.
 #pragma once
 
 #include <cstddef>
@@ -10,7 +12,7 @@
 
 namespace mxlite {
 
-enum class DeviceType : uint8_t { kCPU = 1, kGPU = 2 };
+enum class DeviceType : uint8_t { kCPU = 1, kGPU = 2, kCPUPinned = 3 };
 
 struct Context {
   DeviceType device_type = DeviceType::kCPU;
@@ -18,10 +20,13 @@ struct Context {
 
   static Context CPU() { return {DeviceType::kCPU, 0}; }
   static Context GPU(int id = 0) { return {DeviceType::kGPU, id}; }
+  static Context CPUPinned() { return {DeviceType::kCPUPinned, 0}; }
   static Context Parse(std::string_view text);
 
   bool is_cpu() const { return device_type == DeviceType::kCPU; }
   bool is_gpu() const { return device_type == DeviceType::kGPU; }
+  // True for memory the CPU can read and write directly (cpu and cpu_pinned).
+  bool is_host() const { return device_type != DeviceType::kGPU; }
   std::string ToString() const;
 
   bool operator==(const Context& other) const = default;

@@ -46,6 +46,8 @@ std::vector<SettingSpec> BuiltinSettingSpecs() {
           "Worker threads per GPU, each with its own CUDA stream."),
       Int("MXNET_GPU_COPY_NTHREADS", 2, 1, kNoMax,
           "Threads per GPU that run memory copies between devices."),
+      Int("MXNET_OMP_MAX_THREADS", 0, 0, kNoMax,
+          "Threads one CPU operator (GEMM, convolution) may use; 0 means one per core."),
       Int("MXNET_CPU_PARALLEL_COPY_SIZE", 200000, 1, kNoMax,
           "Minimum element count for a CPU-to-CPU copy to use several threads."),
 
@@ -72,6 +74,15 @@ std::vector<SettingSpec> BuiltinSettingSpecs() {
           "Round pool: sizes below 2^N round to a power of two, above to a multiple of 2^N."),
       Int("MXNET_GPU_MEM_LARGE_ALLOC_ROUND_SIZE", 2097152, 1, kNoMax,
           "Naive pool: sizes above this round up to a multiple of it (1 disables)."),
+
+      Enum("MXNET_CPU_MEM_POOL_TYPE", "Naive", {{"Naive", {}}, {"Round", {}}, {"Unpooled", {}}},
+           "CPU memory pool (same rules as the GPU pool); pooled memory is faulted in once."),
+      Int("MXNET_CPU_MEM_POOL_RESERVE", 5, 0, 100,
+          "Percent of system memory kept free; the CPU pool releases its cache first."),
+      Int("MXNET_CPU_MEM_POOL_ROUND_LINEAR_CUTOFF", 24, 20, 34,
+          "CPU Round pool: the cutoff 2^N between power-of-two and linear rounding."),
+      Int("MXNET_CPU_MEM_LARGE_ALLOC_ROUND_SIZE", 2097152, 1, kNoMax,
+          "CPU Naive pool: sizes above this round up to a multiple of it (2 MiB: huge pages)."),
 
       // Profiler.
       Bool("MXNET_PROFILER_AUTOSTART", "0",

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds mxlite (CUDA code included when the toolkit is present) and runs
-# every test with CTest. GPU tests skip with a message when no GPU is visible.
+# every test with CTest. GPU tests skip with a message when no GPU is visible. Then the
+# concurrency-heavy modules are built again under ThreadSanitizer and their tests run there.
 #
-#   tools/test.sh                 # build/ in Release, all tests
-#   MXLITE_BUILD_DIR=out tools/test.sh
+#   tools/test.sh                      # build/ in Release, all tests, then the TSAN stage
+#   MXLITE_SKIP_TSAN=1 tools/test.sh   # without the TSAN stage
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/install_deps.sh
@@ -14,3 +15,17 @@ jobs=${MXLITE_JOBS:-2}
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build_dir" -j "$jobs"
 ctest --test-dir "$build_dir" --output-on-failure -j "$jobs"
+
+# ThreadSanitizer: the pools and the engine are shared by many threads.
+if [ "${MXLITE_SKIP_TSAN:-0}" != "1" ]; then
+  tsan_modules=(memory)
+  tsan_dir="$build_dir-tsan"
+  cmake -S . -B "$tsan_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMXLITE_SANITIZE=thread \
+    -DMXLITE_USE_CUDA=OFF -DMXLITE_BUILD_BENCH=OFF >/dev/null
+  cmake --build "$tsan_dir" -j "$jobs" --target "${tsan_modules[@]/%/_test}"
+  for module in "${tsan_modules[@]}"; do
+    echo "[mxlite] ThreadSanitizer: ${module}_test"
+    TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" "$tsan_dir/tests/$module/${module}_test" \
+      --gtest_brief=1
+  done
+fi

@@ -75,7 +75,11 @@ TEST(ContextTest, ParsePrintCompare) {
   EXPECT_EQ(Context::GPU(3).ToString(), "gpu(3)");
   EXPECT_EQ(Context::CPU().ToString(), "cpu(0)");
   EXPECT_NE(Context::CPU(), Context::GPU(0));
-  for (const char* bad : {"tpu", "gpu(", "gpu(x)", "gpu(-1)", "cpu(1)", "gpu(1)x", ""}) {
+  EXPECT_EQ(Context::Parse("cpu_pinned(0)"), Context::CPUPinned());
+  EXPECT_EQ(Context::CPUPinned().ToString(), "cpu_pinned(0)");
+  EXPECT_TRUE(Context::CPUPinned().is_host());
+  EXPECT_FALSE(Context::GPU(0).is_host());
+  for (const char* bad : {"tpu", "gpu(", "gpu(x)", "gpu(-1)", "cpu(1)", "gpu(1)x", "", "cpu_pinned(1)", "cpu_pinne"}) {
     EXPECT_THROW(Context::Parse(bad), Error) << bad;
   }
   std::unordered_set<Context> set{Context::CPU(), Context::GPU(0), Context::GPU(1)};
