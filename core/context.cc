@@ -6,7 +6,6 @@
 
 namespace mxlite {
 
-namespace {
 const char* DeviceTypeName(DeviceType type) {
   switch (type) {
     case DeviceType::kCPU: return "cpu";
@@ -15,7 +14,6 @@ const char* DeviceTypeName(DeviceType type) {
   }
   return "?";
 }
-}  // namespace
 
 std::string Context::ToString() const {
   return std::string(DeviceTypeName(device_type)) + "(" + std::to_string(device_id) + ")";

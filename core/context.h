@@ -14,6 +14,9 @@ namespace mxlite {
 
 enum class DeviceType : uint8_t { kCPU = 1, kGPU = 2, kCPUPinned = 3 };
 
+// "cpu", "gpu", "cpu_pinned".
+const char* DeviceTypeName(DeviceType type);
+
 struct Context {
   DeviceType device_type = DeviceType::kCPU;
   int device_id = 0;

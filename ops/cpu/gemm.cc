@@ -1,0 +1,422 @@
+#include "ops/cpu/gemm.h"
+
+#include <sys/mman.h>
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <sstream>
+
+#include "core/error.h"
+#include "ops/cpu/gemm_kernel_avx2.h"
+#include "ops/cpu/parallel.h"
+
+namespace mxlite::cpu {
+namespace {
+
+// ------------------------------------------------------------------------------------------------
+// Blocking (BLIS loop order: jc over NC, pc over KC, ic over MC, jr over NR, ir over MR).
+// Sized for this machine's caches (32 KiB L1d, 512 KiB L2 per core, shared L3):
+//   - a KC x NR panel of packed B (16 KiB) stays in L1 while the micro-kernel walks down the rows;
+//   - the MC x KC block of packed A (144 KiB) stays in L2 for all NR panels of B;
+//   - the KC x NC block of packed B (3 MiB) lives in L3.
+// ------------------------------------------------------------------------------------------------
+constexpr int kMr = detail::kAvx2KernelRows;
+constexpr int kNr = detail::kAvx2KernelColumns;
+constexpr int64_t kMc = 144;
+constexpr int64_t kKc = 256;
+constexpr int64_t kNc = 3072;
+static_assert(kMc % kMr == 0 && kNc % kNr == 0);
+
+// Below this many flops per thread, waking another thread costs more than it saves.
+constexpr double kMinFlopsPerThread = 2.0e6;
+
+constexpr size_t kBufferAlignment = 64;
+constexpr size_t kHugePageBytes = size_t{2} << 20;
+
+std::atomic<GemmImplementation> requested_implementation{GemmImplementation::kAuto};
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t RoundUp(int64_t a, int64_t multiple) { return CeilDiv(a, multiple) * multiple; }
+
+// op(X) of a row-major matrix: element (i, j) is data[i * ld + j], or data[j * ld + i] transposed.
+struct OperandView {
+  const float* data;
+  int64_t ld;
+  bool transposed;
+
+  // The view of op(X) starting at element (row, column).
+  OperandView Offset(int64_t row, int64_t column) const {
+    return {transposed ? data + column * ld + row : data + row * ld + column, ld, transposed};
+  }
+};
+
+#if MXLITE_HAS_AVX2_KERNEL
+// A 64-byte aligned float buffer that only grows. Pages are touched once, by the first problem that
+// needs them, and reused by every later call on the same thread.
+class GrowingBuffer {
+ public:
+  GrowingBuffer() = default;
+  GrowingBuffer(const GrowingBuffer&) = delete;
+  GrowingBuffer& operator=(const GrowingBuffer&) = delete;
+  ~GrowingBuffer() { std::free(data_); }
+
+  float* Reserve(int64_t floats) {
+    const size_t bytes = static_cast<size_t>(floats) * sizeof(float);
+    if (bytes <= capacity_bytes_) return data_;
+    std::free(data_);
+    data_ = nullptr;
+    capacity_bytes_ = 0;
+    // Large buffers are huge-page aligned and ask for huge pages: faulting one in costs far less
+    // than 512 separate 4 KiB faults.
+    const size_t alignment = bytes >= kHugePageBytes ? kHugePageBytes : kBufferAlignment;
+    const size_t rounded = RoundUp(static_cast<int64_t>(bytes), static_cast<int64_t>(alignment));
+    void* memory = std::aligned_alloc(alignment, rounded);
+    if (memory == nullptr) throw std::bad_alloc();
+    if (alignment == kHugePageBytes) madvise(memory, rounded, MADV_HUGEPAGE);
+    data_ = static_cast<float*>(memory);
+    capacity_bytes_ = rounded;
+    return data_;
+  }
+
+ private:
+  float* data_ = nullptr;
+  size_t capacity_bytes_ = 0;
+};
+
+struct PackBuffers {
+  GrowingBuffer a;  // one MC x KC block of op(A)
+  GrowingBuffer b;  // one KC x NC block of op(B)
+};
+
+PackBuffers& ThreadPackBuffers() {
+  thread_local PackBuffers buffers;
+  return buffers;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Packing. A block of op(A) becomes row panels of kMr rows, each stored step by step (kMr floats per
+// k step); a block of op(B) becomes column panels of kNr columns (kNr floats per k step). Rows and
+// columns past the matrix edge are zero, so the micro-kernel always computes full tiles.
+// ------------------------------------------------------------------------------------------------
+
+// op(A)[0:rows, 0:depth] -> panels of kMr rows.
+void PackA(const OperandView& a, int64_t rows, int64_t depth, float* packed) {
+  for (int64_t row0 = 0; row0 < rows; row0 += kMr) {
+    const int valid = static_cast<int>(std::min<int64_t>(kMr, rows - row0));
+    float* dst = packed + row0 * depth;
+    if (!a.transposed) {
+      // Rows of A are contiguous in k: read kMr rows side by side.
+      const float* src[kMr];
+      for (int r = 0; r < kMr; ++r) src[r] = a.data + (row0 + std::min(r, valid - 1)) * a.ld;
+      if (valid == kMr) {
+        for (int64_t p = 0; p < depth; ++p) {
+          for (int r = 0; r < kMr; ++r) dst[p * kMr + r] = src[r][p];
+        }
+      } else {
+        for (int64_t p = 0; p < depth; ++p) {
+          for (int r = 0; r < kMr; ++r) dst[p * kMr + r] = r < valid ? src[r][p] : 0.0f;
+        }
+      }
+    } else {
+      // Columns of A^T are contiguous: each k step is one short contiguous copy.
+      for (int64_t p = 0; p < depth; ++p) {
+        const float* src = a.data + p * a.ld + row0;
+        for (int r = 0; r < valid; ++r) dst[p * kMr + r] = src[r];
+        for (int r = valid; r < kMr; ++r) dst[p * kMr + r] = 0.0f;
+      }
+    }
+  }
+}
+
+// op(B)[0:depth, 0:columns] -> panels of kNr columns.
+void PackB(const OperandView& b, int64_t depth, int64_t columns, float* packed) {
+  for (int64_t column0 = 0; column0 < columns; column0 += kNr) {
+    const int valid = static_cast<int>(std::min<int64_t>(kNr, columns - column0));
+    float* dst = packed + column0 * depth;
+    if (!b.transposed) {
+      for (int64_t p = 0; p < depth; ++p) {
+        const float* src = b.data + p * b.ld + column0;
+        if (valid == kNr) {
+          std::memcpy(dst + p * kNr, src, sizeof(float) * kNr);
+        } else {
+          for (int j = 0; j < valid; ++j) dst[p * kNr + j] = src[j];
+          for (int j = valid; j < kNr; ++j) dst[p * kNr + j] = 0.0f;
+        }
+      }
+    } else {
+      // Rows of B^T are contiguous in k: stream each one into its column of the panel.
+      for (int j = 0; j < valid; ++j) {
+        const float* src = b.data + (column0 + j) * b.ld;
+        for (int64_t p = 0; p < depth; ++p) dst[p * kNr + j] = src[p];
+      }
+      for (int j = valid; j < kNr; ++j) {
+        for (int64_t p = 0; p < depth; ++p) dst[p * kNr + j] = 0.0f;
+      }
+    }
+  }
+}
+
+// C[0:rows, 0:columns] = alpha * packed A block * packed B block + beta * C.
+void MacroKernel(int64_t rows, int64_t columns, int64_t depth, float alpha, const float* packed_a,
+                 const float* packed_b, float beta, float* c, int64_t ldc) {
+  for (int64_t j = 0; j < columns; j += kNr) {
+    const int tile_columns = static_cast<int>(std::min<int64_t>(kNr, columns - j));
+    for (int64_t i = 0; i < rows; i += kMr) {
+      const int tile_rows = static_cast<int>(std::min<int64_t>(kMr, rows - i));
+      detail::SgemmMicroKernelAvx2Fma(depth, packed_a + i * depth, packed_b + j * depth,
+                                      c + i * ldc + j, ldc, tile_rows, tile_columns, alpha, beta);
+    }
+  }
+}
+
+// Splits `total` into equal blocks of at most `max_block`, rounded up to `multiple`, so the last
+// block is not a sliver.
+int64_t BalancedBlock(int64_t total, int64_t max_block, int64_t multiple) {
+  const int64_t blocks = CeilDiv(total, max_block);
+  return std::min(max_block, RoundUp(CeilDiv(total, blocks), multiple));
+}
+
+// The packed GEMM on one thread: C[0:m, 0:n] = alpha * op(A) op(B) + beta * C, k > 0.
+void PackedSgemm(int64_t m, int64_t n, int64_t k, float alpha, const OperandView& a,
+                 const OperandView& b, float beta, float* c, int64_t ldc) {
+  const int64_t nc_max = BalancedBlock(n, kNc, kNr);
+  const int64_t kc_max = BalancedBlock(k, kKc, 1);
+  const int64_t mc_max = BalancedBlock(m, kMc, kMr);
+  PackBuffers& buffers = ThreadPackBuffers();
+  float* packed_a = buffers.a.Reserve(mc_max * kc_max);
+  float* packed_b = buffers.b.Reserve(kc_max * nc_max);
+
+  for (int64_t jc = 0; jc < n; jc += nc_max) {
+    const int64_t nc = std::min(nc_max, n - jc);
+    for (int64_t pc = 0; pc < k; pc += kc_max) {
+      const int64_t kc = std::min(kc_max, k - pc);
+      // Only the first k block applies the caller's beta; later ones accumulate.
+      const float block_beta = pc == 0 ? beta : 1.0f;
+      PackB(b.Offset(pc, jc), kc, nc, packed_b);
+      for (int64_t ic = 0; ic < m; ic += mc_max) {
+        const int64_t mc = std::min(mc_max, m - ic);
+        PackA(a.Offset(ic, pc), mc, kc, packed_a);
+        MacroKernel(mc, nc, kc, alpha, packed_a, packed_b, block_beta, c + ic * ldc + jc, ldc);
+      }
+    }
+  }
+}
+
+#endif  // MXLITE_HAS_AVX2_KERNEL
+
+// ------------------------------------------------------------------------------------------------
+// Eigen reference path.
+// ------------------------------------------------------------------------------------------------
+using RowMajorMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using ConstMatrixMap = Eigen::Map<const RowMajorMatrix, Eigen::Unaligned, Eigen::OuterStride<>>;
+using MatrixMap = Eigen::Map<RowMajorMatrix, Eigen::Unaligned, Eigen::OuterStride<>>;
+
+template <typename OpA, typename OpB>
+void EigenProduct(const OpA& a, const OpB& b, float alpha, float beta, MatrixMap& c) {
+  if (beta == 0.0f) {
+    c.noalias() = alpha * a * b;  // overwrites C without reading it
+  } else {
+    if (beta != 1.0f) c *= beta;
+    c.noalias() += alpha * a * b;
+  }
+}
+
+// Stored shape of op(X) (rows x columns): X itself, or X^T's transpose.
+ConstMatrixMap StoredMatrix(const OperandView& x, int64_t rows, int64_t columns) {
+  return x.transposed ? ConstMatrixMap(x.data, columns, rows, Eigen::OuterStride<>(x.ld))
+                      : ConstMatrixMap(x.data, rows, columns, Eigen::OuterStride<>(x.ld));
+}
+
+void EigenSgemm(int64_t m, int64_t n, int64_t k, float alpha, const OperandView& a,
+                const OperandView& b, float beta, float* c, int64_t ldc) {
+  MatrixMap c_map(c, m, n, Eigen::OuterStride<>(ldc));
+  const ConstMatrixMap a_map = StoredMatrix(a, m, k);
+  const ConstMatrixMap b_map = StoredMatrix(b, k, n);
+  if (!a.transposed && !b.transposed) {
+    EigenProduct(a_map, b_map, alpha, beta, c_map);
+  } else if (!a.transposed && b.transposed) {
+    EigenProduct(a_map, b_map.transpose(), alpha, beta, c_map);
+  } else if (a.transposed && !b.transposed) {
+    EigenProduct(a_map.transpose(), b_map, alpha, beta, c_map);
+  } else {
+    EigenProduct(a_map.transpose(), b_map.transpose(), alpha, beta, c_map);
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Dispatch and threading.
+// ------------------------------------------------------------------------------------------------
+
+// C = beta * C, for products that contribute nothing (k == 0 or alpha == 0).
+void ScaleC(int64_t m, int64_t n, float beta, float* c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i) {
+    float* row = c + i * ldc;
+    if (beta == 0.0f) {
+      std::fill(row, row + n, 0.0f);
+    } else if (beta != 1.0f) {
+      for (int64_t j = 0; j < n; ++j) row[j] *= beta;
+    }
+  }
+}
+
+// How C is cut into blocks, one per thread: grid_rows x grid_columns blocks of whole micro-tiles.
+struct ThreadGrid {
+  int64_t grid_rows = 1;
+  int64_t grid_columns = 1;
+};
+
+// Picks the grid with the least work per thread, then the least packing per thread (each thread
+// packs its own rows of A and columns of B, so square-ish blocks pack least).
+ThreadGrid ChooseThreadGrid(int64_t m, int64_t n, int64_t k, int threads) {
+  const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  const int64_t useful = std::max<int64_t>(1, static_cast<int64_t>(flops / kMinFlopsPerThread));
+  threads = static_cast<int>(std::min<int64_t>(threads, useful));
+  const int64_t row_tiles = CeilDiv(m, kMr);
+  const int64_t column_tiles = CeilDiv(n, kNr);
+  ThreadGrid best;
+  int64_t best_work = INT64_MAX, best_surface = INT64_MAX;
+  for (int64_t grid_rows = 1; grid_rows <= threads; ++grid_rows) {
+    const int64_t grid_columns = threads / grid_rows;
+    if (grid_rows > row_tiles || grid_columns > column_tiles) continue;
+    const int64_t block_rows = std::min(m, CeilDiv(row_tiles, grid_rows) * kMr);
+    const int64_t block_columns = std::min(n, CeilDiv(column_tiles, grid_columns) * kNr);
+    const int64_t work = block_rows * block_columns;
+    const int64_t surface = block_rows + block_columns;
+    if (work < best_work || (work == best_work && surface < best_surface)) {
+      best = {grid_rows, grid_columns};
+      best_work = work;
+      best_surface = surface;
+    }
+  }
+  return best;
+}
+
+// Index range [begin, end) of block `index` when `tiles` tiles of `tile` elements (the last one may
+// be partial; `total` elements) are dealt out evenly to `blocks` blocks.
+std::pair<int64_t, int64_t> BlockRange(int64_t total, int64_t tile, int64_t blocks, int64_t index) {
+  const int64_t tiles = CeilDiv(total, tile);
+  const int64_t begin = std::min(total, tiles * index / blocks * tile);
+  const int64_t end = std::min(total, tiles * (index + 1) / blocks * tile);
+  return {begin, end};
+}
+
+GemmImplementation ResolveImplementation(GemmImplementation requested) {
+  if (requested != GemmImplementation::kAuto) return requested;
+  return CpuSupportsAvx2Fma() ? GemmImplementation::kAvx2Fma : GemmImplementation::kEigen;
+}
+
+void CheckArguments(Transpose trans_a, Transpose trans_b, int64_t m, int64_t n, int64_t k,
+                    const float* a, int64_t lda, const float* b, int64_t ldb, const float* c,
+                    int64_t ldc) {
+  MX_CHECK(m >= 0 && n >= 0 && k >= 0)
+      << "Sgemm: sizes must be >= 0, got m=" << m << " n=" << n << " k=" << k;
+  const int64_t a_width = trans_a == Transpose::kNo ? k : m;
+  const int64_t b_width = trans_b == Transpose::kNo ? n : k;
+  MX_CHECK(lda >= std::max<int64_t>(1, a_width))
+      << "Sgemm: lda must be >= " << std::max<int64_t>(1, a_width) << " (the stored row width of "
+      << (trans_a == Transpose::kNo ? "A, k" : "A^T, m") << "), got " << lda;
+  MX_CHECK(ldb >= std::max<int64_t>(1, b_width))
+      << "Sgemm: ldb must be >= " << std::max<int64_t>(1, b_width) << " (the stored row width of "
+      << (trans_b == Transpose::kNo ? "B, n" : "B^T, k") << "), got " << ldb;
+  MX_CHECK(ldc >= std::max<int64_t>(1, n))
+      << "Sgemm: ldc must be >= " << std::max<int64_t>(1, n) << " (n), got " << ldc;
+  MX_CHECK(c != nullptr || m == 0 || n == 0) << "Sgemm: C is null for a " << m << "x" << n << " C";
+  MX_CHECK((a != nullptr && b != nullptr) || m == 0 || n == 0 || k == 0)
+      << "Sgemm: A or B is null with m=" << m << " n=" << n << " k=" << k;
+}
+
+}  // namespace
+
+bool CpuSupportsAvx2Fma() {
+#if MXLITE_HAS_AVX2_KERNEL
+  static const bool supported = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return supported;
+#else
+  return false;
+#endif
+}
+
+void SetGemmImplementation(GemmImplementation implementation) {
+  MX_CHECK(implementation != GemmImplementation::kAvx2Fma || CpuSupportsAvx2Fma())
+      << "SetGemmImplementation: the AVX2+FMA GEMM needs a CPU with avx2 and fma; this one lacks "
+         "them (use kAuto or kEigen)";
+  requested_implementation.store(implementation, std::memory_order_relaxed);
+}
+
+GemmInfo ActiveGemm() {
+  const GemmImplementation requested = requested_implementation.load(std::memory_order_relaxed);
+  GemmInfo info;
+  info.implementation = ResolveImplementation(requested);
+  info.threads = IntraOpThreads();
+  const char* cpu = CpuSupportsAvx2Fma() ? "cpu supports avx2, fma" : "cpu lacks avx2 or fma";
+  const std::string forced =
+      requested == GemmImplementation::kAuto ? "" : "forced by SetGemmImplementation; ";
+  if (info.implementation == GemmImplementation::kAvx2Fma) {
+    info.name = "mxlite AVX2+FMA 6x16 micro-kernel";
+    std::ostringstream blocking;
+    blocking << "MC=" << kMc << " KC=" << kKc << " NC=" << kNc;
+    info.blocking = blocking.str();
+    info.reason = forced + cpu;
+  } else {
+    info.name = "Eigen " + std::to_string(EIGEN_WORLD_VERSION) + "." +
+                std::to_string(EIGEN_MAJOR_VERSION) + "." + std::to_string(EIGEN_MINOR_VERSION) +
+                " GEMM (" + Eigen::SimdInstructionSetsInUse() + ")";
+    info.reason = forced + cpu + (requested == GemmImplementation::kAuto ? "; portable fallback" : "");
+  }
+  return info;
+}
+
+std::string GemmInfo::ToString() const {
+  std::ostringstream out;
+  out << name;
+  if (!blocking.empty()) out << ", " << blocking;
+  out << ", " << threads << (threads == 1 ? " thread" : " threads") << " (" << reason << ")";
+  return out.str();
+}
+
+void Sgemm(Transpose trans_a, Transpose trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+           const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+           int64_t ldc) {
+  CheckArguments(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc);
+  if (m == 0 || n == 0) return;
+  if (k == 0 || alpha == 0.0f) {
+    ScaleC(m, n, beta, c, ldc);
+    return;
+  }
+  const OperandView a_view{a, lda, trans_a == Transpose::kYes};
+  const OperandView b_view{b, ldb, trans_b == Transpose::kYes};
+  const GemmImplementation implementation =
+      ResolveImplementation(requested_implementation.load(std::memory_order_relaxed));
+  const auto run_block = [&](int64_t rows, int64_t columns, int64_t row0, int64_t column0) {
+    const OperandView a_block = a_view.Offset(row0, 0);
+    const OperandView b_block = b_view.Offset(0, column0);
+    float* c_block = c + row0 * ldc + column0;
+#if MXLITE_HAS_AVX2_KERNEL
+    if (implementation == GemmImplementation::kAvx2Fma) {
+      PackedSgemm(rows, columns, k, alpha, a_block, b_block, beta, c_block, ldc);
+      return;
+    }
+#endif
+    EigenSgemm(rows, columns, k, alpha, a_block, b_block, beta, c_block, ldc);
+  };
+
+  const ThreadGrid grid = ChooseThreadGrid(m, n, k, IntraOpThreads());
+  if (grid.grid_rows * grid.grid_columns == 1) {
+    run_block(m, n, 0, 0);
+    return;
+  }
+  ParallelFor(grid.grid_rows * grid.grid_columns, [&](int64_t block) {
+    const auto [row_begin, row_end] = BlockRange(m, kMr, grid.grid_rows, block / grid.grid_columns);
+    const auto [column_begin, column_end] =
+        BlockRange(n, kNr, grid.grid_columns, block % grid.grid_columns);
+    if (row_end > row_begin && column_end > column_begin) {
+      run_block(row_end - row_begin, column_end - column_begin, row_begin, column_begin);
+    }
+  });
+}
+
+}  // namespace mxlite::cpu

@@ -1,0 +1,26 @@
+// Internal to ops/cpu/gemm.cc: the AVX2+FMA single-precision micro-kernel. Call it only when the CPU
+// supports avx2 and fma (the functions carry target attributes; the rest of the library does not
+// assume AVX2).
+#pragma once
+
+#include <cstdint>
+
+#if defined(__x86_64__) || defined(__i386__)
+#define MXLITE_HAS_AVX2_KERNEL 1
+#else
+#define MXLITE_HAS_AVX2_KERNEL 0
+#endif
+
+namespace mxlite::cpu::detail {
+
+inline constexpr int kAvx2KernelRows = 6;      // MR: rows of C per micro-tile
+inline constexpr int kAvx2KernelColumns = 16;  // NR: columns of C per micro-tile (two ymm)
+
+// C[0:rows, 0:columns] = alpha * A * B + beta * C over one micro-tile, where
+//   A is a packed panel: kc steps of kAvx2KernelRows floats (row r of step p at p*MR + r),
+//   B is a packed panel: kc steps of kAvx2KernelColumns floats, 32-byte aligned,
+// both zero-padded beyond rows/columns. rows <= MR, columns <= NR. beta == 0 never reads C.
+void SgemmMicroKernelAvx2Fma(int64_t kc, const float* a_panel, const float* b_panel, float* c,
+                             int64_t ldc, int rows, int columns, float alpha, float beta);
+
+}  // namespace mxlite::cpu::detail

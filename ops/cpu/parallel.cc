@@ -1,0 +1,195 @@
+#include "ops/cpu/parallel.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "core/error.h"
+#include "core/settings.h"
+
+namespace mxlite::cpu {
+namespace {
+
+std::atomic<int> process_thread_override{0};  // 0: none
+thread_local int scoped_thread_override = 0;  // 0: none
+// Set on pool workers for good and on a caller while it runs tasks: a ParallelFor from here is nested.
+thread_local bool inside_parallel_for = false;
+
+int ConfiguredThreads() {
+  static const int configured = [] {
+    const int64_t value = settings().GetInt("MXNET_OMP_MAX_THREADS");
+    if (value > 0) return static_cast<int>(std::min<int64_t>(value, 1024));
+    return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  }();
+  return configured;
+}
+
+// One job at a time: the caller holds run_mutex_ from publishing the job until every worker it
+// asked for has checked out, so job fields never change under a running worker.
+class ThreadPool {
+ public:
+  static ThreadPool& Global() {
+    // Leaked on purpose: workers block in wait() at exit, and destroying the pool under them
+    // (static destruction order) would be undefined.
+    static ThreadPool* pool = new ThreadPool;
+    return *pool;
+  }
+
+  // Runs the job with `threads` threads (caller included). Returns false, having run nothing, when
+  // another caller holds the pool.
+  bool TryRun(int64_t num_tasks, int threads, const std::function<void(int64_t)>& fn) {
+    std::unique_lock<std::mutex> run_lock(run_mutex_, std::try_to_lock);
+    if (!run_lock.owns_lock()) return false;
+    const int helpers = threads - 1;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      EnsureWorkers(helpers);
+      fn_ = &fn;
+      num_tasks_ = num_tasks;
+      next_task_.store(0, std::memory_order_relaxed);
+      error_ = nullptr;
+      helpers_wanted_ = helpers;
+      helpers_running_ = helpers;
+      generation_.fetch_add(1, std::memory_order_release);
+    }
+    wake_.notify_all();
+    RunTasks();
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [&] { return helpers_running_ == 0; });
+    fn_ = nullptr;
+    if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+    return true;
+  }
+
+ private:
+  // Spinning this long after a job lets back-to-back ops (one GEMM per layer) skip the futex
+  // wake-up (tens of microseconds on a VM); a sleeping worker costs nothing.
+  static constexpr auto kSpinBeforeSleep = std::chrono::microseconds(100);
+
+  // Called before the job's generation is published.
+  void EnsureWorkers(int count) {  // REQUIRES(mutex_)
+    while (static_cast<int>(workers_.size()) < count) {
+      const int index = static_cast<int>(workers_.size());
+      // The job being published now is the first one the new worker must see.
+      const uint64_t seen = generation_.load(std::memory_order_relaxed);
+      workers_.emplace_back([this, index, seen] { WorkerLoop(index, seen); });
+      workers_.back().detach();
+    }
+  }
+
+  void WorkerLoop(int index, uint64_t seen) {
+    inside_parallel_for = true;
+    for (;;) {
+      WaitForNextGeneration(seen);
+      bool asked;
+      {
+        // Generation and helper count are read together, so a worker joins each job at most once.
+        std::lock_guard<std::mutex> lock(mutex_);
+        seen = generation_.load(std::memory_order_relaxed);
+        asked = index < helpers_wanted_;
+      }
+      if (!asked) continue;
+      RunTasks();
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (--helpers_running_ == 0) done_.notify_one();
+    }
+  }
+
+  void WaitForNextGeneration(uint64_t seen) {
+    const auto spin_until = std::chrono::steady_clock::now() + kSpinBeforeSleep;
+    while (std::chrono::steady_clock::now() < spin_until) {
+      if (generation_.load(std::memory_order_acquire) != seen) return;
+      for (int i = 0; i < 64; ++i) CpuRelax();
+    }
+    std::unique_lock<std::mutex> lock(mutex_);
+    wake_.wait(lock, [&] { return generation_.load(std::memory_order_relaxed) != seen; });
+  }
+
+  static void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+
+  void RunTasks() {
+    const bool was_inside = inside_parallel_for;
+    inside_parallel_for = true;
+    for (;;) {
+      const int64_t task = next_task_.fetch_add(1, std::memory_order_relaxed);
+      if (task >= num_tasks_) break;
+      try {
+        (*fn_)(task);
+      } catch (...) {
+        next_task_.store(num_tasks_, std::memory_order_relaxed);  // skip what is left
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!error_) error_ = std::current_exception();
+      }
+    }
+    inside_parallel_for = was_inside;
+  }
+
+  std::mutex run_mutex_;  // held by the caller of the current job
+  std::mutex mutex_;
+  std::condition_variable wake_;  // workers: a new generation was published
+  std::condition_variable done_;  // caller: helpers_running_ reached 0
+  std::vector<std::thread> workers_;             // GUARDED_BY(mutex_); detached, never exit
+  std::atomic<uint64_t> generation_{0};          // written under mutex_; one per job
+  int helpers_wanted_ = 0;                       // GUARDED_BY(mutex_): workers [0, this) join
+  int helpers_running_ = 0;                      // GUARDED_BY(mutex_)
+  std::exception_ptr error_;                     // GUARDED_BY(mutex_): first failure of the job
+  // Fixed while a job runs (written by its caller before the generation is published).
+  const std::function<void(int64_t)>* fn_ = nullptr;
+  int64_t num_tasks_ = 0;
+  std::atomic<int64_t> next_task_{0};
+};
+
+void RunInline(int64_t num_tasks, const std::function<void(int64_t)>& fn) {
+  const bool was_inside = inside_parallel_for;
+  inside_parallel_for = true;
+  try {
+    for (int64_t task = 0; task < num_tasks; ++task) fn(task);
+  } catch (...) {
+    inside_parallel_for = was_inside;
+    throw;
+  }
+  inside_parallel_for = was_inside;
+}
+
+}  // namespace
+
+int IntraOpThreads() {
+  if (scoped_thread_override > 0) return scoped_thread_override;
+  const int process = process_thread_override.load(std::memory_order_relaxed);
+  return process > 0 ? process : ConfiguredThreads();
+}
+
+void SetIntraOpThreads(int threads) {
+  MX_CHECK(threads >= 0) << "SetIntraOpThreads: threads must be >= 0 (0 = MXNET_OMP_MAX_THREADS), got "
+                         << threads;
+  process_thread_override.store(threads, std::memory_order_relaxed);
+}
+
+ScopedIntraOpThreads::ScopedIntraOpThreads(int threads) : previous_(scoped_thread_override) {
+  MX_CHECK(threads >= 1) << "ScopedIntraOpThreads: threads must be >= 1, got " << threads;
+  scoped_thread_override = threads;
+}
+
+ScopedIntraOpThreads::~ScopedIntraOpThreads() { scoped_thread_override = previous_; }
+
+void ParallelFor(int64_t num_tasks, const std::function<void(int64_t)>& fn) {
+  if (num_tasks <= 0) return;
+  const int threads = static_cast<int>(std::min<int64_t>(num_tasks, IntraOpThreads()));
+  if (threads > 1 && !inside_parallel_for &&
+      ThreadPool::Global().TryRun(num_tasks, threads, fn)) {
+    return;
+  }
+  RunInline(num_tasks, fn);
+}
+
+}  // namespace mxlite::cpu

@@ -1,0 +1,51 @@
+// Intra-op parallelism for CPU kernels (GEMM, convolution): a small persistent thread pool and
+// ParallelFor. No OpenMP.
+//
+//   ParallelFor(num_blocks, [&](int64_t block) { ... });
+//
+// ParallelFor(n, fn) runs fn(i) once for every i in [0, n) on up to IntraOpThreads() threads, the
+// calling thread included, and returns when every call has finished. Which thread runs which i is
+// unspecified; fn must be safe to call concurrently for different i.
+//
+// Thread count: MXNET_OMP_MAX_THREADS (0 = std::thread::hardware_concurrency()), read once on first
+// use. SetIntraOpThreads() overrides it for the whole process; a ScopedIntraOpThreads overrides it
+// for the calling thread while it lives (benchmarks compare 1 and 2 threads this way).
+//
+// Thread safety: every function may be called from any thread. The pool runs one ParallelFor at a
+// time. A call made while the pool is busy (an op on another engine worker) or from inside fn (a
+// nested call) runs all its work inline on the calling thread: concurrent ops never oversubscribe
+// the cores and nested calls cannot deadlock.
+//
+// Errors: if fn throws, the remaining indices are skipped, every running call finishes, and the first
+// exception is rethrown to the caller of ParallelFor. The pool stays usable.
+//
+// Worker threads are created on first need, never exit, and are shared by all callers.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+namespace mxlite::cpu {
+
+// Threads a ParallelFor issued by the calling thread may use (>= 1).
+int IntraOpThreads();
+
+// Process-wide override of MXNET_OMP_MAX_THREADS; 0 removes it. Throws mxlite::Error if negative.
+void SetIntraOpThreads(int threads);
+
+// Overrides the thread count for the calling thread while the object lives; nests.
+class ScopedIntraOpThreads {
+ public:
+  explicit ScopedIntraOpThreads(int threads);
+  ~ScopedIntraOpThreads();
+  ScopedIntraOpThreads(const ScopedIntraOpThreads&) = delete;
+  ScopedIntraOpThreads& operator=(const ScopedIntraOpThreads&) = delete;
+
+ private:
+  int previous_;
+};
+
+// Runs fn(i) for i in [0, num_tasks) on min(num_tasks, IntraOpThreads()) threads.
+void ParallelFor(int64_t num_tasks, const std::function<void(int64_t)>& fn);
+
+}  // namespace mxlite::cpu

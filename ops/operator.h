@@ -1,0 +1,196 @@
+// The operator registry: what an operator is, and how one is declared.
+//
+// An OpDef bundles everything the rest of mxlite needs to know about one operator:
+//   - attributes (a typed schema, ops/attributes.h),
+//   - named inputs and outputs (which may depend on attributes, e.g. no_bias drops "bias"),
+//     and which inputs are parameters (created by the graph builder) or auxiliary states the op
+//     updates itself (BatchNorm's moving statistics),
+//   - shape and dtype inference, which may also fill in the shapes of parameters,
+//   - forward and backward kernels per device, and what backward needs (inputs, outputs) so the
+//     memory planner can free the rest,
+//   - whether an output may reuse an input's memory (in place).
+//
+// An op lives in one file (or a small family) and registers itself with one line:
+//
+//   MXLITE_REGISTER_OP(Flatten) { return OpDef{...}; }
+//
+// Kernels that live in a device folder (ops/cuda/*.cu, large CPU kernels in ops/cpu/) register
+// themselves beside the op, keyed by op name and device:
+//
+//   MXLITE_REGISTER_KERNELS(Convolution, kGPU, ConvolutionForwardGpu, ConvolutionBackwardGpu);
+//
+// Looking up an unknown name is an mxlite::Error listing the known ops.
+// Kernels are plain functions of (OpContext, Attributes, tensors); they run inside engine
+// operations (engine/) but do not depend on the engine. Thread safety: the registry is filled
+// during static initialisation and read-only afterwards; kernels must be reentrant.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ops/attributes.h"
+#include "ops/tensor.h"
+
+namespace mxlite {
+
+// What a kernel does with each output (or input gradient): write it, or skip it (not needed).
+enum class WriteMode { kNull, kWrite };
+
+// Per-node state an op may keep across calls (e.g. the convolution algorithm chosen by the tuner).
+class OpState {
+ public:
+  virtual ~OpState() = default;
+};
+
+struct OpContext {
+  Context ctx;
+  bool is_train = false;
+  void* stream = nullptr;                 // cudaStream_t on a GPU, nullptr on the CPU
+  ScratchSpace* scratch = nullptr;        // temporary memory for this call
+  std::mt19937_64* random = nullptr;      // for ops that draw random numbers (Dropout)
+  OpState* state = nullptr;               // from OpDef::create_state, when the op has one
+  std::string node_name;                  // for messages
+};
+
+// Shapes flowing through inference: a missing shape is not known yet.
+struct ShapeInference {
+  std::string op;    // "Convolution"
+  std::string node;  // "conv0"
+  std::vector<std::optional<Shape>> inputs;
+  std::vector<std::optional<Shape>> outputs;
+  std::vector<std::string> input_names;
+  std::vector<std::string> output_names;
+
+  // Known shape of input `i`, or an error naming the node and the input.
+  const Shape& Input(int i) const;
+  // Sets input `i` (a parameter, usually) or checks it against what is already known; a mismatch
+  // is an error naming the op, the node, the input and both shapes.
+  void AssignInput(int i, const Shape& shape);
+  void AssignOutput(int i, const Shape& shape);
+};
+
+struct DTypeInference {
+  std::string op, node;
+  std::vector<std::optional<DType>> inputs;
+  std::vector<std::optional<DType>> outputs;
+};
+
+struct BackwardDependencies {
+  std::vector<bool> inputs;   // backward reads forward input i
+  std::vector<bool> outputs;  // backward reads forward output i
+};
+
+using ForwardKernel =
+    std::function<void(const OpContext&, const Attributes&, const std::vector<TensorView>& inputs,
+                       const std::vector<TensorView>& outputs, const std::vector<WriteMode>& req)>;
+
+// Backward: given the gradients of the outputs, write the gradients of the inputs.
+// `inputs`/`outputs` hold the forward tensors that BackwardDependencies asked for (others are
+// empty views). `req[i]` says whether input i's gradient is wanted.
+using BackwardKernel = std::function<void(
+    const OpContext&, const Attributes&, const std::vector<TensorView>& output_grads,
+    const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
+    const std::vector<TensorView>& input_grads, const std::vector<WriteMode>& req)>;
+
+enum class InputRole {
+  kData,       // fed by the user or an upstream node
+  kParameter,  // learned; the builder creates it (e.g. "conv0_weight")
+  kAuxiliary,  // state the op updates itself in training (BatchNorm moving mean/var)
+};
+
+struct OpDef {
+  std::string name;
+  std::string doc;
+  AttributeSchema attributes;
+
+  std::function<std::vector<std::string>(const Attributes&)> input_names;
+  std::function<std::vector<InputRole>(const Attributes&)> input_roles;  // default: all data
+  std::function<std::vector<std::string>(const Attributes&)> output_names;
+  // Outputs from this index on are internal (saved for backward, e.g. BatchNorm's batch mean);
+  // default: all visible.
+  std::function<int(const Attributes&)> num_visible_outputs;
+
+  std::function<void(const Attributes&, ShapeInference&)> infer_shape;
+  // Default: every unknown input and output gets the dtype of the first known input.
+  std::function<void(const Attributes&, DTypeInference&)> infer_dtype;
+
+  std::map<DeviceType, ForwardKernel> forward;
+  std::map<DeviceType, BackwardKernel> backward;
+  // Default (unset): backward needs every input and output.
+  std::function<BackwardDependencies(const Attributes&)> backward_dependencies;
+  // Inputs that have no gradient (labels, indices); default: none.
+  std::function<std::vector<bool>(const Attributes&)> input_has_gradient;
+
+  // (input, output) pairs whose memory the forward may share.
+  std::vector<std::pair<int, int>> inplace;
+  bool needs_random = false;
+  std::function<std::unique_ptr<OpState>(const Attributes&, const std::vector<Shape>& inputs,
+                                         Context)>
+      create_state;
+};
+
+class OpRegistry {
+ public:
+  static OpRegistry& Global();
+
+  void Register(OpDef def);
+  void RegisterKernels(const std::string& op, DeviceType device, ForwardKernel forward,
+                       BackwardKernel backward);
+  // Throws mxlite::Error listing the known ops when `name` is unknown.
+  const OpDef& Get(const std::string& name) const;
+  const OpDef* Find(const std::string& name) const;
+  std::vector<std::string> Names() const;
+  // Kernels registered for (op, device), from the OpDef itself or from RegisterKernels.
+  const ForwardKernel* FindForward(const std::string& op, DeviceType device) const;
+  const BackwardKernel* FindBackward(const std::string& op, DeviceType device) const;
+
+ private:
+  std::map<std::string, OpDef> ops_;
+  std::map<std::pair<std::string, DeviceType>, std::pair<ForwardKernel, BackwardKernel>> kernels_;
+};
+
+// Helpers for OpDef users: parse attributes, list inputs with the defaults applied.
+Attributes ParseOpAttributes(const OpDef& op, const std::map<std::string, std::string>& raw,
+                             const std::string& node_name);
+std::vector<std::string> InputNames(const OpDef& op, const Attributes& attrs);
+std::vector<InputRole> InputRoles(const OpDef& op, const Attributes& attrs);
+std::vector<std::string> OutputNames(const OpDef& op, const Attributes& attrs);
+int NumVisibleOutputs(const OpDef& op, const Attributes& attrs);
+BackwardDependencies BackwardDependenciesOf(const OpDef& op, const Attributes& attrs);
+std::vector<bool> InputHasGradient(const OpDef& op, const Attributes& attrs);
+
+// Shape and dtype inference with the defaults applied and every output checked to be known.
+void InferShapes(const OpDef& op, const Attributes& attrs, ShapeInference& shapes);
+void InferDTypes(const OpDef& op, const Attributes& attrs, DTypeInference& dtypes);
+
+// The kernel for `device`, or an error naming the op and the device.
+const ForwardKernel& ForwardKernelFor(const OpDef& op, DeviceType device);
+const BackwardKernel& BackwardKernelFor(const OpDef& op, DeviceType device);
+
+namespace detail {
+struct OpRegistrar {
+  explicit OpRegistrar(OpDef (*make)());
+};
+struct KernelRegistrar {
+  KernelRegistrar(const char* op, DeviceType device, ForwardKernel forward,
+                  BackwardKernel backward);
+};
+}  // namespace detail
+
+}  // namespace mxlite
+
+// Declares and registers an operator: the body returns its OpDef.
+#define MXLITE_REGISTER_OP(OpName)                                                  \
+  static ::mxlite::OpDef MxliteMakeOp_##OpName();                                   \
+  static const ::mxlite::detail::OpRegistrar mxlite_op_registrar_##OpName(          \
+      &MxliteMakeOp_##OpName);                                                      \
+  static ::mxlite::OpDef MxliteMakeOp_##OpName()
+
+#define MXLITE_REGISTER_KERNELS(OpName, Device, forward, backward)                  \
+  static const ::mxlite::detail::KernelRegistrar mxlite_kernel_registrar_##OpName(  \
+      #OpName, ::mxlite::DeviceType::Device, forward, backward)

@@ -1,0 +1,322 @@
+// Sgemm against a naive double-precision reference: many shapes (tiny, odd, primes, tall and skinny,
+// k = 0, crossing every cache block), all transposes, alpha/beta values, padded leading dimensions,
+// both implementations, 1 and 2 threads.
+#include "ops/cpu/gemm.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <vector>
+
+#include "core/error.h"
+#include "ops/cpu/parallel.h"
+
+namespace mxlite::cpu {
+namespace {
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+struct Shape {
+  int64_t m, n, k;
+};
+
+struct GemmCase {
+  Shape shape;
+  Transpose trans_a = Transpose::kNo;
+  Transpose trans_b = Transpose::kNo;
+  float alpha = 1.0f;
+  float beta = 0.0f;
+  int64_t pad = 0;  // extra elements per stored row of A, B and C (never read, never written)
+
+  std::string Describe() const {
+    std::ostringstream out;
+    out << "m=" << shape.m << " n=" << shape.n << " k=" << shape.k
+        << " trans_a=" << (trans_a == Transpose::kYes) << " trans_b=" << (trans_b == Transpose::kYes)
+        << " alpha=" << alpha << " beta=" << beta << " pad=" << pad;
+    return out.str();
+  }
+};
+
+// A row-major matrix stored with a padded stride; the padding holds NaN so reading it shows.
+struct StoredMatrix {
+  int64_t rows = 0, columns = 0, ld = 1;
+  std::vector<float> data;
+
+  StoredMatrix(int64_t rows_in, int64_t columns_in, int64_t pad, std::mt19937& rng)
+      : rows(rows_in), columns(columns_in), ld(std::max<int64_t>(1, columns_in + pad)) {
+    data.assign(std::max<int64_t>(1, rows * ld), kNaN);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    for (int64_t i = 0; i < rows; ++i) {
+      for (int64_t j = 0; j < columns; ++j) data[i * ld + j] = dist(rng);
+    }
+  }
+  float at(int64_t i, int64_t j) const { return data[i * ld + j]; }
+};
+
+// op(X)(i, j) of a stored matrix.
+float OpAt(const StoredMatrix& x, Transpose trans, int64_t i, int64_t j) {
+  return trans == Transpose::kNo ? x.at(i, j) : x.at(j, i);
+}
+
+// Runs one case with the current implementation and thread count; checks every element of C
+// against the double reference within a bound proportional to k, and that C's padding is untouched.
+// Returns C for comparisons between runs.
+std::vector<float> RunAndCheck(const GemmCase& test, bool nan_in_c = false) {
+  SCOPED_TRACE(test.Describe());
+  const auto [m, n, k] = test.shape;
+  std::mt19937 rng(static_cast<uint32_t>(m * 7919 + n * 104729 + k * 31 + test.pad));
+  const bool ta = test.trans_a == Transpose::kYes, tb = test.trans_b == Transpose::kYes;
+  const StoredMatrix a(ta ? k : m, ta ? m : k, test.pad, rng);
+  const StoredMatrix b(tb ? n : k, tb ? k : n, test.pad, rng);
+  StoredMatrix c(m, n, test.pad, rng);
+  if (nan_in_c) {
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) c.data[i * c.ld + j] = kNaN;
+    }
+  }
+  const StoredMatrix c_before = c;
+
+  Sgemm(test.trans_a, test.trans_b, m, n, k, test.alpha, a.data.data(), a.ld, b.data.data(), b.ld,
+        test.beta, c.data.data(), c.ld);
+
+  int failures = 0;
+  for (int64_t i = 0; i < m && failures < 5; ++i) {
+    for (int64_t j = 0; j < n && failures < 5; ++j) {
+      double sum = 0.0, magnitude = 0.0;
+      for (int64_t p = 0; p < k; ++p) {
+        const double product =
+            static_cast<double>(OpAt(a, test.trans_a, i, p)) * OpAt(b, test.trans_b, p, j);
+        sum += product;
+        magnitude += std::abs(product);
+      }
+      double expected = test.alpha * sum;
+      magnitude = std::abs(test.alpha) * magnitude;
+      if (test.beta != 0.0f) {
+        expected += static_cast<double>(test.beta) * c_before.at(i, j);
+        magnitude += std::abs(test.beta * c_before.at(i, j));
+      }
+      const double tolerance = 1e-6 * static_cast<double>(k + 4) * (magnitude + 1e-30);
+      const float actual = c.at(i, j);
+      if (!(std::abs(actual - expected) <= tolerance)) {
+        ADD_FAILURE() << "C(" << i << "," << j << ") = " << actual << ", expected " << expected
+                      << " (tolerance " << tolerance << ")";
+        ++failures;
+      }
+    }
+  }
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = n; j < c.ld; ++j) {
+      EXPECT_TRUE(std::isnan(c.at(i, j))) << "padding of C written at (" << i << "," << j << ")";
+    }
+  }
+  std::vector<float> result;
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) result.push_back(c.at(i, j));
+  }
+  return result;
+}
+
+// Every implementation this CPU can run; restores kAuto when it goes out of scope.
+class GemmImplementations {
+ public:
+  GemmImplementations() {
+    if (CpuSupportsAvx2Fma()) list_.push_back(GemmImplementation::kAvx2Fma);
+    list_.push_back(GemmImplementation::kEigen);
+  }
+  ~GemmImplementations() { SetGemmImplementation(GemmImplementation::kAuto); }
+  const std::vector<GemmImplementation>& list() const { return list_; }
+
+ private:
+  std::vector<GemmImplementation> list_;
+};
+
+const char* Name(GemmImplementation implementation) {
+  return implementation == GemmImplementation::kAvx2Fma ? "avx2_fma" : "eigen";
+}
+
+constexpr Transpose kBothTransposes[] = {Transpose::kNo, Transpose::kYes};
+
+TEST(GemmTest, ManyShapesAllTransposes) {
+  // Tiny, odd, primes, one row or column, and sizes just past the micro-tile (6x16) and the cache
+  // blocks (MC=144, KC=256).
+  const Shape shapes[] = {{1, 1, 1},    {1, 1, 7},    {2, 3, 4},     {5, 7, 3},    {6, 16, 1},
+                          {6, 16, 8},   {7, 17, 9},   {12, 32, 5},   {13, 31, 29}, {1, 53, 19},
+                          {53, 1, 19},  {1, 64, 300}, {97, 101, 103}, {300, 3, 17}, {3, 300, 17},
+                          {145, 40, 257}, {150, 33, 520}};
+  GemmImplementations implementations;
+  for (GemmImplementation implementation : implementations.list()) {
+    SCOPED_TRACE(Name(implementation));
+    SetGemmImplementation(implementation);
+    for (const Shape& shape : shapes) {
+      for (Transpose trans_a : kBothTransposes) {
+        for (Transpose trans_b : kBothTransposes) {
+          RunAndCheck({shape, trans_a, trans_b, 1.0f, 0.0f, 0});
+        }
+      }
+    }
+  }
+}
+
+TEST(GemmTest, AlphaBetaValues) {
+  const float alpha_beta[][2] = {{1.0f, 1.0f}, {-0.5f, 0.25f}, {2.0f, -1.0f},
+                                 {0.0f, 0.5f}, {0.0f, 0.0f},   {1.5f, 0.0f}};
+  GemmImplementations implementations;
+  for (GemmImplementation implementation : implementations.list()) {
+    SCOPED_TRACE(Name(implementation));
+    SetGemmImplementation(implementation);
+    for (const auto& [alpha, beta] : alpha_beta) {
+      for (const Shape& shape : {Shape{7, 19, 11}, Shape{30, 40, 300}}) {
+        RunAndCheck({shape, Transpose::kNo, Transpose::kYes, alpha, beta, 0});
+        RunAndCheck({shape, Transpose::kYes, Transpose::kNo, alpha, beta, 3});
+      }
+    }
+  }
+}
+
+TEST(GemmTest, BetaZeroOverwritesNaN) {
+  GemmImplementations implementations;
+  for (GemmImplementation implementation : implementations.list()) {
+    SCOPED_TRACE(Name(implementation));
+    SetGemmImplementation(implementation);
+    for (const Shape& shape : {Shape{1, 1, 1}, Shape{5, 13, 7}, Shape{20, 48, 260}, Shape{4, 9, 0}}) {
+      for (float alpha : {1.0f, 0.0f}) {
+        const std::vector<float> c =
+            RunAndCheck({shape, Transpose::kNo, Transpose::kNo, alpha, 0.0f, 2}, true);
+        for (float value : c) ASSERT_FALSE(std::isnan(value));
+      }
+    }
+  }
+}
+
+TEST(GemmTest, ZeroDepthScalesC) {
+  GemmImplementations implementations;
+  for (GemmImplementation implementation : implementations.list()) {
+    SCOPED_TRACE(Name(implementation));
+    SetGemmImplementation(implementation);
+    for (float beta : {0.0f, 1.0f, -2.0f}) {
+      RunAndCheck({{9, 21, 0}, Transpose::kYes, Transpose::kYes, 1.0f, beta, 1});
+    }
+  }
+  // Empty C: nothing to do, pointers may be null.
+  Sgemm(Transpose::kNo, Transpose::kNo, 0, 5, 3, 1.0f, nullptr, 3, nullptr, 5, 0.0f, nullptr, 5);
+  Sgemm(Transpose::kNo, Transpose::kNo, 4, 0, 3, 1.0f, nullptr, 3, nullptr, 1, 0.0f, nullptr, 1);
+}
+
+TEST(GemmTest, LeadingDimensionsLargerThanWidth) {
+  GemmImplementations implementations;
+  for (GemmImplementation implementation : implementations.list()) {
+    SCOPED_TRACE(Name(implementation));
+    SetGemmImplementation(implementation);
+    for (Transpose trans_a : kBothTransposes) {
+      for (Transpose trans_b : kBothTransposes) {
+        RunAndCheck({{23, 37, 41}, trans_a, trans_b, 1.0f, 0.5f, 5});
+        RunAndCheck({{1, 70, 3}, trans_a, trans_b, 1.0f, 0.0f, 17});
+      }
+    }
+  }
+}
+
+// Crosses the NC block (3072 columns) and several MC and KC blocks, and is big enough to be split
+// between threads.
+TEST(GemmTest, LargeShapeAcrossAllBlocks) {
+  GemmImplementations implementations;
+  for (GemmImplementation implementation : implementations.list()) {
+    SCOPED_TRACE(Name(implementation));
+    SetGemmImplementation(implementation);
+    RunAndCheck({{150, 3100, 260}, Transpose::kNo, Transpose::kNo, 1.0f, 0.0f, 0});
+    RunAndCheck({{300, 70, 600}, Transpose::kYes, Transpose::kYes, -1.0f, 1.0f, 1});
+  }
+}
+
+TEST(GemmTest, OneAndTwoThreadsAgree) {
+  const GemmCase cases[] = {
+      {{64, 784, 576}, Transpose::kNo, Transpose::kNo, 1.0f, 0.0f, 0},   // a ResNet conv, scaled
+      {{256, 49, 1024}, Transpose::kNo, Transpose::kNo, 1.0f, 0.0f, 0},  // split along M
+      {{61, 333, 207}, Transpose::kYes, Transpose::kYes, 0.5f, 1.0f, 3},
+  };
+  GemmImplementations implementations;
+  for (GemmImplementation implementation : implementations.list()) {
+    SCOPED_TRACE(Name(implementation));
+    SetGemmImplementation(implementation);
+    for (const GemmCase& test : cases) {
+      std::vector<float> one, two;
+      {
+        ScopedIntraOpThreads threads(1);
+        one = RunAndCheck(test);
+      }
+      {
+        ScopedIntraOpThreads threads(2);
+        two = RunAndCheck(test);
+      }
+      ASSERT_EQ(one.size(), two.size());
+      for (size_t i = 0; i < one.size(); ++i) {
+        if (implementation == GemmImplementation::kAvx2Fma) {
+          // Each element is summed in the same order whatever the thread count.
+          ASSERT_EQ(one[i], two[i]) << "element " << i << " of " << test.Describe();
+        } else {
+          ASSERT_NEAR(one[i], two[i], 1e-4f * (1.0f + std::abs(one[i]))) << test.Describe();
+        }
+      }
+    }
+  }
+}
+
+TEST(GemmTest, BadArgumentsNameTheArgument) {
+  std::vector<float> buffer(100, 0.0f);
+  float* p = buffer.data();
+  const auto message_of = [](auto&& call) -> std::string {
+    try {
+      call();
+    } catch (const mxlite::Error& error) {
+      return error.what();
+    }
+    return "(no error)";
+  };
+  EXPECT_NE(message_of([&] { Sgemm(Transpose::kNo, Transpose::kNo, -1, 2, 2, 1, p, 2, p, 2, 0, p, 2); })
+                .find("sizes must be >= 0"),
+            std::string::npos);
+  EXPECT_NE(message_of([&] { Sgemm(Transpose::kNo, Transpose::kNo, 3, 4, 5, 1, p, 4, p, 4, 0, p, 4); })
+                .find("lda must be >= 5"),
+            std::string::npos);
+  EXPECT_NE(message_of([&] { Sgemm(Transpose::kYes, Transpose::kNo, 3, 4, 5, 1, p, 2, p, 4, 0, p, 4); })
+                .find("lda must be >= 3"),
+            std::string::npos);
+  EXPECT_NE(message_of([&] { Sgemm(Transpose::kNo, Transpose::kYes, 3, 4, 5, 1, p, 5, p, 4, 0, p, 4); })
+                .find("ldb must be >= 5"),
+            std::string::npos);
+  EXPECT_NE(message_of([&] { Sgemm(Transpose::kNo, Transpose::kNo, 3, 4, 5, 1, p, 5, p, 4, 0, p, 3); })
+                .find("ldc must be >= 4"),
+            std::string::npos);
+  EXPECT_NE(message_of([&] {
+              Sgemm(Transpose::kNo, Transpose::kNo, 3, 4, 5, 1, nullptr, 5, p, 4, 0, p, 4);
+            }).find("A or B is null"),
+            std::string::npos);
+}
+
+TEST(GemmTest, ActiveGemmSaysWhichAndWhy) {
+  GemmImplementations implementations;
+  const GemmInfo automatic = ActiveGemm();
+  EXPECT_NE(automatic.implementation, GemmImplementation::kAuto);
+  EXPECT_EQ(automatic.implementation == GemmImplementation::kAvx2Fma, CpuSupportsAvx2Fma());
+  EXPECT_FALSE(automatic.name.empty());
+  EXPECT_NE(automatic.ToString().find(automatic.reason), std::string::npos);
+
+  SetGemmImplementation(GemmImplementation::kEigen);
+  const GemmInfo forced = ActiveGemm();
+  EXPECT_EQ(forced.implementation, GemmImplementation::kEigen);
+  EXPECT_NE(forced.name.find("Eigen"), std::string::npos);
+  EXPECT_NE(forced.reason.find("forced"), std::string::npos);
+  {
+    ScopedIntraOpThreads threads(3);
+    EXPECT_EQ(ActiveGemm().threads, 3);
+  }
+  if (!CpuSupportsAvx2Fma()) {
+    EXPECT_THROW(SetGemmImplementation(GemmImplementation::kAvx2Fma), mxlite::Error);
+  }
+}
+
+}  // namespace
+}  // namespace mxlite::cpu
