@@ -152,6 +152,7 @@ MXLITE_REGISTER_OP(Activation) {
   op.infer_shape = SameShape;
   op.backward_dependencies = OutputOnly;
   op.inplace = {{0, 0}};
+  op.cheap_to_recompute = true;
   op.forward[DeviceType::kCPU] = ActivationForwardCpu;
   op.backward[DeviceType::kCPU] = ActivationBackwardCpu;
   return op;
@@ -169,6 +170,7 @@ MXLITE_REGISTER_OP(LeakyReLU) {
   op.backward_dependencies = [](const Attributes&) -> BackwardDependencies {
     return {{true}, {false}};
   };
+  op.cheap_to_recompute = true;
   op.forward[DeviceType::kCPU] = LeakyForwardCpu;
   op.backward[DeviceType::kCPU] = LeakyBackwardCpu;
   return op;

@@ -91,7 +91,8 @@ using ForwardKernel =
 
 // Backward: given the gradients of the outputs, write the gradients of the inputs.
 // `inputs`/`outputs` hold the forward tensors that BackwardDependencies asked for (others are
-// empty views). `req[i]` says whether input i's gradient is wanted.
+// empty views). `req[i]` says whether input i's gradient is wanted. Gradients of hidden outputs
+// (see num_visible_outputs) are empty views; a visible output nobody consumed gets zeros.
 using BackwardKernel = std::function<void(
     const OpContext&, const Attributes&, const std::vector<TensorView>& output_grads,
     const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
@@ -129,6 +130,9 @@ struct OpDef {
   // (input, output) pairs whose memory the forward may share.
   std::vector<std::pair<int, int>> inplace;
   bool needs_random = false;
+  // Cheap, stateless and deterministic (activations, pooling, element-wise, reshapes): with
+  // MXNET_BACKWARD_DO_MIRROR=1 its outputs are recomputed in backward instead of kept.
+  bool cheap_to_recompute = false;
   std::function<std::unique_ptr<OpState>(const Attributes&, const std::vector<Shape>& inputs,
                                          Context)>
       create_state;

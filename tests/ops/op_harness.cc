@@ -184,7 +184,13 @@ std::vector<HostTensor> RunBackward(const OpCase& test_case, const OpRun& forwar
   ScratchSpace scratch(Context::CPU());
   std::mt19937_64 random(42);
   OpContext ctx{Context::CPU(), test_case.is_train, nullptr, &scratch, &random, state.get(), kNode};
-  BackwardKernelFor(op, DeviceType::kCPU)(ctx, attrs, Views(grads_out), inputs, outputs,
+  // Hidden outputs (saved for backward) have no gradient: their views are empty.
+  std::vector<TensorView> output_grad_views = Views(grads_out);
+  for (size_t o = static_cast<size_t>(NumVisibleOutputs(op, attrs)); o < output_grad_views.size();
+       ++o) {
+    output_grad_views[o] = TensorView{};
+  }
+  BackwardKernelFor(op, DeviceType::kCPU)(ctx, attrs, output_grad_views, inputs, outputs,
                                           Views(input_grads), req);
   return input_grads;
 }
