@@ -82,4 +82,15 @@ void Storage::ReleaseAll(Context ctx) { Manager(ctx).ReleaseCached(); }
 
 StorageStats Storage::Stats(Context ctx) { return Manager(ctx).stats(); }
 
+std::optional<StorageStats> Storage::FindStats(Context ctx) {
+  PooledStorageManager* manager = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = managers_.find(KeyOf(ctx));
+    if (it == managers_.end() || it->second == nullptr) return std::nullopt;
+    manager = it->second.get();
+  }
+  return manager->stats();
+}
+
 }  // namespace mxlite

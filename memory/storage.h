@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "memory/pooled_storage_manager.h"
 
@@ -35,6 +36,8 @@ class Storage {
   void ReleaseAll(Context ctx);
 
   StorageStats Stats(Context ctx);
+  // Stats of `ctx` if it has a manager already (never creates one; for the profiler).
+  std::optional<StorageStats> FindStats(Context ctx);
   // The manager of `ctx`, created on first use.
   PooledStorageManager& Manager(Context ctx);
   // Installs `manager` for its context; throws if that context already has one.
