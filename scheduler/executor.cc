@@ -1,0 +1,310 @@
+#include "scheduler/executor.h"
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/settings.h"
+#include "ops/tensor_fill.h"
+#include "scheduler/summary.h"
+
+namespace mxlite {
+
+namespace {
+
+// What a pushed step needs after the executor may be gone: shared, immutable pieces only.
+struct StepKernelArgs {
+  std::shared_ptr<const Node> node;
+  std::shared_ptr<OpState> state;
+  std::shared_ptr<std::mt19937_64> random;
+};
+
+std::vector<VarHandle> Unique(std::vector<VarHandle> vars) {
+  std::sort(vars.begin(), vars.end());
+  vars.erase(std::unique(vars.begin(), vars.end()), vars.end());
+  return vars;
+}
+
+}  // namespace
+
+std::unique_ptr<Executor> Executor::Bind(const Graph& graph, const BindOptions& options) {
+  return std::unique_ptr<Executor>(new Executor(graph, options));
+}
+
+Executor::Executor(const Graph& graph, const BindOptions& options)
+    : graph_(graph), options_(options), engine_(Engine::GetShared()) {
+  graph_.Validate();
+  shapes_ = InferGraphShapes(graph_, options_.input_shapes);
+  PlanOptions plan_options;
+  plan_options.training = options_.training;
+  plan_options.mirror = options_.training && settings().GetBool("MXNET_BACKWARD_DO_MIRROR");
+  for (const std::string& name : options_.input_gradients) {
+    const int id = graph_.Find(name);
+    MX_CHECK(id >= 0 && graph_.node(id).is_variable())
+        << "a gradient was asked for '" << name << "', which is not a variable of the graph";
+    plan_options.gradient_variables.push_back(id);
+  }
+  plan_ = BuildExecutionPlan(graph_, shapes_, plan_options);
+  memory_ = PlanMemory(graph_, plan_, MemoryPlanOptions::FromSettings());
+  AllocateArrays();
+  CreateNodeStates();
+}
+
+Executor::~Executor() = default;
+
+void Executor::AllocateArrays() {
+  const Context ctx = options_.ctx;
+  std::set<int> own_array_slots(plan_.output_slots.begin(), plan_.output_slots.end());
+  slot_arrays_.resize(plan_.slots.size());
+  // Variables: given arrays or new zeros.
+  for (int id = 0; id < graph_.num_nodes(); ++id) {
+    const Node& node = graph_.node(id);
+    if (!node.is_variable()) continue;
+    const int slot = plan_.entry_slot.at({id, 0});
+    variable_slot_[node.name] = slot;
+    auto given = options_.arrays.find(node.name);
+    if (given != options_.arrays.end()) {
+      MX_CHECK(given->second.shape() == plan_.slot(slot).shape)
+          << "array given for " << node.name << " has shape " << given->second.shape() << " but "
+          << plan_.slot(slot).shape << " is expected";
+      MX_CHECK(given->second.ctx() == ctx) << "array given for " << node.name << " is on "
+                                           << given->second.ctx() << ", the executor on " << ctx;
+      slot_arrays_[slot] = given->second;
+    } else {
+      slot_arrays_[slot] = NDArray::Zeros(plan_.slot(slot).shape, ctx, plan_.slot(slot).dtype);
+    }
+  }
+  for (const auto& [variable, slot] : plan_.variable_gradient_slot) {
+    const std::string& name = graph_.node(variable).name;
+    gradient_slot_[name] = slot;
+    auto given = options_.arrays.find(name + "_grad");
+    slot_arrays_[slot] = given != options_.arrays.end()
+                             ? given->second
+                             : NDArray::Zeros(plan_.slot(slot).shape, ctx, plan_.slot(slot).dtype);
+  }
+  // Outputs get arrays of their own, so they stay valid for the user after the step.
+  for (int slot : own_array_slots) {
+    if (slot_arrays_[slot].is_none()) {
+      slot_arrays_[slot] = NDArray(plan_.slot(slot).shape, ctx, plan_.slot(slot).dtype);
+    }
+  }
+  for (int slot : plan_.output_slots) outputs_.push_back(slot_arrays_[slot]);
+  // Planned buffers.
+  for (size_t bytes : memory_.block_bytes) {
+    blocks_.emplace_back(Shape{static_cast<int64_t>(bytes)}, ctx, DType::kUInt8);
+  }
+}
+
+void Executor::CreateNodeStates() {
+  node_states_.resize(static_cast<size_t>(graph_.num_nodes()));
+  node_random_.resize(static_cast<size_t>(graph_.num_nodes()));
+  for (int id = 0; id < graph_.num_nodes(); ++id) {
+    const Node& node = graph_.node(id);
+    if (node.is_variable()) continue;
+    if (node.op->create_state) {
+      std::vector<Shape> input_shapes;
+      for (const NodeEntry& input : node.inputs) input_shapes.push_back(shapes_.of(input));
+      node_states_[id] = node.op->create_state(node.attrs, input_shapes, options_.ctx);
+    }
+    if (node.op->needs_random) {
+      node_random_[id] = std::make_shared<std::mt19937_64>(options_.seed * 1000003 + id);
+    }
+  }
+}
+
+TensorView Executor::SlotView(int slot) const {
+  if (slot < 0) return TensorView{};
+  const Slot& info = plan_.slot(slot);
+  const NDArray& own = slot_arrays_[slot];
+  void* data = own.is_none() ? blocks_[memory_.slot_block[slot]].data() : own.data();
+  return {data, info.shape, info.dtype, options_.ctx};
+}
+
+VarHandle Executor::SlotVar(int slot) const {
+  const NDArray& own = slot_arrays_[slot];
+  return own.is_none() ? blocks_[memory_.slot_block[slot]].var() : own.var();
+}
+
+void Executor::PushStep(const Step& step, bool is_train) {
+  std::vector<VarHandle> reads, writes;
+  for (int slot : step.reads) {
+    if (slot >= 0) reads.push_back(SlotVar(slot));
+  }
+  for (int slot : step.writes) {
+    if (slot >= 0) writes.push_back(SlotVar(slot));
+  }
+  std::vector<TensorView> read_views, write_views;
+  for (int slot : step.reads) read_views.push_back(SlotView(slot));
+  for (int slot : step.writes) write_views.push_back(SlotView(slot));
+  const Context ctx = options_.ctx;
+
+  if (step.kind == StepKind::kZero) {
+    engine_->PushSync([view = write_views[0]](RunContext run) { FillTensor(view, 0.0, run.stream); },
+                      ctx, {}, writes, 0, step.label, {FnProperty::kNormal, OpOrigin::kExecutor});
+    return;
+  }
+  if (step.kind == StepKind::kAccumulate) {
+    const OpDef& add_n = OpRegistry::Global().Get("add_n");
+    Attributes attrs = ParseOpAttributes(
+        add_n, {{"num_args", std::to_string(read_views.size())}}, step.label);
+    const ForwardKernel* kernel = &ForwardKernelFor(add_n, ctx.device_type);
+    engine_->PushSync(
+        [kernel, attrs, read_views, write_views, label = step.label](RunContext run) {
+          ScratchSpace scratch(run.ctx);
+          OpContext op_ctx{run.ctx, true, run.stream, &scratch, nullptr, nullptr, label};
+          (*kernel)(op_ctx, attrs, read_views, write_views, {WriteMode::kWrite});
+        },
+        ctx, Unique(reads), writes, 0, step.label, {FnProperty::kNormal, OpOrigin::kExecutor});
+    return;
+  }
+
+  const Node& node = graph_.node(step.node);
+  // Auxiliary states (BatchNorm's moving statistics) are updated by the forward in training.
+  if (step.kind == StepKind::kForward && is_train) {
+    const std::vector<InputRole> roles = InputRoles(*node.op, node.attrs);
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      if (roles[i] == InputRole::kAuxiliary) writes.push_back(SlotVar(step.reads[i]));
+    }
+  }
+  StepKernelArgs args{std::make_shared<const Node>(node), nullptr, nullptr};
+  args.state = node_states_[step.node];
+  args.random = node_random_[step.node];
+
+  if (step.kind == StepKind::kForward || step.kind == StepKind::kRecompute) {
+    const ForwardKernel* kernel = &ForwardKernelFor(*node.op, ctx.device_type);
+    std::vector<WriteMode> req(write_views.size(), WriteMode::kWrite);
+    engine_->PushSync(
+        [kernel, args, read_views, write_views, req, is_train](RunContext run) {
+          ScratchSpace scratch(run.ctx);
+          OpContext op_ctx{run.ctx,         is_train,          run.stream, &scratch,
+                           args.random.get(), args.state.get(), args.node->name};
+          (*kernel)(op_ctx, args.node->attrs, read_views, write_views, req);
+        },
+        ctx, reads, writes, 0, step.label, {FnProperty::kNormal, OpOrigin::kExecutor});
+    return;
+  }
+
+  // Backward: reads are [output grads..., inputs..., outputs...], writes the input gradients.
+  const size_t num_outputs = static_cast<size_t>(node.num_outputs());
+  const size_t num_inputs = node.inputs.size();
+  std::vector<TensorView> output_grads(read_views.begin(), read_views.begin() + num_outputs);
+  std::vector<TensorView> inputs(read_views.begin() + num_outputs,
+                                 read_views.begin() + num_outputs + num_inputs);
+  std::vector<TensorView> outputs(read_views.begin() + num_outputs + num_inputs, read_views.end());
+  std::vector<WriteMode> req;
+  for (int slot : step.writes) req.push_back(slot >= 0 ? WriteMode::kWrite : WriteMode::kNull);
+  const BackwardKernel* kernel = &BackwardKernelFor(*node.op, ctx.device_type);
+  engine_->PushSync(
+      [kernel, args, output_grads, inputs, outputs, write_views, req](RunContext run) {
+        ScratchSpace scratch(run.ctx);
+        OpContext op_ctx{run.ctx,           true,              run.stream, &scratch,
+                         args.random.get(), args.state.get(), args.node->name};
+        (*kernel)(op_ctx, args.node->attrs, output_grads, inputs, outputs, write_views, req);
+      },
+      ctx, Unique(reads), writes, 0, step.label, {FnProperty::kNormal, OpOrigin::kExecutor});
+}
+
+void Executor::Forward(bool is_train) {
+  BulkScope bulk(*engine_, BulkSizeFromSettings(is_train));
+  for (const Step& step : plan_.forward) PushStep(step, is_train);
+}
+
+void Executor::PushHeadGradient(int slot, const NDArray* given) {
+  const TensorView view = SlotView(slot);
+  if (given == nullptr) {
+    engine_->PushSync([view](RunContext run) { FillTensor(view, 1.0, run.stream); },
+                      options_.ctx, {}, {SlotVar(slot)}, 0, "head gradient",
+                      {FnProperty::kNormal, OpOrigin::kExecutor});
+    return;
+  }
+  MX_CHECK(given->shape() == view.shape && given->dtype() == view.dtype)
+      << "head gradient for " << plan_.slot(slot).name << " has shape " << given->shape()
+      << " and dtype " << given->dtype() << "; expected " << view.shape << " " << view.dtype;
+  const TensorView source{given->data(), given->shape(), given->dtype(), given->ctx()};
+  engine_->PushSync([source, view](RunContext run) { CopyTensor(source, view, run.stream); },
+                    options_.ctx, {given->var()}, {SlotVar(slot)}, 0, "head gradient",
+                    {FnProperty::kNormal, OpOrigin::kExecutor});
+}
+
+void Executor::Backward(const std::vector<NDArray>& head_gradients) {
+  MX_CHECK(options_.training) << "Backward on an executor bound without training = true";
+  MX_CHECK(head_gradients.empty() || head_gradients.size() == plan_.head_gradient_slots.size())
+      << "Backward got " << head_gradients.size() << " head gradients for "
+      << plan_.head_gradient_slots.size() << " outputs";
+  BulkScope bulk(*engine_, BulkSizeFromSettings(true));
+  for (size_t i = 0; i < plan_.head_gradient_slots.size(); ++i) {
+    const int slot = plan_.head_gradient_slots[i];
+    if (slot >= 0) PushHeadGradient(slot, head_gradients.empty() ? nullptr : &head_gradients[i]);
+  }
+  for (const Step& step : plan_.backward) PushStep(step, true);
+}
+
+NDArray& Executor::Arg(const std::string& name) {
+  auto it = variable_slot_.find(name);
+  MX_CHECK(it != variable_slot_.end()) << "the graph has no variable '" << name << "'";
+  return slot_arrays_[it->second];
+}
+
+NDArray& Executor::Gradient(const std::string& name) {
+  auto it = gradient_slot_.find(name);
+  MX_CHECK(it != gradient_slot_.end())
+      << "no gradient for '" << name << "': it is not a parameter of a training executor (bind "
+      << "with training = true, or list an input in input_gradients)";
+  return slot_arrays_[it->second];
+}
+
+std::vector<std::string> Executor::ParameterNames() const {
+  std::vector<std::string> names;
+  for (int id : graph_.Variables(VariableRole::kParameter)) names.push_back(graph_.node(id).name);
+  return names;
+}
+
+std::vector<std::string> Executor::AuxiliaryNames() const {
+  std::vector<std::string> names;
+  for (int id : graph_.Variables(VariableRole::kAuxiliary)) names.push_back(graph_.node(id).name);
+  return names;
+}
+
+std::unique_ptr<Executor> Executor::Reshape(const std::map<std::string, Shape>& input_shapes) const {
+  BindOptions options = options_;
+  for (const auto& [name, shape] : input_shapes) options.input_shapes[name] = shape;
+  options.arrays.clear();
+  const GraphShapes new_shapes = InferGraphShapes(graph_, options.input_shapes);
+  for (const auto& [name, slot] : variable_slot_) {
+    const int id = graph_.Find(name);
+    if (graph_.node(id).role == VariableRole::kInput) continue;  // inputs follow the new shapes
+    if (new_shapes.of({id, 0}) == slot_arrays_[slot].shape()) options.arrays[name] = slot_arrays_[slot];
+  }
+  for (const auto& [name, slot] : gradient_slot_) {
+    if (new_shapes.of({graph_.Find(name), 0}) == slot_arrays_[slot].shape()) {
+      options.arrays[name + "_grad"] = slot_arrays_[slot];
+    }
+  }
+  return Bind(graph_, options);
+}
+
+MemoryReport Executor::memory_report() const {
+  MemoryReport report;
+  report.planned_bytes = memory_.planned_bytes;
+  report.unplanned_bytes = memory_.unplanned_bytes;
+  report.inplace_count = memory_.inplace_count;
+  report.mirrored_count = plan_.num_mirrored;
+  for (const Slot& slot : plan_.slots) {
+    if (slot.external()) report.external_bytes += slot.bytes();
+  }
+  return report;
+}
+
+std::string Executor::Summary() const {
+  const MemoryReport report = memory_report();
+  std::ostringstream out;
+  out << GraphSummary(graph_, shapes_);
+  out << "Memory: " << FormatBytes(report.planned_bytes) << " planned for values ("
+      << FormatBytes(report.unplanned_bytes) << " without the plan; " << report.inplace_count
+      << " in place, " << report.mirrored_count << " recomputed), "
+      << FormatBytes(report.external_bytes) << " for variables and gradients\n";
+  return out.str();
+}
+
+}  // namespace mxlite

@@ -1,0 +1,118 @@
+// Executor: a graph bound to a device, with memory for every value, run through the engine.
+//
+//   GraphBuilder g;  ...
+//   auto exec = Executor::Bind(g.Build({loss}), {.ctx = Context::CPU(), .training = true});
+//   exec->Arg("data").SyncCopyFromCPU(batch, bytes);
+//   exec->Forward(/*is_train=*/true);
+//   exec->Backward();
+//   NDArray w_grad = exec->Gradient("conv0_weight");
+//
+// Binding infers shapes, builds the execution plan (scheduler/execution_plan.h: forward, and for
+// training the gradient pass, mirrored per MXNET_BACKWARD_DO_MIRROR) and the memory plan
+// (scheduler/memory_plan.h, per MXNET_EXEC_ENABLE_INPLACE and NNVM_EXEC_MATCH_RANGE), then
+// allocates one block per planned buffer. Variables (inputs, parameters, auxiliary states) are
+// NDArrays: the ones given in BindOptions::arrays are used as they are (shared, e.g. between
+// executors of two batch sizes), the others are created (zeros). Every step is pushed to the engine
+// with the engine vars of what it reads and writes, bulked per MXNET_EXEC_BULK_EXEC_*; Forward and
+// Backward return once everything is pushed. Reading an output or gradient (NDArray::ToVector,
+// WaitToRead) waits, and rethrows an error of the op that failed, naming it.
+//
+// Thread safety: one thread drives an executor. Arrays it hands out may be read from any thread.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "engine/ndarray.h"
+#include "scheduler/execution_plan.h"
+#include "scheduler/graph.h"
+#include "scheduler/infer_shapes.h"
+#include "scheduler/memory_plan.h"
+
+namespace mxlite {
+
+struct BindOptions {
+  Context ctx = Context::CPU();
+  // Plan backward too (gradients of every parameter, plus the inputs listed below).
+  bool training = false;
+  // Input variables whose gradient is wanted as well (e.g. for adversarial examples or tests).
+  std::vector<std::string> input_gradients = {};
+  // Shapes of inputs that differ from the graph's declared ones (e.g. another batch size).
+  std::map<std::string, Shape> input_shapes = {};
+  // Arrays to use for variables or parameter gradients ("conv0_weight", "conv0_weight_grad").
+  std::map<std::string, NDArray> arrays = {};
+  // Seed of the random streams (Dropout); each node gets its own stream.
+  uint64_t seed = 0;
+};
+
+struct MemoryReport {
+  size_t planned_bytes = 0;    // internal buffers with the memory plan
+  size_t unplanned_bytes = 0;  // the same, one buffer per value
+  size_t external_bytes = 0;   // variables and parameter gradients
+  int inplace_count = 0;
+  int mirrored_count = 0;
+};
+
+class Executor {
+ public:
+  static std::unique_ptr<Executor> Bind(const Graph& graph, const BindOptions& options);
+  ~Executor();
+
+  // Pushes the forward steps. With is_train, ops behave as in training (BatchNorm uses and updates
+  // batch statistics, Dropout drops).
+  void Forward(bool is_train);
+  // Pushes the backward steps. `head_gradients` (one per graph output, or none for all ones)
+  // seed the gradients of the outputs; loss ops such as SoftmaxOutput ignore them.
+  void Backward(const std::vector<NDArray>& head_gradients = {});
+
+  const std::vector<NDArray>& outputs() const { return outputs_; }
+  // The array of a variable (input, parameter or auxiliary state) by name.
+  NDArray& Arg(const std::string& name);
+  // The gradient of a parameter (or of an input listed in BindOptions::input_gradients).
+  NDArray& Gradient(const std::string& name);
+  // Every parameter's name, in graph order.
+  std::vector<std::string> ParameterNames() const;
+  std::vector<std::string> AuxiliaryNames() const;
+
+  // An executor for new input shapes that shares this one's parameters, auxiliary states and
+  // gradient arrays (what did not change shape) — rebinding to a new batch size.
+  std::unique_ptr<Executor> Reshape(const std::map<std::string, Shape>& input_shapes) const;
+
+  const Graph& graph() const { return graph_; }
+  const GraphShapes& shapes() const { return shapes_; }
+  const ExecutionPlan& plan() const { return plan_; }
+  Context context() const { return options_.ctx; }
+  MemoryReport memory_report() const;
+  // The graph summary (layers, output shapes, parameter counts) and the memory report.
+  std::string Summary() const;
+
+ private:
+  Executor(const Graph& graph, const BindOptions& options);
+  void AllocateArrays();
+  void CreateNodeStates();
+  void PushStep(const Step& step, bool is_train);
+  void PushHeadGradient(int slot, const NDArray* given);
+  TensorView SlotView(int slot) const;
+  VarHandle SlotVar(int slot) const;
+
+  Graph graph_;
+  BindOptions options_;
+  GraphShapes shapes_;
+  ExecutionPlan plan_;
+  MemoryPlan memory_;
+  std::shared_ptr<Engine> engine_;
+
+  std::vector<NDArray> blocks_;                   // planned buffers
+  std::vector<NDArray> slot_arrays_;              // per slot: its own array (external, outputs)
+  std::map<std::string, int> variable_slot_;      // variable name -> slot
+  std::map<std::string, int> gradient_slot_;      // variable name -> its gradient slot
+  std::vector<NDArray> outputs_;
+  // Per node (null where unused); shared with pushed steps, which may outlive the executor.
+  std::vector<std::shared_ptr<OpState>> node_states_;
+  std::vector<std::shared_ptr<std::mt19937_64>> node_random_;
+};
+
+}  // namespace mxlite
