@@ -28,9 +28,9 @@ double KeptFraction(const HostTensor& output) {
 }
 
 TEST(DropoutTest, KeptFractionAndScaleOnALargeTensor) {
-  // 1e6 draws: the kept fraction's standard deviation is below 5e-4, so 0.005 is ~10 sigma.
-  for (double p : {0.3, 0.5, 0.9}) {
-    OpCase test_case{"Dropout", {{"p", std::to_string(p)}}, {{1000, 1000}}};
+  // 4e5 draws: the kept fraction's standard deviation is below 8e-4, so 0.005 is > 6 sigma.
+  for (double p : {0.3, 0.9}) {
+    OpCase test_case{"Dropout", {{"p", std::to_string(p)}}, {{400, 1000}}};
     test_case.init["data"] = Ones;
     OpRun run = RunForward(test_case, MakeInputs(test_case, DType::kFloat32));
     EXPECT_NEAR(KeptFraction(run.outputs[0]), 1 - p, 0.005) << "p=" << p;
@@ -87,7 +87,7 @@ TEST(DropoutTest, ModeAlwaysDropsAtInferenceToo) {
   test_case.init["data"] = Ones;
   OpRun run = RunForward(test_case, MakeInputs(test_case, DType::kFloat64));
   EXPECT_NEAR(KeptFraction(run.outputs[0]), 0.5, 0.05);
-  CheckGradients(test_case);
+  CheckGradients({"Dropout", {{"p", "0.5"}, {"mode", "always"}}, {{4, 5}}, {}, false});
 }
 
 TEST(DropoutTest, PZeroKeepsEverythingAndPOneDropsEverything) {
