@@ -1,0 +1,322 @@
+// BatchNorm: y = gamma * (x - mean) / sqrt(var + eps) + beta per channel (the `axis` dim), with
+// MXNet's attributes and semantics.
+//
+// Statistics: in training (is_train and not use_global_stats) the batch mean and the biased batch
+// variance (divided by the element count m, not m - 1) over every dim but `axis`; otherwise the
+// moving statistics. Training also updates the auxiliary states, as MXNet's CPU kernel does with
+// the biased variance:
+//   moving_mean = moving_mean * momentum + batch_mean * (1 - momentum)
+//   moving_var  = moving_var  * momentum + batch_var  * (1 - momentum)
+// The statistics used are saved as the hidden outputs "mean" and "var" (visible with
+// output_mean_var), and backward reads them instead of the moving states.
+//
+// fix_gamma (MXNet's default true): gamma is read as 1 and its gradient is 0.
+// Backward, batch statistics (the mean and variance depend on x):
+//   dx = gamma * invstd * (dy - mean(dy) - xhat * mean(dy * xhat)),  xhat = (x - mean) * invstd
+// global statistics (constants): dx = gamma * invstd * dy. In both, dgamma = sum(dy * xhat) and
+// dbeta = sum(dy).
+#include <algorithm>
+#include <cmath>
+
+#include "ops/cpu/elementwise.h"
+#include "ops/cpu/parallel.h"
+#include "ops/operator.h"
+
+namespace mxlite {
+namespace {
+
+enum Input { kData, kGamma, kBeta, kMovingMean, kMovingVar };
+enum Output { kOut, kMean, kVar };
+
+// The data seen as (outer, channels, inner) around the normalised axis.
+struct ChannelLayout {
+  int64_t outer = 1, channels = 1, inner = 1;
+  int64_t per_channel() const { return outer * inner; }
+};
+
+int NormalisedAxis(const Attributes& attrs, const Shape& data, const std::string& owner) {
+  const int64_t axis = attrs.GetInt("axis");
+  const int ndim = data.ndim();
+  MX_CHECK(ndim >= 1 && axis >= -ndim && axis < ndim)
+      << owner << ": axis " << axis << " is out of range for data of shape " << data;
+  return static_cast<int>(axis < 0 ? axis + ndim : axis);
+}
+
+ChannelLayout LayoutOf(const Attributes& attrs, const Shape& data, const std::string& owner) {
+  const int axis = NormalisedAxis(attrs, data, owner);
+  return {data.size(0, axis), data[axis], data.size(axis + 1, data.ndim())};
+}
+
+void CheckAttributes(const Attributes& attrs, const std::string& owner) {
+  const double eps = attrs.GetFloat("eps"), momentum = attrs.GetFloat("momentum");
+  MX_CHECK(eps >= 0) << owner << ": eps=" << eps << " must be >= 0";
+  MX_CHECK(momentum >= 0 && momentum <= 1)
+      << owner << ": momentum=" << momentum << " must be in [0, 1]";
+}
+
+void BatchNormInferShape(const Attributes& attrs, ShapeInference& shapes) {
+  const std::string owner = shapes.op + " " + shapes.node;
+  CheckAttributes(attrs, owner);
+  const Shape& data = shapes.Input(kData);
+  const Shape channels{data[NormalisedAxis(attrs, data, owner)]};
+  for (int input : {kGamma, kBeta, kMovingMean, kMovingVar}) shapes.AssignInput(input, channels);
+  shapes.AssignOutput(kOut, data);
+  shapes.AssignOutput(kMean, channels);
+  shapes.AssignOutput(kVar, channels);
+}
+
+// Work split over (row block, channel block) tiles: inner loops stay contiguous whether the
+// channel axis is outermost-but-one (NCHW: long inner runs, one channel per tile) or last (NHWC:
+// inner = 1, many channels per tile). The split depends on the shape only, so reductions add
+// their partial sums in the same order on any thread count.
+struct Tiling {
+  int64_t rows_per_tile, channels_per_tile, row_tiles, channel_tiles;
+  int64_t tiles() const { return row_tiles * channel_tiles; }
+};
+
+Tiling TilingOf(const ChannelLayout& l) {
+  Tiling t;
+  t.channels_per_tile = std::clamp<int64_t>(1024 / std::max<int64_t>(l.inner, 1), 1, l.channels);
+  const int64_t tile_row_work = std::max<int64_t>(1, t.channels_per_tile * l.inner);
+  t.rows_per_tile = std::clamp<int64_t>(cpu::kElementwiseGrain / tile_row_work, 1, l.outer);
+  t.row_tiles = (l.outer + t.rows_per_tile - 1) / t.rows_per_tile;
+  t.channel_tiles = (l.channels + t.channels_per_tile - 1) / t.channels_per_tile;
+  return t;
+}
+
+// Calls fn(row_tile, c, offset, count) for every run of `count` contiguous elements of channel c,
+// starting at flat `offset`, tile by tile on the intra-op pool.
+template <typename Fn>
+void ForEachChannelRun(const ChannelLayout& l, const Tiling& t, Fn&& fn) {
+  if (l.outer * l.channels * l.inner == 0) return;
+  auto run_tile = [&](int64_t tile) {
+    const int64_t row_tile = tile / t.channel_tiles;
+    const int64_t c0 = (tile % t.channel_tiles) * t.channels_per_tile;
+    const int64_t c1 = std::min(l.channels, c0 + t.channels_per_tile);
+    const int64_t r1 = std::min(l.outer, (row_tile + 1) * t.rows_per_tile);
+    for (int64_t row = row_tile * t.rows_per_tile; row < r1; ++row) {
+      for (int64_t c = c0; c < c1; ++c) fn(row_tile, c, (row * l.channels + c) * l.inner, l.inner);
+    }
+  };
+  if (t.tiles() == 1) {
+    run_tile(0);
+  } else {
+    cpu::ParallelFor(t.tiles(), run_tile);
+  }
+}
+
+// sums[k * channels + c] = sum over channel c's runs of term(c, offset, count)[k], k < K.
+// Partial sums per row tile live in scratch and are added in tile order (deterministic).
+template <int K, typename Term>
+void SumPerChannel(const ChannelLayout& l, ScratchSpace& scratch, double* sums, Term&& term) {
+  const Tiling t = TilingOf(l);
+  const int64_t stride = l.channels * K;
+  double* partial = scratch.GetArray<double>(t.row_tiles * stride);
+  std::fill(partial, partial + t.row_tiles * stride, 0.0);
+  ForEachChannelRun(l, t, [&](int64_t row_tile, int64_t c, int64_t offset, int64_t count) {
+    double values[K];
+    term(c, offset, count, values);
+    for (int k = 0; k < K; ++k) partial[row_tile * stride + k * l.channels + c] += values[k];
+  });
+  std::fill(sums, sums + stride, 0.0);
+  for (int64_t r = 0; r < t.row_tiles; ++r) {
+    for (int64_t i = 0; i < stride; ++i) sums[i] += partial[r * stride + i];
+  }
+}
+
+// Per-channel statistics in double: the mean and variance used, and 1 / sqrt(var + eps).
+struct ChannelStats {
+  double* mean;
+  double* var;
+  double* invstd;
+};
+
+ChannelStats AllocateStats(ScratchSpace& scratch, int64_t channels) {
+  double* block = scratch.GetArray<double>(3 * channels);
+  return {block, block + channels, block + 2 * channels};
+}
+
+template <typename T>
+void BatchStatistics(const ChannelLayout& l, const T* x, ScratchSpace& scratch, ChannelStats s) {
+  const double m = static_cast<double>(l.per_channel());
+  SumPerChannel<1>(l, scratch, s.mean, [&](int64_t, int64_t offset, int64_t count, double* out) {
+    out[0] = cpu::EigenArray<const T>(x + offset, count).template cast<double>().sum();
+  });
+  for (int64_t c = 0; c < l.channels; ++c) s.mean[c] /= m;
+  // Two passes (sum of squared deviations) rather than E[x^2] - E[x]^2, which cancels badly.
+  SumPerChannel<1>(l, scratch, s.var, [&](int64_t c, int64_t offset, int64_t count, double* out) {
+    out[0] = (cpu::EigenArray<const T>(x + offset, count).template cast<double>() - s.mean[c])
+                 .square()
+                 .sum();
+  });
+  for (int64_t c = 0; c < l.channels; ++c) s.var[c] /= m;
+}
+
+template <typename T>
+void BatchNormForward(const OpContext& ctx, const Attributes& attrs,
+                      const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
+                      const std::vector<WriteMode>& req) {
+  const std::string owner = "BatchNorm " + ctx.node_name;
+  const ChannelLayout l = LayoutOf(attrs, inputs[kData].shape, owner);
+  const double eps = attrs.GetFloat("eps"), momentum = attrs.GetFloat("momentum");
+  const bool fix_gamma = attrs.GetBool("fix_gamma");
+  const bool batch_stats = ctx.is_train && !attrs.GetBool("use_global_stats");
+  const T* x = inputs[kData].data_as<T>();
+  const T* gamma = inputs[kGamma].data_as<T>();
+  const T* beta = inputs[kBeta].data_as<T>();
+  T* moving_mean = inputs[kMovingMean].data_as<T>();
+  T* moving_var = inputs[kMovingVar].data_as<T>();
+
+  ChannelStats s = AllocateStats(*ctx.scratch, l.channels);
+  if (batch_stats) {
+    BatchStatistics(l, x, *ctx.scratch, s);
+  } else {
+    std::copy(moving_mean, moving_mean + l.channels, s.mean);
+    std::copy(moving_var, moving_var + l.channels, s.var);
+  }
+  for (int64_t c = 0; c < l.channels; ++c) s.invstd[c] = 1.0 / std::sqrt(s.var[c] + eps);
+
+  if (req[kOut] != WriteMode::kNull) {
+    T* y = outputs[kOut].data_as<T>();
+    ForEachChannelRun(l, TilingOf(l), [&](int64_t, int64_t c, int64_t offset, int64_t count) {
+      const double scale = (fix_gamma ? 1.0 : static_cast<double>(gamma[c])) * s.invstd[c];
+      const T a = static_cast<T>(scale);
+      const T b = static_cast<T>(static_cast<double>(beta[c]) - s.mean[c] * scale);
+      cpu::EigenArray<T>(y + offset, count) = cpu::EigenArray<const T>(x + offset, count) * a + b;
+    });
+  }
+  for (int64_t c = 0; c < l.channels; ++c) {
+    if (req[kMean] != WriteMode::kNull) outputs[kMean].data_as<T>()[c] = static_cast<T>(s.mean[c]);
+    if (req[kVar] != WriteMode::kNull) outputs[kVar].data_as<T>()[c] = static_cast<T>(s.var[c]);
+  }
+  if (batch_stats) {
+    for (int64_t c = 0; c < l.channels; ++c) {
+      moving_mean[c] = static_cast<T>(moving_mean[c] * momentum + s.mean[c] * (1 - momentum));
+      moving_var[c] = static_cast<T>(moving_var[c] * momentum + s.var[c] * (1 - momentum));
+    }
+  }
+}
+
+template <typename T>
+void BatchNormBackward(const OpContext& ctx, const Attributes& attrs, const T* dy,
+                       const std::vector<TensorView>& inputs,
+                       const std::vector<TensorView>& outputs,
+                       const std::vector<TensorView>& input_grads,
+                       const std::vector<WriteMode>& req) {
+  const std::string owner = "BatchNorm " + ctx.node_name;
+  const ChannelLayout l = LayoutOf(attrs, inputs[kData].shape, owner);
+  const double eps = attrs.GetFloat("eps");
+  const bool fix_gamma = attrs.GetBool("fix_gamma");
+  const bool batch_stats = ctx.is_train && !attrs.GetBool("use_global_stats");
+  const T* x = inputs[kData].data_as<T>();
+  const T* gamma = inputs[kGamma].data_as<T>();
+  const T* saved_mean = outputs[kMean].data_as<T>();
+  const T* saved_var = outputs[kVar].data_as<T>();
+
+  ChannelStats s = AllocateStats(*ctx.scratch, l.channels);
+  for (int64_t c = 0; c < l.channels; ++c) {
+    s.mean[c] = saved_mean[c];
+    s.invstd[c] = 1.0 / std::sqrt(static_cast<double>(saved_var[c]) + eps);
+  }
+  // sums[c] = sum(dy), sums[channels + c] = sum(dy * (x - mean)).
+  double* sums = ctx.scratch->GetArray<double>(2 * l.channels);
+  SumPerChannel<2>(
+      l, *ctx.scratch, sums, [&](int64_t c, int64_t offset, int64_t count, double* out) {
+        auto grad = cpu::EigenArray<const T>(dy + offset, count).template cast<double>();
+        auto centred =
+            cpu::EigenArray<const T>(x + offset, count).template cast<double>() - s.mean[c];
+        out[0] = grad.sum();
+        out[1] = (grad * centred).sum();
+      });
+  const double* sum_dy = sums;
+  const double* sum_dy_centred = sums + l.channels;
+
+  if (req[kGamma] != WriteMode::kNull) {
+    T* dgamma = input_grads[kGamma].data_as<T>();
+    for (int64_t c = 0; c < l.channels; ++c) {
+      dgamma[c] = fix_gamma ? T(0) : static_cast<T>(sum_dy_centred[c] * s.invstd[c]);
+    }
+  }
+  if (req[kBeta] != WriteMode::kNull) {
+    T* dbeta = input_grads[kBeta].data_as<T>();
+    for (int64_t c = 0; c < l.channels; ++c) dbeta[c] = static_cast<T>(sum_dy[c]);
+  }
+  if (req[kData] == WriteMode::kNull) return;
+  T* dx = input_grads[kData].data_as<T>();
+  const double m = static_cast<double>(l.per_channel());
+  // dx = a * dy + b * x + d per channel, folding the formulas of the file comment.
+  ForEachChannelRun(l, TilingOf(l), [&](int64_t, int64_t c, int64_t offset, int64_t count) {
+    const double g = fix_gamma ? 1.0 : static_cast<double>(gamma[c]);
+    const double a = g * s.invstd[c];
+    double b = 0, d = 0;
+    if (batch_stats) {
+      b = -a * s.invstd[c] * s.invstd[c] * sum_dy_centred[c] / m;
+      d = -a * sum_dy[c] / m - b * s.mean[c];
+    }
+    cpu::EigenArray<T>(dx + offset, count) =
+        cpu::EigenArray<const T>(dy + offset, count) * static_cast<T>(a) +
+        cpu::EigenArray<const T>(x + offset, count) * static_cast<T>(b) + static_cast<T>(d);
+  });
+}
+
+void BatchNormForwardCpu(const OpContext& ctx, const Attributes& attrs,
+                         const std::vector<TensorView>& inputs,
+                         const std::vector<TensorView>& outputs,
+                         const std::vector<WriteMode>& req) {
+  MXLITE_FLOAT_TYPE_SWITCH(inputs[kData].dtype, T, "BatchNorm",
+                           { BatchNormForward<T>(ctx, attrs, inputs, outputs, req); });
+}
+
+void BatchNormBackwardCpu(const OpContext& ctx, const Attributes& attrs,
+                          const std::vector<TensorView>& output_grads,
+                          const std::vector<TensorView>& inputs,
+                          const std::vector<TensorView>& outputs,
+                          const std::vector<TensorView>& input_grads,
+                          const std::vector<WriteMode>& req) {
+  if (req[kData] == WriteMode::kNull && req[kGamma] == WriteMode::kNull &&
+      req[kBeta] == WriteMode::kNull) {
+    return;
+  }
+  MXLITE_FLOAT_TYPE_SWITCH(inputs[kData].dtype, T, "BatchNorm", {
+    BatchNormBackward<T>(ctx, attrs, output_grads[kOut].data_as<T>(), inputs, outputs, input_grads,
+                         req);
+  });
+}
+
+}  // namespace
+
+MXLITE_REGISTER_OP(BatchNorm) {
+  OpDef op;
+  op.name = "BatchNorm";
+  op.doc = "Batch normalisation over every dim but `axis`, with moving statistics (MXNet's).";
+  op.attributes.Float("eps", "added to the variance before the square root", Default("0.001"))
+      .Float("momentum", "weight of the old moving statistics in their update", Default("0.9"))
+      .Bool("fix_gamma", "treat gamma as 1 (its gradient is 0)", Default("true"))
+      .Bool("use_global_stats", "normalise with the moving statistics in training too",
+            Default("false"))
+      .Bool("output_mean_var", "also output the mean and variance used", Default("false"))
+      .Int("axis", "the channel axis; negative counts from the end", Default("1"))
+      .Bool("cudnn_off", "do not use cuDNN (no effect on the CPU)", Default("false"));
+  op.input_names = [](const Attributes&) {
+    return std::vector<std::string>{"data", "gamma", "beta", "moving_mean", "moving_var"};
+  };
+  op.input_roles = [](const Attributes&) {
+    return std::vector<InputRole>{InputRole::kData, InputRole::kParameter, InputRole::kParameter,
+                                  InputRole::kAuxiliary, InputRole::kAuxiliary};
+  };
+  op.output_names = [](const Attributes&) {
+    return std::vector<std::string>{"output", "mean", "var"};
+  };
+  op.num_visible_outputs = [](const Attributes& attrs) {
+    return attrs.GetBool("output_mean_var") ? 3 : 1;
+  };
+  op.infer_shape = BatchNormInferShape;
+  op.backward_dependencies = [](const Attributes&) -> BackwardDependencies {
+    return {{true, true, false, false, false}, {false, true, true}};
+  };
+  op.forward[DeviceType::kCPU] = BatchNormForwardCpu;
+  op.backward[DeviceType::kCPU] = BatchNormBackwardCpu;
+  return op;
+}
+
+}  // namespace mxlite

@@ -1,0 +1,365 @@
+// Pooling: max, average or sum over sliding windows of the spatial dims of a 1-D, 2-D or 3-D
+// input, channels first (NCW, NCHW, NCDHW) or last (NWC, NHWC, NDHWC), with MXNet's attributes.
+//
+// Output extent per spatial dim, as in MXNet:
+//   valid: 1 + floor((in + 2 * pad - kernel) / stride)
+//   full:  1 + ceil((in + 2 * pad - kernel) / stride), minus one if the last window would start
+//          at or beyond in + pad (PyTorch's ceil-mode rule: no window starts in the right padding
+//          alone, which MXNet's formula allows).
+// global_pool pools each whole spatial extent to 1 (kernel, stride and pad are ignored).
+//
+// Padding is never a candidate for max. avg divides by the window clipped to the padded input
+// (count_include_pad = true, MXNet's default) or by the real elements only (false). A window with
+// no real element (possible when pad >= kernel) outputs 0 and receives no gradient; nothing is
+// ever divided by zero. Max backward routes each output gradient to the first maximum of its
+// window in scan order (depth, height, width), the element the forward picked.
+#include <algorithm>
+#include <array>
+#include <limits>
+
+#include "ops/cpu/elementwise.h"
+#include "ops/cpu/parallel.h"
+#include "ops/operator.h"
+
+namespace mxlite {
+namespace {
+
+enum class PoolType { kMax, kAvg, kSum };
+
+constexpr int kMaxSpatialDims = 3;
+// Channels-last kernels process this many channels together (contiguous in memory).
+constexpr int64_t kChannelBlock = 64;
+
+using Extents = std::array<int64_t, kMaxSpatialDims>;
+
+// Everything a kernel needs about one pooling call. Spatial dims are right-aligned into three
+// (depth, height, width); missing leading dims have extent 1, kernel 1, stride 1, pad 0.
+struct PoolingGeometry {
+  int64_t batch = 0, channels = 0;
+  Extents in{1, 1, 1}, out{1, 1, 1}, kernel{1, 1, 1}, stride{1, 1, 1}, pad{0, 0, 0};
+  int spatial_dims = 0;
+  bool channels_last = false;
+  PoolType type = PoolType::kMax;
+  bool count_include_pad = true;
+
+  int64_t in_positions() const { return in[0] * in[1] * in[2]; }
+  int64_t out_positions() const { return out[0] * out[1] * out[2]; }
+};
+
+PoolType ParsePoolType(const std::string& text) {
+  if (text == "max") return PoolType::kMax;
+  if (text == "avg") return PoolType::kAvg;
+  return PoolType::kSum;
+}
+
+std::string DefaultLayout(int ndim) { return ndim == 3 ? "NCW" : ndim == 4 ? "NCHW" : "NCDHW"; }
+
+// A kernel/stride/pad tuple with one value per spatial dim, or `fallback` everywhere when empty.
+std::vector<int64_t> PerSpatialDim(const Attributes& attrs, const std::string& name, int dims,
+                                   int64_t fallback, int64_t minimum, const std::string& owner,
+                                   const Shape& data) {
+  std::vector<int64_t> values = attrs.GetInts(name);
+  if (values.empty()) values.assign(dims, fallback);
+  MX_CHECK(static_cast<int>(values.size()) == dims)
+      << owner << ": " << name << "=" << FormatIntTuple(attrs.GetInts(name)) << " has "
+      << values.size() << " dims but data " << data << " has " << dims << " spatial dims";
+  for (int64_t value : values) {
+    MX_CHECK(value >= minimum) << owner << ": " << name << "=" << FormatIntTuple(values)
+                               << " must be >= " << minimum << " in every dim";
+  }
+  return values;
+}
+
+int64_t OutputExtent(int64_t in, int64_t kernel, int64_t stride, int64_t pad, bool full) {
+  const int64_t span = in + 2 * pad - kernel;  // >= 0, checked by the caller
+  if (!full) return 1 + span / stride;
+  int64_t out = 1 + (span + stride - 1) / stride;
+  if ((out - 1) * stride >= in + pad) --out;
+  return out;
+}
+
+// Validates the attributes against the data shape; `owner` is "Pooling <node>" for messages.
+PoolingGeometry MakeGeometry(const Attributes& attrs, const Shape& data, const std::string& owner) {
+  const int ndim = data.ndim();
+  MX_CHECK(ndim >= 3 && ndim <= 5) << owner << ": data must be 3-D (N,C,W), 4-D (N,C,H,W) or 5-D "
+                                   << "(N,C,D,H,W); got shape " << data;
+  const std::string layout = attrs.Has("layout") ? attrs.GetString("layout") : DefaultLayout(ndim);
+  MX_CHECK(static_cast<int>(layout.size()) == ndim)
+      << owner << ": layout " << layout << " does not fit data of shape " << data;
+  PoolingGeometry g;
+  g.spatial_dims = ndim - 2;
+  g.channels_last = layout.back() == 'C';
+  g.batch = data[0];
+  g.channels = g.channels_last ? data[ndim - 1] : data[1];
+  g.type = ParsePoolType(attrs.GetString("pool_type"));
+  g.count_include_pad = !attrs.Has("count_include_pad") || attrs.GetBool("count_include_pad");
+  const int first_spatial = g.channels_last ? 1 : 2;
+  const int offset = kMaxSpatialDims - g.spatial_dims;
+  for (int i = 0; i < g.spatial_dims; ++i) g.in[offset + i] = data[first_spatial + i];
+
+  if (attrs.GetBool("global_pool")) {
+    for (int i = 0; i < g.spatial_dims; ++i) g.kernel[offset + i] = g.in[offset + i];
+    return g;  // out, stride and pad keep 1, 1, 0
+  }
+  MX_CHECK(!attrs.GetInts("kernel").empty())
+      << owner << ": kernel is required unless global_pool is true (data " << data << ")";
+  const auto kernel = PerSpatialDim(attrs, "kernel", g.spatial_dims, 1, 1, owner, data);
+  const auto stride = PerSpatialDim(attrs, "stride", g.spatial_dims, 1, 1, owner, data);
+  const auto pad = PerSpatialDim(attrs, "pad", g.spatial_dims, 0, 0, owner, data);
+  const bool full = attrs.GetString("pooling_convention") == "full";
+  for (int i = 0; i < g.spatial_dims; ++i) {
+    const int d = offset + i;
+    g.kernel[d] = kernel[i];
+    g.stride[d] = stride[i];
+    g.pad[d] = pad[i];
+    MX_CHECK(g.kernel[d] <= g.in[d] + 2 * g.pad[d])
+        << owner << ": kernel " << FormatIntTuple(kernel) << " exceeds data " << data
+        << " padded by " << FormatIntTuple(pad);
+    g.out[d] = OutputExtent(g.in[d], g.kernel[d], g.stride[d], g.pad[d], full);
+  }
+  return g;
+}
+
+Shape OutputShape(const PoolingGeometry& g, const Shape& data) {
+  std::vector<int64_t> dims = data.to_vector();
+  const int first_spatial = g.channels_last ? 1 : 2;
+  const int offset = kMaxSpatialDims - g.spatial_dims;
+  for (int i = 0; i < g.spatial_dims; ++i) dims[first_spatial + i] = g.out[offset + i];
+  return Shape(dims);
+}
+
+void PoolingInferShape(const Attributes& attrs, ShapeInference& shapes) {
+  const Shape& data = shapes.Input(0);
+  PoolingGeometry g = MakeGeometry(attrs, data, shapes.op + " " + shapes.node);
+  shapes.AssignOutput(0, OutputShape(g, data));
+}
+
+// One window, clipped to the real input: [begin, end) per dim, and what avg divides by.
+struct Window {
+  Extents begin, end;
+  int64_t divisor = 0;  // 0 when nothing is to be divided by (see the file comment)
+};
+
+Window WindowAt(const PoolingGeometry& g, const Extents& position) {
+  Window w;
+  int64_t padded_count = 1, real_count = 1;
+  for (int d = 0; d < kMaxSpatialDims; ++d) {
+    const int64_t start = position[d] * g.stride[d] - g.pad[d];
+    const int64_t padded_end = std::min(start + g.kernel[d], g.in[d] + g.pad[d]);
+    w.begin[d] = std::max<int64_t>(start, 0);
+    w.end[d] = std::min(start + g.kernel[d], g.in[d]);
+    padded_count *= padded_end - start;
+    real_count *= std::max<int64_t>(w.end[d] - w.begin[d], 0);
+  }
+  if (g.type == PoolType::kSum) {
+    w.divisor = 1;
+  } else if (real_count > 0) {
+    w.divisor = g.count_include_pad ? padded_count : real_count;
+  }
+  return w;
+}
+
+// Calls fn(input_position) for every real element of the window, in (d, h, w) scan order.
+template <typename Fn>
+void ForEachWindowElement(const PoolingGeometry& g, const Window& w, Fn&& fn) {
+  for (int64_t d = w.begin[0]; d < w.end[0]; ++d) {
+    for (int64_t h = w.begin[1]; h < w.end[1]; ++h) {
+      for (int64_t x = w.begin[2]; x < w.end[2]; ++x) fn((d * g.in[1] + h) * g.in[2] + x);
+    }
+  }
+}
+
+// Runs fn(n, first_channel, channel_count) for every (image, channel block) on the intra-op pool;
+// blocks are one channel (channels first) or up to kChannelBlock contiguous channels (channels
+// last). Blocks touch disjoint memory, so backward may scatter without races.
+template <typename Fn>
+void ForEachChannelBlock(const PoolingGeometry& g, Fn&& fn) {
+  const int64_t block = g.channels_last ? std::min(g.channels, kChannelBlock) : 1;
+  if (block == 0 || g.batch == 0) return;
+  const int64_t blocks_per_image = (g.channels + block - 1) / block;
+  const int64_t tasks = g.batch * blocks_per_image;
+  const int64_t work_per_task =
+      std::max<int64_t>(1, block * (g.in_positions() + g.out_positions()));
+  const int64_t tasks_per_chunk = std::max<int64_t>(1, cpu::kElementwiseGrain / work_per_task);
+  const int64_t chunks = (tasks + tasks_per_chunk - 1) / tasks_per_chunk;
+  auto run_chunk = [&](int64_t chunk) {
+    const int64_t end = std::min(tasks, (chunk + 1) * tasks_per_chunk);
+    for (int64_t task = chunk * tasks_per_chunk; task < end; ++task) {
+      const int64_t n = task / blocks_per_image;
+      const int64_t c0 = (task % blocks_per_image) * block;
+      fn(n, c0, std::min(block, g.channels - c0));
+    }
+  };
+  if (chunks == 1) {
+    run_chunk(0);
+  } else {
+    cpu::ParallelFor(chunks, run_chunk);
+  }
+}
+
+// Calls fn(out_position_index, window) for every output position.
+template <typename Fn>
+void ForEachOutputPosition(const PoolingGeometry& g, Fn&& fn) {
+  int64_t index = 0;
+  for (int64_t d = 0; d < g.out[0]; ++d) {
+    for (int64_t h = 0; h < g.out[1]; ++h) {
+      for (int64_t w = 0; w < g.out[2]; ++w) fn(index++, WindowAt(g, {d, h, w}));
+    }
+  }
+}
+
+// For each channel of the block, the first position holding the window's maximum (-1 if the
+// window has no real element). `x` points at the block's first channel of one image.
+template <typename T>
+void FindWindowMaxima(const PoolingGeometry& g, const Window& w, const T* x, int64_t position_step,
+                      int64_t channel_stride, int64_t count, T* best, int64_t* best_position) {
+  for (int64_t c = 0; c < count; ++c) {
+    best[c] = std::numeric_limits<T>::lowest();
+    best_position[c] = -1;
+  }
+  ForEachWindowElement(g, w, [&](int64_t position) {
+    const T* values = x + position * position_step;
+    for (int64_t c = 0; c < count; ++c) {
+      const T value = values[c * channel_stride];
+      if (best_position[c] < 0 || value > best[c]) {
+        best[c] = value;
+        best_position[c] = position;
+      }
+    }
+  });
+}
+
+template <typename T>
+void PoolingForward(const PoolingGeometry& g, const T* x, T* y) {
+  const int64_t in_plane = g.in_positions(), out_plane = g.out_positions();
+  const int64_t in_position_step = g.channels_last ? g.channels : 1;
+  const int64_t out_position_step = in_position_step;
+  const int64_t in_channel_stride = g.channels_last ? 1 : in_plane;
+  const int64_t out_channel_stride = g.channels_last ? 1 : out_plane;
+  ForEachChannelBlock(g, [&](int64_t n, int64_t c0, int64_t count) {
+    const T* x_block = x + n * g.channels * in_plane + c0 * in_channel_stride;
+    T* y_block = y + n * g.channels * out_plane + c0 * out_channel_stride;
+    T best[kChannelBlock];
+    int64_t best_position[kChannelBlock];
+    ForEachOutputPosition(g, [&](int64_t out_index, const Window& w) {
+      T* out = y_block + out_index * out_position_step;
+      if (g.type == PoolType::kMax) {
+        FindWindowMaxima(g, w, x_block, in_position_step, in_channel_stride, count, best,
+                         best_position);
+        for (int64_t c = 0; c < count; ++c) {
+          out[c * out_channel_stride] = best_position[c] < 0 ? T(0) : best[c];
+        }
+        return;
+      }
+      for (int64_t c = 0; c < count; ++c) best[c] = T(0);
+      ForEachWindowElement(g, w, [&](int64_t position) {
+        const T* values = x_block + position * in_position_step;
+        for (int64_t c = 0; c < count; ++c) best[c] += values[c * in_channel_stride];
+      });
+      const T scale = w.divisor == 0 ? T(0) : T(1) / static_cast<T>(w.divisor);
+      for (int64_t c = 0; c < count; ++c) out[c * out_channel_stride] = best[c] * scale;
+    });
+  });
+}
+
+// dx = 0, then every output gradient is added to the input element(s) it came from.
+template <typename T>
+void PoolingBackward(const PoolingGeometry& g, const T* x, const T* dy, T* dx) {
+  const int64_t in_plane = g.in_positions(), out_plane = g.out_positions();
+  const int64_t in_position_step = g.channels_last ? g.channels : 1;
+  const int64_t out_position_step = in_position_step;
+  const int64_t in_channel_stride = g.channels_last ? 1 : in_plane;
+  const int64_t out_channel_stride = g.channels_last ? 1 : out_plane;
+  const int64_t total = g.batch * g.channels * in_plane;
+  cpu::ForEachChunk(total,
+                    [&](int64_t begin, int64_t end) { std::fill(dx + begin, dx + end, T(0)); });
+  ForEachChannelBlock(g, [&](int64_t n, int64_t c0, int64_t count) {
+    const int64_t in_offset = n * g.channels * in_plane + c0 * in_channel_stride;
+    const T* dy_block = dy + n * g.channels * out_plane + c0 * out_channel_stride;
+    T* dx_block = dx + in_offset;
+    T best[kChannelBlock];
+    int64_t best_position[kChannelBlock];
+    ForEachOutputPosition(g, [&](int64_t out_index, const Window& w) {
+      const T* grad = dy_block + out_index * out_position_step;
+      if (g.type == PoolType::kMax) {
+        FindWindowMaxima(g, w, x + in_offset, in_position_step, in_channel_stride, count, best,
+                         best_position);
+        for (int64_t c = 0; c < count; ++c) {
+          if (best_position[c] < 0) continue;
+          dx_block[best_position[c] * in_position_step + c * in_channel_stride] +=
+              grad[c * out_channel_stride];
+        }
+        return;
+      }
+      if (w.divisor == 0) return;
+      const T scale = T(1) / static_cast<T>(w.divisor);
+      ForEachWindowElement(g, w, [&](int64_t position) {
+        T* target = dx_block + position * in_position_step;
+        for (int64_t c = 0; c < count; ++c) {
+          target[c * in_channel_stride] += grad[c * out_channel_stride] * scale;
+        }
+      });
+    });
+  });
+}
+
+std::string Owner(const OpContext& ctx) { return "Pooling " + ctx.node_name; }
+
+void PoolingForwardCpu(const OpContext& ctx, const Attributes& attrs,
+                       const std::vector<TensorView>& inputs,
+                       const std::vector<TensorView>& outputs, const std::vector<WriteMode>& req) {
+  if (req[0] == WriteMode::kNull) return;
+  const PoolingGeometry g = MakeGeometry(attrs, inputs[0].shape, Owner(ctx));
+  MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, "Pooling", {
+    PoolingForward<T>(g, inputs[0].data_as<T>(), outputs[0].data_as<T>());
+  });
+}
+
+// Backward reads the input only for max (to find the maxima again); avg and sum need nothing but
+// the shapes, which the gradients carry.
+void PoolingBackwardCpu(const OpContext& ctx, const Attributes& attrs,
+                        const std::vector<TensorView>& output_grads,
+                        const std::vector<TensorView>& inputs, const std::vector<TensorView>&,
+                        const std::vector<TensorView>& input_grads,
+                        const std::vector<WriteMode>& req) {
+  if (req[0] == WriteMode::kNull) return;
+  const PoolingGeometry g = MakeGeometry(attrs, input_grads[0].shape, Owner(ctx));
+  MXLITE_FLOAT_TYPE_SWITCH(input_grads[0].dtype, T, "Pooling", {
+    const T* x = g.type == PoolType::kMax ? inputs[0].data_as<T>() : nullptr;
+    PoolingBackward<T>(g, x, output_grads[0].data_as<T>(), input_grads[0].data_as<T>());
+  });
+}
+
+}  // namespace
+
+MXLITE_REGISTER_OP(Pooling) {
+  OpDef op;
+  op.name = "Pooling";
+  op.doc = "Max, average or sum pooling over 1-D, 2-D or 3-D windows (MXNet's Pooling).";
+  op.attributes
+      .IntTuple("kernel", "window size, e.g. (2,2); ignored with global_pool", Default("()"))
+      .Enum("pool_type", {"max", "avg", "sum"}, "the reduction over a window", Default("max"))
+      .Bool("global_pool", "pool each whole spatial extent to 1", Default("false"))
+      .Bool("cudnn_off", "do not use cuDNN (no effect on the CPU)", Default("false"))
+      .Enum("pooling_convention", {"valid", "full"},
+            "output size rounding: valid = floor, full = ceil", Default("valid"))
+      .IntTuple("stride", "window step per spatial dim; () = 1", Default("()"))
+      .IntTuple("pad", "zero padding per spatial dim on both sides; () = 0", Default("()"))
+      .Bool("count_include_pad",
+            "avg: divide by the window including padding (true, the default) or by the real "
+            "elements only",
+            Optional())
+      .Enum("layout", {"NCW", "NCHW", "NCDHW", "NWC", "NHWC", "NDHWC"},
+            "data layout; default channels first for the data's rank", Optional());
+  op.input_names = [](const Attributes&) { return std::vector<std::string>{"data"}; };
+  op.output_names = [](const Attributes&) { return std::vector<std::string>{"output"}; };
+  op.infer_shape = PoolingInferShape;
+  op.backward_dependencies = [](const Attributes& attrs) -> BackwardDependencies {
+    return {{attrs.GetString("pool_type") == "max"}, {false}};
+  };
+  op.forward[DeviceType::kCPU] = PoolingForwardCpu;
+  op.backward[DeviceType::kCPU] = PoolingBackwardCpu;
+  return op;
+}
+
+}  // namespace mxlite
