@@ -213,6 +213,10 @@ Attributes AttributeSchema::Parse(const std::map<std::string, std::string>& raw,
   Attributes attributes;
   for (const auto& [name, text] : raw) {
     const AttributeSpec* spec = Find(name);
+    // MXNet's JSON writes "None" for attributes left unset: treat it as not given.
+    if (spec != nullptr && text == "None" && spec->presence.kind != AttributePresence::Kind::kRequired) {
+      continue;
+    }
     if (spec == nullptr) {
       std::string known;
       for (const AttributeSpec& candidate : specs_) known += (known.empty() ? "" : ", ") + candidate.name;

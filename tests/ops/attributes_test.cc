@@ -45,6 +45,14 @@ TEST(AttributesTest, ParsesEveryTypeAndAppliesDefaults) {
             "eps=0.001, kernel=(3,3), layout=NCHW, no_bias=true, num_filter=64, stride=()");
 }
 
+TEST(AttributesTest, NoneMeansNotGiven) {
+  Attributes attrs = ConvLikeSchema().Parse(
+      {{"kernel", "3"}, {"num_filter", "2"}, {"cudnn_tune", "None"}, {"layout", "None"}}, "c");
+  EXPECT_FALSE(attrs.Has("cudnn_tune"));
+  EXPECT_EQ(attrs.GetString("layout"), "NCHW");
+  EXPECT_THROW(ConvLikeSchema().Parse({{"kernel", "None"}, {"num_filter", "2"}}, "c"), Error);
+}
+
 TEST(AttributesTest, TupleSpellings) {
   for (const char* text : {"(3,3)", "[3, 3]", "3,3", " ( 3 , 3 ) "}) {
     EXPECT_EQ(ParseIntTuple(text), (std::vector<int64_t>{3, 3})) << text;
