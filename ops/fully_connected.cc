@@ -102,7 +102,8 @@ void BackwardCpu(const OpContext& ctx, const Attributes& attrs,
               inputs[0].data_as<T>(), m.inner, T(0), input_grads[1].data_as<T>(), m.inner);
     }
     if (!attrs.GetBool("no_bias") && req[2] != WriteMode::kNull) {
-      cpu::SumPerChannel<T>(grad, m.rows, hidden, 1, /*channels_last=*/true,
+      // One "image" of rows x hidden, channels last: the column sums.
+      cpu::SumPerChannel<T>(grad, 1, hidden, m.rows, /*channels_last=*/true,
                             input_grads[2].data_as<T>());
     }
   });
