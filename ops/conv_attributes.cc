@@ -1,0 +1,113 @@
+#include "ops/conv_attributes.h"
+
+#include "core/error.h"
+
+namespace mxlite {
+namespace {
+
+// A per-axis tuple: `fallback` on every axis when empty, else exactly one value per axis.
+std::vector<int64_t> ReadAxes(const Attributes& attrs, const std::string& name, int rank,
+                              int64_t fallback, int64_t minimum, const std::string& owner) {
+  std::vector<int64_t> values = attrs.GetInts(name);
+  if (values.empty()) return std::vector<int64_t>(static_cast<size_t>(rank), fallback);
+  MX_CHECK(static_cast<int>(values.size()) == rank)
+      << owner << ": " << name << "=" << FormatIntTuple(values) << " has " << values.size()
+      << " values but the kernel " << attrs.Text("kernel") << " has " << rank;
+  for (int64_t value : values) {
+    MX_CHECK(value >= minimum) << owner << ": " << name << "=" << FormatIntTuple(values)
+                               << " must be >= " << minimum << " on every axis";
+  }
+  return values;
+}
+
+}  // namespace
+
+void AddConvTuningAttributes(AttributeSchema& schema, int64_t default_workspace_mb) {
+  schema
+      .Int("workspace",
+           "temporary workspace limit (MB) for the algorithms the tuner may pick; the tuner "
+           "and the GPU kernels read it",
+           Default(std::to_string(default_workspace_mb)), 0, 8192)
+      .Enum("cudnn_tune", {"off", "limited_workspace", "fastest"},
+            "algorithm tuning for this layer; absent: MXNET_CUDNN_AUTOTUNE_DEFAULT", Optional())
+      .Bool("cudnn_off", "do not use cuDNN for this layer", Default("false"));
+}
+
+ConvWindow ReadConvWindow(const Attributes& attrs, const std::string& owner) {
+  ConvWindow window;
+  window.kernel = attrs.GetInts("kernel");
+  const int rank = static_cast<int>(window.kernel.size());
+  MX_CHECK(rank == 1 || rank == 2)
+      << owner << ": kernel=" << FormatIntTuple(window.kernel)
+      << " is not supported; the CPU kernels run 1-D (w,) and 2-D (h,w) windows";
+  window.rank = rank;
+  for (int64_t extent : window.kernel) {
+    MX_CHECK(extent >= 1) << owner << ": kernel=" << FormatIntTuple(window.kernel)
+                          << " must be >= 1 on every axis";
+  }
+  window.stride = ReadAxes(attrs, "stride", rank, 1, 1, owner);
+  window.dilate = ReadAxes(attrs, "dilate", rank, 1, 1, owner);
+  window.pad = ReadAxes(attrs, "pad", rank, 0, 0, owner);
+  window.layout = attrs.GetOptionalString("layout").value_or(rank == 1 ? "NCW" : "NCHW");
+  const bool matches = rank == 1 ? (window.layout == "NCW" || window.layout == "NWC")
+                                 : (window.layout == "NCHW" || window.layout == "NHWC");
+  MX_CHECK(matches) << owner << ": layout=" << window.layout << " does not fit the " << rank
+                    << "-D kernel " << FormatIntTuple(window.kernel) << " (expected "
+                    << (rank == 1 ? "NCW or NWC" : "NCHW or NHWC") << ")";
+  window.channels_last = window.layout.back() == 'C';
+  window.num_filter = attrs.GetInt("num_filter");
+  window.num_group = attrs.GetInt("num_group");
+  return window;
+}
+
+ActivationExtents ReadActivation(const ConvWindow& window, const Shape& shape,
+                                 const std::string& owner, const std::string& what) {
+  MX_CHECK(shape.ndim() == window.rank + 2)
+      << owner << ": " << what << " has shape " << shape << " but the " << window.rank
+      << "-D kernel " << FormatIntTuple(window.kernel) << " needs a " << window.rank + 2 << "-D "
+      << window.layout << " tensor";
+  ActivationExtents extents;
+  extents.batch = shape[0];
+  if (window.channels_last) {
+    extents.channels = shape[window.rank + 1];
+    if (window.rank == 2) extents.height = shape[1];
+    extents.width = shape[window.rank];
+  } else {
+    extents.channels = shape[1];
+    if (window.rank == 2) extents.height = shape[2];
+    extents.width = shape[window.rank + 1];
+  }
+  return extents;
+}
+
+Shape ActivationShape(const ConvWindow& window, const ActivationExtents& e) {
+  if (window.rank == 1) {
+    return window.channels_last ? Shape{e.batch, e.width, e.channels}
+                                : Shape{e.batch, e.channels, e.width};
+  }
+  return window.channels_last ? Shape{e.batch, e.height, e.width, e.channels}
+                              : Shape{e.batch, e.channels, e.height, e.width};
+}
+
+Shape ConvWeightShape(const ConvWindow& window, int64_t out, int64_t in_per_group) {
+  std::vector<int64_t> dims = {out};
+  if (!window.channels_last) dims.push_back(in_per_group);
+  dims.insert(dims.end(), window.kernel.begin(), window.kernel.end());
+  if (window.channels_last) dims.push_back(in_per_group);
+  return Shape(dims);
+}
+
+void SetGeometryWindow(const ConvWindow& window, cpu::ConvGeometry& geometry) {
+  const bool two_d = window.rank == 2;
+  geometry.kernel_h = two_d ? window.kernel[0] : 1;
+  geometry.stride_h = two_d ? window.stride[0] : 1;
+  geometry.dilate_h = two_d ? window.dilate[0] : 1;
+  geometry.pad_h = two_d ? window.pad[0] : 0;
+  geometry.kernel_w = window.kernel.back();
+  geometry.stride_w = window.stride.back();
+  geometry.dilate_w = window.dilate.back();
+  geometry.pad_w = window.pad.back();
+  geometry.channels_last = window.channels_last;
+}
+
+}  // namespace mxlite

@@ -1,0 +1,59 @@
+// Attributes shared by Convolution and Deconvolution (MXNet's spelling and defaults), read into one
+// validated description of the spatial window, and the shape helpers both ops use.
+//
+//   kernel (required), stride / dilate (default 1 per axis), pad (default 0 per axis),
+//   num_filter, num_group (default 1), workspace (MB), cudnn_tune (off | limited_workspace |
+//   fastest; absent = MXNET_CUDNN_AUTOTUNE_DEFAULT), cudnn_off, layout (absent = NCW / NCHW by the
+//   kernel's rank).
+//
+// The CPU kernels run 1-D (NCW, NWC) and 2-D (NCHW, NHWC) windows; 3-D layouts are accepted by the
+// parser, as MXNet's are, and rejected by ReadConvWindow with a clear error. workspace, cudnn_tune
+// and cudnn_off are validated here and read by the convolution tuner and the GPU kernels.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/shape.h"
+#include "ops/attributes.h"
+#include "ops/cpu/im2col.h"
+
+namespace mxlite {
+
+// Adds workspace (MB, [0, 8192]), cudnn_tune (optional) and cudnn_off (default false).
+void AddConvTuningAttributes(AttributeSchema& schema, int64_t default_workspace_mb);
+
+// The window of a 1-D or 2-D convolution after defaults; every tuple has `rank` entries.
+struct ConvWindow {
+  int rank = 2;
+  std::vector<int64_t> kernel, stride, dilate, pad;
+  std::string layout;  // NCW, NWC, NCHW or NHWC
+  bool channels_last = false;
+  int64_t num_filter = 1, num_group = 1;
+};
+
+// Reads kernel/stride/dilate/pad/layout/num_filter/num_group. Errors (naming `owner`, e.g.
+// "Convolution conv0"): a kernel that is not 1-D or 2-D, a tuple whose length differs from the
+// kernel's, a kernel/stride/dilate below 1 or pad below 0, a layout of another rank or a 3-D one.
+ConvWindow ReadConvWindow(const Attributes& attrs, const std::string& owner);
+
+// Activation extents read from / written to a shape in the window's layout.
+struct ActivationExtents {
+  int64_t batch = 1, channels = 1, height = 1, width = 1;
+};
+
+// Reads `shape` as the window's layout; an error naming `owner`, `what` and the shape when the
+// rank does not match.
+ActivationExtents ReadActivation(const ConvWindow& window, const Shape& shape,
+                                 const std::string& owner, const std::string& what);
+Shape ActivationShape(const ConvWindow& window, const ActivationExtents& extents);
+
+// The weight of a convolution from `in_per_group` to `out` channels: (out, in_per_group, KH, KW)
+// channels-first, (out, KH, KW, in_per_group) channels-last (KH dropped in 1-D).
+Shape ConvWeightShape(const ConvWindow& window, int64_t out, int64_t in_per_group);
+
+// Copies the window's kernel, stride, dilate and pad into `geometry` (1-D as height 1).
+void SetGeometryWindow(const ConvWindow& window, cpu::ConvGeometry& geometry);
+
+}  // namespace mxlite

@@ -1,0 +1,157 @@
+// Convolution: output = weight * data + bias, as MXNet's Convolution, over 1-D (NCW, NWC) and 2-D
+// (NCHW, NHWC) windows with stride, pad, dilation and groups (depthwise when num_group equals the
+// channels). Output channels [g*F/G, (g+1)*F/G) of group g see input channels [g*C/G, (g+1)*C/G).
+//
+//   data    (N, C, H, W)             NCHW      (N, H, W, C)             NHWC
+//   weight  (F, C/G, KH, KW)  OIHW             (F, KH, KW, C/G)  OHWI  (as MXNet's NHWC weight)
+//   bias    (F)                      absent when no_bias
+//   output  (N, F, OH, OW)                     (N, OH, OW, F)
+//   OH = (H + 2 * pad_h - dilate_h * (KH - 1) - 1) / stride_h + 1   (floor; likewise OW)
+// 1-D (NCW / NWC) drops H, KH and OH. F = num_filter, G = num_group. weight and bias are
+// parameters whose shapes are inferred from data.
+//
+// CPU: im2col + GEMM for channels-first, im2row + GEMM for channels-last (ops/cpu/conv_gemm.h);
+// backward computes the data gradient (col2im / row2im), the weight and the bias gradients.
+// workspace, cudnn_tune and cudnn_off are validated here and used by the tuner and GPU kernels.
+#include "ops/conv_attributes.h"
+#include "ops/cpu/conv_gemm.h"
+#include "ops/operator.h"
+
+namespace mxlite {
+namespace {
+
+using cpu::ConvGeometry;
+
+std::string Owner(const std::string& node) { return "Convolution " + node; }
+
+// The convolution of `data_shape` under `attrs`; errors name `owner` and the data shape.
+ConvGeometry ConvolutionGeometry(const ConvWindow& window, const Shape& data_shape,
+                                 const std::string& owner) {
+  const ActivationExtents in = ReadActivation(window, data_shape, owner, "data");
+  MX_CHECK(in.channels % window.num_group == 0)
+      << owner << ": data " << data_shape << " has " << in.channels
+      << " channels, which num_group=" << window.num_group << " does not divide";
+  MX_CHECK(window.num_filter % window.num_group == 0)
+      << owner << ": num_filter=" << window.num_filter
+      << " is not divisible by num_group=" << window.num_group;
+  ConvGeometry g;
+  SetGeometryWindow(window, g);
+  g.batch = in.batch;
+  g.in_channels = in.channels;
+  g.out_channels = window.num_filter;
+  g.groups = window.num_group;
+  g.in_h = in.height;
+  g.in_w = in.width;
+  const int64_t extent_h = g.dilate_h * (g.kernel_h - 1) + 1;
+  const int64_t extent_w = g.dilate_w * (g.kernel_w - 1) + 1;
+  MX_CHECK(extent_h <= g.in_h + 2 * g.pad_h && extent_w <= g.in_w + 2 * g.pad_w)
+      << owner << ": the kernel " << FormatIntTuple(window.kernel) << " dilated by "
+      << FormatIntTuple(window.dilate) << " spans more than data " << data_shape << " padded by "
+      << FormatIntTuple(window.pad);
+  g.out_h = (g.in_h + 2 * g.pad_h - extent_h) / g.stride_h + 1;
+  g.out_w = (g.in_w + 2 * g.pad_w - extent_w) / g.stride_w + 1;
+  return g;
+}
+
+Shape OutputShape(const ConvWindow& window, const ConvGeometry& g) {
+  return ActivationShape(window, {g.batch, g.out_channels, g.out_h, g.out_w});
+}
+
+std::vector<std::string> ConvolutionInputs(const Attributes& attrs) {
+  if (attrs.GetBool("no_bias")) return {"data", "weight"};
+  return {"data", "weight", "bias"};
+}
+
+std::vector<InputRole> ConvolutionRoles(const Attributes& attrs) {
+  std::vector<InputRole> roles = {InputRole::kData, InputRole::kParameter};
+  if (!attrs.GetBool("no_bias")) roles.push_back(InputRole::kParameter);
+  return roles;
+}
+
+void InferShape(const Attributes& attrs, ShapeInference& shapes) {
+  const std::string owner = shapes.op + " " + shapes.node;
+  const ConvWindow window = ReadConvWindow(attrs, owner);
+  const ConvGeometry g = ConvolutionGeometry(window, shapes.Input(0), owner);
+  shapes.AssignInput(1, ConvWeightShape(window, g.out_channels, g.in_channels_per_group()));
+  if (!attrs.GetBool("no_bias")) shapes.AssignInput(2, Shape{g.out_channels});
+  shapes.AssignOutput(0, OutputShape(window, g));
+}
+
+void ForwardCpu(const OpContext& ctx, const Attributes& attrs,
+                const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
+                const std::vector<WriteMode>& req) {
+  if (req[0] == WriteMode::kNull) return;
+  const std::string owner = Owner(ctx.node_name);
+  const ConvWindow window = ReadConvWindow(attrs, owner);
+  const ConvGeometry g = ConvolutionGeometry(window, inputs[0].shape, owner);
+  MX_CHECK(ctx.scratch != nullptr) << owner << ": no scratch space";
+  const bool has_bias = !attrs.GetBool("no_bias");
+  MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
+    cpu::ConvolutionForwardGemm<T>(g, inputs[0].data_as<T>(), inputs[1].data_as<T>(),
+                                   has_bias ? inputs[2].data_as<T>() : nullptr,
+                                   outputs[0].data_as<T>(), *ctx.scratch);
+  });
+}
+
+void BackwardCpu(const OpContext& ctx, const Attributes& attrs,
+                 const std::vector<TensorView>& output_grads, const std::vector<TensorView>& inputs,
+                 const std::vector<TensorView>&, const std::vector<TensorView>& input_grads,
+                 const std::vector<WriteMode>& req) {
+  const std::string owner = Owner(ctx.node_name);
+  const ConvWindow window = ReadConvWindow(attrs, owner);
+  const ConvGeometry g = ConvolutionGeometry(window, inputs[0].shape, owner);
+  MX_CHECK(ctx.scratch != nullptr) << owner << ": no scratch space";
+  const bool has_bias = !attrs.GetBool("no_bias");
+  MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
+    const T* output_grad = output_grads[0].data_as<T>();
+    if (req[0] != WriteMode::kNull) {
+      cpu::ConvolutionBackwardDataGemm<T>(g, output_grad, inputs[1].data_as<T>(),
+                                          input_grads[0].data_as<T>(), *ctx.scratch);
+    }
+    if (req[1] != WriteMode::kNull) {
+      cpu::ConvolutionBackwardWeightGemm<T>(g, inputs[0].data_as<T>(), output_grad,
+                                            input_grads[1].data_as<T>(), *ctx.scratch);
+    }
+    if (has_bias && req[2] != WriteMode::kNull) {
+      cpu::SumPerChannel<T>(output_grad, g.batch, g.out_channels, g.out_spatial(), g.channels_last,
+                            input_grads[2].data_as<T>());
+    }
+  });
+}
+
+}  // namespace
+
+MXLITE_REGISTER_OP(Convolution) {
+  OpDef op;
+  op.name = "Convolution";
+  op.doc =
+      "1-D or 2-D convolution with groups, stride, pad, dilation and bias (MXNet's Convolution); "
+      "weight OIHW for NCHW/NCW, OHWI for NHWC/NWC.";
+  op.attributes.IntTuple("kernel", "window size: (w,) or (h,w)")
+      .IntTuple("stride", "window step per axis; default 1", Default("()"))
+      .IntTuple("dilate", "dilation per axis; default 1", Default("()"))
+      .IntTuple("pad", "zero padding on both sides per axis; default 0", Default("()"))
+      .Int("num_filter", "output channels", Required(), 1)
+      .Int("num_group", "channel groups (num_group == channels: depthwise)", Default("1"), 1)
+      .Bool("no_bias", "no bias input", Default("false"))
+      .Enum("layout", {"NCW", "NWC", "NCHW", "NHWC", "NCDHW", "NDHWC"},
+            "data layout; absent: NCW for 1-D, NCHW for 2-D", Optional());
+  AddConvTuningAttributes(op.attributes, 1024);
+  op.input_names = ConvolutionInputs;
+  op.input_roles = ConvolutionRoles;
+  op.output_names = [](const Attributes&) { return std::vector<std::string>{"output"}; };
+  op.infer_shape = InferShape;
+  // The data gradient needs the weight, the weight gradient the data; the output is not read.
+  op.backward_dependencies = [](const Attributes& attrs) {
+    BackwardDependencies deps;
+    deps.inputs = {true, true};
+    if (!attrs.GetBool("no_bias")) deps.inputs.push_back(false);
+    deps.outputs = {false};
+    return deps;
+  };
+  op.forward[DeviceType::kCPU] = ForwardCpu;
+  op.backward[DeviceType::kCPU] = BackwardCpu;
+  return op;
+}
+
+}  // namespace mxlite

@@ -1,0 +1,192 @@
+// Deconvolution (transposed convolution), as MXNet's: the adjoint of a Convolution with the same
+// kernel, stride, dilate, pad and groups, mapping its output space back to its input space, plus a
+// bias. Forward is that convolution's data gradient; backward is its forward (data gradient) and
+// its weight gradient (ops/cpu/conv_gemm.h), with data and output swapping roles.
+//
+//   data    (N, C, H, W)                          NCHW (NCW drops H; NHWC puts C last)
+//   weight  (C, F/G, KH, KW)  (NHWC: (C, KH, KW, F/G))
+//   bias    (F)                                   present only when no_bias=false (default true)
+//   output  (N, F, OH, OW)
+//   OH = stride_h * (H - 1) + dilate_h * (KH - 1) + 1 - 2 * pad_h + adj_h        (likewise OW)
+// F = num_filter, G = num_group. When target_shape is given (any entry non-zero) it is the output's
+// spatial size and pad and adj are derived from it as MXNet does (pad = ceil(t / 2), adj = t % 2
+// for t = stride * (H - 1) + dilated kernel - target); the given pad and adj are then ignored.
+// An explicit adj must be smaller than the stride or the dilation on its axis (as PyTorch and ONNX
+// require).
+#include <algorithm>
+
+#include "ops/conv_attributes.h"
+#include "ops/cpu/conv_gemm.h"
+#include "ops/operator.h"
+
+namespace mxlite {
+namespace {
+
+using cpu::ConvGeometry;
+
+// Per axis: the spatial size of the output and the padding the adjoint convolution uses.
+struct AxisOutput {
+  int64_t size, pad;
+};
+
+AxisOutput DeconvolutionAxis(const Attributes& attrs, const ConvWindow& window, int axis,
+                             int64_t in, const std::string& owner) {
+  const int64_t full =
+      window.stride[axis] * (in - 1) + window.dilate[axis] * (window.kernel[axis] - 1) + 1;
+  const std::vector<int64_t>& target = attrs.GetInts("target_shape");
+  if (std::any_of(target.begin(), target.end(), [](int64_t t) { return t != 0; })) {
+    MX_CHECK(static_cast<int>(target.size()) == window.rank)
+        << owner << ": target_shape=" << FormatIntTuple(target) << " has " << target.size()
+        << " values but the kernel " << FormatIntTuple(window.kernel) << " has " << window.rank;
+    const int64_t trim = full - target[axis];
+    MX_CHECK(trim >= 0 && target[axis] >= 1)
+        << owner << ": target_shape=" << FormatIntTuple(target) << " cannot be reached on axis "
+        << axis << ": the window gives at most " << full;
+    return {target[axis], (trim + 1) / 2};
+  }
+  const std::vector<int64_t>& adj = attrs.GetInts("adj");
+  MX_CHECK(adj.empty() || static_cast<int>(adj.size()) == window.rank)
+      << owner << ": adj=" << FormatIntTuple(adj) << " has " << adj.size()
+      << " values but the kernel " << FormatIntTuple(window.kernel) << " has " << window.rank;
+  const int64_t extra = adj.empty() ? 0 : adj[axis];
+  MX_CHECK(extra >= 0 && (extra < window.stride[axis] || extra < window.dilate[axis]))
+      << owner << ": adj=" << FormatIntTuple(adj) << " must be >= 0 and smaller than the stride "
+      << FormatIntTuple(window.stride) << " or the dilation " << FormatIntTuple(window.dilate);
+  const int64_t size = full - 2 * window.pad[axis] + extra;
+  MX_CHECK(size >= 1) << owner << ": pad=" << FormatIntTuple(window.pad)
+                      << " leaves no output on axis " << axis << " (the window gives " << full
+                      << ")";
+  return {size, window.pad[axis]};
+}
+
+// The convolution whose adjoint this Deconvolution is: its input is our output (F channels), its
+// output is our data (C channels).
+ConvGeometry AdjointGeometry(const Attributes& attrs, const ConvWindow& window,
+                             const Shape& data_shape, const std::string& owner) {
+  const ActivationExtents in = ReadActivation(window, data_shape, owner, "data");
+  MX_CHECK(in.channels % window.num_group == 0)
+      << owner << ": data " << data_shape << " has " << in.channels
+      << " channels, which num_group=" << window.num_group << " does not divide";
+  MX_CHECK(window.num_filter % window.num_group == 0)
+      << owner << ": num_filter=" << window.num_filter
+      << " is not divisible by num_group=" << window.num_group;
+  ConvGeometry g;
+  SetGeometryWindow(window, g);
+  g.batch = in.batch;
+  g.in_channels = window.num_filter;
+  g.out_channels = in.channels;
+  g.groups = window.num_group;
+  g.out_h = in.height;
+  g.out_w = in.width;
+  const AxisOutput width = DeconvolutionAxis(attrs, window, window.rank - 1, in.width, owner);
+  g.in_w = width.size;
+  g.pad_w = width.pad;
+  if (window.rank == 2) {
+    const AxisOutput height = DeconvolutionAxis(attrs, window, 0, in.height, owner);
+    g.in_h = height.size;
+    g.pad_h = height.pad;
+  }
+  return g;
+}
+
+std::vector<std::string> DeconvolutionInputs(const Attributes& attrs) {
+  if (attrs.GetBool("no_bias")) return {"data", "weight"};
+  return {"data", "weight", "bias"};
+}
+
+std::vector<InputRole> DeconvolutionRoles(const Attributes& attrs) {
+  std::vector<InputRole> roles = {InputRole::kData, InputRole::kParameter};
+  if (!attrs.GetBool("no_bias")) roles.push_back(InputRole::kParameter);
+  return roles;
+}
+
+void InferShape(const Attributes& attrs, ShapeInference& shapes) {
+  const std::string owner = shapes.op + " " + shapes.node;
+  const ConvWindow window = ReadConvWindow(attrs, owner);
+  const ConvGeometry g = AdjointGeometry(attrs, window, shapes.Input(0), owner);
+  shapes.AssignInput(1, ConvWeightShape(window, g.out_channels, g.in_channels_per_group()));
+  if (!attrs.GetBool("no_bias")) shapes.AssignInput(2, Shape{g.in_channels});
+  shapes.AssignOutput(0, ActivationShape(window, {g.batch, g.in_channels, g.in_h, g.in_w}));
+}
+
+void ForwardCpu(const OpContext& ctx, const Attributes& attrs,
+                const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
+                const std::vector<WriteMode>& req) {
+  if (req[0] == WriteMode::kNull) return;
+  const std::string owner = "Deconvolution " + ctx.node_name;
+  const ConvWindow window = ReadConvWindow(attrs, owner);
+  const ConvGeometry g = AdjointGeometry(attrs, window, inputs[0].shape, owner);
+  MX_CHECK(ctx.scratch != nullptr) << owner << ": no scratch space";
+  MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
+    T* output = outputs[0].data_as<T>();
+    cpu::ConvolutionBackwardDataGemm<T>(g, inputs[0].data_as<T>(), inputs[1].data_as<T>(), output,
+                                        *ctx.scratch);
+    if (!attrs.GetBool("no_bias")) {
+      cpu::AddPerChannel<T>(inputs[2].data_as<T>(), g.batch, g.in_channels, g.in_spatial(),
+                            g.channels_last, output);
+    }
+  });
+}
+
+void BackwardCpu(const OpContext& ctx, const Attributes& attrs,
+                 const std::vector<TensorView>& output_grads, const std::vector<TensorView>& inputs,
+                 const std::vector<TensorView>&, const std::vector<TensorView>& input_grads,
+                 const std::vector<WriteMode>& req) {
+  const std::string owner = "Deconvolution " + ctx.node_name;
+  const ConvWindow window = ReadConvWindow(attrs, owner);
+  const ConvGeometry g = AdjointGeometry(attrs, window, inputs[0].shape, owner);
+  MX_CHECK(ctx.scratch != nullptr) << owner << ": no scratch space";
+  MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
+    const T* output_grad = output_grads[0].data_as<T>();
+    if (req[0] != WriteMode::kNull) {
+      cpu::ConvolutionForwardGemm<T>(g, output_grad, inputs[1].data_as<T>(), nullptr,
+                                     input_grads[0].data_as<T>(), *ctx.scratch);
+    }
+    if (req[1] != WriteMode::kNull) {
+      cpu::ConvolutionBackwardWeightGemm<T>(g, output_grad, inputs[0].data_as<T>(),
+                                            input_grads[1].data_as<T>(), *ctx.scratch);
+    }
+    if (!attrs.GetBool("no_bias") && req[2] != WriteMode::kNull) {
+      cpu::SumPerChannel<T>(output_grad, g.batch, g.in_channels, g.in_spatial(), g.channels_last,
+                            input_grads[2].data_as<T>());
+    }
+  });
+}
+
+}  // namespace
+
+MXLITE_REGISTER_OP(Deconvolution) {
+  OpDef op;
+  op.name = "Deconvolution";
+  op.doc =
+      "1-D or 2-D transposed convolution (MXNet's Deconvolution): the adjoint of Convolution, "
+      "with adj / target_shape for the output size; weight (C, F/G, KH, KW).";
+  op.attributes.IntTuple("kernel", "window size: (w,) or (h,w)")
+      .IntTuple("stride", "stride of the matching convolution; default 1", Default("()"))
+      .IntTuple("dilate", "dilation per axis; default 1", Default("()"))
+      .IntTuple("pad", "padding of the matching convolution; default 0", Default("()"))
+      .IntTuple("adj", "extra output rows/columns at the end; default 0", Default("()"))
+      .IntTuple("target_shape", "output spatial size; overrides pad and adj", Default("()"))
+      .Int("num_filter", "output channels", Required(), 1)
+      .Int("num_group", "channel groups", Default("1"), 1)
+      .Bool("no_bias", "no bias input", Default("true"))
+      .Enum("layout", {"NCW", "NCHW", "NCDHW", "NHWC", "NDHWC"},
+            "data layout; absent: NCW for 1-D, NCHW for 2-D", Optional());
+  AddConvTuningAttributes(op.attributes, 512);
+  op.input_names = DeconvolutionInputs;
+  op.input_roles = DeconvolutionRoles;
+  op.output_names = [](const Attributes&) { return std::vector<std::string>{"output"}; };
+  op.infer_shape = InferShape;
+  op.backward_dependencies = [](const Attributes& attrs) {
+    BackwardDependencies deps;
+    deps.inputs = {true, true};
+    if (!attrs.GetBool("no_bias")) deps.inputs.push_back(false);
+    deps.outputs = {false};
+    return deps;
+  };
+  op.forward[DeviceType::kCPU] = ForwardCpu;
+  op.backward[DeviceType::kCPU] = BackwardCpu;
+  return op;
+}
+
+}  // namespace mxlite

@@ -1,0 +1,139 @@
+// FullyConnected, as MXNet's: output = data * weight^T + bias.
+//
+//   flatten=true  (default): data (N, d1, ..., dk) is read as (N, K), K = d1 * ... * dk;
+//                            output (N, num_hidden)
+//   flatten=false:           applied to the last axis: data (..., K), output (..., num_hidden)
+//   weight (num_hidden, K), bias (num_hidden) (absent when no_bias); both are parameters whose
+//   shapes are inferred from data.
+//
+// CPU: one Gemm<T> per pass (ops/cpu/blas.h); backward: data_grad = output_grad * weight,
+// weight_grad = output_grad^T * data, bias_grad = column sums of output_grad.
+#include <algorithm>
+
+#include "ops/cpu/blas.h"
+#include "ops/cpu/conv_gemm.h"
+#include "ops/operator.h"
+
+namespace mxlite {
+namespace {
+
+using cpu::Gemm;
+using cpu::Transpose;
+
+// The data as a (rows x K) matrix.
+struct MatrixExtents {
+  int64_t rows, inner;
+};
+
+MatrixExtents DataMatrix(const Attributes& attrs, const Shape& data, const std::string& owner) {
+  MX_CHECK(data.ndim() >= 1) << owner << ": data has shape " << data
+                             << " but FullyConnected needs at least one axis";
+  if (attrs.GetBool("flatten")) return {data[0], data.size(1, data.ndim())};
+  return {data.size(0, data.ndim() - 1), data.dim(-1)};
+}
+
+std::vector<std::string> FullyConnectedInputs(const Attributes& attrs) {
+  if (attrs.GetBool("no_bias")) return {"data", "weight"};
+  return {"data", "weight", "bias"};
+}
+
+std::vector<InputRole> FullyConnectedRoles(const Attributes& attrs) {
+  std::vector<InputRole> roles = {InputRole::kData, InputRole::kParameter};
+  if (!attrs.GetBool("no_bias")) roles.push_back(InputRole::kParameter);
+  return roles;
+}
+
+void InferShape(const Attributes& attrs, ShapeInference& shapes) {
+  const std::string owner = shapes.op + " " + shapes.node;
+  const Shape& data = shapes.Input(0);
+  const MatrixExtents matrix = DataMatrix(attrs, data, owner);
+  const int64_t hidden = attrs.GetInt("num_hidden");
+  shapes.AssignInput(1, Shape{hidden, matrix.inner});
+  if (!attrs.GetBool("no_bias")) shapes.AssignInput(2, Shape{hidden});
+  if (attrs.GetBool("flatten")) {
+    shapes.AssignOutput(0, Shape{data[0], hidden});
+  } else {
+    Shape output = data;
+    output[data.ndim() - 1] = hidden;
+    shapes.AssignOutput(0, output);
+  }
+}
+
+template <typename T>
+void Forward(const MatrixExtents& m, int64_t hidden, const T* data, const T* weight, const T* bias,
+             T* output) {
+  if (bias != nullptr) {
+    for (int64_t row = 0; row < m.rows; ++row)
+      std::copy(bias, bias + hidden, output + row * hidden);
+  }
+  Gemm<T>(Transpose::kNo, Transpose::kYes, m.rows, hidden, m.inner, T(1), data, m.inner, weight,
+          m.inner, bias != nullptr ? T(1) : T(0), output, hidden);
+}
+
+void ForwardCpu(const OpContext& ctx, const Attributes& attrs,
+                const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
+                const std::vector<WriteMode>& req) {
+  if (req[0] == WriteMode::kNull) return;
+  const std::string owner = "FullyConnected " + ctx.node_name;
+  const MatrixExtents m = DataMatrix(attrs, inputs[0].shape, owner);
+  const int64_t hidden = attrs.GetInt("num_hidden");
+  const bool has_bias = !attrs.GetBool("no_bias");
+  MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
+    Forward<T>(m, hidden, inputs[0].data_as<T>(), inputs[1].data_as<T>(),
+               has_bias ? inputs[2].data_as<T>() : nullptr, outputs[0].data_as<T>());
+  });
+}
+
+void BackwardCpu(const OpContext& ctx, const Attributes& attrs,
+                 const std::vector<TensorView>& output_grads, const std::vector<TensorView>& inputs,
+                 const std::vector<TensorView>&, const std::vector<TensorView>& input_grads,
+                 const std::vector<WriteMode>& req) {
+  const std::string owner = "FullyConnected " + ctx.node_name;
+  const MatrixExtents m = DataMatrix(attrs, inputs[0].shape, owner);
+  const int64_t hidden = attrs.GetInt("num_hidden");
+  MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
+    const T* grad = output_grads[0].data_as<T>();
+    if (req[0] != WriteMode::kNull) {  // (rows x K) = grad (rows x hidden) * weight (hidden x K)
+      Gemm<T>(Transpose::kNo, Transpose::kNo, m.rows, m.inner, hidden, T(1), grad, hidden,
+              inputs[1].data_as<T>(), m.inner, T(0), input_grads[0].data_as<T>(), m.inner);
+    }
+    if (req[1] != WriteMode::kNull) {  // (hidden x K) = grad^T (hidden x rows) * data (rows x K)
+      Gemm<T>(Transpose::kYes, Transpose::kNo, hidden, m.inner, m.rows, T(1), grad, hidden,
+              inputs[0].data_as<T>(), m.inner, T(0), input_grads[1].data_as<T>(), m.inner);
+    }
+    if (!attrs.GetBool("no_bias") && req[2] != WriteMode::kNull) {
+      // One "image" of rows x hidden, channels last: the column sums.
+      cpu::SumPerChannel<T>(grad, 1, hidden, m.rows, /*channels_last=*/true,
+                            input_grads[2].data_as<T>());
+    }
+  });
+}
+
+}  // namespace
+
+MXLITE_REGISTER_OP(FullyConnected) {
+  OpDef op;
+  op.name = "FullyConnected";
+  op.doc =
+      "output = data * weight^T + bias; weight (num_hidden, K); flatten=true reads data as "
+      "(N, K), flatten=false applies it to the last axis.";
+  op.attributes.Int("num_hidden", "output features", Required(), 1)
+      .Bool("no_bias", "no bias input", Default("false"))
+      .Bool("flatten", "flatten all axes after the first into one", Default("true"));
+  op.input_names = FullyConnectedInputs;
+  op.input_roles = FullyConnectedRoles;
+  op.output_names = [](const Attributes&) { return std::vector<std::string>{"output"}; };
+  op.infer_shape = InferShape;
+  op.backward_dependencies = [](const Attributes& attrs) {
+    BackwardDependencies deps;
+    deps.inputs = {true, true};
+    if (!attrs.GetBool("no_bias")) deps.inputs.push_back(false);
+    deps.outputs = {false};
+    return deps;
+  };
+  op.forward[DeviceType::kCPU] = ForwardCpu;
+  op.backward[DeviceType::kCPU] = BackwardCpu;
+  return op;
+}
+
+}  // namespace mxlite
