@@ -6,7 +6,8 @@ set -euo pipefail
 MXLITE_APT_PACKAGES=(
   build-essential cmake
   libgtest-dev libgmock-dev libbenchmark-dev
-  libeigen3-dev libsqlite3-dev
+  libeigen3-dev libsqlite3-dev zlib1g-dev
+  dataset-fashion-mnist
 )
 
 mxlite_missing_apt_packages() {
