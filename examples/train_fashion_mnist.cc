@@ -1,0 +1,148 @@
+// Trains a convnet on Fashion-MNIST (Debian's dataset-fashion-mnist) and reports test accuracy.
+//
+//   build/bin/train_fashion_mnist [--epochs 5] [--batchnorm] [--gpu] [--checkpoint model.mxckpt]
+//
+// conv5x5 32 -> relu -> maxpool -> conv5x5 64 -> relu -> maxpool -> fc 1024 -> relu -> fc 10,
+// SGD with momentum 0.9, learning rate 0.01, batch 64. Expected output (one epoch, CPU):
+//   Layer (type)                        Output shape            Params
+//   ...
+//   Total parameters: 3,274,634
+//   epoch 1 ... loss 0.47 accuracy 82.9% ...
+//   epoch 1: test accuracy 87.9%
+#include <cstdio>
+#include <iostream>
+#include <string>
+
+#include "core/build_info.h"
+#include "core/error.h"
+#include "scheduler/checkpoint.h"
+#include "scheduler/executor.h"
+#include "scheduler/graph_builder.h"
+#include "scheduler/idx_iterator.h"
+#include "scheduler/initializer.h"
+#include "scheduler/metric.h"
+#include "scheduler/optimizer.h"
+#include "scheduler/progress.h"
+
+using namespace mxlite;
+
+struct Options {
+  int epochs = 5;
+  int batch_size = 64;
+  double learning_rate = 0.01;
+  bool batchnorm = false;
+  bool gpu = false;
+  std::string data_dir = "/usr/share/datasets/fashion-mnist";
+  std::string checkpoint = "fashion_mnist.mxckpt";
+};
+
+Options ParseOptions(int argc, char** argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      MX_CHECK(i + 1 < argc) << arg << " needs a value";
+      return argv[++i];
+    };
+    if (arg == "--epochs") options.epochs = std::stoi(value());
+    else if (arg == "--batch-size") options.batch_size = std::stoi(value());
+    else if (arg == "--lr") options.learning_rate = std::stod(value());
+    else if (arg == "--batchnorm") options.batchnorm = true;
+    else if (arg == "--gpu") options.gpu = true;
+    else if (arg == "--data-dir") options.data_dir = value();
+    else if (arg == "--checkpoint") options.checkpoint = value();
+    else MX_THROW() << "unknown flag " << arg << " (see the comment at the top of this example)";
+  }
+  return options;
+}
+
+Graph BuildNetwork(int batch_size, bool batchnorm) {
+  GraphBuilder g;
+  Symbol x = g.Input("data", {batch_size, 1, 28, 28});
+  for (int filters : {32, 64}) {
+    x = g.Conv(x, {.num_filter = filters, .kernel = {5, 5}, .pad = {2, 2}});
+    if (batchnorm) x = g.BatchNorm(x);
+    x = g.MaxPool(g.Relu(x), {.kernel = {2, 2}, .stride = {2, 2}});
+  }
+  x = g.Relu(g.FullyConnected(g.Flatten(x), {.num_hidden = 1024}));
+  x = g.FullyConnected(x, {.num_hidden = 10});
+  return g.Build({g.SoftmaxOutput(x, g.Input("softmax_label", {batch_size}))});
+}
+
+IdxIterator OpenSplit(const Options& options, const std::string& split, bool shuffle) {
+  return IdxIterator({.image_path = options.data_dir + "/" + split + "-images-idx3-ubyte.gz",
+                      .label_path = options.data_dir + "/" + split + "-labels-idx1-ubyte.gz",
+                      .batch_size = options.batch_size,
+                      .shuffle = shuffle,
+                      .seed = 7});
+}
+
+// Accuracy of the current parameters on the test split (padding samples not counted).
+double Evaluate(Executor& exec, IdxIterator& test) {
+  AccuracyMetric accuracy;
+  DataBatch batch;
+  test.Reset();
+  while (test.Next(&batch)) {
+    CopyFromTo(batch.data, exec.Arg("data"));
+    exec.Forward(false);
+    const int64_t real = batch.label.shape()[0] - batch.pad;
+    accuracy.Update(batch.label.Slice(0, real), exec.outputs()[0].Slice(0, real));
+  }
+  return accuracy.Get();
+}
+
+int main(int argc, char** argv) try {
+  const Options options = ParseOptions(argc, argv);
+  MX_CHECK(!options.gpu || VisibleGpuCount() > 0) << "--gpu given but no GPU is visible";
+  const Context ctx = options.gpu ? Context::GPU(0) : Context::CPU();
+  IdxIterator train = OpenSplit(options, "train", true);
+  IdxIterator test = OpenSplit(options, "t10k", false);
+
+  auto exec = Executor::Bind(BuildNetwork(options.batch_size, options.batchnorm),
+                             {.ctx = ctx, .training = true});
+  std::cout << exec->Summary() << std::flush;
+  InitializeParameters(*exec, Xavier{}, /*seed=*/1);
+  BindOptions eval_options{.ctx = ctx};
+  for (const std::string& name : exec->ParameterNames()) eval_options.arrays[name] = exec->Arg(name);
+  for (const std::string& name : exec->AuxiliaryNames()) eval_options.arrays[name] = exec->Arg(name);
+  auto eval = Executor::Bind(exec->graph(), eval_options);
+
+  auto sgd = Optimizer::Sgd({.learning_rate = options.learning_rate, .momentum = 0.9,
+                             .rescale_grad = 1.0 / options.batch_size});
+  ProgressBar progress;
+  for (int epoch = 1; epoch <= options.epochs; ++epoch) {
+    AccuracyMetric accuracy;
+    CrossEntropyMetric loss;
+    train.Reset();
+    progress.StartEpoch(epoch, train.num_batches());
+    DataBatch batch;
+    int64_t batches = 0;
+    while (train.Next(&batch)) {
+      CopyFromTo(batch.data, exec->Arg("data"));
+      CopyFromTo(batch.label, exec->Arg("softmax_label"));
+      exec->Forward(true);
+      exec->Backward();
+      sgd->UpdateAll(*exec);
+      accuracy.Update(batch.label, exec->outputs()[0]);
+      loss.Update(batch.label, exec->outputs()[0]);
+      progress.Update({++batches, batches * options.batch_size, loss.Get(), accuracy.Get()});
+    }
+    const double test_accuracy = Evaluate(*eval, test);
+    char line[64];
+    std::snprintf(line, sizeof(line), "test accuracy %.2f%%", 100 * test_accuracy);
+    progress.EndEpoch(line);
+    std::printf("epoch %d: test accuracy %.2f%%\n", epoch, 100 * test_accuracy);
+    std::fflush(stdout);
+  }
+  Checkpoint checkpoint;
+  for (const std::string& name : exec->ParameterNames()) checkpoint.arrays[name] = exec->Arg(name);
+  for (const std::string& name : exec->AuxiliaryNames()) checkpoint.arrays[name] = exec->Arg(name);
+  checkpoint.optimizer_states = sgd->States();
+  checkpoint.metadata["epochs"] = std::to_string(options.epochs);
+  SaveCheckpoint(options.checkpoint, checkpoint);
+  std::printf("saved %s\n", options.checkpoint.c_str());
+  return 0;
+} catch (const mxlite::Error& error) {
+  std::fprintf(stderr, "train_fashion_mnist: %s\n", error.what());
+  return 1;
+}
