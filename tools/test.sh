@@ -18,7 +18,7 @@ ctest --test-dir "$build_dir" --output-on-failure -j "$jobs"
 
 # ThreadSanitizer: the pools and the engine are shared by many threads.
 if [ "${MXLITE_SKIP_TSAN:-0}" != "1" ]; then
-  tsan_modules=(memory)
+  tsan_modules=(memory engine)
   tsan_dir="$build_dir-tsan"
   cmake -S . -B "$tsan_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMXLITE_SANITIZE=thread \
     -DMXLITE_USE_CUDA=OFF -DMXLITE_BUILD_BENCH=OFF >/dev/null

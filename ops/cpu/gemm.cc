@@ -98,77 +98,97 @@ PackBuffers& ThreadPackBuffers() {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Packing. A block of op(A) becomes row panels of kMr rows, each stored step by step (kMr floats per
-// k step); a block of op(B) becomes column panels of kNr columns (kNr floats per k step). Rows and
-// columns past the matrix edge are zero, so the micro-kernel always computes full tiles.
+// Packing. A block of op(A) becomes row panels of kMr rows, each stored step by step (kMr floats
+// per k step); a block of op(B) becomes column panels of kNr columns (kNr floats per k step). Rows
+// and columns past the matrix edge are zero, so the micro-kernel always computes full tiles.
 // ------------------------------------------------------------------------------------------------
+
+// Both operands reduce to one of two layouts. Panel q of width W holds source lines
+// [q*W, q*W + W) along the panel axis x; step p of the panel is W floats at packed[q*W*depth +
+// p*W].
+
+// The source stores each k step contiguously along x: element (p, x) at src[p * ld + x] (op(A) =
+// A^T, op(B) = B). Rows are read in chunks of a few k steps across all panels: walking one panel
+// down all k steps would touch a new page on every step.
+template <int W>
+void PackFromStepRows(const float* src, int64_t ld, int64_t depth, int64_t width, float* packed) {
+  constexpr int64_t kStepsPerChunk = 8;
+  for (int64_t p0 = 0; p0 < depth; p0 += kStepsPerChunk) {
+    const int64_t p1 = std::min(depth, p0 + kStepsPerChunk);
+    for (int64_t x0 = 0; x0 < width; x0 += W) {
+      const int valid = static_cast<int>(std::min<int64_t>(W, width - x0));
+      float* dst = packed + x0 * depth;
+      for (int64_t p = p0; p < p1; ++p) {
+        const float* row = src + p * ld + x0;
+        if (valid == W) {
+          std::memcpy(dst + p * W, row, sizeof(float) * W);
+        } else {
+          for (int x = 0; x < valid; ++x) dst[p * W + x] = row[x];
+          for (int x = valid; x < W; ++x) dst[p * W + x] = 0.0f;
+        }
+      }
+    }
+  }
+}
+
+// The source stores each line along x contiguously in k: element (p, x) at src[x * ld + p]
+// (op(A) = A, op(B) = B^T). Each panel reads its W lines side by side.
+template <int W>
+void PackFromStepColumns(const float* src, int64_t ld, int64_t depth, int64_t width,
+                         float* packed) {
+  for (int64_t x0 = 0; x0 < width; x0 += W) {
+    const int valid = static_cast<int>(std::min<int64_t>(W, width - x0));
+    float* dst = packed + x0 * depth;
+    const float* lines[W];
+    for (int x = 0; x < W; ++x) lines[x] = src + (x0 + std::min(x, valid - 1)) * ld;
+    if (valid == W) {
+      for (int64_t p = 0; p < depth; ++p) {
+        for (int x = 0; x < W; ++x) dst[p * W + x] = lines[x][p];
+      }
+    } else {
+      for (int64_t p = 0; p < depth; ++p) {
+        for (int x = 0; x < W; ++x) dst[p * W + x] = x < valid ? lines[x][p] : 0.0f;
+      }
+    }
+  }
+}
 
 // op(A)[0:rows, 0:depth] -> panels of kMr rows.
 void PackA(const OperandView& a, int64_t rows, int64_t depth, float* packed) {
-  for (int64_t row0 = 0; row0 < rows; row0 += kMr) {
-    const int valid = static_cast<int>(std::min<int64_t>(kMr, rows - row0));
-    float* dst = packed + row0 * depth;
-    if (!a.transposed) {
-      // Rows of A are contiguous in k: read kMr rows side by side.
-      const float* src[kMr];
-      for (int r = 0; r < kMr; ++r) src[r] = a.data + (row0 + std::min(r, valid - 1)) * a.ld;
-      if (valid == kMr) {
-        for (int64_t p = 0; p < depth; ++p) {
-          for (int r = 0; r < kMr; ++r) dst[p * kMr + r] = src[r][p];
-        }
-      } else {
-        for (int64_t p = 0; p < depth; ++p) {
-          for (int r = 0; r < kMr; ++r) dst[p * kMr + r] = r < valid ? src[r][p] : 0.0f;
-        }
-      }
-    } else {
-      // Columns of A^T are contiguous: each k step is one short contiguous copy.
-      for (int64_t p = 0; p < depth; ++p) {
-        const float* src = a.data + p * a.ld + row0;
-        for (int r = 0; r < valid; ++r) dst[p * kMr + r] = src[r];
-        for (int r = valid; r < kMr; ++r) dst[p * kMr + r] = 0.0f;
-      }
-    }
+  if (a.transposed) {
+    PackFromStepRows<kMr>(a.data, a.ld, depth, rows, packed);
+  } else {
+    PackFromStepColumns<kMr>(a.data, a.ld, depth, rows, packed);
   }
 }
 
 // op(B)[0:depth, 0:columns] -> panels of kNr columns.
 void PackB(const OperandView& b, int64_t depth, int64_t columns, float* packed) {
-  for (int64_t column0 = 0; column0 < columns; column0 += kNr) {
-    const int valid = static_cast<int>(std::min<int64_t>(kNr, columns - column0));
-    float* dst = packed + column0 * depth;
-    if (!b.transposed) {
-      for (int64_t p = 0; p < depth; ++p) {
-        const float* src = b.data + p * b.ld + column0;
-        if (valid == kNr) {
-          std::memcpy(dst + p * kNr, src, sizeof(float) * kNr);
-        } else {
-          for (int j = 0; j < valid; ++j) dst[p * kNr + j] = src[j];
-          for (int j = valid; j < kNr; ++j) dst[p * kNr + j] = 0.0f;
-        }
-      }
-    } else {
-      // Rows of B^T are contiguous in k: stream each one into its column of the panel.
-      for (int j = 0; j < valid; ++j) {
-        const float* src = b.data + (column0 + j) * b.ld;
-        for (int64_t p = 0; p < depth; ++p) dst[p * kNr + j] = src[p];
-      }
-      for (int j = valid; j < kNr; ++j) {
-        for (int64_t p = 0; p < depth; ++p) dst[p * kNr + j] = 0.0f;
-      }
-    }
+  if (b.transposed) {
+    PackFromStepColumns<kNr>(b.data, b.ld, depth, columns, packed);
+  } else {
+    PackFromStepRows<kNr>(b.data, b.ld, depth, columns, packed);
   }
 }
 
-// C[0:rows, 0:columns] = alpha * packed A block * packed B block + beta * C.
+// C[0:rows, 0:columns] = alpha * packed A block * packed B block + beta * C. With `b_to_pack`, B is
+// packed a few panels at a time just before their first use, while they are hot in L1/L2, instead
+// of in one pass over the whole block whose writes would go out to L3 and come back. A group is
+// wide enough that each row of B is read in whole cache lines that the prefetcher can follow.
 void MacroKernel(int64_t rows, int64_t columns, int64_t depth, float alpha, const float* packed_a,
-                 const float* packed_b, float beta, float* c, int64_t ldc) {
+                 const OperandView* b_to_pack, float* packed_b, float beta, float* c, int64_t ldc) {
+  constexpr int64_t kPanelsPerPackGroup = 8;
   for (int64_t j = 0; j < columns; j += kNr) {
     const int tile_columns = static_cast<int>(std::min<int64_t>(kNr, columns - j));
+    float* b_panel = packed_b + j * depth;
+    if (b_to_pack != nullptr && j % (kPanelsPerPackGroup * kNr) == 0) {
+      PackB(b_to_pack->Offset(0, j), depth, std::min(kPanelsPerPackGroup * kNr, columns - j),
+            b_panel);
+    }
     for (int64_t i = 0; i < rows; i += kMr) {
       const int tile_rows = static_cast<int>(std::min<int64_t>(kMr, rows - i));
-      detail::SgemmMicroKernelAvx2Fma(depth, packed_a + i * depth, packed_b + j * depth,
-                                      c + i * ldc + j, ldc, tile_rows, tile_columns, alpha, beta);
+      detail::SgemmMicroKernelAvx2Fma(depth, packed_a + i * depth, b_panel, c + i * ldc + j, ldc,
+                                      tile_rows, tile_columns, alpha, beta);
     }
   }
 }
@@ -196,11 +216,13 @@ void PackedSgemm(int64_t m, int64_t n, int64_t k, float alpha, const OperandView
       const int64_t kc = std::min(kc_max, k - pc);
       // Only the first k block applies the caller's beta; later ones accumulate.
       const float block_beta = pc == 0 ? beta : 1.0f;
-      PackB(b.Offset(pc, jc), kc, nc, packed_b);
+      const OperandView b_block = b.Offset(pc, jc);
       for (int64_t ic = 0; ic < m; ic += mc_max) {
         const int64_t mc = std::min(mc_max, m - ic);
         PackA(a.Offset(ic, pc), mc, kc, packed_a);
-        MacroKernel(mc, nc, kc, alpha, packed_a, packed_b, block_beta, c + ic * ldc + jc, ldc);
+        // The first row block packs B as it goes; the others reuse the packed block.
+        MacroKernel(mc, nc, kc, alpha, packed_a, ic == 0 ? &b_block : nullptr, packed_b, block_beta,
+                    c + ic * ldc + jc, ldc);
       }
     }
   }
@@ -272,7 +294,8 @@ struct ThreadGrid {
 // Picks the grid with the least work per thread, then the least packing per thread (each thread
 // packs its own rows of A and columns of B, so square-ish blocks pack least).
 ThreadGrid ChooseThreadGrid(int64_t m, int64_t n, int64_t k, int threads) {
-  const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  const double flops =
+      2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   const int64_t useful = std::max<int64_t>(1, static_cast<int64_t>(flops / kMinFlopsPerThread));
   threads = static_cast<int>(std::min<int64_t>(threads, useful));
   const int64_t row_tiles = CeilDiv(m, kMr);
@@ -365,7 +388,8 @@ GemmInfo ActiveGemm() {
     info.name = "Eigen " + std::to_string(EIGEN_WORLD_VERSION) + "." +
                 std::to_string(EIGEN_MAJOR_VERSION) + "." + std::to_string(EIGEN_MINOR_VERSION) +
                 " GEMM (" + Eigen::SimdInstructionSetsInUse() + ")";
-    info.reason = forced + cpu + (requested == GemmImplementation::kAuto ? "; portable fallback" : "");
+    info.reason =
+        forced + cpu + (requested == GemmImplementation::kAuto ? "; portable fallback" : "");
   }
   return info;
 }

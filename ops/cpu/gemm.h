@@ -22,8 +22,8 @@
 //
 // Thread safety: Sgemm may be called concurrently from several threads on disjoint C.
 // SetGemmImplementation() may be called at any time; a call already running finishes as it began.
-// Errors: negative sizes, leading dimensions smaller than the stored row width, or null pointers for
-// non-empty operands throw mxlite::Error naming the argument.
+// Errors: negative sizes, leading dimensions smaller than the stored row width, or null pointers
+// for non-empty operands throw mxlite::Error naming the argument.
 #pragma once
 
 #include <cstdint>
@@ -38,9 +38,9 @@ void Sgemm(Transpose trans_a, Transpose trans_b, int64_t m, int64_t n, int64_t k
            int64_t ldc);
 
 enum class GemmImplementation {
-  kAuto,         // the fastest one this CPU supports (the default)
-  kAvx2Fma,      // mxlite's packed GEMM with the AVX2+FMA 6x16 micro-kernel
-  kEigen,        // Eigen 3.4's GEMM (portable reference)
+  kAuto,     // the fastest one this CPU supports (the default)
+  kAvx2Fma,  // mxlite's packed GEMM with the AVX2+FMA 6x16 micro-kernel
+  kEigen,    // Eigen 3.4's GEMM (portable reference)
 };
 
 // What Sgemm uses now, and why; printed by `mxlite info`.

@@ -13,7 +13,6 @@ namespace {
 
 constexpr int kMr = kAvx2KernelRows;
 constexpr int kNr = kAvx2KernelColumns;
-constexpr int kPrefetchAheadFloats = 4 * 4 * kMr;  // four unrolled iterations
 
 // One row of the tile: c_row = alpha * acc + beta * c_row, without reading C when beta == 0.
 MXLITE_AVX2 inline void StoreRow(float* c, __m256 acc0, __m256 acc1, __m256 alpha, float beta) {
@@ -34,8 +33,8 @@ MXLITE_AVX2 inline void StoreRow(float* c, __m256 acc0, __m256 acc1, __m256 alph
 }
 
 // Partial tiles go through a local tile so the vector loop never runs out of bounds.
-void MergePartialTile(const float* tile, float* c, int64_t ldc, int rows, int columns,
-                      float alpha, float beta) {
+void MergePartialTile(const float* tile, float* c, int64_t ldc, int rows, int columns, float alpha,
+                      float beta) {
   for (int r = 0; r < rows; ++r) {
     float* c_row = c + r * ldc;
     const float* t_row = tile + r * kNr;
@@ -52,88 +51,179 @@ void MergePartialTile(const float* tile, float* c, int64_t ldc, int rows, int co
 MXLITE_AVX2 void SgemmMicroKernelAvx2Fma(int64_t kc, const float* a_panel, const float* b_panel,
                                          float* c, int64_t ldc, int rows, int columns, float alpha,
                                          float beta) {
-  // 12 accumulators + 2 B vectors + 1 broadcast = 15 of the 16 ymm registers.
-  __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
-  __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
-  __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
-  __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
-  __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps();
-  __m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
-
-  const float* a = a_panel;
-  const float* b = b_panel;
   // The C tile is needed right after the loop; start fetching it now.
   for (int r = 0; r < rows; ++r) {
     _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc), _MM_HINT_T0);
     _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc + kNr - 1), _MM_HINT_T0);
   }
 
-#define MXLITE_KERNEL_STEP(p)                                   \
-  do {                                                          \
-    const __m256 b0 = _mm256_load_ps(b + (p) * kNr);            \
-    const __m256 b1 = _mm256_load_ps(b + (p) * kNr + 8);        \
-    __m256 av = _mm256_broadcast_ss(a + (p) * kMr + 0);         \
-    c00 = _mm256_fmadd_ps(av, b0, c00);                         \
-    c01 = _mm256_fmadd_ps(av, b1, c01);                         \
-    av = _mm256_broadcast_ss(a + (p) * kMr + 1);                \
-    c10 = _mm256_fmadd_ps(av, b0, c10);                         \
-    c11 = _mm256_fmadd_ps(av, b1, c11);                         \
-    av = _mm256_broadcast_ss(a + (p) * kMr + 2);                \
-    c20 = _mm256_fmadd_ps(av, b0, c20);                         \
-    c21 = _mm256_fmadd_ps(av, b1, c21);                         \
-    av = _mm256_broadcast_ss(a + (p) * kMr + 3);                \
-    c30 = _mm256_fmadd_ps(av, b0, c30);                         \
-    c31 = _mm256_fmadd_ps(av, b1, c31);                         \
-    av = _mm256_broadcast_ss(a + (p) * kMr + 4);                \
-    c40 = _mm256_fmadd_ps(av, b0, c40);                         \
-    c41 = _mm256_fmadd_ps(av, b1, c41);                         \
-    av = _mm256_broadcast_ss(a + (p) * kMr + 5);                \
-    c50 = _mm256_fmadd_ps(av, b0, c50);                         \
-    c51 = _mm256_fmadd_ps(av, b1, c51);                         \
-  } while (0)
+  // The loop is assembly: it needs 15 of the 16 ymm registers (12 accumulators, 2 B vectors, a
+  // broadcast A value), and compilers spill one of them to the stack inside the loop (~10% here).
+  // Register map: ymm(2r + h) accumulates row r, columns [8h, 8h + 8); ymm12-13 hold a B step;
+  // ymm14-15 broadcast A values. The accumulators end in `tile`, row-major 6 x 16.
+  alignas(32) float tile[kMr * kNr];
+  const float* a = a_panel;
+  const float* b = b_panel;
+  int64_t unrolled_steps = kc / 4;
+  int64_t single_steps = kc % 4;
+  __asm__ volatile(
+      "vxorps %%ymm0, %%ymm0, %%ymm0\n\t"
+      "vxorps %%ymm1, %%ymm1, %%ymm1\n\t"
+      "vxorps %%ymm2, %%ymm2, %%ymm2\n\t"
+      "vxorps %%ymm3, %%ymm3, %%ymm3\n\t"
+      "vxorps %%ymm4, %%ymm4, %%ymm4\n\t"
+      "vxorps %%ymm5, %%ymm5, %%ymm5\n\t"
+      "vxorps %%ymm6, %%ymm6, %%ymm6\n\t"
+      "vxorps %%ymm7, %%ymm7, %%ymm7\n\t"
+      "vxorps %%ymm8, %%ymm8, %%ymm8\n\t"
+      "vxorps %%ymm9, %%ymm9, %%ymm9\n\t"
+      "vxorps %%ymm10, %%ymm10, %%ymm10\n\t"
+      "vxorps %%ymm11, %%ymm11, %%ymm11\n\t"
+      "test %[unrolled], %[unrolled]\n\t"
+      "jz 2f\n\t"
+      ".p2align 5\n"
+      "1:\n\t"
+      // The B panel stays in L1 across the micro-tiles of a macro-kernel; the A panel streams
+      // from L2, so fetch it a few iterations ahead.
+      "prefetcht0 384(%[a])\n\t"
+      "vmovaps 0(%[b]), %%ymm12\n\t"
+      "vmovaps 32(%[b]), %%ymm13\n\t"
+      "vbroadcastss 0(%[a]), %%ymm14\n\t"
+      "vbroadcastss 4(%[a]), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm0\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm1\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm2\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm3\n\t"
+      "vbroadcastss 8(%[a]), %%ymm14\n\t"
+      "vbroadcastss 12(%[a]), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm4\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm5\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm6\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm7\n\t"
+      "vbroadcastss 16(%[a]), %%ymm14\n\t"
+      "vbroadcastss 20(%[a]), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm8\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm9\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm10\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm11\n\t"
+      "vmovaps 64(%[b]), %%ymm12\n\t"
+      "vmovaps 96(%[b]), %%ymm13\n\t"
+      "vbroadcastss 24(%[a]), %%ymm14\n\t"
+      "vbroadcastss 28(%[a]), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm0\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm1\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm2\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm3\n\t"
+      "vbroadcastss 32(%[a]), %%ymm14\n\t"
+      "vbroadcastss 36(%[a]), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm4\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm5\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm6\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm7\n\t"
+      "vbroadcastss 40(%[a]), %%ymm14\n\t"
+      "vbroadcastss 44(%[a]), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm8\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm9\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm10\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm11\n\t"
+      "vmovaps 128(%[b]), %%ymm12\n\t"
+      "vmovaps 160(%[b]), %%ymm13\n\t"
+      "vbroadcastss 48(%[a]), %%ymm14\n\t"
+      "vbroadcastss 52(%[a]), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm0\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm1\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm2\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm3\n\t"
+      "vbroadcastss 56(%[a]), %%ymm14\n\t"
+      "vbroadcastss 60(%[a]), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm4\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm5\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm6\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm7\n\t"
+      "vbroadcastss 64(%[a]), %%ymm14\n\t"
+      "vbroadcastss 68(%[a]), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm8\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm9\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm10\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm11\n\t"
+      "vmovaps 192(%[b]), %%ymm12\n\t"
+      "vmovaps 224(%[b]), %%ymm13\n\t"
+      "vbroadcastss 72(%[a]), %%ymm14\n\t"
+      "vbroadcastss 76(%[a]), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm0\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm1\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm2\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm3\n\t"
+      "vbroadcastss 80(%[a]), %%ymm14\n\t"
+      "vbroadcastss 84(%[a]), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm4\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm5\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm6\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm7\n\t"
+      "vbroadcastss 88(%[a]), %%ymm14\n\t"
+      "vbroadcastss 92(%[a]), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm8\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm9\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm10\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm11\n\t"
+      "add $96, %[a]\n\t"
+      "add $256, %[b]\n\t"
+      "dec %[unrolled]\n\t"
+      "jnz 1b\n"
+      "2:\n\t"
+      "test %[single], %[single]\n\t"
+      "jz 4f\n"
+      "3:\n\t"
+      "vmovaps 0(%[b]), %%ymm12\n\t"
+      "vmovaps 32(%[b]), %%ymm13\n\t"
+      "vbroadcastss 0(%[a]), %%ymm14\n\t"
+      "vbroadcastss 4(%[a]), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm0\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm1\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm2\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm3\n\t"
+      "vbroadcastss 8(%[a]), %%ymm14\n\t"
+      "vbroadcastss 12(%[a]), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm4\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm5\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm6\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm7\n\t"
+      "vbroadcastss 16(%[a]), %%ymm14\n\t"
+      "vbroadcastss 20(%[a]), %%ymm15\n\t"
+      "vfmadd231ps %%ymm12, %%ymm14, %%ymm8\n\t"
+      "vfmadd231ps %%ymm13, %%ymm14, %%ymm9\n\t"
+      "vfmadd231ps %%ymm12, %%ymm15, %%ymm10\n\t"
+      "vfmadd231ps %%ymm13, %%ymm15, %%ymm11\n\t"
+      "add $24, %[a]\n\t"
+      "add $64, %[b]\n\t"
+      "dec %[single]\n\t"
+      "jnz 3b\n"
+      "4:\n\t"
+      "vmovaps %%ymm0, 0(%[tile])\n\t"
+      "vmovaps %%ymm1, 32(%[tile])\n\t"
+      "vmovaps %%ymm2, 64(%[tile])\n\t"
+      "vmovaps %%ymm3, 96(%[tile])\n\t"
+      "vmovaps %%ymm4, 128(%[tile])\n\t"
+      "vmovaps %%ymm5, 160(%[tile])\n\t"
+      "vmovaps %%ymm6, 192(%[tile])\n\t"
+      "vmovaps %%ymm7, 224(%[tile])\n\t"
+      "vmovaps %%ymm8, 256(%[tile])\n\t"
+      "vmovaps %%ymm9, 288(%[tile])\n\t"
+      "vmovaps %%ymm10, 320(%[tile])\n\t"
+      "vmovaps %%ymm11, 352(%[tile])\n\t"
+      : [a] "+r"(a), [b] "+r"(b), [unrolled] "+r"(unrolled_steps), [single] "+r"(single_steps)
+      : [tile] "r"(tile)
+      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
+        "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "cc", "memory");
 
-  int64_t p = 0;
-  for (; p + 4 <= kc; p += 4) {
-    // The B panel stays in L1 across the micro-tiles of a macro-kernel; the A panel streams from
-    // L2, so fetch it a few iterations ahead.
-    _mm_prefetch(reinterpret_cast<const char*>(a + kPrefetchAheadFloats), _MM_HINT_T0);
-    MXLITE_KERNEL_STEP(0);
-    MXLITE_KERNEL_STEP(1);
-    MXLITE_KERNEL_STEP(2);
-    MXLITE_KERNEL_STEP(3);
-    a += 4 * kMr;
-    b += 4 * kNr;
-  }
-  for (; p < kc; ++p) {
-    MXLITE_KERNEL_STEP(0);
-    a += kMr;
-    b += kNr;
-  }
-#undef MXLITE_KERNEL_STEP
-
-  const __m256 alpha_v = _mm256_set1_ps(alpha);
   if (rows == kMr && columns == kNr) {
-    StoreRow(c + 0 * ldc, c00, c01, alpha_v, beta);
-    StoreRow(c + 1 * ldc, c10, c11, alpha_v, beta);
-    StoreRow(c + 2 * ldc, c20, c21, alpha_v, beta);
-    StoreRow(c + 3 * ldc, c30, c31, alpha_v, beta);
-    StoreRow(c + 4 * ldc, c40, c41, alpha_v, beta);
-    StoreRow(c + 5 * ldc, c50, c51, alpha_v, beta);
+    const __m256 alpha_v = _mm256_set1_ps(alpha);
+    for (int r = 0; r < kMr; ++r) {
+      StoreRow(c + r * ldc, _mm256_load_ps(tile + r * kNr), _mm256_load_ps(tile + r * kNr + 8),
+               alpha_v, beta);
+    }
     return;
   }
-  alignas(32) float tile[kMr * kNr];
-  _mm256_store_ps(tile + 0 * kNr, c00);
-  _mm256_store_ps(tile + 0 * kNr + 8, c01);
-  _mm256_store_ps(tile + 1 * kNr, c10);
-  _mm256_store_ps(tile + 1 * kNr + 8, c11);
-  _mm256_store_ps(tile + 2 * kNr, c20);
-  _mm256_store_ps(tile + 2 * kNr + 8, c21);
-  _mm256_store_ps(tile + 3 * kNr, c30);
-  _mm256_store_ps(tile + 3 * kNr + 8, c31);
-  _mm256_store_ps(tile + 4 * kNr, c40);
-  _mm256_store_ps(tile + 4 * kNr + 8, c41);
-  _mm256_store_ps(tile + 5 * kNr, c50);
-  _mm256_store_ps(tile + 5 * kNr + 8, c51);
   MergePartialTile(tile, c, ldc, rows, columns, alpha, beta);
 }
 

@@ -1,6 +1,6 @@
-// Internal to ops/cpu/gemm.cc: the AVX2+FMA single-precision micro-kernel. Call it only when the CPU
-// supports avx2 and fma (the functions carry target attributes; the rest of the library does not
-// assume AVX2).
+// Internal to ops/cpu/gemm.cc: the AVX2+FMA single-precision micro-kernel. Call it only when the
+// CPU supports avx2 and fma (the functions carry target attributes; the rest of the library does
+// not assume AVX2).
 #pragma once
 
 #include <cstdint>

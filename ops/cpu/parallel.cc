@@ -18,7 +18,8 @@ namespace {
 
 std::atomic<int> process_thread_override{0};  // 0: none
 thread_local int scoped_thread_override = 0;  // 0: none
-// Set on pool workers for good and on a caller while it runs tasks: a ParallelFor from here is nested.
+// Set on pool workers for good and on a caller while it runs tasks: a ParallelFor from here is
+// nested.
 thread_local bool inside_parallel_for = false;
 
 int ConfiguredThreads() {
@@ -136,13 +137,13 @@ class ThreadPool {
 
   std::mutex run_mutex_;  // held by the caller of the current job
   std::mutex mutex_;
-  std::condition_variable wake_;  // workers: a new generation was published
-  std::condition_variable done_;  // caller: helpers_running_ reached 0
-  std::vector<std::thread> workers_;             // GUARDED_BY(mutex_); detached, never exit
-  std::atomic<uint64_t> generation_{0};          // written under mutex_; one per job
-  int helpers_wanted_ = 0;                       // GUARDED_BY(mutex_): workers [0, this) join
-  int helpers_running_ = 0;                      // GUARDED_BY(mutex_)
-  std::exception_ptr error_;                     // GUARDED_BY(mutex_): first failure of the job
+  std::condition_variable wake_;         // workers: a new generation was published
+  std::condition_variable done_;         // caller: helpers_running_ reached 0
+  std::vector<std::thread> workers_;     // GUARDED_BY(mutex_); detached, never exit
+  std::atomic<uint64_t> generation_{0};  // written under mutex_; one per job
+  int helpers_wanted_ = 0;               // GUARDED_BY(mutex_): workers [0, this) join
+  int helpers_running_ = 0;              // GUARDED_BY(mutex_)
+  std::exception_ptr error_;             // GUARDED_BY(mutex_): first failure of the job
   // Fixed while a job runs (written by its caller before the generation is published).
   const std::function<void(int64_t)>* fn_ = nullptr;
   int64_t num_tasks_ = 0;
@@ -170,8 +171,8 @@ int IntraOpThreads() {
 }
 
 void SetIntraOpThreads(int threads) {
-  MX_CHECK(threads >= 0) << "SetIntraOpThreads: threads must be >= 0 (0 = MXNET_OMP_MAX_THREADS), got "
-                         << threads;
+  MX_CHECK(threads >= 0)
+      << "SetIntraOpThreads: threads must be >= 0 (0 = MXNET_OMP_MAX_THREADS), got " << threads;
   process_thread_override.store(threads, std::memory_order_relaxed);
 }
 
@@ -185,8 +186,7 @@ ScopedIntraOpThreads::~ScopedIntraOpThreads() { scoped_thread_override = previou
 void ParallelFor(int64_t num_tasks, const std::function<void(int64_t)>& fn) {
   if (num_tasks <= 0) return;
   const int threads = static_cast<int>(std::min<int64_t>(num_tasks, IntraOpThreads()));
-  if (threads > 1 && !inside_parallel_for &&
-      ThreadPool::Global().TryRun(num_tasks, threads, fn)) {
+  if (threads > 1 && !inside_parallel_for && ThreadPool::Global().TryRun(num_tasks, threads, fn)) {
     return;
   }
   RunInline(num_tasks, fn);

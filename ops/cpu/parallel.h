@@ -16,8 +16,8 @@
 // nested call) runs all its work inline on the calling thread: concurrent ops never oversubscribe
 // the cores and nested calls cannot deadlock.
 //
-// Errors: if fn throws, the remaining indices are skipped, every running call finishes, and the first
-// exception is rethrown to the caller of ParallelFor. The pool stays usable.
+// Errors: if fn throws, the remaining indices are skipped, every running call finishes, and the
+// first exception is rethrown to the caller of ParallelFor. The pool stays usable.
 //
 // Worker threads are created on first need, never exit, and are shared by all callers.
 #pragma once

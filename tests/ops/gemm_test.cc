@@ -1,6 +1,6 @@
-// Sgemm against a naive double-precision reference: many shapes (tiny, odd, primes, tall and skinny,
-// k = 0, crossing every cache block), all transposes, alpha/beta values, padded leading dimensions,
-// both implementations, 1 and 2 threads.
+// Sgemm against a naive double-precision reference: many shapes (tiny, odd, primes, tall and
+// skinny, k = 0, crossing every cache block), all transposes, alpha/beta values, padded leading
+// dimensions, both implementations, 1 and 2 threads.
 #include "ops/cpu/gemm.h"
 
 #include <gtest/gtest.h>
@@ -34,8 +34,9 @@ struct GemmCase {
   std::string Describe() const {
     std::ostringstream out;
     out << "m=" << shape.m << " n=" << shape.n << " k=" << shape.k
-        << " trans_a=" << (trans_a == Transpose::kYes) << " trans_b=" << (trans_b == Transpose::kYes)
-        << " alpha=" << alpha << " beta=" << beta << " pad=" << pad;
+        << " trans_a=" << (trans_a == Transpose::kYes)
+        << " trans_b=" << (trans_b == Transpose::kYes) << " alpha=" << alpha << " beta=" << beta
+        << " pad=" << pad;
     return out.str();
   }
 };
@@ -142,9 +143,9 @@ constexpr Transpose kBothTransposes[] = {Transpose::kNo, Transpose::kYes};
 TEST(GemmTest, ManyShapesAllTransposes) {
   // Tiny, odd, primes, one row or column, and sizes just past the micro-tile (6x16) and the cache
   // blocks (MC=144, KC=256).
-  const Shape shapes[] = {{1, 1, 1},    {1, 1, 7},    {2, 3, 4},     {5, 7, 3},    {6, 16, 1},
-                          {6, 16, 8},   {7, 17, 9},   {12, 32, 5},   {13, 31, 29}, {1, 53, 19},
-                          {53, 1, 19},  {1, 64, 300}, {97, 101, 103}, {300, 3, 17}, {3, 300, 17},
+  const Shape shapes[] = {{1, 1, 1},      {1, 1, 7},     {2, 3, 4},      {5, 7, 3},    {6, 16, 1},
+                          {6, 16, 8},     {7, 17, 9},    {12, 32, 5},    {13, 31, 29}, {1, 53, 19},
+                          {53, 1, 19},    {1, 64, 300},  {97, 101, 103}, {300, 3, 17}, {3, 300, 17},
                           {145, 40, 257}, {150, 33, 520}};
   GemmImplementations implementations;
   for (GemmImplementation implementation : implementations.list()) {
@@ -181,7 +182,8 @@ TEST(GemmTest, BetaZeroOverwritesNaN) {
   for (GemmImplementation implementation : implementations.list()) {
     SCOPED_TRACE(Name(implementation));
     SetGemmImplementation(implementation);
-    for (const Shape& shape : {Shape{1, 1, 1}, Shape{5, 13, 7}, Shape{20, 48, 260}, Shape{4, 9, 0}}) {
+    for (const Shape& shape :
+         {Shape{1, 1, 1}, Shape{5, 13, 7}, Shape{20, 48, 260}, Shape{4, 9, 0}}) {
       for (float alpha : {1.0f, 0.0f}) {
         const std::vector<float> c =
             RunAndCheck({shape, Transpose::kNo, Transpose::kNo, alpha, 0.0f, 2}, true);
@@ -275,20 +277,25 @@ TEST(GemmTest, BadArgumentsNameTheArgument) {
     }
     return "(no error)";
   };
-  EXPECT_NE(message_of([&] { Sgemm(Transpose::kNo, Transpose::kNo, -1, 2, 2, 1, p, 2, p, 2, 0, p, 2); })
-                .find("sizes must be >= 0"),
+  EXPECT_NE(message_of([&] {
+              Sgemm(Transpose::kNo, Transpose::kNo, -1, 2, 2, 1, p, 2, p, 2, 0, p, 2);
+            }).find("sizes must be >= 0"),
             std::string::npos);
-  EXPECT_NE(message_of([&] { Sgemm(Transpose::kNo, Transpose::kNo, 3, 4, 5, 1, p, 4, p, 4, 0, p, 4); })
-                .find("lda must be >= 5"),
+  EXPECT_NE(message_of([&] {
+              Sgemm(Transpose::kNo, Transpose::kNo, 3, 4, 5, 1, p, 4, p, 4, 0, p, 4);
+            }).find("lda must be >= 5"),
             std::string::npos);
-  EXPECT_NE(message_of([&] { Sgemm(Transpose::kYes, Transpose::kNo, 3, 4, 5, 1, p, 2, p, 4, 0, p, 4); })
-                .find("lda must be >= 3"),
+  EXPECT_NE(message_of([&] {
+              Sgemm(Transpose::kYes, Transpose::kNo, 3, 4, 5, 1, p, 2, p, 4, 0, p, 4);
+            }).find("lda must be >= 3"),
             std::string::npos);
-  EXPECT_NE(message_of([&] { Sgemm(Transpose::kNo, Transpose::kYes, 3, 4, 5, 1, p, 5, p, 4, 0, p, 4); })
-                .find("ldb must be >= 5"),
+  EXPECT_NE(message_of([&] {
+              Sgemm(Transpose::kNo, Transpose::kYes, 3, 4, 5, 1, p, 5, p, 4, 0, p, 4);
+            }).find("ldb must be >= 5"),
             std::string::npos);
-  EXPECT_NE(message_of([&] { Sgemm(Transpose::kNo, Transpose::kNo, 3, 4, 5, 1, p, 5, p, 4, 0, p, 3); })
-                .find("ldc must be >= 4"),
+  EXPECT_NE(message_of([&] {
+              Sgemm(Transpose::kNo, Transpose::kNo, 3, 4, 5, 1, p, 5, p, 4, 0, p, 3);
+            }).find("ldc must be >= 4"),
             std::string::npos);
   EXPECT_NE(message_of([&] {
               Sgemm(Transpose::kNo, Transpose::kNo, 3, 4, 5, 1, nullptr, 5, p, 4, 0, p, 4);

@@ -1,0 +1,200 @@
+// GEMM throughput: mxlite's Sgemm against Eigen 3.4, at large square sizes and at the im2col GEMM
+// shapes of ResNet-50 convolutions (batch 1), with 1 and 2 threads, as GFLOP/s and as a share of
+// this machine's measured fp32 FMA peak (BM_FmaPeak, measured the same way at start-up).
+//
+//   build-gemm/bin/gemm_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+//
+// Rows: BM_Sgemm/<impl>/<shape>/threads:<t>, impl = mxlite (Sgemm as shipped: the AVX2+FMA kernel
+// on this CPU), eigen_avx2 (Eigen's GEMM compiled in this file for AVX2+FMA, as a user building
+// with -march=native gets it), eigen_fallback (mxlite's portable path: Eigen as the library
+// compiles it). Counters: GFLOPS, and pct_peak = GFLOPS / measured peak for the same thread count.
+
+// Eigen is the peer and is compiled for this CPU (bench/CMakeLists.txt builds this file with
+// -mavx2 -mfma). The library itself targets baseline x86-64 and picks its kernel at run time.
+
+#include <benchmark/benchmark.h>
+#include <immintrin.h>
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ops/cpu/gemm.h"
+#include "ops/cpu/parallel.h"
+
+namespace {
+
+using mxlite::cpu::ParallelFor;
+using mxlite::cpu::ScopedIntraOpThreads;
+using mxlite::cpu::Transpose;
+
+// ---- Peak: 12 independent FMA chains per thread (latency 4 x 2 pipes needs >= 8) ---------------
+
+constexpr int kPeakChains = 12;
+
+float FmaChains(int64_t iterations) {
+  __m256 acc[kPeakChains];
+  for (int i = 0; i < kPeakChains; ++i) acc[i] = _mm256_set1_ps(0.001f * static_cast<float>(i));
+  const __m256 scale = _mm256_set1_ps(0.9999f), offset = _mm256_set1_ps(0.0001f);
+  for (int64_t it = 0; it < iterations; ++it) {
+#pragma GCC unroll 12
+    for (int i = 0; i < kPeakChains; ++i) acc[i] = _mm256_fmadd_ps(acc[i], scale, offset);
+  }
+  __m256 sum = acc[0];
+  for (int i = 1; i < kPeakChains; ++i) sum = _mm256_add_ps(sum, acc[i]);
+  return _mm256_cvtss_f32(sum);
+}
+
+constexpr double kFlopsPerPeakIteration = 2.0 * 8 * kPeakChains;
+
+// GFLOP/s of `threads` threads running FMA chains together on the intra-op pool.
+double MeasurePeakGflops(int threads, int64_t iterations) {
+  ScopedIntraOpThreads scope(threads);
+  std::vector<float> sink(threads);
+  const auto start = std::chrono::steady_clock::now();
+  ParallelFor(threads, [&](int64_t t) { sink[t] = FmaChains(iterations); });
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  benchmark::DoNotOptimize(sink.data());
+  return kFlopsPerPeakIteration * static_cast<double>(iterations) * threads / seconds / 1e9;
+}
+
+// Best of a few short runs, once per thread count (the reference for pct_peak).
+double PeakGflops(int threads) {
+  static double cached[3] = {0, 0, 0};
+  if (threads < 1 || threads > 2) return MeasurePeakGflops(threads, 50'000'000);
+  if (cached[threads] == 0) {
+    for (int run = 0; run < 5; ++run) {
+      cached[threads] = std::max(cached[threads], MeasurePeakGflops(threads, 50'000'000));
+    }
+  }
+  return cached[threads];
+}
+
+void BM_FmaPeak(benchmark::State& state) {
+  const int threads = static_cast<int>(state.range(0));
+  constexpr int64_t kIterations = 20'000'000;
+  ScopedIntraOpThreads scope(threads);
+  std::vector<float> sink(threads);
+  for (auto _ : state) {
+    ParallelFor(threads, [&](int64_t t) { sink[t] = FmaChains(kIterations); });
+    benchmark::DoNotOptimize(sink.data());
+  }
+  state.counters["GFLOPS"] = benchmark::Counter(kFlopsPerPeakIteration * kIterations * threads *
+                                                    static_cast<double>(state.iterations()) / 1e9,
+                                                benchmark::Counter::kIsRate);
+  state.SetLabel("12 chains of vfmadd231ps ymm per thread");
+}
+BENCHMARK(BM_FmaPeak)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// ---- GEMM ---------------------------------------------------------------------------------------
+
+struct GemmShape {
+  const char* name;
+  int64_t m, n, k;
+};
+
+// im2col GEMM of a convolution: M = out channels, N = out H*W*batch, K = in channels * kh * kw.
+const GemmShape kShapes[] = {
+    {"square512", 512, 512, 512},
+    {"square1024", 1024, 1024, 1024},
+    {"square2048", 2048, 2048, 2048},
+    {"conv3x3_64to64_56", 64, 56 * 56, 64 * 9},
+    {"conv1x1_256to64_56", 64, 56 * 56, 256},
+    {"conv3x3_128to128_28", 128, 28 * 28, 128 * 9},
+    {"conv3x3_256to256_14", 256, 14 * 14, 256 * 9},
+    {"conv1x1_1024to256_14", 256, 14 * 14, 1024},
+    {"conv7x7s2_3to64_224", 64, 112 * 112, 3 * 49},
+};
+
+enum class Impl { kMxlite, kEigenAvx2, kEigenFallback };
+
+using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using ConstMap = Eigen::Map<const RowMajor>;
+using Map = Eigen::Map<RowMajor, Eigen::Unaligned, Eigen::OuterStride<>>;
+using ConstColumnsMap = Eigen::Map<const RowMajor, Eigen::Unaligned, Eigen::OuterStride<>>;
+
+// Eigen's GEMM has no threads of its own without OpenMP: give each thread half the columns of C,
+// the same split mxlite makes for these shapes.
+void EigenAvx2Gemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c,
+                   int threads) {
+  const ConstMap a_map(a, m, k);
+  ParallelFor(threads, [&](int64_t t) {
+    const int64_t begin = n * t / threads, end = n * (t + 1) / threads;
+    const ConstColumnsMap b_block(b + begin, k, end - begin, Eigen::OuterStride<>(n));
+    Map c_block(c + begin, m, end - begin, Eigen::OuterStride<>(n));
+    c_block.noalias() = a_map * b_block;
+  });
+}
+
+void BM_Sgemm(benchmark::State& state, Impl impl, GemmShape shape, int threads) {
+  const auto [name, m, n, k] = shape;
+  std::mt19937 rng(42);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> a(m * k), b(k * n), c(m * n, 0.0f);
+  for (float& x : a) x = dist(rng);
+  for (float& x : b) x = dist(rng);
+
+  ScopedIntraOpThreads scope(threads);
+  mxlite::cpu::SetGemmImplementation(impl == Impl::kEigenFallback
+                                         ? mxlite::cpu::GemmImplementation::kEigen
+                                         : mxlite::cpu::GemmImplementation::kAuto);
+  const auto run = [&] {
+    if (impl == Impl::kEigenAvx2) {
+      EigenAvx2Gemm(m, n, k, a.data(), b.data(), c.data(), threads);
+    } else {
+      mxlite::cpu::Sgemm(Transpose::kNo, Transpose::kNo, m, n, k, 1.0f, a.data(), k, b.data(), n,
+                         0.0f, c.data(), n);
+    }
+  };
+  run();  // warm-up: packing buffers, pool threads, caches
+  for (auto _ : state) {
+    run();
+    benchmark::ClobberMemory();
+  }
+  const double flops = 2.0 * m * n * k;
+  const double gflops_total = flops * static_cast<double>(state.iterations()) / 1e9;
+  state.counters["GFLOPS"] = benchmark::Counter(gflops_total, benchmark::Counter::kIsRate);
+  // A rate divided by the peak: kIsRate divides by the elapsed time.
+  state.counters["pct_peak"] =
+      benchmark::Counter(100.0 * gflops_total / PeakGflops(threads), benchmark::Counter::kIsRate);
+  state.SetLabel(impl == Impl::kEigenAvx2
+                     ? std::string("Eigen ") + Eigen::SimdInstructionSetsInUse()
+                     : mxlite::cpu::ActiveGemm().ToString());
+  mxlite::cpu::SetGemmImplementation(mxlite::cpu::GemmImplementation::kAuto);
+}
+
+void RegisterGemmBenchmarks() {
+  const std::pair<Impl, const char*> impls[] = {{Impl::kMxlite, "mxlite"},
+                                                {Impl::kEigenAvx2, "eigen_avx2"},
+                                                {Impl::kEigenFallback, "eigen_fallback"}};
+  for (const GemmShape& shape : kShapes) {
+    for (int threads : {1, 2}) {
+      for (const auto& [impl, impl_name] : impls) {
+        const std::string name = std::string("BM_Sgemm/") + impl_name + "/" + shape.name +
+                                 "/threads:" + std::to_string(threads);
+        benchmark::RegisterBenchmark(name.c_str(), BM_Sgemm, impl, shape, threads)
+            ->UseRealTime()
+            ->Unit(benchmark::kMillisecond);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  RegisterGemmBenchmarks();
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::AddCustomContext("fma_peak_gflops_1_thread", std::to_string(PeakGflops(1)));
+  benchmark::AddCustomContext("fma_peak_gflops_2_threads", std::to_string(PeakGflops(2)));
+  benchmark::AddCustomContext("gemm", mxlite::cpu::ActiveGemm().ToString());
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
