@@ -1,0 +1,34 @@
+// CPU kernels shared by the ops whose output is their input's elements unchanged (Flatten,
+// Reshape, identity): forward copies data to output, backward copies the output gradient to the
+// input gradient; each copy is skipped when the two share memory (the op ran in place). Neither
+// reads a forward tensor, so these ops declare no backward dependencies. Any dtype.
+#pragma once
+
+#include <vector>
+
+#include "ops/cpu/copy.h"
+#include "ops/operator.h"
+
+namespace mxlite {
+
+inline void CopyForwardCpu(const OpContext&, const Attributes&,
+                           const std::vector<TensorView>& inputs,
+                           const std::vector<TensorView>& outputs,
+                           const std::vector<WriteMode>& req) {
+  if (req[0] == WriteMode::kNull) return;
+  cpu::CopyBytes(inputs[0].data, outputs[0].data, static_cast<int64_t>(outputs[0].bytes()));
+}
+
+inline void CopyBackwardCpu(const OpContext&, const Attributes&,
+                            const std::vector<TensorView>& output_grads,
+                            const std::vector<TensorView>&, const std::vector<TensorView>&,
+                            const std::vector<TensorView>& input_grads,
+                            const std::vector<WriteMode>& req) {
+  if (req[0] == WriteMode::kNull) return;
+  cpu::CopyBytes(output_grads[0].data, input_grads[0].data,
+                 static_cast<int64_t>(input_grads[0].bytes()));
+}
+
+inline BackwardDependencies NoBackwardDependencies(const Attributes&) { return {{false}, {false}}; }
+
+}  // namespace mxlite

@@ -1,0 +1,224 @@
+// MatMul (NumPy / ONNX semantics): the matrix product over the last two axes, broadcast over the
+// leading (batch) axes. A 1-D A of (K) acts as (1, K) and a 1-D B of (K) as (K, 1); the added axis
+// is dropped from the output, so (K) x (K) gives a scalar () and (K) x (b, K, N) gives (b, N).
+// (2, 1, 3, 4) x (5, 4, 2) gives (2, 5, 3, 2). Every product is one Gemm<T> (ops/cpu/blas.h) on the
+// operands in place, broadcast ones included (no copies); when B has no batch axes and A's batches
+// are all distinct, the batches fold into one taller Gemm. Backward reads A and B; the gradient
+// of a broadcast operand is summed over the batches that shared it.
+#include "ops/broadcast.h"
+#include "ops/cpu/blas.h"
+#include "ops/cpu/broadcast.h"
+#include "ops/cpu/parallel.h"
+#include "ops/operator.h"
+
+namespace mxlite {
+namespace {
+
+using cpu::Transpose;
+
+// The operands seen as batches of matrices: A (batch_a..., M, K), B (batch_b..., K, N).
+struct MatMulLayout {
+  Shape batch_a, batch_b, batch;  // batch = the broadcast of batch_a and batch_b
+  int64_t m = 1, n = 1, k = 1;
+  Shape output;
+};
+
+// Throws with `where` and both shapes when the operands do not multiply.
+MatMulLayout LayoutOf(const Shape& a, const Shape& b, const std::string& where) {
+  MX_CHECK(a.ndim() >= 1 && b.ndim() >= 1)
+      << where << ": 'A' " << a << " and 'B' " << b << " must have at least 1 dim each";
+  std::vector<int64_t> da = a.to_vector(), db = b.to_vector();
+  const bool vector_a = da.size() == 1, vector_b = db.size() == 1;
+  if (vector_a) da.insert(da.begin(), 1);
+  if (vector_b) db.push_back(1);
+  MatMulLayout layout;
+  layout.m = da[da.size() - 2];
+  layout.k = da.back();
+  layout.n = db.back();
+  MX_CHECK(db[db.size() - 2] == layout.k)
+      << where << ": 'A' " << a << " and 'B' " << b << " do not share the inner dimension ("
+      << layout.k << " vs " << db[db.size() - 2] << ")";
+  layout.batch_a = Shape(std::vector<int64_t>(da.begin(), da.end() - 2));
+  layout.batch_b = Shape(std::vector<int64_t>(db.begin(), db.end() - 2));
+  std::optional<Shape> batch = BroadcastShapes(layout.batch_a, layout.batch_b);
+  MX_CHECK(batch.has_value()) << where << ": the batch dimensions of 'A' " << a << " and 'B' " << b
+                              << " do not broadcast";
+  layout.batch = *batch;
+  std::vector<int64_t> out = batch->to_vector();
+  if (!vector_a) out.push_back(layout.m);
+  if (!vector_b) out.push_back(layout.n);
+  MX_CHECK(out.size() <= static_cast<size_t>(Shape::kMaxDims))
+      << where << ": the product of 'A' " << a << " and 'B' " << b << " would have " << out.size()
+      << " dims, at most " << Shape::kMaxDims << " are supported";
+  layout.output = Shape(out);
+  return layout;
+}
+
+void MatMulShape(const Attributes&, ShapeInference& shapes) {
+  shapes.AssignOutput(
+      0, LayoutOf(shapes.Input(0), shapes.Input(1), shapes.op + " " + shapes.node).output);
+}
+
+// Matrix offsets (in matrices, not elements) of A and B for every output batch, in `scratch`.
+struct BatchPairs {
+  int64_t count = 0;
+  int64_t* a = nullptr;
+  int64_t* b = nullptr;
+};
+
+BatchPairs PairBatches(const MatMulLayout& layout, ScratchSpace* scratch) {
+  BatchPairs pairs;
+  pairs.count = layout.batch.size();
+  pairs.a = scratch->GetArray<int64_t>(pairs.count);
+  pairs.b = scratch->GetArray<int64_t>(pairs.count);
+  if (pairs.count == 0) return pairs;
+  const cpu::BroadcastLayout batches =
+      cpu::MakeBroadcastLayout(layout.batch, {layout.batch_a, layout.batch_b});
+  cpu::ForEachRow(batches, 0, pairs.count,
+                  [&](int64_t position, const cpu::BroadcastLayout::Offsets& at, int64_t length) {
+                    for (int64_t j = 0; j < length; ++j) {
+                      pairs.a[position + j] = at[0] + j * batches.inner_stride(0);
+                      pairs.b[position + j] = at[1] + j * batches.inner_stride(1);
+                    }
+                  });
+  return pairs;
+}
+
+// Runs product(i) for every output batch i: on the pool when the products are small (each then
+// runs single-threaded), one after another otherwise (each Gemm uses the pool itself).
+template <typename Fn>
+void ForEachBatch(int64_t count, int64_t flops_each, Fn&& product) {
+  constexpr int64_t kSmallProduct = int64_t{1} << 21;
+  if (count > 1 && flops_each < kSmallProduct) {
+    cpu::ParallelFor(count, product);
+  } else {
+    for (int64_t i = 0; i < count; ++i) product(i);
+  }
+}
+
+// B has no batch axes and A is not broadcast: the batches of A stack into one (batch*M, K) matrix.
+bool FoldsIntoOneGemm(const MatMulLayout& layout) {
+  return layout.batch_b.size() == 1 && layout.batch_a.size() == layout.batch.size();
+}
+
+template <typename T>
+void MatMulForward(const OpContext& ctx, const TensorView& a_view, const TensorView& b_view,
+                   const TensorView& out_view) {
+  const MatMulLayout layout = LayoutOf(a_view.shape, b_view.shape, "MatMul " + ctx.node_name);
+  const T* a = a_view.data_as<T>();
+  const T* b = b_view.data_as<T>();
+  T* out = out_view.data_as<T>();
+  const int64_t m = layout.m, n = layout.n, k = layout.k;
+  if (FoldsIntoOneGemm(layout)) {
+    cpu::Gemm<T>(Transpose::kNo, Transpose::kNo, layout.batch.size() * m, n, k, T(1), a, k, b, n,
+                 T(0), out, n);
+    return;
+  }
+  const BatchPairs pairs = PairBatches(layout, ctx.scratch);
+  ForEachBatch(pairs.count, m * n * k, [&](int64_t i) {
+    cpu::Gemm<T>(Transpose::kNo, Transpose::kNo, m, n, k, T(1), a + pairs.a[i] * m * k, k,
+                 b + pairs.b[i] * k * n, n, T(0), out + i * m * n, n);
+  });
+}
+
+template <typename T>
+void MatMulBackward(const OpContext& ctx, const TensorView& dy_view, const TensorView& a_view,
+                    const TensorView& b_view, const std::vector<TensorView>& grads,
+                    const std::vector<WriteMode>& req) {
+  const MatMulLayout layout = LayoutOf(a_view.shape, b_view.shape, "MatMul " + ctx.node_name);
+  const T* a = a_view.data_as<T>();
+  const T* b = b_view.data_as<T>();
+  const T* dy = dy_view.data_as<T>();
+  const int64_t m = layout.m, n = layout.n, k = layout.k;
+  const bool want_a = req[0] != WriteMode::kNull, want_b = req[1] != WriteMode::kNull;
+  if (FoldsIntoOneGemm(layout)) {
+    const int64_t rows = layout.batch.size() * m;
+    // dA (rows, K) = dY (rows, N) B^T; dB (K, N) = A^T (K, rows) dY, summing over the batches.
+    if (want_a) {
+      cpu::Gemm<T>(Transpose::kNo, Transpose::kYes, rows, k, n, T(1), dy, n, b, n, T(0),
+                   grads[0].data_as<T>(), k);
+    }
+    if (want_b) {
+      cpu::Gemm<T>(Transpose::kYes, Transpose::kNo, k, n, rows, T(1), a, k, dy, n, T(0),
+                   grads[1].data_as<T>(), n);
+    }
+    return;
+  }
+  const BatchPairs pairs = PairBatches(layout, ctx.scratch);
+  const Shape batch_matrices_a = [&] {  // (batch..., M, K): per-output-batch gradients of A
+    std::vector<int64_t> dims = layout.batch.to_vector();
+    dims.push_back(m);
+    dims.push_back(k);
+    return Shape(dims);
+  }();
+  if (want_a) {
+    // A broadcast over some batch axes: one gradient per output batch, then summed.
+    const bool broadcast = layout.batch_a.size() != layout.batch.size();
+    T* target = broadcast ? ctx.scratch->GetArray<T>(pairs.count * m * k) : grads[0].data_as<T>();
+    ForEachBatch(pairs.count, m * n * k, [&](int64_t i) {
+      cpu::Gemm<T>(Transpose::kNo, Transpose::kYes, m, k, n, T(1), dy + i * m * n, n,
+                   b + pairs.b[i] * k * n, n, T(0), target + i * m * k, k);
+    });
+    if (broadcast) {
+      std::vector<int64_t> dims = layout.batch_a.to_vector();
+      dims.push_back(m);
+      dims.push_back(k);
+      cpu::ReduceToShape<T>(target, batch_matrices_a, grads[0].data_as<T>(), Shape(dims), T(1),
+                            ctx.scratch);
+    }
+  }
+  if (want_b) {
+    const bool broadcast = layout.batch_b.size() != layout.batch.size();
+    T* target = broadcast ? ctx.scratch->GetArray<T>(pairs.count * k * n) : grads[1].data_as<T>();
+    ForEachBatch(pairs.count, m * n * k, [&](int64_t i) {
+      cpu::Gemm<T>(Transpose::kYes, Transpose::kNo, k, n, m, T(1), a + pairs.a[i] * m * k, k,
+                   dy + i * m * n, n, T(0), target + i * k * n, n);
+    });
+    if (broadcast) {
+      std::vector<int64_t> batch = layout.batch.to_vector(), own = layout.batch_b.to_vector();
+      for (std::vector<int64_t>* dims : {&batch, &own}) {
+        dims->push_back(k);
+        dims->push_back(n);
+      }
+      cpu::ReduceToShape<T>(target, Shape(batch), grads[1].data_as<T>(), Shape(own), T(1),
+                            ctx.scratch);
+    }
+  }
+}
+
+void MatMulForwardCpu(const OpContext& ctx, const Attributes&,
+                      const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
+                      const std::vector<WriteMode>& req) {
+  if (req[0] == WriteMode::kNull) return;
+  MXLITE_FLOAT_TYPE_SWITCH(outputs[0].dtype, T, "MatMul",
+                           { MatMulForward<T>(ctx, inputs[0], inputs[1], outputs[0]); });
+}
+
+void MatMulBackwardCpu(const OpContext& ctx, const Attributes&,
+                       const std::vector<TensorView>& output_grads,
+                       const std::vector<TensorView>& inputs, const std::vector<TensorView>&,
+                       const std::vector<TensorView>& input_grads,
+                       const std::vector<WriteMode>& req) {
+  MXLITE_FLOAT_TYPE_SWITCH(output_grads[0].dtype, T, "MatMul", {
+    MatMulBackward<T>(ctx, output_grads[0], inputs[0], inputs[1], input_grads, req);
+  });
+}
+
+}  // namespace
+
+MXLITE_REGISTER_OP(MatMul) {
+  OpDef op;
+  op.name = "MatMul";
+  op.doc = "Matrix product with NumPy semantics: 1-D operands promoted, batch axes broadcast.";
+  op.input_names = [](const Attributes&) { return std::vector<std::string>{"A", "B"}; };
+  op.output_names = [](const Attributes&) { return std::vector<std::string>{"output"}; };
+  op.infer_shape = MatMulShape;
+  op.backward_dependencies = [](const Attributes&) -> BackwardDependencies {
+    return {{true, true}, {false}};
+  };
+  op.forward[DeviceType::kCPU] = MatMulForwardCpu;
+  op.backward[DeviceType::kCPU] = MatMulBackwardCpu;
+  return op;
+}
+
+}  // namespace mxlite

@@ -1,0 +1,90 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "tests/ops/op_harness.h"
+#include "tests/ops/reference.h"
+
+namespace mxlite::testing {
+namespace {
+
+// numpy.pad, one output element at a time: reflect bounces off the borders until inside.
+ReferenceFn PadReference(const std::string& mode, const std::vector<int64_t>& pads, double value) {
+  return [=](const auto& inputs, const auto& shapes) {
+    const Shape& in = shapes[0];
+    std::vector<int64_t> out_dims = in.to_vector();
+    for (int axis = 0; axis < in.ndim(); ++axis)
+      out_dims[axis] += pads[2 * axis] + pads[2 * axis + 1];
+    const Shape out(out_dims);
+    std::vector<double> result(out.size());
+    for (int64_t i = 0; i < out.size(); ++i) {
+      std::vector<int64_t> coords = Unravel(i, out);
+      bool outside = false;
+      for (int axis = 0; axis < in.ndim(); ++axis) {
+        int64_t c = coords[axis] - pads[2 * axis];
+        const int64_t n = in[axis];
+        if (mode == "edge") c = std::clamp<int64_t>(c, 0, n - 1);
+        while (mode == "reflect" && (c < 0 || c >= n)) c = c < 0 ? -c : 2 * (n - 1) - c;
+        outside = outside || c < 0 || c >= n;
+        coords[axis] = c;
+      }
+      result[i] = outside ? value : inputs[0][Ravel(coords, in)];
+    }
+    return std::vector<std::vector<double>>{result};
+  };
+}
+
+struct PadCase {
+  std::string mode;
+  Shape input;
+  std::vector<int64_t> pads;
+};
+
+class PadTest : public ::testing::TestWithParam<PadCase> {};
+
+TEST_P(PadTest, GradientAndReference) {
+  const PadCase& c = GetParam();
+  OpCase test_case{
+      "Pad",
+      {{"mode", c.mode}, {"pad_width", FormatIntTuple(c.pads)}, {"constant_value", "0.75"}},
+      {c.input}};
+  CheckGradients(test_case);
+  CheckForwardAgainstReference(test_case, PadReference(c.mode, c.pads, 0.75));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    ModesAndRanks, PadTest,
+    ::testing::Values(PadCase{"constant", {5}, {2, 3}}, PadCase{"edge", {5}, {2, 3}},
+                      PadCase{"reflect", {5}, {4, 3}}, PadCase{"edge", {1}, {3, 2}},
+                      PadCase{"constant", {2, 3, 4, 5}, {0, 0, 0, 0, 1, 2, 2, 1}},
+                      PadCase{"edge", {2, 3, 4, 5}, {0, 0, 0, 0, 1, 2, 2, 1}},
+                      PadCase{"reflect", {2, 3, 4, 5}, {0, 0, 0, 0, 3, 2, 2, 4}},
+                      PadCase{"reflect", {2, 3, 4, 5}, {1, 1, 2, 0, 1, 3, 0, 2}},  // every axis
+                      PadCase{"edge", {3, 2, 4}, {2, 1, 1, 3, 0, 0}},
+                      PadCase{"constant", {2, 1, 2, 1, 2, 1}, {1, 0, 0, 1, 1, 1, 0, 0, 1, 0, 0, 1}},
+                      PadCase{"reflect", {3, 4}, {0, 0, 0, 0}}));
+
+TEST(PadTest, LargerInputsRunInParallelRows) {
+  for (const std::string mode : {"constant", "edge", "reflect"}) {
+    const std::vector<int64_t> pads{0, 0, 1, 1, 3, 3, 2, 5};
+    OpCase test_case{
+        "Pad", {{"mode", mode}, {"pad_width", FormatIntTuple(pads)}}, {{4, 8, 40, 50}}};
+    CheckForwardAgainstReference(test_case, PadReference(mode, pads, 0.0));
+  }
+}
+
+TEST(PadTest, ShapesAndErrors) {
+  EXPECT_EQ(InferOutputShapes({"Pad", {{"pad_width", "(0,0,0,0,1,1,2,2)"}}, {{1, 3, 4, 5}}})[0],
+            (Shape{1, 3, 6, 9}));
+  EXPECT_EQ(InferOutputShapes({"Pad", {{"pad_width", "(2,0)"}}, {{0}}})[0], (Shape{2}));
+  ExpectShapeError({"Pad", {{"mode", "reflect"}, {"pad_width", "(0,3)"}}, {{3}}},
+                   {"(0,3)", "(3)", "smaller than its extent"});
+  ExpectShapeError({"Pad", {{"mode", "reflect"}, {"pad_width", "(1,0)"}}, {{1}}}, {"(1)"});
+  ExpectShapeError({"Pad", {{"pad_width", "(1,1)"}}, {{2, 3}}}, {"(1,1)", "(2,3)", "4 in all"});
+  ExpectShapeError({"Pad", {{"pad_width", "(1,-1)"}}, {{3}}}, {"negative"});
+  ExpectShapeError({"Pad", {{"mode", "edge"}, {"pad_width", "(1,0)"}}, {{0}}}, {"empty axis"});
+  ExpectShapeError({"Pad", {{"pad_width", "()"}}, {Shape{}}}, {"at least 1 dim"});
+}
+
+}  // namespace
+}  // namespace mxlite::testing
