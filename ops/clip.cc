@@ -68,6 +68,7 @@ void ClipBackwardCpu(const OpContext&, const Attributes& attrs,
 MXLITE_REGISTER_OP(clip) {
   OpDef op;
   op.name = "clip";
+  op.cheap_to_recompute = true;
   op.doc = "Limits each element to [a_min, a_max].";
   op.attributes.Float("a_min", "the lower bound; none when absent", Optional())
       .Float("a_max", "the upper bound; none when absent", Optional());

@@ -143,6 +143,7 @@ void Backward(Arithmetic kind, const OpContext& ctx, const TensorView& out_grad,
 OpDef MakeBinaryOp(const std::string& name, Arithmetic kind, bool broadcast) {
   OpDef op;
   op.name = name;
+  op.cheap_to_recompute = true;
   const char* symbol = kind == Arithmetic::kAdd   ? "+"
                        : kind == Arithmetic::kSub ? "-"
                        : kind == Arithmetic::kMul ? "*"

@@ -24,6 +24,7 @@ void FlattenShape(const Attributes& attrs, ShapeInference& shapes) {
 MXLITE_REGISTER_OP(Flatten) {
   OpDef op;
   op.name = "Flatten";
+  op.cheap_to_recompute = true;
   op.doc = "Collapses the axes after the first (or after `axis`) into one: (N, ...) -> (N, rest).";
   op.attributes.Int("axis", "axes before it form the first output axis (ONNX); -r..r",
                     Default("1"));

@@ -8,6 +8,7 @@ namespace mxlite {
 MXLITE_REGISTER_OP(identity) {
   OpDef op;
   op.name = "identity";
+  op.cheap_to_recompute = true;
   op.doc = "Returns its input unchanged (a copy, or nothing when run in place).";
   op.input_names = [](const Attributes&) { return std::vector<std::string>{"data"}; };
   op.output_names = [](const Attributes&) { return std::vector<std::string>{"output"}; };

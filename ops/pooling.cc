@@ -335,6 +335,7 @@ void PoolingBackwardCpu(const OpContext& ctx, const Attributes& attrs,
 MXLITE_REGISTER_OP(Pooling) {
   OpDef op;
   op.name = "Pooling";
+  op.cheap_to_recompute = true;
   op.doc = "Max, average or sum pooling over 1-D, 2-D or 3-D windows (MXNet's Pooling).";
   op.attributes
       .IntTuple("kernel", "window size, e.g. (2,2); ignored with global_pool", Default("()"))

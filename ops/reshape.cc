@@ -114,6 +114,7 @@ void ReshapeShape(const Attributes& attrs, ShapeInference& shapes) {
 MXLITE_REGISTER_OP(Reshape) {
   OpDef op;
   op.name = "Reshape";
+  op.cheap_to_recompute = true;
   op.doc = "Gives the input a new shape with MXNet's codes 0, -1, -2, -3, -4 (see ops/reshape.cc).";
   op.attributes.IntTuple("shape", "the target shape, with codes 0 -1 -2 -3 -4", Default("()"))
       .Bool("reverse", "match the codes from the right", Default("false"));

@@ -1,0 +1,314 @@
+// GPU kernels of Convolution and Deconvolution on cuDNN (legacy convolution API), 1-D (as 2-D with
+// height 1) and 2-D, NCHW / NHWC (weights OIHW / OHWI), groups, stride, pad and dilation; float32,
+// float64 and float16. Deconvolution is the adjoint convolution: its forward is cuDNN's backward
+// data, its backward cuDNN's forward and backward filter, with data and output swapping roles.
+//
+// Algorithms: cuDNN's heuristic (cudnnGet*Algorithm_v7), the first candidate that succeeds, fits
+// the layer's `workspace` limit (MB), uses an allowed math type (cuda_util.h: float32 stays FMA
+// unless MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION=1) and, with MXNET_ENFORCE_DETERMINISM=1, is
+// deterministic. The workspace comes from the op's scratch space. Bias: cudnnAddTensor forward,
+// cudnnConvolutionBackwardBias backward. cudnn_off=true is refused (there is no non-cuDNN GPU
+// convolution) with an error naming the layer.
+#include <algorithm>
+#include <vector>
+
+#include "core/settings.h"
+#include "ops/conv_attributes.h"
+#include "ops/cuda/cuda_util.h"
+#include "ops/operator.h"
+
+namespace mxlite {
+namespace {
+
+// One convolution as cuDNN sees it: x (n, c, h, w) -> y (n, k, oh, ow), filter (k, c/g, r, s).
+struct CudnnConvolution {
+  cuda::TensorDescriptor x, y, bias;
+  cuda::FilterDescriptor w;
+  cuda::ConvolutionDescriptor conv;
+  DType dtype = DType::kFloat32;
+  size_t workspace_limit = 0;
+  std::string owner;
+};
+
+// Sets up the descriptors of the convolution from x_shape to y_shape (shapes of the op's
+// tensors in the window's layout) with `pad` per axis (Deconvolution derives its own).
+void Describe(CudnnConvolution& c, const Attributes& attrs, const ConvWindow& window, DType dtype,
+              const Shape& x_shape, const Shape& y_shape, const std::vector<int64_t>& pad) {
+  MX_CHECK(!attrs.GetBool("cudnn_off"))
+      << c.owner << ": cudnn_off=true is not supported on the GPU (convolutions run on cuDNN)";
+  const ActivationExtents in = ReadActivation(window, x_shape, c.owner, "input");
+  const ActivationExtents out = ReadActivation(window, y_shape, c.owner, "output");
+  c.dtype = dtype;
+  c.workspace_limit = static_cast<size_t>(attrs.GetInt("workspace")) << 20;
+  const bool last = window.channels_last;
+  c.x.Set(dtype, last, in.batch, in.channels, in.height, in.width, c.owner);
+  c.y.Set(dtype, last, out.batch, out.channels, out.height, out.width, c.owner);
+  c.bias.Set(dtype, last, 1, out.channels, 1, 1, c.owner);
+  const bool two_d = window.rank == 2;
+  c.w.Set(dtype, last, out.channels, in.channels / window.num_group, two_d ? window.kernel[0] : 1,
+          window.kernel.back(), c.owner);
+  const cudnnDataType_t compute = dtype == DType::kFloat64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+  auto axis = [&](const std::vector<int64_t>& values, int64_t fallback, bool height) {
+    return cuda::CheckedInt(height ? (two_d ? values[0] : fallback) : values.back(), c.owner,
+                            "window");
+  };
+  MXLITE_CUDNN_CALL(
+      cudnnSetConvolution2dDescriptor(c.conv.get(), axis(pad, 0, true), axis(pad, 0, false),
+                                      axis(window.stride, 1, true), axis(window.stride, 1, false),
+                                      axis(window.dilate, 1, true), axis(window.dilate, 1, false),
+                                      CUDNN_CROSS_CORRELATION, compute),
+      c.owner);
+  MXLITE_CUDNN_CALL(cudnnSetConvolutionGroupCount(
+                        c.conv.get(), cuda::CheckedInt(window.num_group, c.owner, "num_group")),
+                    c.owner);
+  MXLITE_CUDNN_CALL(cudnnSetConvolutionMathType(c.conv.get(), cuda::ConvolutionMathType(dtype)),
+                    c.owner);
+  int n = 0, k = 0, h = 0, w = 0;
+  MXLITE_CUDNN_CALL(
+      cudnnGetConvolution2dForwardOutputDim(c.conv.get(), c.x.get(), c.w.get(), &n, &k, &h, &w),
+      c.owner);
+  MX_CHECK(n == out.batch && k == out.channels && h == out.height && w == out.width)
+      << c.owner << ": cuDNN computes output (" << n << "," << k << "," << h << "," << w
+      << ") for input " << x_shape << " but the op's is " << y_shape
+      << "; this window (e.g. an adj at least the stride) is not supported on the GPU";
+}
+
+// The first heuristic candidate that cuDNN can run within the limits.
+template <typename Perf>
+const Perf* PickCandidate(const CudnnConvolution& c, const std::vector<Perf>& candidates,
+                          int returned, const char* pass) {
+  const bool deterministic = Settings::Global().GetBool("MXNET_ENFORCE_DETERMINISM");
+  for (int i = 0; i < returned; ++i) {
+    const Perf& p = candidates[i];
+    if (p.status != CUDNN_STATUS_SUCCESS || p.memory > c.workspace_limit) continue;
+    if (!cuda::ConvolutionMathTypeAllowed(p.mathType, c.dtype)) continue;
+    if (deterministic && p.determinism != CUDNN_DETERMINISTIC) continue;
+    return &p;
+  }
+  MX_THROW() << c.owner << ": cuDNN offers no " << pass
+             << " algorithm within workspace=" << (c.workspace_limit >> 20) << " MB"
+             << (deterministic ? " that is deterministic (MXNET_ENFORCE_DETERMINISM=1)" : "")
+             << "; raise the layer's workspace attribute";
+}
+
+void* Workspace(const OpContext& ctx, size_t bytes) {
+  return bytes == 0 ? nullptr : ctx.scratch->Get(bytes);
+}
+
+// y = conv(x, w) (beta = 0).
+void ConvolutionForward(const OpContext& ctx, CudnnConvolution& c, const void* x, const void* w,
+                        void* y) {
+  cudnnHandle_t handle = cuda::CudnnHandle(ctx, c.owner);
+  int count = 0, returned = 0;
+  MXLITE_CUDNN_CALL(cudnnGetConvolutionForwardAlgorithmMaxCount(handle, &count), c.owner);
+  std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(std::max(count, 1));
+  MXLITE_CUDNN_CALL(
+      cudnnGetConvolutionForwardAlgorithm_v7(handle, c.x.get(), c.w.get(), c.conv.get(), c.y.get(),
+                                             count, &returned, perf.data()),
+      c.owner);
+  const auto* pick = PickCandidate(c, perf, returned, "forward");
+  MXLITE_CUDNN_CALL(cudnnSetConvolutionMathType(c.conv.get(), pick->mathType), c.owner);
+  size_t bytes = 0;
+  MXLITE_CUDNN_CALL(cudnnGetConvolutionForwardWorkspaceSize(
+                        handle, c.x.get(), c.w.get(), c.conv.get(), c.y.get(), pick->algo, &bytes),
+                    c.owner);
+  void* workspace = Workspace(ctx, bytes);
+  const double one_d = 1, zero_d = 0;
+  const float one_f = 1, zero_f = 0;
+  const bool dbl = c.dtype == DType::kFloat64;
+  MXLITE_CUDNN_CALL(
+      cudnnConvolutionForward(handle, dbl ? static_cast<const void*>(&one_d) : &one_f, c.x.get(), x,
+                              c.w.get(), w, c.conv.get(), pick->algo, workspace, bytes,
+                              dbl ? static_cast<const void*>(&zero_d) : &zero_f, c.y.get(), y),
+      c.owner);
+}
+
+// dx = the adjoint of the forward in x applied to dy.
+void ConvolutionBackwardData(const OpContext& ctx, CudnnConvolution& c, const void* w,
+                             const void* dy, void* dx) {
+  cudnnHandle_t handle = cuda::CudnnHandle(ctx, c.owner);
+  int count = 0, returned = 0;
+  MXLITE_CUDNN_CALL(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(handle, &count), c.owner);
+  std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(std::max(count, 1));
+  MXLITE_CUDNN_CALL(
+      cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, c.w.get(), c.y.get(), c.conv.get(),
+                                                  c.x.get(), count, &returned, perf.data()),
+      c.owner);
+  const auto* pick = PickCandidate(c, perf, returned, "backward-data");
+  MXLITE_CUDNN_CALL(cudnnSetConvolutionMathType(c.conv.get(), pick->mathType), c.owner);
+  size_t bytes = 0;
+  MXLITE_CUDNN_CALL(cudnnGetConvolutionBackwardDataWorkspaceSize(
+                        handle, c.w.get(), c.y.get(), c.conv.get(), c.x.get(), pick->algo, &bytes),
+                    c.owner);
+  void* workspace = Workspace(ctx, bytes);
+  const double one_d = 1, zero_d = 0;
+  const float one_f = 1, zero_f = 0;
+  const bool dbl = c.dtype == DType::kFloat64;
+  MXLITE_CUDNN_CALL(cudnnConvolutionBackwardData(
+                        handle, dbl ? static_cast<const void*>(&one_d) : &one_f, c.w.get(), w,
+                        c.y.get(), dy, c.conv.get(), pick->algo, workspace, bytes,
+                        dbl ? static_cast<const void*>(&zero_d) : &zero_f, c.x.get(), dx),
+                    c.owner);
+}
+
+// dw = the adjoint of the forward in w applied to dy, summed over the batch.
+void ConvolutionBackwardFilter(const OpContext& ctx, CudnnConvolution& c, const void* x,
+                               const void* dy, void* dw) {
+  cudnnHandle_t handle = cuda::CudnnHandle(ctx, c.owner);
+  int count = 0, returned = 0;
+  MXLITE_CUDNN_CALL(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(handle, &count), c.owner);
+  std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(std::max(count, 1));
+  MXLITE_CUDNN_CALL(
+      cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle, c.x.get(), c.y.get(), c.conv.get(),
+                                                    c.w.get(), count, &returned, perf.data()),
+      c.owner);
+  const auto* pick = PickCandidate(c, perf, returned, "backward-filter");
+  MXLITE_CUDNN_CALL(cudnnSetConvolutionMathType(c.conv.get(), pick->mathType), c.owner);
+  size_t bytes = 0;
+  MXLITE_CUDNN_CALL(cudnnGetConvolutionBackwardFilterWorkspaceSize(
+                        handle, c.x.get(), c.y.get(), c.conv.get(), c.w.get(), pick->algo, &bytes),
+                    c.owner);
+  void* workspace = Workspace(ctx, bytes);
+  const double one_d = 1, zero_d = 0;
+  const float one_f = 1, zero_f = 0;
+  const bool dbl = c.dtype == DType::kFloat64;
+  MXLITE_CUDNN_CALL(cudnnConvolutionBackwardFilter(
+                        handle, dbl ? static_cast<const void*>(&one_d) : &one_f, c.x.get(), x,
+                        c.y.get(), dy, c.conv.get(), pick->algo, workspace, bytes,
+                        dbl ? static_cast<const void*>(&zero_d) : &zero_f, c.w.get(), dw),
+                    c.owner);
+}
+
+// tensor += bias per channel (bias described by c.bias, tensor by `desc`).
+void AddBias(const OpContext& ctx, const CudnnConvolution& c, const cuda::TensorDescriptor& desc,
+             const void* bias, void* tensor) {
+  const double one_d = 1;
+  const float one_f = 1;
+  const void* one = c.dtype == DType::kFloat64 ? static_cast<const void*>(&one_d) : &one_f;
+  MXLITE_CUDNN_CALL(cudnnAddTensor(cuda::CudnnHandle(ctx, c.owner), one, c.bias.get(), bias, one,
+                                   desc.get(), tensor),
+                    c.owner);
+}
+
+// bias_grad = the per-channel sum of `grad` (described by `desc`).
+void BiasGradient(const OpContext& ctx, const CudnnConvolution& c,
+                  const cuda::TensorDescriptor& desc, const void* grad, void* bias_grad) {
+  const double one_d = 1, zero_d = 0;
+  const float one_f = 1, zero_f = 0;
+  const bool dbl = c.dtype == DType::kFloat64;
+  MXLITE_CUDNN_CALL(cudnnConvolutionBackwardBias(
+                        cuda::CudnnHandle(ctx, c.owner),
+                        dbl ? static_cast<const void*>(&one_d) : &one_f, desc.get(), grad,
+                        dbl ? static_cast<const void*>(&zero_d) : &zero_f, c.bias.get(), bias_grad),
+                    c.owner);
+}
+
+// ---- Convolution ---------------------------------------------------------------------------
+
+void ConvolutionForwardGpu(const OpContext& ctx, const Attributes& attrs,
+                           const std::vector<TensorView>& inputs,
+                           const std::vector<TensorView>& outputs,
+                           const std::vector<WriteMode>& req) {
+  if (req[0] == WriteMode::kNull) return;
+  CudnnConvolution c;
+  c.owner = "Convolution " + ctx.node_name;
+  const ConvWindow window = ReadConvWindow(attrs, c.owner);
+  Describe(c, attrs, window, inputs[0].dtype, inputs[0].shape, outputs[0].shape, window.pad);
+  ConvolutionForward(ctx, c, inputs[0].data, inputs[1].data, outputs[0].data);
+  if (!attrs.GetBool("no_bias")) AddBias(ctx, c, c.y, inputs[2].data, outputs[0].data);
+}
+
+void ConvolutionBackwardGpu(const OpContext& ctx, const Attributes& attrs,
+                            const std::vector<TensorView>& output_grads,
+                            const std::vector<TensorView>& inputs, const std::vector<TensorView>&,
+                            const std::vector<TensorView>& input_grads,
+                            const std::vector<WriteMode>& req) {
+  CudnnConvolution c;
+  c.owner = "Convolution " + ctx.node_name;
+  const ConvWindow window = ReadConvWindow(attrs, c.owner);
+  Describe(c, attrs, window, inputs[0].dtype, inputs[0].shape, output_grads[0].shape, window.pad);
+  if (req[0] != WriteMode::kNull) {
+    ConvolutionBackwardData(ctx, c, inputs[1].data, output_grads[0].data, input_grads[0].data);
+  }
+  if (req[1] != WriteMode::kNull) {
+    ConvolutionBackwardFilter(ctx, c, inputs[0].data, output_grads[0].data, input_grads[1].data);
+  }
+  if (!attrs.GetBool("no_bias") && req[2] != WriteMode::kNull) {
+    BiasGradient(ctx, c, c.y, output_grads[0].data, input_grads[2].data);
+  }
+}
+
+// ---- Deconvolution -------------------------------------------------------------------------
+
+// The padding of the adjoint convolution (ops/deconvolution.cc): the given pad, or, when
+// target_shape is given, ceil((full - target) / 2) per axis.
+std::vector<int64_t> DeconvolutionPad(const Attributes& attrs, const ConvWindow& window,
+                                      const Shape& data_shape, const std::string& owner) {
+  const std::vector<int64_t>& target = attrs.GetInts("target_shape");
+  if (std::none_of(target.begin(), target.end(), [](int64_t t) { return t != 0; })) {
+    return window.pad;
+  }
+  MX_CHECK(static_cast<int>(target.size()) == window.rank)
+      << owner << ": target_shape=" << FormatIntTuple(target) << " has " << target.size()
+      << " values but the kernel " << FormatIntTuple(window.kernel) << " has " << window.rank;
+  const ActivationExtents in = ReadActivation(window, data_shape, owner, "data");
+  std::vector<int64_t> pad(window.rank);
+  for (int axis = 0; axis < window.rank; ++axis) {
+    const int64_t extent = window.rank == 2 && axis == 0 ? in.height : in.width;
+    const int64_t full =
+        window.stride[axis] * (extent - 1) + window.dilate[axis] * (window.kernel[axis] - 1) + 1;
+    pad[axis] = (full - target[axis] + 1) / 2;
+  }
+  return pad;
+}
+
+// The adjoint convolution maps the Deconvolution's output (x) to its data (y).
+void DescribeDeconvolution(CudnnConvolution& c, const Attributes& attrs, DType dtype,
+                           const Shape& data_shape, const Shape& output_shape) {
+  const ConvWindow window = ReadConvWindow(attrs, c.owner);
+  Describe(c, attrs, window, dtype, output_shape, data_shape,
+           DeconvolutionPad(attrs, window, data_shape, c.owner));
+}
+
+void DeconvolutionForwardGpu(const OpContext& ctx, const Attributes& attrs,
+                             const std::vector<TensorView>& inputs,
+                             const std::vector<TensorView>& outputs,
+                             const std::vector<WriteMode>& req) {
+  if (req[0] == WriteMode::kNull) return;
+  CudnnConvolution c;
+  c.owner = "Deconvolution " + ctx.node_name;
+  DescribeDeconvolution(c, attrs, inputs[0].dtype, inputs[0].shape, outputs[0].shape);
+  // The bias runs over the Deconvolution's output channels: the adjoint's input (x).
+  c.bias.Set(inputs[0].dtype, ReadConvWindow(attrs, c.owner).channels_last, 1,
+             attrs.GetInt("num_filter"), 1, 1, c.owner);
+  ConvolutionBackwardData(ctx, c, inputs[1].data, inputs[0].data, outputs[0].data);
+  if (!attrs.GetBool("no_bias")) AddBias(ctx, c, c.x, inputs[2].data, outputs[0].data);
+}
+
+void DeconvolutionBackwardGpu(const OpContext& ctx, const Attributes& attrs,
+                              const std::vector<TensorView>& output_grads,
+                              const std::vector<TensorView>& inputs, const std::vector<TensorView>&,
+                              const std::vector<TensorView>& input_grads,
+                              const std::vector<WriteMode>& req) {
+  CudnnConvolution c;
+  c.owner = "Deconvolution " + ctx.node_name;
+  DescribeDeconvolution(c, attrs, inputs[0].dtype, inputs[0].shape, output_grads[0].shape);
+  c.bias.Set(inputs[0].dtype, ReadConvWindow(attrs, c.owner).channels_last, 1,
+             attrs.GetInt("num_filter"), 1, 1, c.owner);
+  if (req[0] != WriteMode::kNull) {
+    ConvolutionForward(ctx, c, output_grads[0].data, inputs[1].data, input_grads[0].data);
+  }
+  if (req[1] != WriteMode::kNull) {
+    ConvolutionBackwardFilter(ctx, c, output_grads[0].data, inputs[0].data, input_grads[1].data);
+  }
+  if (!attrs.GetBool("no_bias") && req[2] != WriteMode::kNull) {
+    BiasGradient(ctx, c, c.x, output_grads[0].data, input_grads[2].data);
+  }
+}
+
+}  // namespace
+
+MXLITE_REGISTER_KERNELS(Convolution, kGPU, ConvolutionForwardGpu, ConvolutionBackwardGpu);
+MXLITE_REGISTER_KERNELS(Deconvolution, kGPU, DeconvolutionForwardGpu, DeconvolutionBackwardGpu);
+
+}  // namespace mxlite

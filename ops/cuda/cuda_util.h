@@ -1,0 +1,150 @@
+// Shared host-side helpers of the GPU kernels (ops/cuda/*_gpu.cc): status checks, per-thread
+// cuDNN / cuBLAS handles, cuDNN descriptors and the Tensor Core settings.
+//
+//   MXLITE_CUDA_CALL(cudaMemcpyAsync(...), owner);   // throws mxlite::Error naming the call,
+//   MXLITE_CUDNN_CALL(cudnnAddTensor(...), owner);   // the owner ("Convolution conv0") and the
+//   MXLITE_CUBLAS_CALL(cublasSgemm(...), owner);     // library's message
+//
+// Handles: one cuDNN and one cuBLAS handle per (thread, device), created on first use and
+// destroyed when the thread ends; CudnnHandle / CublasHandle bind them to the op's stream on every
+// call, so they are safe for the engine's per-worker streams. Descriptors are RAII wrappers.
+//
+// Tensor Cores (MXNet's settings): MXNET_CUDA_ALLOW_TENSOR_CORE (default 1) allows them for
+// float16 (and float64 where the hardware has them); float32 may use them (TF32) only with
+// MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION=1 as well. Otherwise float32 runs FMA-only, which
+// keeps it within 1e-4 of the CPU kernels.
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include <string>
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "ops/cuda/kernels.h"
+#include "ops/operator.h"
+
+#define MXLITE_CUDA_CALL(call, owner)                                                    \
+  do {                                                                                   \
+    const cudaError_t mxlite_status_ = (call);                                           \
+    MX_CHECK(mxlite_status_ == cudaSuccess)                                              \
+        << (owner) << ": " #call " failed: " << cudaGetErrorName(mxlite_status_) << " (" \
+        << cudaGetErrorString(mxlite_status_) << ")";                                    \
+  } while (0)
+
+#define MXLITE_CUDNN_CALL(call, owner)                                               \
+  do {                                                                               \
+    const cudnnStatus_t mxlite_status_ = (call);                                     \
+    MX_CHECK(mxlite_status_ == CUDNN_STATUS_SUCCESS)                                 \
+        << (owner) << ": " #call " failed: " << cudnnGetErrorString(mxlite_status_); \
+  } while (0)
+
+#define MXLITE_CUBLAS_CALL(call, owner)                                                     \
+  do {                                                                                      \
+    const cublasStatus_t mxlite_status_ = (call);                                           \
+    MX_CHECK(mxlite_status_ == CUBLAS_STATUS_SUCCESS)                                       \
+        << (owner) << ": " #call " failed: " << cublasGetStatusName(mxlite_status_) << " (" \
+        << cublasGetStatusString(mxlite_status_) << ")";                                    \
+  } while (0)
+
+namespace mxlite::cuda {
+
+// The op's stream, after making the op's device current on this thread.
+cudaStream_t PrepareStream(const OpContext& ctx, const std::string& owner);
+
+// This thread's handles for the op's device, bound to the op's stream.
+cudnnHandle_t CudnnHandle(const OpContext& ctx, const std::string& owner);
+// Also sets the math mode for `dtype` from the Tensor Core settings.
+cublasHandle_t CublasHandle(const OpContext& ctx, DType dtype, const std::string& owner);
+
+// Tensor Core settings, read from the settings registry on each call.
+bool TensorCoresAllowed(DType dtype);
+// The widest cuDNN math type allowed for dtype, and whether a given one is allowed.
+cudnnMathType_t ConvolutionMathType(DType dtype);
+bool ConvolutionMathTypeAllowed(cudnnMathType_t math, DType dtype);
+cublasMath_t CublasMathMode(DType dtype);
+
+// float32 -> CUDNN_DATA_FLOAT, float64 -> DOUBLE, float16 -> HALF; others an error.
+cudnnDataType_t CudnnDataType(DType dtype, const std::string& owner);
+
+// 4-D tensor descriptor (n, c, h, w) in NCHW or NHWC memory order.
+class TensorDescriptor {
+ public:
+  TensorDescriptor();
+  ~TensorDescriptor();
+  TensorDescriptor(const TensorDescriptor&) = delete;
+  TensorDescriptor& operator=(const TensorDescriptor&) = delete;
+  void Set(DType dtype, bool channels_last, int64_t n, int64_t c, int64_t h, int64_t w,
+           const std::string& owner);
+  cudnnTensorDescriptor_t get() const { return desc_; }
+
+ private:
+  cudnnTensorDescriptor_t desc_ = nullptr;
+};
+
+// Convolution filter (k, c, r, s): KCRS (channels first) or KRSC (channels last) in memory.
+class FilterDescriptor {
+ public:
+  FilterDescriptor();
+  ~FilterDescriptor();
+  FilterDescriptor(const FilterDescriptor&) = delete;
+  FilterDescriptor& operator=(const FilterDescriptor&) = delete;
+  void Set(DType dtype, bool channels_last, int64_t k, int64_t c, int64_t r, int64_t s,
+           const std::string& owner);
+  cudnnFilterDescriptor_t get() const { return desc_; }
+
+ private:
+  cudnnFilterDescriptor_t desc_ = nullptr;
+};
+
+class ConvolutionDescriptor {
+ public:
+  ConvolutionDescriptor();
+  ~ConvolutionDescriptor();
+  ConvolutionDescriptor(const ConvolutionDescriptor&) = delete;
+  ConvolutionDescriptor& operator=(const ConvolutionDescriptor&) = delete;
+  cudnnConvolutionDescriptor_t get() const { return desc_; }
+
+ private:
+  cudnnConvolutionDescriptor_t desc_ = nullptr;
+};
+
+class ActivationDescriptor {
+ public:
+  ActivationDescriptor();
+  ~ActivationDescriptor();
+  ActivationDescriptor(const ActivationDescriptor&) = delete;
+  ActivationDescriptor& operator=(const ActivationDescriptor&) = delete;
+  cudnnActivationDescriptor_t get() const { return desc_; }
+
+ private:
+  cudnnActivationDescriptor_t desc_ = nullptr;
+};
+
+// Narrowing for library APIs that take int: an error naming owner and what when it does not fit.
+int CheckedInt(int64_t value, const std::string& owner, const char* what);
+
+// Copies `bytes` from `from` to `to` on the stream unless they are the same memory.
+void CopyDeviceAsync(const void* from, void* to, size_t bytes, cudaStream_t stream,
+                     const std::string& owner);
+
+// Broadcast of operands `a` and `b` (right-aligned, NumPy rules, already validated) to `out`.
+BroadcastGeometry MakeBroadcastGeometry(const Shape& out, const Shape& a, const Shape& b);
+// Sum of `src` over the axes along which `dst` (which broadcasts to src) is broadcast.
+ReduceGeometry MakeReduceGeometry(const Shape& src, const Shape& dst);
+
+// dst = scale * src summed to dst's shape (a copy-scale when the shapes hold as many elements).
+template <typename T>
+void ReduceToShape(const T* src, const Shape& src_shape, T* dst, const Shape& dst_shape,
+                   double scale, cudaStream_t stream, const std::string& owner) {
+  if (dst_shape.size() == src_shape.size()) {
+    MXLITE_CUDA_CALL(ScaleArray(src, dst, scale, dst_shape.size(), stream), owner);
+    return;
+  }
+  MXLITE_CUDA_CALL(ReduceSum(MakeReduceGeometry(src_shape, dst_shape), src, dst, scale, stream),
+                   owner);
+}
+
+}  // namespace mxlite::cuda

@@ -1,0 +1,313 @@
+// Element-wise CUDA kernels: activations, LeakyReLU, clip, array arithmetic, broadcasting binary
+// ops, reductions to a broadcast shape and Dropout (see kernels.h). Grid-stride loops over int64
+// indices; every formula is the CPU kernel's.
+#include <cmath>
+
+#include "ops/cuda/kernels.h"
+
+namespace mxlite::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+unsigned Blocks(int64_t n) {
+  const int64_t blocks = (n + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(blocks < 65535 * 16 ? (blocks < 1 ? 1 : blocks) : 65535 * 16);
+}
+
+#define MXLITE_GRID_LOOP(i, n)                                                        \
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
+       i += static_cast<int64_t>(blockDim.x) * gridDim.x)
+
+template <typename T>
+__global__ void ActivationForwardKernel(UnaryKind kind, const T* x, T* y, int64_t n) {
+  MXLITE_GRID_LOOP(i, n) {
+    const T v = x[i];
+    T r;
+    switch (kind) {
+      case UnaryKind::kRelu: r = v > T(0) ? v : T(0); break;
+      case UnaryKind::kSigmoid: r = T(1) / (T(1) + exp(-v)); break;
+      case UnaryKind::kTanh: r = tanh(v); break;
+      case UnaryKind::kSoftrelu: r = (v > T(0) ? v : T(0)) + log1p(exp(-fabs(v))); break;
+      default: r = v / (T(1) + fabs(v)); break;
+    }
+    y[i] = r;
+  }
+}
+
+template <typename T>
+__global__ void ActivationBackwardKernel(UnaryKind kind, const T* y, const T* dy, T* dx,
+                                         int64_t n) {
+  MXLITE_GRID_LOOP(i, n) {
+    const T out = y[i], grad = dy[i];
+    T r;
+    switch (kind) {
+      case UnaryKind::kRelu: r = out > T(0) ? grad : T(0); break;
+      case UnaryKind::kSigmoid: r = grad * out * (T(1) - out); break;
+      case UnaryKind::kTanh: r = grad * (T(1) - out * out); break;
+      case UnaryKind::kSoftrelu: r = grad * (T(1) - exp(-out)); break;
+      default: {
+        const T d = T(1) - fabs(out);
+        r = grad * (d * d);
+      }
+    }
+    dx[i] = r;
+  }
+}
+
+template <typename T>
+__global__ void LeakyForwardKernel(bool elu, T slope, const T* x, T* y, int64_t n) {
+  MXLITE_GRID_LOOP(i, n) {
+    const T v = x[i];
+    y[i] = v > T(0) ? v : (elu ? slope * (exp(v) - T(1)) : slope * v);
+  }
+}
+
+template <typename T>
+__global__ void LeakyBackwardKernel(bool elu, T slope, const T* x, const T* dy, T* dx, int64_t n) {
+  MXLITE_GRID_LOOP(i, n) {
+    const T v = x[i], g = dy[i];
+    dx[i] = v > T(0) ? g : (elu ? g * slope * exp(v) : g * slope);
+  }
+}
+
+template <typename T>
+__global__ void ClipForwardKernel(const T* x, T* y, int64_t n, T low, T high) {
+  MXLITE_GRID_LOOP(i, n) {
+    T v = x[i];
+    v = v < low ? low : v;
+    y[i] = high < v ? high : v;
+  }
+}
+
+template <typename T>
+__global__ void ClipBackwardKernel(const T* x, const T* dy, T* dx, int64_t n, T low, T high) {
+  MXLITE_GRID_LOOP(i, n) {
+    const T v = x[i];
+    dx[i] = (v >= low && v <= high) ? dy[i] : T(0);
+  }
+}
+
+template <typename T>
+__global__ void AddKernel(const T* a, const T* b, T* out, int64_t n) {
+  MXLITE_GRID_LOOP(i, n) { out[i] = a[i] + b[i]; }
+}
+
+template <typename T>
+__global__ void MultiplyKernel(const T* a, const T* b, T* out, int64_t n) {
+  MXLITE_GRID_LOOP(i, n) { out[i] = a[i] * b[i]; }
+}
+
+template <typename T>
+__global__ void ScaleKernel(const T* x, T* y, T scale, int64_t n) {
+  MXLITE_GRID_LOOP(i, n) { y[i] = x[i] * scale; }
+}
+
+// Offsets of output element i in operands 0 and 1.
+__device__ void BroadcastOffsets(const BroadcastGeometry& g, int64_t i, int64_t* first,
+                                 int64_t* second) {
+  int64_t a = 0, b = 0;
+  for (int d = g.ndim - 1; d >= 0; --d) {
+    const int64_t index = i % g.extents[d];
+    i /= g.extents[d];
+    a += index * g.strides[0][d];
+    b += index * g.strides[1][d];
+  }
+  *first = a;
+  *second = b;
+}
+
+template <typename T>
+__global__ void BroadcastBinaryKernel(BinaryKind kind, BroadcastGeometry g, const T* lhs,
+                                      const T* rhs, T* out, int64_t n) {
+  MXLITE_GRID_LOOP(i, n) {
+    int64_t a, b;
+    BroadcastOffsets(g, i, &a, &b);
+    const T x = lhs[a], y = rhs[b];
+    T r;
+    switch (kind) {
+      case BinaryKind::kAdd: r = x + y; break;
+      case BinaryKind::kSub: r = x - y; break;
+      case BinaryKind::kMul: r = x * y; break;
+      default: r = x / y; break;
+    }
+    out[i] = r;
+  }
+}
+
+template <typename T>
+__global__ void BroadcastAssignKernel(BroadcastGeometry g, const T* x, T* out, T scale,
+                                      int64_t n) {
+  MXLITE_GRID_LOOP(i, n) {
+    int64_t a, b;
+    BroadcastOffsets(g, i, &a, &b);
+    out[i] = scale * x[a];
+  }
+}
+
+__device__ int64_t KeptBase(const ReduceGeometry& g, int64_t j) {
+  int64_t base = 0;
+  for (int d = g.kept_ndim - 1; d >= 0; --d) {
+    base += (j % g.kept_extents[d]) * g.kept_strides[d];
+    j /= g.kept_extents[d];
+  }
+  return base;
+}
+
+__device__ int64_t ReducedOffset(const ReduceGeometry& g, int64_t r) {
+  int64_t offset = 0;
+  for (int d = g.reduced_ndim - 1; d >= 0; --d) {
+    offset += (r % g.reduced_extents[d]) * g.reduced_strides[d];
+    r /= g.reduced_extents[d];
+  }
+  return offset;
+}
+
+// Few reduced elements: one thread per destination element.
+template <typename T>
+__global__ void ReduceThreadKernel(ReduceGeometry g, const T* src, T* dst, double scale) {
+  MXLITE_GRID_LOOP(j, g.kept_count) {
+    const int64_t base = KeptBase(g, j);
+    double sum = 0;
+    for (int64_t r = 0; r < g.reduced_count; ++r) sum += static_cast<double>(src[base + ReducedOffset(g, r)]);
+    dst[j] = static_cast<T>(scale * sum);
+  }
+}
+
+// Many reduced elements: one block per destination element, a tree sum in shared memory.
+template <typename T>
+__global__ void ReduceBlockKernel(ReduceGeometry g, const T* src, T* dst, double scale) {
+  __shared__ double partial[kThreads];
+  for (int64_t j = blockIdx.x; j < g.kept_count; j += gridDim.x) {
+    const int64_t base = KeptBase(g, j);
+    double sum = 0;
+    for (int64_t r = threadIdx.x; r < g.reduced_count; r += blockDim.x) {
+      sum += static_cast<double>(src[base + ReducedOffset(g, r)]);
+    }
+    partial[threadIdx.x] = sum;
+    __syncthreads();
+    for (int width = kThreads / 2; width > 0; width /= 2) {
+      if (static_cast<int>(threadIdx.x) < width) partial[threadIdx.x] += partial[threadIdx.x + width];
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) dst[j] = static_cast<T>(scale * partial[0]);
+    __syncthreads();
+  }
+}
+
+// ops/dropout.cc's SplitMix64 and Keep, bit for bit.
+__device__ uint64_t SplitMix64(uint64_t seed, uint64_t i) {
+  uint64_t z = seed + (i + 1) * 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+template <typename T>
+__global__ void DropoutKernel(DropoutGeometry g, uint64_t seed, double p, T scale, const T* x,
+                              T* y, T* mask, int64_t n) {
+  MXLITE_GRID_LOOP(i, n) {
+    int64_t rest = i, drawn_index = 0, drawn_stride = 1;
+    for (int d = g.ndim - 1; d >= 0; --d) {
+      const int64_t index = rest % g.extents[d];
+      rest /= g.extents[d];
+      if (g.drawn[d] != 1) drawn_index += index * drawn_stride;
+      drawn_stride *= g.drawn[d];
+    }
+    const double uniform =
+        static_cast<double>(SplitMix64(seed, static_cast<uint64_t>(drawn_index)) >> 11) *
+        (1.0 / 9007199254740992.0);
+    const T factor = uniform >= p ? scale : T(0);
+    y[i] = x[i] * factor;
+    if (mask != nullptr) mask[i] = factor;
+  }
+}
+
+}  // namespace
+
+#define MXLITE_DEFINE_FOR(T)                                                                    \
+  cudaError_t ActivationForward(UnaryKind kind, const T* x, T* y, int64_t n, cudaStream_t s) {  \
+    if (n > 0) ActivationForwardKernel<T><<<Blocks(n), kThreads, 0, s>>>(kind, x, y, n);        \
+    return cudaGetLastError();                                                                  \
+  }                                                                                             \
+  cudaError_t ActivationBackward(UnaryKind kind, const T* y, const T* dy, T* dx, int64_t n,     \
+                                 cudaStream_t s) {                                              \
+    if (n > 0) ActivationBackwardKernel<T><<<Blocks(n), kThreads, 0, s>>>(kind, y, dy, dx, n);  \
+    return cudaGetLastError();                                                                  \
+  }                                                                                             \
+  cudaError_t LeakyForward(bool elu, double slope, const T* x, T* y, int64_t n,                 \
+                           cudaStream_t s) {                                                    \
+    if (n > 0)                                                                                  \
+      LeakyForwardKernel<T><<<Blocks(n), kThreads, 0, s>>>(elu, static_cast<T>(slope), x, y,    \
+                                                           n);                                  \
+    return cudaGetLastError();                                                                  \
+  }                                                                                             \
+  cudaError_t LeakyBackward(bool elu, double slope, const T* x, const T* dy, T* dx, int64_t n,  \
+                            cudaStream_t s) {                                                   \
+    if (n > 0)                                                                                  \
+      LeakyBackwardKernel<T><<<Blocks(n), kThreads, 0, s>>>(elu, static_cast<T>(slope), x, dy,  \
+                                                            dx, n);                             \
+    return cudaGetLastError();                                                                  \
+  }                                                                                             \
+  cudaError_t ClipForward(const T* x, T* y, int64_t n, double low, double high,                 \
+                          cudaStream_t s) {                                                     \
+    if (n > 0)                                                                                  \
+      ClipForwardKernel<T><<<Blocks(n), kThreads, 0, s>>>(x, y, n, static_cast<T>(low),         \
+                                                          static_cast<T>(high));                \
+    return cudaGetLastError();                                                                  \
+  }                                                                                             \
+  cudaError_t ClipBackward(const T* x, const T* dy, T* dx, int64_t n, double low, double high,  \
+                           cudaStream_t s) {                                                    \
+    if (n > 0)                                                                                  \
+      ClipBackwardKernel<T><<<Blocks(n), kThreads, 0, s>>>(x, dy, dx, n, static_cast<T>(low),   \
+                                                           static_cast<T>(high));               \
+    return cudaGetLastError();                                                                  \
+  }                                                                                             \
+  cudaError_t AddArrays(const T* a, const T* b, T* out, int64_t n, cudaStream_t s) {            \
+    if (n > 0) AddKernel<T><<<Blocks(n), kThreads, 0, s>>>(a, b, out, n);                       \
+    return cudaGetLastError();                                                                  \
+  }                                                                                             \
+  cudaError_t MultiplyArrays(const T* a, const T* b, T* out, int64_t n, cudaStream_t s) {       \
+    if (n > 0) MultiplyKernel<T><<<Blocks(n), kThreads, 0, s>>>(a, b, out, n);                  \
+    return cudaGetLastError();                                                                  \
+  }                                                                                             \
+  cudaError_t ScaleArray(const T* x, T* y, double scale, int64_t n, cudaStream_t s) {           \
+    if (n > 0) ScaleKernel<T><<<Blocks(n), kThreads, 0, s>>>(x, y, static_cast<T>(scale), n);   \
+    return cudaGetLastError();                                                                  \
+  }                                                                                             \
+  cudaError_t BroadcastBinary(BinaryKind kind, const BroadcastGeometry& g, const T* lhs,        \
+                              const T* rhs, T* out, int64_t n, cudaStream_t s) {                \
+    if (n > 0)                                                                                  \
+      BroadcastBinaryKernel<T><<<Blocks(n), kThreads, 0, s>>>(kind, g, lhs, rhs, out, n);       \
+    return cudaGetLastError();                                                                  \
+  }                                                                                             \
+  cudaError_t BroadcastAssign(const BroadcastGeometry& g, const T* x, T* out, double scale,     \
+                              int64_t n, cudaStream_t s) {                                      \
+    if (n > 0)                                                                                  \
+      BroadcastAssignKernel<T><<<Blocks(n), kThreads, 0, s>>>(g, x, out, static_cast<T>(scale), \
+                                                              n);                               \
+    return cudaGetLastError();                                                                  \
+  }                                                                                             \
+  cudaError_t ReduceSum(const ReduceGeometry& g, const T* src, T* dst, double scale,            \
+                        cudaStream_t s) {                                                       \
+    if (g.kept_count <= 0) return cudaGetLastError();                                           \
+    if (g.reduced_count >= kThreads) {                                                          \
+      ReduceBlockKernel<T><<<Blocks(g.kept_count * kThreads), kThreads, 0, s>>>(g, src, dst,    \
+                                                                                 scale);        \
+    } else {                                                                                    \
+      ReduceThreadKernel<T><<<Blocks(g.kept_count), kThreads, 0, s>>>(g, src, dst, scale);      \
+    }                                                                                           \
+    return cudaGetLastError();                                                                  \
+  }                                                                                             \
+  cudaError_t DropoutForward(const DropoutGeometry& g, uint64_t seed, double p, double scale,   \
+                             const T* x, T* y, T* mask, int64_t n, cudaStream_t s) {            \
+    if (n > 0)                                                                                  \
+      DropoutKernel<T><<<Blocks(n), kThreads, 0, s>>>(g, seed, p, static_cast<T>(scale), x, y,  \
+                                                      mask, n);                                 \
+    return cudaGetLastError();                                                                  \
+  }
+
+MXLITE_DEFINE_FOR(float)
+MXLITE_DEFINE_FOR(double)
+
+}  // namespace mxlite::cuda

@@ -1,0 +1,223 @@
+// Launchers of mxlite's own CUDA kernels (the .cu files beside this header), called by the GPU
+// op files (ops/cuda/*_gpu.cc). This header is included by nvcc (C++17) and g++ (C++20), so it uses
+// only C++17 and the CUDA runtime: plain structs passed to kernels by value, fixed-size arrays.
+//
+// Every launcher enqueues work on `stream` and returns cudaGetLastError() of the launch (the op
+// checks it with MXLITE_CUDA_CALL). Sizes are element counts; pointers are device memory. Each
+// kernel mirrors the CPU kernel of its op (named beside it) in formula and, where the CPU fixes
+// one, in summation order, so results agree to rounding. float and double overloads exist for
+// every typed launcher.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace mxlite::cuda {
+
+constexpr int kMaxKernelDims = 6;  // Shape::kMaxDims
+
+// ---- element-wise (elementwise_kernels.cu) ---------------------------------------------------
+
+enum class UnaryKind { kRelu, kSigmoid, kTanh, kSoftrelu, kSoftsign };
+// Activation (ops/activation.cc): y = f(x); dx = dy * f'(x) written with y.
+cudaError_t ActivationForward(UnaryKind kind, const float* x, float* y, int64_t n, cudaStream_t s);
+cudaError_t ActivationForward(UnaryKind kind, const double* x, double* y, int64_t n,
+                              cudaStream_t s);
+cudaError_t ActivationBackward(UnaryKind kind, const float* y, const float* dy, float* dx,
+                               int64_t n, cudaStream_t s);
+cudaError_t ActivationBackward(UnaryKind kind, const double* y, const double* dy, double* dx,
+                               int64_t n, cudaStream_t s);
+
+// LeakyReLU (leaky or elu), forward from x, backward from x.
+cudaError_t LeakyForward(bool elu, double slope, const float* x, float* y, int64_t n,
+                         cudaStream_t s);
+cudaError_t LeakyForward(bool elu, double slope, const double* x, double* y, int64_t n,
+                         cudaStream_t s);
+cudaError_t LeakyBackward(bool elu, double slope, const float* x, const float* dy, float* dx,
+                          int64_t n, cudaStream_t s);
+cudaError_t LeakyBackward(bool elu, double slope, const double* x, const double* dy, double* dx,
+                          int64_t n, cudaStream_t s);
+
+// clip: y = min(max(x, low), high); dx = dy where low <= x <= high, else 0.
+cudaError_t ClipForward(const float* x, float* y, int64_t n, double low, double high,
+                        cudaStream_t s);
+cudaError_t ClipForward(const double* x, double* y, int64_t n, double low, double high,
+                        cudaStream_t s);
+cudaError_t ClipBackward(const float* x, const float* dy, float* dx, int64_t n, double low,
+                         double high, cudaStream_t s);
+cudaError_t ClipBackward(const double* x, const double* dy, double* dx, int64_t n, double low,
+                         double high, cudaStream_t s);
+
+// out = a + b (out may be a or b); out += a.
+cudaError_t AddArrays(const float* a, const float* b, float* out, int64_t n, cudaStream_t s);
+cudaError_t AddArrays(const double* a, const double* b, double* out, int64_t n, cudaStream_t s);
+cudaError_t ScaleArray(const float* x, float* y, double scale, int64_t n, cudaStream_t s);
+cudaError_t ScaleArray(const double* x, double* y, double scale, int64_t n, cudaStream_t s);
+cudaError_t MultiplyArrays(const float* a, const float* b, float* out, int64_t n, cudaStream_t s);
+cudaError_t MultiplyArrays(const double* a, const double* b, double* out, int64_t n,
+                           cudaStream_t s);
+
+// A right-aligned broadcast of up to two operands over an output of `ndim` dims: operand k's
+// element for output multi-index i is at sum_d i[d] * strides[k][d] (0 where it is broadcast).
+struct BroadcastGeometry {
+  int ndim = 0;
+  int64_t extents[kMaxKernelDims] = {};
+  int64_t strides[2][kMaxKernelDims] = {};
+};
+enum class BinaryKind { kAdd, kSub, kMul, kDiv };
+// out[i] = lhs[.] op rhs[.] over the output's elements (broadcast_* / elemwise_*).
+cudaError_t BroadcastBinary(BinaryKind kind, const BroadcastGeometry& g, const float* lhs,
+                            const float* rhs, float* out, int64_t n, cudaStream_t s);
+cudaError_t BroadcastBinary(BinaryKind kind, const BroadcastGeometry& g, const double* lhs,
+                            const double* rhs, double* out, int64_t n, cudaStream_t s);
+// out[i] = scale * x[.] with x broadcast (operand 0 of g) to the output (Gemm's C).
+cudaError_t BroadcastAssign(const BroadcastGeometry& g, const float* x, float* out, double scale,
+                            int64_t n, cudaStream_t s);
+cudaError_t BroadcastAssign(const BroadcastGeometry& g, const double* x, double* out, double scale,
+                            int64_t n, cudaStream_t s);
+
+// dst (kept axes) = scale * the sum of src over the reduced axes (ReduceToShape). dst element j
+// is the row-major index over kept_extents; its src base is sum kept_index * kept_strides.
+struct ReduceGeometry {
+  int kept_ndim = 0, reduced_ndim = 0;
+  int64_t kept_extents[kMaxKernelDims] = {}, kept_strides[kMaxKernelDims] = {};
+  int64_t reduced_extents[kMaxKernelDims] = {}, reduced_strides[kMaxKernelDims] = {};
+  int64_t kept_count = 1, reduced_count = 1;
+};
+cudaError_t ReduceSum(const ReduceGeometry& g, const float* src, float* dst, double scale,
+                      cudaStream_t s);
+cudaError_t ReduceSum(const ReduceGeometry& g, const double* src, double* dst, double scale,
+                      cudaStream_t s);
+
+// Dropout (ops/dropout.cc): element e keeps with SplitMix64(seed, drawn index) as the CPU op
+// does; the drawn index decodes e over `extents` and re-encodes it over `drawn` (extent 1 on the
+// shared axes). y = x * factor, mask = factor (mask may be null).
+struct DropoutGeometry {
+  int ndim = 0;
+  int64_t extents[kMaxKernelDims] = {}, drawn[kMaxKernelDims] = {};
+};
+cudaError_t DropoutForward(const DropoutGeometry& g, uint64_t seed, double p, double scale,
+                           const float* x, float* y, float* mask, int64_t n, cudaStream_t s);
+cudaError_t DropoutForward(const DropoutGeometry& g, uint64_t seed, double p, double scale,
+                           const double* x, double* y, double* mask, int64_t n, cudaStream_t s);
+
+// ---- layout kernels (layout_kernels.cu), any dtype by element size (1, 2, 4 or 8 bytes) -----
+
+// out (out_extents) = in permuted: output axis i is input axis perm[i]; in_strides_permuted[i]
+// is the input stride of axis perm[i].
+struct TransposeGeometry {
+  int ndim = 0;
+  int64_t out_extents[kMaxKernelDims] = {}, in_strides_permuted[kMaxKernelDims] = {};
+};
+cudaError_t TransposeCopy(const TransposeGeometry& g, const void* in, void* out,
+                          size_t element_size, int64_t n, cudaStream_t s);
+
+// Pad (ops/pad.cc). Per axis a: source[a] maps each output index to its input index (-1:
+// constant); first[a] / outputs[a] list, per input index, the output indices copying it (CSR).
+struct PadGeometry {
+  int ndim = 0;
+  int64_t in_extents[kMaxKernelDims] = {}, out_extents[kMaxKernelDims] = {};
+  const int64_t* source[kMaxKernelDims] = {};
+  const int64_t* first[kMaxKernelDims] = {};
+  const int64_t* outputs[kMaxKernelDims] = {};
+};
+cudaError_t PadForward(const PadGeometry& g, const float* x, float* y, double fill, int64_t n,
+                       cudaStream_t s);
+cudaError_t PadForward(const PadGeometry& g, const double* x, double* y, double fill, int64_t n,
+                       cudaStream_t s);
+cudaError_t PadBackward(const PadGeometry& g, const float* dy, float* dx, int64_t n,
+                        cudaStream_t s);
+cudaError_t PadBackward(const PadGeometry& g, const double* dy, double* dx, int64_t n,
+                        cudaStream_t s);
+
+// ---- nn kernels (nn_kernels.cu) --------------------------------------------------------------
+
+// Pooling (ops/pooling.cc): spatial dims right-aligned into (d, h, w).
+struct PoolingGeometry {
+  int64_t batch = 0, channels = 0;
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, kernel[3] = {1, 1, 1}, stride[3] = {1, 1, 1},
+          pad[3] = {0, 0, 0};
+  bool channels_last = false;
+  int type = 0;  // 0 max, 1 avg, 2 sum
+  bool count_include_pad = true;
+};
+cudaError_t PoolingForward(const PoolingGeometry& g, const float* x, float* y, cudaStream_t s);
+cudaError_t PoolingForward(const PoolingGeometry& g, const double* x, double* y, cudaStream_t s);
+// x is read only for max (may be null otherwise).
+cudaError_t PoolingBackward(const PoolingGeometry& g, const float* x, const float* dy, float* dx,
+                            cudaStream_t s);
+cudaError_t PoolingBackward(const PoolingGeometry& g, const double* x, const double* dy, double* dx,
+                            cudaStream_t s);
+
+// Softmax along the middle axis of (outer, length, inner) (ops/cpu/softmax.h).
+struct SoftmaxGeometry {
+  int64_t outer = 1, length = 1, inner = 1;
+};
+cudaError_t SoftmaxForward(const SoftmaxGeometry& g, const float* x, float* y, double temperature,
+                           bool log, cudaStream_t s);
+cudaError_t SoftmaxForward(const SoftmaxGeometry& g, const double* x, double* y, double temperature,
+                           bool log, cudaStream_t s);
+cudaError_t SoftmaxBackward(const SoftmaxGeometry& g, const float* y, const float* dy, float* dx,
+                            double temperature, bool log, cudaStream_t s);
+cudaError_t SoftmaxBackward(const SoftmaxGeometry& g, const double* y, const double* dy, double* dx,
+                            double temperature, bool log, cudaStream_t s);
+
+// SoftmaxOutput gradients (ops/softmax_output.cc). class_index: one per (outer, inner) position,
+// -1 for ignored positions; dy may be null (out_grad=false).
+cudaError_t SoftmaxOutputHardGradient(const SoftmaxGeometry& g, const float* y,
+                                      const int64_t* class_index, double on, double off,
+                                      double scale, const float* dy, float* dx, cudaStream_t s);
+cudaError_t SoftmaxOutputHardGradient(const SoftmaxGeometry& g, const double* y,
+                                      const int64_t* class_index, double on, double off,
+                                      double scale, const double* dy, double* dx, cudaStream_t s);
+cudaError_t SoftmaxOutputSoftGradient(const float* y, const float* label, double scale,
+                                      const float* dy, float* dx, int64_t n, cudaStream_t s);
+cudaError_t SoftmaxOutputSoftGradient(const double* y, const double* label, double scale,
+                                      const double* dy, double* dx, int64_t n, cudaStream_t s);
+
+// BatchNorm (ops/batch_norm.cc) over (outer, channels, inner).
+struct BatchNormGeometry {
+  int64_t outer = 1, channels = 1, inner = 1;
+};
+struct BatchNormParams {
+  double eps = 1e-3, momentum = 0.9;
+  bool fix_gamma = true, batch_stats = true;
+};
+// Per channel: the statistics (batch or moving), the moving-state update (batch_stats), the
+// hidden outputs (when not null), and y = x * a[c] + b[c] coefficients into `coefficients`
+// (2 * channels doubles: a then b).
+template <typename T>
+struct BatchNormForwardArgs {
+  const T* x;
+  const T* gamma;
+  const T* beta;
+  T* moving_mean;
+  T* moving_var;
+  T* saved_mean;  // may be null
+  T* saved_var;   // may be null
+  T* y;           // may be null
+  double* coefficients;
+};
+cudaError_t BatchNormForward(const BatchNormGeometry& g, const BatchNormParams& p,
+                             const BatchNormForwardArgs<float>& a, cudaStream_t s);
+cudaError_t BatchNormForward(const BatchNormGeometry& g, const BatchNormParams& p,
+                             const BatchNormForwardArgs<double>& a, cudaStream_t s);
+template <typename T>
+struct BatchNormBackwardArgs {
+  const T* x;
+  const T* dy;
+  const T* gamma;
+  const T* saved_mean;
+  const T* saved_var;
+  T* dx;                 // may be null
+  T* dgamma;             // may be null
+  T* dbeta;              // may be null
+  double* coefficients;  // 3 * channels doubles of scratch
+};
+cudaError_t BatchNormBackward(const BatchNormGeometry& g, const BatchNormParams& p,
+                              const BatchNormBackwardArgs<float>& a, cudaStream_t s);
+cudaError_t BatchNormBackward(const BatchNormGeometry& g, const BatchNormParams& p,
+                              const BatchNormBackwardArgs<double>& a, cudaStream_t s);
+
+}  // namespace mxlite::cuda

@@ -1,0 +1,118 @@
+// Layout CUDA kernels: transpose (any dtype, by element size) and Pad (see kernels.h).
+#include "ops/cuda/kernels.h"
+
+namespace mxlite::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+unsigned Blocks(int64_t n) {
+  const int64_t blocks = (n + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(blocks < 65535 * 16 ? (blocks < 1 ? 1 : blocks) : 65535 * 16);
+}
+
+#define MXLITE_GRID_LOOP(i, n)                                                        \
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
+       i += static_cast<int64_t>(blockDim.x) * gridDim.x)
+
+template <typename E>
+__global__ void TransposeKernel(TransposeGeometry g, const E* in, E* out, int64_t n) {
+  MXLITE_GRID_LOOP(i, n) {
+    int64_t rest = i, offset = 0;
+    for (int d = g.ndim - 1; d >= 0; --d) {
+      offset += (rest % g.out_extents[d]) * g.in_strides_permuted[d];
+      rest /= g.out_extents[d];
+    }
+    out[i] = in[offset];
+  }
+}
+
+template <typename T>
+__global__ void PadForwardKernel(PadGeometry g, const T* x, T* y, T fill, int64_t n) {
+  MXLITE_GRID_LOOP(i, n) {
+    int64_t rest = i, offset = 0, stride = 1;
+    bool constant = false;
+    for (int d = g.ndim - 1; d >= 0; --d) {
+      const int64_t source = g.source[d][rest % g.out_extents[d]];
+      rest /= g.out_extents[d];
+      if (source < 0) constant = true;
+      offset += source * stride;
+      stride *= g.in_extents[d];
+    }
+    y[i] = constant ? fill : x[offset];
+  }
+}
+
+// Input element i gathers the output gradients of every output position that copied it: the
+// combinations of each axis' output list, outer axes first (the CPU kernel's order).
+template <typename T>
+__global__ void PadBackwardKernel(PadGeometry g, const T* dy, T* dx, int64_t n) {
+  MXLITE_GRID_LOOP(i, n) {
+    int64_t index[kMaxKernelDims], cursor[kMaxKernelDims];
+    int64_t rest = i;
+    bool copied = true;
+    for (int d = g.ndim - 1; d >= 0; --d) {
+      index[d] = rest % g.in_extents[d];
+      rest /= g.in_extents[d];
+      cursor[d] = g.first[d][index[d]];
+      if (cursor[d] == g.first[d][index[d] + 1]) copied = false;
+    }
+    T sum = T(0);
+    while (copied) {
+      int64_t offset = 0;
+      for (int d = 0; d < g.ndim; ++d) offset = offset * g.out_extents[d] + g.outputs[d][cursor[d]];
+      sum += dy[offset];
+      int d = g.ndim - 1;
+      for (; d >= 0; --d) {
+        if (++cursor[d] < g.first[d][index[d] + 1]) break;
+        cursor[d] = g.first[d][index[d]];
+      }
+      if (d < 0) break;
+    }
+    dx[i] = sum;
+  }
+}
+
+}  // namespace
+
+cudaError_t TransposeCopy(const TransposeGeometry& g, const void* in, void* out,
+                          size_t element_size, int64_t n, cudaStream_t s) {
+  if (n <= 0) return cudaGetLastError();
+  switch (element_size) {
+    case 1:
+      TransposeKernel<uint8_t><<<Blocks(n), kThreads, 0, s>>>(
+          g, static_cast<const uint8_t*>(in), static_cast<uint8_t*>(out), n);
+      break;
+    case 2:
+      TransposeKernel<uint16_t><<<Blocks(n), kThreads, 0, s>>>(
+          g, static_cast<const uint16_t*>(in), static_cast<uint16_t*>(out), n);
+      break;
+    case 4:
+      TransposeKernel<uint32_t><<<Blocks(n), kThreads, 0, s>>>(
+          g, static_cast<const uint32_t*>(in), static_cast<uint32_t*>(out), n);
+      break;
+    case 8:
+      TransposeKernel<uint64_t><<<Blocks(n), kThreads, 0, s>>>(
+          g, static_cast<const uint64_t*>(in), static_cast<uint64_t*>(out), n);
+      break;
+    default:
+      return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+#define MXLITE_DEFINE_FOR(T)                                                                   \
+  cudaError_t PadForward(const PadGeometry& g, const T* x, T* y, double fill, int64_t n,       \
+                         cudaStream_t s) {                                                     \
+    if (n > 0) PadForwardKernel<T><<<Blocks(n), kThreads, 0, s>>>(g, x, y, static_cast<T>(fill), n); \
+    return cudaGetLastError();                                                                 \
+  }                                                                                            \
+  cudaError_t PadBackward(const PadGeometry& g, const T* dy, T* dx, int64_t n, cudaStream_t s) { \
+    if (n > 0) PadBackwardKernel<T><<<Blocks(n), kThreads, 0, s>>>(g, dy, dx, n);               \
+    return cudaGetLastError();                                                                 \
+  }
+
+MXLITE_DEFINE_FOR(float)
+MXLITE_DEFINE_FOR(double)
+
+}  // namespace mxlite::cuda

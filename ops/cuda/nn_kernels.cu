@@ -1,0 +1,456 @@
+// Neural-network CUDA kernels: Pooling, softmax / log-softmax, SoftmaxOutput's gradients and
+// BatchNorm (see kernels.h). Each follows its CPU kernel: pooling windows, ties and empty windows
+// as ops/pooling.cc; softmax as ops/cpu/softmax.h; BatchNorm's statistics in double with the
+// biased variance, as ops/batch_norm.cc.
+#include <cmath>
+
+#include "ops/cuda/kernels.h"
+
+namespace mxlite::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+unsigned Blocks(int64_t n) {
+  const int64_t blocks = (n + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(blocks < 65535 * 16 ? (blocks < 1 ? 1 : blocks) : 65535 * 16);
+}
+
+unsigned RowBlocks(int64_t rows) {
+  return static_cast<unsigned>(rows < (int64_t{1} << 30) ? (rows < 1 ? 1 : rows)
+                                                         : (int64_t{1} << 30));
+}
+
+#define MXLITE_GRID_LOOP(i, n)                                                        \
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
+       i += static_cast<int64_t>(blockDim.x) * gridDim.x)
+
+// ---- pooling ---------------------------------------------------------------------------------
+
+struct Window {
+  int64_t begin[3], end[3];
+  int64_t divisor;  // 0: nothing to divide by (no real element)
+};
+
+__device__ Window WindowAt(const PoolingGeometry& g, const int64_t* position) {
+  Window w;
+  int64_t padded_count = 1, real_count = 1;
+  for (int d = 0; d < 3; ++d) {
+    const int64_t start = position[d] * g.stride[d] - g.pad[d];
+    const int64_t limit = g.in[d] + g.pad[d];
+    const int64_t padded_end = start + g.kernel[d] < limit ? start + g.kernel[d] : limit;
+    w.begin[d] = start > 0 ? start : 0;
+    w.end[d] = start + g.kernel[d] < g.in[d] ? start + g.kernel[d] : g.in[d];
+    padded_count *= padded_end - start;
+    real_count *= w.end[d] > w.begin[d] ? w.end[d] - w.begin[d] : 0;
+  }
+  if (g.type == 2) {
+    w.divisor = 1;
+  } else {
+    w.divisor = real_count > 0 ? (g.count_include_pad ? padded_count : real_count) : 0;
+  }
+  return w;
+}
+
+// Offset of spatial position `position` of (n, c).
+__device__ int64_t PoolOffset(const PoolingGeometry& g, int64_t n, int64_t c, int64_t position,
+                              int64_t plane) {
+  return g.channels_last ? (n * plane + position) * g.channels + c
+                         : (n * g.channels + c) * plane + position;
+}
+
+// The first position (scan order) holding the window's maximum, -1 when the window is empty.
+template <typename T>
+__device__ int64_t WindowArgMax(const PoolingGeometry& g, const Window& w, const T* x, int64_t n,
+                                int64_t c, int64_t plane, T* best_value) {
+  int64_t best_position = -1;
+  T best = T(0);
+  for (int64_t d = w.begin[0]; d < w.end[0]; ++d) {
+    for (int64_t h = w.begin[1]; h < w.end[1]; ++h) {
+      for (int64_t x_ = w.begin[2]; x_ < w.end[2]; ++x_) {
+        const int64_t position = (d * g.in[1] + h) * g.in[2] + x_;
+        const T value = x[PoolOffset(g, n, c, position, plane)];
+        if (best_position < 0 || value > best) {
+          best = value;
+          best_position = position;
+        }
+      }
+    }
+  }
+  *best_value = best;
+  return best_position;
+}
+
+template <typename T>
+__global__ void PoolingForwardKernel(PoolingGeometry g, const T* x, T* y, int64_t total) {
+  const int64_t in_plane = g.in[0] * g.in[1] * g.in[2];
+  const int64_t out_plane = g.out[0] * g.out[1] * g.out[2];
+  MXLITE_GRID_LOOP(i, total) {
+    int64_t n, c, position;
+    if (g.channels_last) {
+      c = i % g.channels;
+      position = (i / g.channels) % out_plane;
+      n = i / (g.channels * out_plane);
+    } else {
+      position = i % out_plane;
+      c = (i / out_plane) % g.channels;
+      n = i / (out_plane * g.channels);
+    }
+    const int64_t at[3] = {position / (g.out[1] * g.out[2]), (position / g.out[2]) % g.out[1],
+                           position % g.out[2]};
+    const Window w = WindowAt(g, at);
+    if (g.type == 0) {
+      T best;
+      const int64_t best_position = WindowArgMax(g, w, x, n, c, in_plane, &best);
+      y[i] = best_position < 0 ? T(0) : best;
+      continue;
+    }
+    T sum = T(0);
+    for (int64_t d = w.begin[0]; d < w.end[0]; ++d) {
+      for (int64_t h = w.begin[1]; h < w.end[1]; ++h) {
+        for (int64_t x_ = w.begin[2]; x_ < w.end[2]; ++x_) {
+          sum += x[PoolOffset(g, n, c, (d * g.in[1] + h) * g.in[2] + x_, in_plane)];
+        }
+      }
+    }
+    const T scale = w.divisor == 0 ? T(0) : T(1) / static_cast<T>(w.divisor);
+    y[i] = sum * scale;
+  }
+}
+
+// First and last output index along one dim whose window covers input index i.
+__device__ void CoveringOutputs(const PoolingGeometry& g, int d, int64_t i, int64_t* first,
+                                int64_t* last) {
+  const int64_t low = i + g.pad[d] - g.kernel[d] + 1;  // start >= low
+  int64_t f = low <= 0 ? 0 : (low + g.stride[d] - 1) / g.stride[d];
+  int64_t l = (i + g.pad[d]) / g.stride[d];
+  if (l > g.out[d] - 1) l = g.out[d] - 1;
+  *first = f;
+  *last = l;
+}
+
+// Gather form of the CPU scatter: input element i adds, in output scan order, the gradient of
+// every window that routes to it.
+template <typename T>
+__global__ void PoolingBackwardKernel(PoolingGeometry g, const T* x, const T* dy, T* dx,
+                                      int64_t total) {
+  const int64_t in_plane = g.in[0] * g.in[1] * g.in[2];
+  const int64_t out_plane = g.out[0] * g.out[1] * g.out[2];
+  MXLITE_GRID_LOOP(i, total) {
+    int64_t n, c, position;
+    if (g.channels_last) {
+      c = i % g.channels;
+      position = (i / g.channels) % in_plane;
+      n = i / (g.channels * in_plane);
+    } else {
+      position = i % in_plane;
+      c = (i / in_plane) % g.channels;
+      n = i / (in_plane * g.channels);
+    }
+    const int64_t at[3] = {position / (g.in[1] * g.in[2]), (position / g.in[2]) % g.in[1],
+                           position % g.in[2]};
+    int64_t first[3], last[3];
+    for (int d = 0; d < 3; ++d) CoveringOutputs(g, d, at[d], &first[d], &last[d]);
+    T sum = T(0);
+    for (int64_t od = first[0]; od <= last[0]; ++od) {
+      for (int64_t oh = first[1]; oh <= last[1]; ++oh) {
+        for (int64_t ow = first[2]; ow <= last[2]; ++ow) {
+          const int64_t out_at[3] = {od, oh, ow};
+          const Window w = WindowAt(g, out_at);
+          const T grad = dy[PoolOffset(g, n, c, (od * g.out[1] + oh) * g.out[2] + ow, out_plane)];
+          if (g.type == 0) {
+            T best;
+            if (WindowArgMax(g, w, x, n, c, in_plane, &best) == position) sum += grad;
+          } else if (w.divisor != 0) {
+            sum += grad * (T(1) / static_cast<T>(w.divisor));
+          }
+        }
+      }
+    }
+    dx[i] = sum;
+  }
+}
+
+// ---- block reductions ------------------------------------------------------------------------
+
+template <typename T>
+__device__ T BlockSum(T value, T* shared) {
+  shared[threadIdx.x] = value;
+  __syncthreads();
+  for (int width = kThreads / 2; width > 0; width /= 2) {
+    if (static_cast<int>(threadIdx.x) < width) shared[threadIdx.x] += shared[threadIdx.x + width];
+    __syncthreads();
+  }
+  const T result = shared[0];
+  __syncthreads();
+  return result;
+}
+
+template <typename T>
+__device__ T BlockMax(T value, T* shared) {
+  shared[threadIdx.x] = value;
+  __syncthreads();
+  for (int width = kThreads / 2; width > 0; width /= 2) {
+    if (static_cast<int>(threadIdx.x) < width) {
+      const T other = shared[threadIdx.x + width];
+      if (other > shared[threadIdx.x]) shared[threadIdx.x] = other;
+    }
+    __syncthreads();
+  }
+  const T result = shared[0];
+  __syncthreads();
+  return result;
+}
+
+// ---- softmax ---------------------------------------------------------------------------------
+
+// One block per row (o, i); element k of the row is at (o * length + k) * inner + i.
+template <typename T>
+__global__ void SoftmaxForwardKernel(SoftmaxGeometry g, const T* x, T* y, T temperature,
+                                     bool log) {
+  __shared__ T shared[kThreads];
+  for (int64_t row = blockIdx.x; row < g.outer * g.inner; row += gridDim.x) {
+    const int64_t base = (row / g.inner) * g.length * g.inner + row % g.inner;
+    T max = -INFINITY;
+    for (int64_t k = threadIdx.x; k < g.length; k += blockDim.x) {
+      const T z = x[base + k * g.inner] / temperature;
+      max = z > max ? z : max;
+    }
+    max = BlockMax(max, shared);
+    T sum = T(0);
+    for (int64_t k = threadIdx.x; k < g.length; k += blockDim.x) {
+      const T e = exp(x[base + k * g.inner] / temperature - max);
+      sum += e;
+      if (!log) y[base + k * g.inner] = e;
+    }
+    sum = BlockSum(sum, shared);
+    const T log_sum = ::log(sum);
+    for (int64_t k = threadIdx.x; k < g.length; k += blockDim.x) {
+      const int64_t at = base + k * g.inner;
+      y[at] = log ? x[at] / temperature - (max + log_sum) : y[at] / sum;
+    }
+    __syncthreads();
+  }
+}
+
+template <typename T>
+__global__ void SoftmaxBackwardKernel(SoftmaxGeometry g, const T* y, const T* dy, T* dx,
+                                      T temperature, bool log) {
+  __shared__ T shared[kThreads];
+  for (int64_t row = blockIdx.x; row < g.outer * g.inner; row += gridDim.x) {
+    const int64_t base = (row / g.inner) * g.length * g.inner + row % g.inner;
+    T sum = T(0);
+    for (int64_t k = threadIdx.x; k < g.length; k += blockDim.x) {
+      const int64_t at = base + k * g.inner;
+      sum += log ? dy[at] : dy[at] * y[at];
+    }
+    sum = BlockSum(sum, shared);
+    for (int64_t k = threadIdx.x; k < g.length; k += blockDim.x) {
+      const int64_t at = base + k * g.inner;
+      const T out = y[at];
+      dx[at] = (log ? dy[at] - exp(out) * sum : out * (dy[at] - sum)) / temperature;
+    }
+    __syncthreads();
+  }
+}
+
+template <typename T>
+__global__ void HardGradientKernel(SoftmaxGeometry g, const T* y, const int64_t* class_index, T on,
+                                   T off, T factor, const T* dy, T* dx) {
+  const int64_t total = g.outer * g.length * g.inner;
+  MXLITE_GRID_LOOP(e, total) {
+    const int64_t i = e % g.inner;
+    const int64_t k = (e / g.inner) % g.length;
+    const int64_t o = e / (g.inner * g.length);
+    const int64_t target = class_index[o * g.inner + i];
+    T grad = target < 0 ? T(0) : (y[e] - (k == target ? on : off)) * factor;
+    if (dy != nullptr) grad *= dy[e];
+    dx[e] = grad;
+  }
+}
+
+template <typename T>
+__global__ void SoftGradientKernel(const T* y, const T* label, T factor, const T* dy, T* dx,
+                                   int64_t n) {
+  MXLITE_GRID_LOOP(i, n) {
+    T grad = (y[i] - label[i]) * factor;
+    if (dy != nullptr) grad *= dy[i];
+    dx[i] = grad;
+  }
+}
+
+// ---- batch norm ------------------------------------------------------------------------------
+
+__device__ int64_t ChannelOffset(const BatchNormGeometry& g, int64_t c, int64_t j) {
+  return ((j / g.inner) * g.channels + c) * g.inner + j % g.inner;
+}
+
+// One block per channel: statistics, hidden outputs, moving states and the y = a x + b
+// coefficients (already rounded to T, as the CPU kernel rounds them).
+template <typename T>
+__global__ void BatchNormStatsKernel(BatchNormGeometry g, BatchNormParams p,
+                                     BatchNormForwardArgs<T> a) {
+  __shared__ double shared[kThreads];
+  const int64_t c = blockIdx.x;
+  const int64_t m = g.outer * g.inner;
+  double mean, var;
+  if (p.batch_stats) {
+    double sum = 0;
+    for (int64_t j = threadIdx.x; j < m; j += blockDim.x) {
+      sum += static_cast<double>(a.x[ChannelOffset(g, c, j)]);
+    }
+    mean = BlockSum(sum, shared) / static_cast<double>(m);
+    double squares = 0;
+    for (int64_t j = threadIdx.x; j < m; j += blockDim.x) {
+      const double centred = static_cast<double>(a.x[ChannelOffset(g, c, j)]) - mean;
+      squares += centred * centred;
+    }
+    var = BlockSum(squares, shared) / static_cast<double>(m);
+  } else {
+    mean = static_cast<double>(a.moving_mean[c]);
+    var = static_cast<double>(a.moving_var[c]);
+  }
+  if (threadIdx.x != 0) return;
+  const double invstd = 1.0 / sqrt(var + p.eps);
+  const double scale = (p.fix_gamma ? 1.0 : static_cast<double>(a.gamma[c])) * invstd;
+  a.coefficients[c] = static_cast<double>(static_cast<T>(scale));
+  a.coefficients[g.channels + c] =
+      static_cast<double>(static_cast<T>(static_cast<double>(a.beta[c]) - mean * scale));
+  if (a.saved_mean != nullptr) a.saved_mean[c] = static_cast<T>(mean);
+  if (a.saved_var != nullptr) a.saved_var[c] = static_cast<T>(var);
+  if (p.batch_stats) {
+    a.moving_mean[c] = static_cast<T>(static_cast<double>(a.moving_mean[c]) * p.momentum +
+                                      mean * (1 - p.momentum));
+    a.moving_var[c] = static_cast<T>(static_cast<double>(a.moving_var[c]) * p.momentum +
+                                     var * (1 - p.momentum));
+  }
+}
+
+template <typename T>
+__global__ void BatchNormApplyKernel(BatchNormGeometry g, const T* x, T* y,
+                                     const double* coefficients) {
+  const int64_t total = g.outer * g.channels * g.inner;
+  MXLITE_GRID_LOOP(i, total) {
+    const int64_t c = (i / g.inner) % g.channels;
+    y[i] = x[i] * static_cast<T>(coefficients[c]) +
+           static_cast<T>(coefficients[g.channels + c]);
+  }
+}
+
+template <typename T>
+__global__ void BatchNormGradientSumsKernel(BatchNormGeometry g, BatchNormParams p,
+                                            BatchNormBackwardArgs<T> a) {
+  __shared__ double shared[kThreads];
+  const int64_t c = blockIdx.x;
+  const int64_t m = g.outer * g.inner;
+  const double mean = static_cast<double>(a.saved_mean[c]);
+  const double invstd = 1.0 / sqrt(static_cast<double>(a.saved_var[c]) + p.eps);
+  double sum_dy = 0, sum_dy_centred = 0;
+  for (int64_t j = threadIdx.x; j < m; j += blockDim.x) {
+    const int64_t at = ChannelOffset(g, c, j);
+    const double grad = static_cast<double>(a.dy[at]);
+    sum_dy += grad;
+    sum_dy_centred += grad * (static_cast<double>(a.x[at]) - mean);
+  }
+  sum_dy = BlockSum(sum_dy, shared);
+  sum_dy_centred = BlockSum(sum_dy_centred, shared);
+  if (threadIdx.x != 0) return;
+  if (a.dgamma != nullptr) {
+    a.dgamma[c] = p.fix_gamma ? T(0) : static_cast<T>(sum_dy_centred * invstd);
+  }
+  if (a.dbeta != nullptr) a.dbeta[c] = static_cast<T>(sum_dy);
+  const double gamma = p.fix_gamma ? 1.0 : static_cast<double>(a.gamma[c]);
+  const double scale = gamma * invstd;
+  double b = 0, d = 0;
+  if (p.batch_stats) {
+    b = -scale * invstd * invstd * sum_dy_centred / static_cast<double>(m);
+    d = -scale * sum_dy / static_cast<double>(m) - b * mean;
+  }
+  a.coefficients[c] = static_cast<double>(static_cast<T>(scale));
+  a.coefficients[g.channels + c] = static_cast<double>(static_cast<T>(b));
+  a.coefficients[2 * g.channels + c] = static_cast<double>(static_cast<T>(d));
+}
+
+template <typename T>
+__global__ void BatchNormGradientApplyKernel(BatchNormGeometry g, const T* dy, const T* x, T* dx,
+                                             const double* coefficients) {
+  const int64_t total = g.outer * g.channels * g.inner;
+  MXLITE_GRID_LOOP(i, total) {
+    const int64_t c = (i / g.inner) % g.channels;
+    dx[i] = dy[i] * static_cast<T>(coefficients[c]) +
+            x[i] * static_cast<T>(coefficients[g.channels + c]) +
+            static_cast<T>(coefficients[2 * g.channels + c]);
+  }
+}
+
+}  // namespace
+
+#define MXLITE_DEFINE_FOR(T)                                                                    \
+  cudaError_t PoolingForward(const PoolingGeometry& g, const T* x, T* y, cudaStream_t s) {      \
+    const int64_t total = g.batch * g.channels * g.out[0] * g.out[1] * g.out[2];                \
+    if (total > 0) PoolingForwardKernel<T><<<Blocks(total), kThreads, 0, s>>>(g, x, y, total);  \
+    return cudaGetLastError();                                                                  \
+  }                                                                                             \
+  cudaError_t PoolingBackward(const PoolingGeometry& g, const T* x, const T* dy, T* dx,         \
+                              cudaStream_t s) {                                                 \
+    const int64_t total = g.batch * g.channels * g.in[0] * g.in[1] * g.in[2];                   \
+    if (total > 0)                                                                              \
+      PoolingBackwardKernel<T><<<Blocks(total), kThreads, 0, s>>>(g, x, dy, dx, total);         \
+    return cudaGetLastError();                                                                  \
+  }                                                                                             \
+  cudaError_t SoftmaxForward(const SoftmaxGeometry& g, const T* x, T* y, double temperature,    \
+                             bool log, cudaStream_t s) {                                        \
+    if (g.outer * g.length * g.inner > 0)                                                       \
+      SoftmaxForwardKernel<T><<<RowBlocks(g.outer * g.inner), kThreads, 0, s>>>(                \
+          g, x, y, static_cast<T>(temperature), log);                                           \
+    return cudaGetLastError();                                                                  \
+  }                                                                                             \
+  cudaError_t SoftmaxBackward(const SoftmaxGeometry& g, const T* y, const T* dy, T* dx,         \
+                              double temperature, bool log, cudaStream_t s) {                   \
+    if (g.outer * g.length * g.inner > 0)                                                       \
+      SoftmaxBackwardKernel<T><<<RowBlocks(g.outer * g.inner), kThreads, 0, s>>>(               \
+          g, y, dy, dx, static_cast<T>(temperature), log);                                      \
+    return cudaGetLastError();                                                                  \
+  }                                                                                             \
+  cudaError_t SoftmaxOutputHardGradient(const SoftmaxGeometry& g, const T* y,                   \
+                                        const int64_t* class_index, double on, double off,      \
+                                        double scale, const T* dy, T* dx, cudaStream_t s) {     \
+    const int64_t total = g.outer * g.length * g.inner;                                         \
+    if (total > 0)                                                                              \
+      HardGradientKernel<T><<<Blocks(total), kThreads, 0, s>>>(                                 \
+          g, y, class_index, static_cast<T>(on), static_cast<T>(off), static_cast<T>(scale),    \
+          dy, dx);                                                                              \
+    return cudaGetLastError();                                                                  \
+  }                                                                                             \
+  cudaError_t SoftmaxOutputSoftGradient(const T* y, const T* label, double scale, const T* dy,  \
+                                        T* dx, int64_t n, cudaStream_t s) {                     \
+    if (n > 0)                                                                                  \
+      SoftGradientKernel<T><<<Blocks(n), kThreads, 0, s>>>(y, label, static_cast<T>(scale), dy, \
+                                                           dx, n);                              \
+    return cudaGetLastError();                                                                  \
+  }                                                                                             \
+  cudaError_t BatchNormForward(const BatchNormGeometry& g, const BatchNormParams& p,            \
+                               const BatchNormForwardArgs<T>& a, cudaStream_t s) {              \
+    if (g.channels <= 0) return cudaGetLastError();                                             \
+    BatchNormStatsKernel<T><<<static_cast<unsigned>(g.channels), kThreads, 0, s>>>(g, p, a);    \
+    const int64_t total = g.outer * g.channels * g.inner;                                       \
+    if (a.y != nullptr && total > 0)                                                            \
+      BatchNormApplyKernel<T><<<Blocks(total), kThreads, 0, s>>>(g, a.x, a.y, a.coefficients);  \
+    return cudaGetLastError();                                                                  \
+  }                                                                                             \
+  cudaError_t BatchNormBackward(const BatchNormGeometry& g, const BatchNormParams& p,           \
+                                const BatchNormBackwardArgs<T>& a, cudaStream_t s) {            \
+    if (g.channels <= 0) return cudaGetLastError();                                             \
+    BatchNormGradientSumsKernel<T><<<static_cast<unsigned>(g.channels), kThreads, 0, s>>>(g, p, \
+                                                                                          a);   \
+    const int64_t total = g.outer * g.channels * g.inner;                                       \
+    if (a.dx != nullptr && total > 0)                                                           \
+      BatchNormGradientApplyKernel<T><<<Blocks(total), kThreads, 0, s>>>(g, a.dy, a.x, a.dx,    \
+                                                                         a.coefficients);       \
+    return cudaGetLastError();                                                                  \
+  }
+
+MXLITE_DEFINE_FOR(float)
+MXLITE_DEFINE_FOR(double)
+
+}  // namespace mxlite::cuda
