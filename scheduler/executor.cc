@@ -284,6 +284,16 @@ std::unique_ptr<Executor> Executor::Reshape(const std::map<std::string, Shape>& 
   return Bind(graph_, options);
 }
 
+void Executor::FillPlannedBuffers(double value) {
+  for (const NDArray& block : blocks_) {
+    // Whole float32 elements; a trailing partial element (never read as data) stays.
+    const TensorView view{block.data(), Shape{static_cast<int64_t>(block.bytes() / 4)},
+                          DType::kFloat32, options_.ctx};
+    engine_->PushSync([view, value](RunContext run) { FillTensor(view, value, run.stream); },
+                      options_.ctx, {}, {block.var()}, 0, "fill planned buffer");
+  }
+}
+
 MemoryReport Executor::memory_report() const {
   MemoryReport report;
   report.planned_bytes = memory_.planned_bytes;

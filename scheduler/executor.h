@@ -86,6 +86,9 @@ class Executor {
   const ExecutionPlan& plan() const { return plan_; }
   Context context() const { return options_.ctx; }
   MemoryReport memory_report() const;
+  // Fills every planned buffer with `value` (pushed; for tests that catch reads of values the
+  // plan let another tensor overwrite: poison with NaN, and results must not change).
+  void FillPlannedBuffers(double value);
   // The graph summary (layers, output shapes, parameter counts) and the memory report.
   std::string Summary() const;
 

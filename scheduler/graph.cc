@@ -33,7 +33,7 @@ int Node::num_outputs() const {
 std::string Node::TypeName() const { return is_variable() ? VariableRoleName(role) : op->name; }
 
 int Graph::AddVariable(const std::string& name, VariableRole role, std::optional<Shape> shape,
-                       DType dtype) {
+                       std::optional<DType> dtype) {
   MX_CHECK(!name.empty()) << "a variable needs a name";
   MX_CHECK(!HasName(name)) << "the graph already has a node named '" << name << "'";
   Node node;

@@ -42,7 +42,7 @@ struct Node {
   // Variables only.
   VariableRole role = VariableRole::kInput;
   std::optional<Shape> shape;  // declared shape (inputs always; parameters once inferred)
-  DType dtype = DType::kFloat32;
+  std::optional<DType> dtype;  // declared dtype; unset: inferred from its consumers (float32)
 
   bool is_variable() const { return op == nullptr; }
   int num_outputs() const;
@@ -53,7 +53,7 @@ struct Node {
 class Graph {
  public:
   int AddVariable(const std::string& name, VariableRole role, std::optional<Shape> shape,
-                  DType dtype = DType::kFloat32);
+                  std::optional<DType> dtype = std::nullopt);
   // Parses `attr_text` against the op's schema and checks the inputs; throws mxlite::Error naming
   // the node on any problem.
   int AddOpNode(const std::string& op_name, const std::string& name,
