@@ -1,6 +1,7 @@
 // Trains a convnet on Fashion-MNIST (Debian's dataset-fashion-mnist) and reports test accuracy.
 //
 //   build/bin/train_fashion_mnist [--epochs 5] [--batchnorm] [--gpu] [--checkpoint model.mxckpt]
+//                                 [--threads N] [--max-batches N]   (the last two for benchmarks)
 //
 // conv5x5 32 -> relu -> maxpool -> conv5x5 64 -> relu -> maxpool -> fc 1024 -> relu -> fc 10,
 // SGD with momentum 0.9, learning rate 0.01, batch 64. Expected output (one epoch, CPU):
@@ -15,6 +16,7 @@
 
 #include "core/build_info.h"
 #include "core/error.h"
+#include "core/settings.h"
 #include "scheduler/checkpoint.h"
 #include "scheduler/executor.h"
 #include "scheduler/graph_builder.h"
@@ -34,6 +36,8 @@ struct Options {
   bool gpu = false;
   std::string data_dir = "/usr/share/datasets/fashion-mnist";
   std::string checkpoint = "fashion_mnist.mxckpt";
+  int threads = 0;        // intra-op threads; 0: MXNET_OMP_MAX_THREADS
+  int64_t max_batches = 0;  // stop each epoch after this many batches; 0: the whole epoch
 };
 
 Options ParseOptions(int argc, char** argv) {
@@ -51,6 +55,8 @@ Options ParseOptions(int argc, char** argv) {
     else if (arg == "--gpu") options.gpu = true;
     else if (arg == "--data-dir") options.data_dir = value();
     else if (arg == "--checkpoint") options.checkpoint = value();
+    else if (arg == "--threads") options.threads = std::stoi(value());
+    else if (arg == "--max-batches") options.max_batches = std::stoll(value());
     else MX_THROW() << "unknown flag " << arg << " (see the comment at the top of this example)";
   }
   return options;
@@ -93,6 +99,7 @@ double Evaluate(Executor& exec, IdxIterator& test) {
 
 int main(int argc, char** argv) try {
   const Options options = ParseOptions(argc, argv);
+  if (options.threads > 0) settings().Set("MXNET_OMP_MAX_THREADS", std::to_string(options.threads));
   MX_CHECK(!options.gpu || VisibleGpuCount() > 0) << "--gpu given but no GPU is visible";
   const Context ctx = options.gpu ? Context::GPU(0) : Context::CPU();
   IdxIterator train = OpenSplit(options, "train", true);
@@ -117,7 +124,7 @@ int main(int argc, char** argv) try {
     progress.StartEpoch(epoch, train.num_batches());
     DataBatch batch;
     int64_t batches = 0;
-    while (train.Next(&batch)) {
+    while ((options.max_batches == 0 || batches < options.max_batches) && train.Next(&batch)) {
       CopyFromTo(batch.data, exec->Arg("data"));
       CopyFromTo(batch.label, exec->Arg("softmax_label"));
       exec->Forward(true);
