@@ -6,6 +6,10 @@
 #include "ops/cpu/elementwise.h"
 #include "scheduler/executor.h"
 
+#if MXLITE_USE_CUDA
+#include "ops/cuda/optimizer_update.h"
+#endif
+
 namespace mxlite {
 
 // ---------------------------------------------------------------------------------------------
@@ -107,11 +111,19 @@ T ScaledGradient(T grad, T weight, double rescale, double clip, double wd) {
   return g + static_cast<T>(wd) * weight;
 }
 
-void CheckHostArrays(const std::string& name, const NDArray& weight) {
-  MX_CHECK(weight.ctx().is_host()) << "optimizer update of " << name << " on " << weight.ctx()
-                                   << ": only CPU parameters are supported by this build's "
-                                   << "optimizers";
+#if MXLITE_USE_CUDA
+void CheckLaunch(cudaError_t status, const std::string& what) {
+  MX_CHECK(status == cudaSuccess) << what << ": " << cudaGetErrorString(status);
 }
+cuda::GradientOptions GpuGradientOptions(double rescale, double clip, double wd) {
+  return {rescale, clip, wd};
+}
+#else
+[[noreturn]] void NoGpuBuild(const std::string& name, const NDArray& weight) {
+  MX_THROW() << "optimizer update of " << name << " on " << weight.ctx()
+             << ": mxlite was built without CUDA";
+}
+#endif
 
 // ---------------------------------------------------------------------------------------------
 // SGD
@@ -127,10 +139,13 @@ class SgdOptimizer : public Optimizer {
  protected:
   void PushUpdate(const std::string& name, NDArray& weight, const NDArray& gradient,
                   std::vector<NDArray>& states, double lr, int64_t) override {
-    CheckHostArrays(name, weight);
     std::vector<VarHandle> writes = {weight.var()};
     for (const NDArray& state : states) writes.push_back(state.var());
     NDArray momentum = states.empty() ? NDArray() : states[0];
+    if (!weight.ctx().is_host()) {
+      PushGpuUpdate(name, weight, gradient, momentum, lr, writes);
+      return;
+    }
     weight.engine().PushSync(
         [weight, gradient, momentum, lr, options = options_](RunContext) {
           MXLITE_FLOAT_TYPE_SWITCH(weight.dtype(), T, "SGD update", {
@@ -142,6 +157,28 @@ class SgdOptimizer : public Optimizer {
   }
 
  private:
+  void PushGpuUpdate(const std::string& name, const NDArray& weight, const NDArray& gradient,
+                     const NDArray& momentum, double lr, const std::vector<VarHandle>& writes) {
+#if MXLITE_USE_CUDA
+    weight.engine().PushSync(
+        [weight, gradient, momentum, lr, name, o = options_](RunContext run) {
+          auto stream = static_cast<cudaStream_t>(run.stream);
+          MXLITE_FLOAT_TYPE_SWITCH(weight.dtype(), T, "SGD update", {
+            CheckLaunch(cuda::SgdUpdate(weight.data<T>(), gradient.data<T>(),
+                                        momentum.is_none() ? nullptr : momentum.data<T>(),
+                                        weight.size(), lr, o.momentum,
+                                        GpuGradientOptions(o.rescale_grad, o.clip_gradient, o.wd),
+                                        stream),
+                        "sgd_update " + name);
+          });
+        },
+        weight.ctx(), {gradient.var()}, writes, 0, "sgd_update " + name);
+#else
+    (void)gradient, (void)momentum, (void)lr, (void)writes;
+    NoGpuBuild(name, weight);
+#endif
+  }
+
   template <typename T>
   static void Apply(T* w, const T* grad, T* mom, int64_t n, double lr, const SgdOptions& o) {
     cpu::ForEachChunk(n, [&](int64_t begin, int64_t end) {
@@ -171,11 +208,30 @@ class AdamOptimizer : public Optimizer {
  protected:
   void PushUpdate(const std::string& name, NDArray& weight, const NDArray& gradient,
                   std::vector<NDArray>& states, double lr, int64_t step) override {
-    CheckHostArrays(name, weight);
     const double t = static_cast<double>(step);
     const double corrected_lr = lr * std::sqrt(1 - std::pow(options_.beta2, t)) /
                                 (1 - std::pow(options_.beta1, t));
     NDArray mean = states[0], variance = states[1];
+    if (!weight.ctx().is_host()) {
+#if MXLITE_USE_CUDA
+      weight.engine().PushSync(
+          [weight, gradient, mean, variance, corrected_lr, name, o = options_](RunContext run) {
+            MXLITE_FLOAT_TYPE_SWITCH(weight.dtype(), T, "Adam update", {
+              CheckLaunch(cuda::AdamUpdate(weight.data<T>(), gradient.data<T>(), mean.data<T>(),
+                                           variance.data<T>(), weight.size(), corrected_lr,
+                                           o.beta1, o.beta2, o.epsilon,
+                                           GpuGradientOptions(o.rescale_grad, o.clip_gradient, o.wd),
+                                           static_cast<cudaStream_t>(run.stream)),
+                          "adam_update " + name);
+            });
+          },
+          weight.ctx(), {gradient.var()}, {weight.var(), mean.var(), variance.var()}, 0,
+          "adam_update " + name);
+      return;
+#else
+      NoGpuBuild(name, weight);
+#endif
+    }
     weight.engine().PushSync(
         [weight, gradient, mean, variance, corrected_lr, options = options_](RunContext) {
           MXLITE_FLOAT_TYPE_SWITCH(weight.dtype(), T, "Adam update", {

@@ -15,6 +15,8 @@
 // Adam: g as above; m = b1 m + (1-b1) g; v = b2 v + (1-b2) g^2;
 //       w -= lr * sqrt(1 - b2^t) / (1 - b1^t) * m / (sqrt(v) + eps)
 //
+// Parameters may live on the CPU or a GPU (CUDA kernels in ops/cuda/optimizer_update.h).
+//
 // Thread safety: one thread drives an optimiser.
 #pragma once
 

@@ -1,0 +1,464 @@
+// Every op's GPU kernels against its CPU kernels (DESIGN.md §6), in float32 to 1e-4 relative to
+// max(1, |cpu|): forward (every output, hidden ones included, and the auxiliary states the op
+// updates) and backward (every input gradient), each on the same inputs, on a stream of its own.
+// Skipped without a visible GPU; the registry check (every op has GPU kernels) runs everywhere.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/build_info.h"
+#include "ops/operator.h"
+#include "tests/ops/op_harness.h"
+
+#if MXLITE_USE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace mxlite::testing {
+namespace {
+
+TEST(GpuKernels, EveryOpHasGpuForwardAndBackward) {
+#if MXLITE_USE_CUDA
+  for (const std::string& name : OpRegistry::Global().Names()) {
+    EXPECT_NE(OpRegistry::Global().FindForward(name, DeviceType::kGPU), nullptr)
+        << name << " has no GPU forward kernel";
+    EXPECT_NE(OpRegistry::Global().FindBackward(name, DeviceType::kGPU), nullptr)
+        << name << " has no GPU backward kernel";
+  }
+#else
+  GTEST_SKIP() << "built without CUDA: no GPU kernels";
+#endif
+}
+
+#if MXLITE_USE_CUDA
+
+constexpr double kTolerance = 1e-4;
+
+// Device memory holding one host tensor (copied in, and back out on request).
+class DeviceTensor {
+ public:
+  explicit DeviceTensor(const HostTensor& host) : host_(host) {
+    const size_t bytes = std::max<size_t>(View().bytes(), 1);
+    EXPECT_EQ(cudaMalloc(&data_, bytes), cudaSuccess);
+    if (host_.size() > 0) {
+      EXPECT_EQ(cudaMemcpy(data_, host_.View().data, View().bytes(), cudaMemcpyHostToDevice),
+                cudaSuccess);
+    }
+  }
+  ~DeviceTensor() { cudaFree(data_); }
+  DeviceTensor(const DeviceTensor&) = delete;
+  DeviceTensor& operator=(const DeviceTensor&) = delete;
+
+  TensorView View() const { return {data_, host_.shape(), host_.dtype(), Context::GPU(0)}; }
+  HostTensor ToHost() {
+    if (host_.size() > 0) {
+      EXPECT_EQ(cudaMemcpy(host_.View().data, data_, View().bytes(), cudaMemcpyDeviceToHost),
+                cudaSuccess);
+    }
+    return host_;
+  }
+
+ private:
+  HostTensor host_;
+  void* data_ = nullptr;
+};
+
+std::vector<std::unique_ptr<DeviceTensor>> ToDevice(const std::vector<HostTensor>& tensors) {
+  std::vector<std::unique_ptr<DeviceTensor>> result;
+  for (const HostTensor& tensor : tensors) result.push_back(std::make_unique<DeviceTensor>(tensor));
+  return result;
+}
+
+std::vector<TensorView> Views(const std::vector<std::unique_ptr<DeviceTensor>>& tensors) {
+  std::vector<TensorView> views;
+  for (const auto& tensor : tensors) views.push_back(tensor->View());
+  return views;
+}
+
+void ExpectClose(const HostTensor& cpu, const HostTensor& gpu, const std::string& what) {
+  ASSERT_EQ(cpu.shape(), gpu.shape()) << what;
+  int reported = 0;
+  for (int64_t i = 0; i < cpu.size() && reported < 5; ++i) {
+    const double expected = cpu.Get(i), actual = gpu.Get(i);
+    const double bound = kTolerance * std::max(1.0, std::fabs(expected));
+    if (!(std::fabs(expected - actual) <= bound)) {
+      ADD_FAILURE() << what << " element " << i << ": cpu " << expected << " gpu " << actual;
+      ++reported;
+    }
+  }
+}
+
+// The GPU side of one case: forward on the case's inputs, backward on the CPU forward's tensors.
+class GpuRunner {
+ public:
+  explicit GpuRunner(const OpCase& test_case)
+      : test_case_(test_case),
+        op_(OpRegistry::Global().Get(test_case.op)),
+        attrs_(ParseOpAttributes(op_, test_case.attrs, "node0")) {
+    EXPECT_EQ(cudaStreamCreate(&stream_), cudaSuccess);
+  }
+  ~GpuRunner() { cudaStreamDestroy(stream_); }
+
+  // Outputs, then the inputs after the op ran (auxiliary states it updated).
+  std::pair<std::vector<HostTensor>, std::vector<HostTensor>> Forward(
+      const std::vector<HostTensor>& inputs, const std::vector<HostTensor>& output_like) {
+    auto device_inputs = ToDevice(inputs);
+    auto device_outputs = ToDevice(output_like);
+    ScratchSpace scratch(Context::GPU(0));
+    std::mt19937_64 random(42);  // the CPU harness's seed: Dropout draws the same mask
+    OpContext ctx{Context::GPU(0), test_case_.is_train, stream_, &scratch, &random, nullptr,
+                  "node0"};
+    std::vector<WriteMode> req(output_like.size(), WriteMode::kWrite);
+    ForwardKernelFor(op_, DeviceType::kGPU)(ctx, attrs_, Views(device_inputs),
+                                            Views(device_outputs), req);
+    EXPECT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+    std::vector<HostTensor> outputs, updated;
+    for (auto& tensor : device_outputs) outputs.push_back(tensor->ToHost());
+    for (auto& tensor : device_inputs) updated.push_back(tensor->ToHost());
+    return {outputs, updated};
+  }
+
+  std::vector<HostTensor> Backward(const OpRun& forward,
+                                   const std::vector<HostTensor>& output_grads) {
+    const std::vector<bool> has_gradient = InputHasGradient(op_, attrs_);
+    const BackwardDependencies deps = BackwardDependenciesOf(op_, attrs_);
+    auto inputs = ToDevice(forward.inputs);
+    auto outputs = ToDevice(forward.outputs);
+    auto grads_out = ToDevice(output_grads);
+    std::vector<HostTensor> grad_like;
+    std::vector<WriteMode> req;
+    for (size_t i = 0; i < forward.inputs.size(); ++i) {
+      grad_like.emplace_back(has_gradient[i] ? forward.inputs[i].shape() : Shape{0},
+                             forward.inputs[i].dtype());
+      req.push_back(has_gradient[i] ? WriteMode::kWrite : WriteMode::kNull);
+    }
+    auto input_grads = ToDevice(grad_like);
+    std::vector<TensorView> input_views = Views(inputs), output_views = Views(outputs),
+                            grad_views = Views(grads_out);
+    for (size_t i = 0; i < input_views.size(); ++i) {
+      if (!deps.inputs[i]) input_views[i] = TensorView{};
+    }
+    for (size_t i = 0; i < output_views.size(); ++i) {
+      if (!deps.outputs[i]) output_views[i] = TensorView{};
+    }
+    for (size_t o = static_cast<size_t>(NumVisibleOutputs(op_, attrs_)); o < grad_views.size();
+         ++o) {
+      grad_views[o] = TensorView{};
+    }
+    ScratchSpace scratch(Context::GPU(0));
+    std::mt19937_64 random(42);
+    OpContext ctx{Context::GPU(0), test_case_.is_train, stream_, &scratch, &random, nullptr,
+                  "node0"};
+    BackwardKernelFor(op_, DeviceType::kGPU)(ctx, attrs_, grad_views, input_views, output_views,
+                                             Views(input_grads), req);
+    EXPECT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+    std::vector<HostTensor> result;
+    for (size_t i = 0; i < input_grads.size(); ++i) result.push_back(input_grads[i]->ToHost());
+    return result;
+  }
+
+ private:
+  const OpCase& test_case_;
+  const OpDef& op_;
+  Attributes attrs_;
+  cudaStream_t stream_ = nullptr;
+};
+
+void CompareGpuWithCpu(const OpCase& test_case) {
+  SCOPED_TRACE(test_case.Describe());
+  const OpDef& op = OpRegistry::Global().Get(test_case.op);
+  const Attributes attrs = ParseOpAttributes(op, test_case.attrs, "node0");
+  const std::vector<HostTensor> inputs = MakeInputs(test_case, DType::kFloat32, 3);
+  const OpRun cpu = RunForward(test_case, inputs);
+  GpuRunner gpu(test_case);
+  const auto [outputs, updated] = gpu.Forward(inputs, cpu.outputs);
+  const std::vector<std::string> input_names = InputNames(op, attrs);
+  const std::vector<std::string> output_names = OutputNames(op, attrs);
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    ExpectClose(cpu.outputs[o], outputs[o], "forward output '" + output_names[o] + "'");
+  }
+  for (size_t i = 0; i < updated.size(); ++i) {
+    ExpectClose(cpu.inputs[i], updated[i], "input '" + input_names[i] + "' after forward");
+  }
+  // Random output gradients (zero for hidden outputs), the same on both devices.
+  std::mt19937_64 random(11);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  const int visible = NumVisibleOutputs(op, attrs);
+  std::vector<HostTensor> output_grads;
+  for (size_t o = 0; o < cpu.outputs.size(); ++o) {
+    HostTensor grad(cpu.outputs[o].shape(), DType::kFloat32);
+    for (int64_t k = 0; k < grad.size(); ++k) {
+      grad.Set(k, static_cast<int>(o) < visible ? uniform(random) : 0.0);
+    }
+    output_grads.push_back(grad);
+  }
+  const std::vector<HostTensor> cpu_grads = RunBackward(test_case, cpu, output_grads);
+  const std::vector<HostTensor> gpu_grads = gpu.Backward(cpu, output_grads);
+  const std::vector<bool> has_gradient = InputHasGradient(op, attrs);
+  for (size_t i = 0; i < cpu_grads.size(); ++i) {
+    if (has_gradient[i]) {
+      ExpectClose(cpu_grads[i], gpu_grads[i], "gradient of input '" + input_names[i] + "'");
+    }
+  }
+}
+
+Initializer ClassLabels(int64_t classes) {
+  return [classes](HostTensor& tensor, std::mt19937_64& random) {
+    std::uniform_int_distribution<int64_t> pick(0, classes - 1);
+    for (int64_t k = 0; k < tensor.size(); ++k) tensor.Set(k, static_cast<double>(pick(random)));
+  };
+}
+
+Initializer Positive() {
+  return [](HostTensor& tensor, std::mt19937_64& random) {
+    std::uniform_real_distribution<double> uniform(0.5, 1.5);
+    for (int64_t k = 0; k < tensor.size(); ++k) tensor.Set(k, uniform(random));
+  };
+}
+
+Initializer AwayFromZero() {  // divisors
+  return [](HostTensor& tensor, std::mt19937_64& random) {
+    std::uniform_real_distribution<double> uniform(0.5, 1.5);
+    std::bernoulli_distribution sign(0.5);
+    for (int64_t k = 0; k < tensor.size(); ++k) {
+      tensor.Set(k, (sign(random) ? 1 : -1) * uniform(random));
+    }
+  };
+}
+
+class GpuVsCpu : public ::testing::TestWithParam<OpCase> {
+ protected:
+  void SetUp() override {
+    if (VisibleGpuCount() == 0) GTEST_SKIP() << "no GPU visible: GPU kernels not run";
+  }
+};
+
+TEST_P(GpuVsCpu, MatchesCpu) { CompareGpuWithCpu(GetParam()); }
+
+std::vector<OpCase> Cases() {
+  std::vector<OpCase> cases;
+  auto add = [&](OpCase c) { cases.push_back(std::move(c)); };
+  // Convolution: groups, stride, pad, dilation, 1-D, NHWC, no bias.
+  add({"Convolution", {{"kernel", "(3,3)"}, {"num_filter", "4"}}, {{2, 3, 7, 6}}});
+  add({"Convolution",
+       {{"kernel", "(3,3)"},
+        {"num_filter", "6"},
+        {"stride", "(2,2)"},
+        {"pad", "(1,1)"},
+        {"num_group", "3"}},
+       {{2, 3, 9, 8}}});
+  add({"Convolution",
+       {{"kernel", "(3,2)"},
+        {"num_filter", "4"},
+        {"dilate", "(2,1)"},
+        {"pad", "(2,0)"},
+        {"no_bias", "true"}},
+       {{1, 2, 8, 7}}});
+  add({"Convolution",
+       {{"kernel", "(3,3)"}, {"num_filter", "4"}, {"num_group", "4"}},
+       {{2, 4, 6, 6}}});
+  add({"Convolution", {{"kernel", "(3,)"}, {"num_filter", "5"}, {"stride", "(2,)"}}, {{2, 3, 11}}});
+  add({"Convolution",
+       {{"kernel", "(3,3)"}, {"num_filter", "4"}, {"layout", "NHWC"}, {"pad", "(1,1)"}},
+       {{2, 6, 5, 3}}});
+  add({"Convolution",
+       {{"kernel", "(1,1)"}, {"num_filter", "8"}, {"layout", "NHWC"}, {"num_group", "2"}},
+       {{2, 4, 4, 4}}});
+  // Deconvolution: stride, pad, adj, target_shape, groups, bias.
+  add({"Deconvolution", {{"kernel", "(3,3)"}, {"num_filter", "4"}}, {{2, 3, 5, 4}}});
+  add({"Deconvolution",
+       {{"kernel", "(4,4)"},
+        {"num_filter", "4"},
+        {"stride", "(2,2)"},
+        {"pad", "(1,1)"},
+        {"no_bias", "false"}},
+       {{2, 3, 4, 5}}});
+  add({"Deconvolution",
+       {{"kernel", "(3,3)"},
+        {"num_filter", "6"},
+        {"stride", "(2,2)"},
+        {"adj", "(1,1)"},
+        {"num_group", "2"}},
+       {{1, 4, 4, 4}}});
+  add({"Deconvolution",
+       {{"kernel", "(3,3)"}, {"num_filter", "2"}, {"stride", "(2,2)"}, {"target_shape", "(8,8)"}},
+       {{1, 3, 4, 4}}});
+  add({"Deconvolution",
+       {{"kernel", "(3,)"}, {"num_filter", "3"}, {"stride", "(2,)"}},
+       {{2, 2, 6}}});
+  // FullyConnected, Gemm, MatMul.
+  add({"FullyConnected", {{"num_hidden", "5"}}, {{4, 3, 2, 2}}});
+  add({"FullyConnected",
+       {{"num_hidden", "3"}, {"flatten", "false"}, {"no_bias", "true"}},
+       {{2, 3, 6}}});
+  add({"Gemm", {}, {{3, 4}, {4, 5}}});
+  add({"Gemm",
+       {{"transA", "true"}, {"transB", "true"}, {"alpha", "0.5"}, {"beta", "2"}},
+       {{4, 3}, {5, 4}, {3, 1}}});
+  add({"Gemm", {{"transB", "true"}, {"no_bias", "true"}}, {{3, 4}, {5, 4}}});
+  add({"MatMul", {}, {{3, 4}, {4, 5}}});
+  add({"MatMul", {}, {{2, 3, 4}, {4, 5}}});
+  add({"MatMul", {}, {{2, 1, 3, 4}, {5, 4, 2}}});
+  add({"MatMul", {}, {{4}, {2, 4, 3}}});
+  add({"MatMul", {}, {{4}, {4}}});
+  // Activations.
+  for (const char* type : {"relu", "sigmoid", "tanh", "softrelu", "softsign"}) {
+    add({"Activation", {{"act_type", type}}, {{2, 3, 4, 5}}});
+  }
+  add({"LeakyReLU", {}, {{2, 3, 4, 5}}});
+  add({"LeakyReLU", {{"act_type", "elu"}, {"slope", "0.7"}}, {{3, 7}}});
+  add({"LeakyReLU", {{"slope", "-0.3"}}, {{3, 7}}});
+  // Pooling: max / avg / sum, padding, full convention, global, 1-D, 3-D, NHWC.
+  for (const char* type : {"max", "avg", "sum"}) {
+    add({"Pooling",
+         {{"kernel", "(3,3)"}, {"pool_type", type}, {"stride", "(2,2)"}, {"pad", "(1,1)"}},
+         {{2, 3, 7, 8}}});
+    add({"Pooling",
+         {{"kernel", "(3,2)"},
+          {"pool_type", type},
+          {"stride", "(2,2)"},
+          {"pooling_convention", "full"}},
+         {{1, 2, 8, 7}}});
+  }
+  add({"Pooling",
+       {{"kernel", "(3,3)"},
+        {"pool_type", "avg"},
+        {"pad", "(1,1)"},
+        {"count_include_pad", "false"}},
+       {{2, 2, 5, 5}}});
+  add({"Pooling", {{"kernel", "(2,2)"}, {"pool_type", "avg"}, {"pad", "(2,2)"}}, {{1, 2, 3, 3}}});
+  add({"Pooling", {{"global_pool", "true"}, {"pool_type", "avg"}}, {{2, 3, 5, 4}}});
+  add({"Pooling", {{"global_pool", "true"}, {"pool_type", "max"}}, {{2, 3, 5, 4}}});
+  add({"Pooling", {{"kernel", "(3,)"}, {"stride", "(2,)"}}, {{2, 3, 9}}});
+  add({"Pooling", {{"kernel", "(2,2,2)"}, {"pool_type", "avg"}}, {{1, 2, 4, 4, 4}}});
+  add({"Pooling",
+       {{"kernel", "(3,3)"}, {"stride", "(2,2)"}, {"pad", "(1,1)"}, {"layout", "NHWC"}},
+       {{2, 7, 6, 5}}});
+  add({"Pooling",
+       {{"kernel", "(2,2)"},
+        {"pool_type", "avg"},
+        {"layout", "NHWC"},
+        {"pooling_convention", "full"},
+        {"stride", "(2,2)"}},
+       {{1, 5, 5, 3}}});
+  // BatchNorm: training, inference, fix_gamma, global stats, axis.
+  const std::map<std::string, Initializer> bn_init = {{"moving_var", Positive()}};
+  add({"BatchNorm", {{"fix_gamma", "false"}}, {{4, 3, 5, 5}}, bn_init});
+  add({"BatchNorm", {}, {{4, 3, 5, 5}}, bn_init});
+  add({"BatchNorm",
+       {{"fix_gamma", "false"}, {"use_global_stats", "true"}},
+       {{2, 3, 4, 4}},
+       bn_init});
+  add({"BatchNorm",
+       {{"fix_gamma", "false"}, {"axis", "-1"}, {"eps", "1e-5"}},
+       {{4, 5, 6}},
+       bn_init});
+  {
+    OpCase inference{"BatchNorm", {{"fix_gamma", "false"}}, {{2, 3, 4, 4}}, bn_init};
+    inference.is_train = false;
+    add(inference);
+  }
+  // Dropout: the same mask as the CPU (same seed), shared axes, inference.
+  add({"Dropout", {{"p", "0.3"}}, {{4, 5, 6}}});
+  add({"Dropout", {{"p", "0.5"}, {"axes", "(2,3)"}}, {{2, 3, 4, 5}}});
+  {
+    OpCase inference{"Dropout", {{"p", "0.5"}}, {{3, 4}}};
+    inference.is_train = false;
+    add(inference);
+  }
+  // softmax family.
+  for (const char* name : {"softmax", "log_softmax", "Softmax", "LogSoftmax"}) {
+    add({name, {}, {{3, 7}}});
+    add({name, {{"axis", "1"}, {"temperature", "2"}}, {{2, 5, 3, 2}}});
+  }
+  add({"softmax", {{"axis", "0"}}, {{300, 2}}});
+  // SoftmaxOutput: normalisations, ignore, multi_output, preserve_shape, smoothing, soft labels.
+  add({"SoftmaxOutput", {}, {{4, 5}}, {{"label", ClassLabels(5)}}});
+  add({"SoftmaxOutput",
+       {{"normalization", "batch"}, {"grad_scale", "2"}},
+       {{4, 5}},
+       {{"label", ClassLabels(5)}}});
+  add({"SoftmaxOutput",
+       {{"normalization", "valid"}, {"use_ignore", "true"}, {"ignore_label", "1"}},
+       {{6, 3}},
+       {{"label", ClassLabels(3)}}});
+  add({"SoftmaxOutput",
+       {{"multi_output", "true"}, {"normalization", "batch"}},
+       {{2, 4, 3, 2}},
+       {{"label", ClassLabels(4)}}});
+  add({"SoftmaxOutput",
+       {{"preserve_shape", "true"}, {"smooth_alpha", "0.1"}},
+       {{2, 3, 4}},
+       {{"label", ClassLabels(4)}}});
+  add({"SoftmaxOutput", {{"out_grad", "true"}}, {{3, 4}}, {{"label", ClassLabels(4)}}});
+  add({"SoftmaxOutput", {}, {{3, 4}, {3, 4}}, {{"label", Positive()}}});
+  // Data movement.
+  add({"Flatten", {}, {{2, 3, 4}}});
+  add({"Reshape", {{"shape", "(4,-1)"}}, {{2, 3, 4}}});
+  add({"identity", {}, {{5, 3}}});
+  add({"transpose", {}, {{2, 3, 4}}});
+  add({"transpose", {{"axes", "(0,2,3,1)"}}, {{2, 3, 4, 5}}});
+  add({"Concat", {{"num_args", "3"}, {"dim", "1"}}, {{2, 3, 4}, {2, 1, 4}, {2, 2, 4}}});
+  add({"Concat", {{"num_args", "2"}, {"dim", "-1"}}, {{3, 2}, {3, 5}}});
+  add({"Pad",
+       {{"mode", "constant"}, {"pad_width", "(0,0,0,0,1,2,2,1)"}, {"constant_value", "0.5"}},
+       {{2, 2, 3, 4}}});
+  add({"Pad", {{"mode", "edge"}, {"pad_width", "(0,0,1,1,3,2)"}}, {{2, 3, 4}}});
+  add({"Pad", {{"mode", "reflect"}, {"pad_width", "(1,2,2,1)"}}, {{4, 5}}});
+  // Element-wise.
+  for (const char* kind : {"add", "sub", "mul", "div"}) {
+    const std::map<std::string, Initializer> init = {{"rhs", AwayFromZero()}};
+    add({std::string("broadcast_") + kind, {}, {{2, 3, 4}, {3, 1}}, init});
+    add({std::string("broadcast_") + kind, {}, {{1, 3, 1, 2}, {4, 1, 5, 1}}, init});
+    add({std::string("broadcast_") + kind, {}, {{2, 3}, {}}, init});
+    add({std::string("elemwise_") + kind, {}, {{3, 4}, {3, 4}}, init});
+  }
+  add({"add_n", {{"num_args", "1"}}, {{3, 4}}});
+  add({"add_n", {{"num_args", "3"}}, {{3, 4}, {3, 4}, {3, 4}}});
+  add({"clip", {{"a_min", "-0.5"}, {"a_max", "0.3"}}, {{4, 5}}});
+  add({"clip", {{"a_max", "0.1"}}, {{4, 5}}});
+  return cases;
+}
+
+std::string CaseName(const ::testing::TestParamInfo<OpCase>& info) {
+  std::string name = info.param.op + "_" + std::to_string(info.index);
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(GpuOps, GpuVsCpu, ::testing::ValuesIn(Cases()), CaseName);
+
+// The table itself is checked without a GPU: every case parses, infers and runs on the CPU.
+TEST(GpuCaseTable, EveryCaseRunsOnTheCpu) {
+  for (const OpCase& test_case : Cases()) {
+    SCOPED_TRACE(test_case.Describe());
+    EXPECT_NO_THROW(RunForward(test_case, MakeInputs(test_case, DType::kFloat32, 3)));
+  }
+}
+
+// The GPU kernels run on the op's stream and do not disturb other streams' work: two cases on
+// two runners back to back give the same results as one after the other (a smoke test of stream
+// binding of the per-thread cuDNN / cuBLAS handles).
+TEST(GpuStreams, HandlesFollowTheOpsStream) {
+  if (VisibleGpuCount() == 0) GTEST_SKIP() << "no GPU visible: GPU kernels not run";
+  const OpCase conv{"Convolution", {{"kernel", "(3,3)"}, {"num_filter", "4"}}, {{2, 3, 7, 6}}};
+  const OpCase fc{"FullyConnected", {{"num_hidden", "5"}}, {{4, 3, 2, 2}}};
+  for (int round = 0; round < 2; ++round) {
+    CompareGpuWithCpu(conv);
+    CompareGpuWithCpu(fc);
+  }
+}
+
+#else  // !MXLITE_USE_CUDA
+
+TEST(GpuVsCpu, SkippedWithoutCuda) { GTEST_SKIP() << "built without CUDA: GPU kernels not run"; }
+
+#endif
+
+}  // namespace
+}  // namespace mxlite::testing
