@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -102,7 +103,8 @@ int64_t Profiler::NowMicros() const { return (SteadyNanos() - origin_ns_) / 1000
 
 size_t Profiler::event_count() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return events_.size();
+  return static_cast<size_t>(
+      std::count_if(events_.begin(), events_.end(), [](const Event& e) { return e.phase == 'X'; }));
 }
 
 int Profiler::CurrentThreadIndex() {

@@ -65,7 +65,7 @@ class Profiler {
 
   // Microseconds on a steady clock, since the profiler was created.
   int64_t NowMicros() const;
-  // Events recorded so far (for tests).
+  // Op events (not counters) recorded so far (for tests).
   size_t event_count() const;
 
  private:

@@ -43,10 +43,13 @@ CompressedPermutation Compress(const Shape& shape, const std::vector<int>& axes)
     previous = input;
   }
   // Runs in input order give the compressed input axes.
+  // At most six runs: an insertion sort (std::sort here trips a false -Warray-bounds in GCC 12).
   std::array<int, Shape::kMaxDims> order{};
-  for (int i = 0; i < runs; ++i) order[i] = i;
-  std::sort(order.begin(), order.begin() + runs,
-            [&](int a, int b) { return run_start[a] < run_start[b]; });
+  for (int i = 0; i < runs; ++i) {
+    int j = i;
+    for (; j > 0 && run_start[order[j - 1]] > run_start[i]; --j) order[j] = order[j - 1];
+    order[j] = i;
+  }
   CompressedPermutation result;
   result.ndim = runs;
   for (int input = 0; input < runs; ++input) {
