@@ -1,19 +1,67 @@
 #include "ops/operator.h"
 
+#if MXLITE_USE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
 #include "core/error.h"
+#include "core/logging.h"
 #include "memory/storage.h"
 
 namespace mxlite {
 
 // ---------------------------------------------------------------------------------------------
-// ScratchSpace
+// ScratchSpace and TempSpace
+
+namespace {
+size_t AlignTo64(size_t bytes) { return (bytes + 63) / 64 * 64; }
+}  // namespace
+
+void SynchronizeStream(Context ctx, void* stream) {
+  if (!ctx.is_gpu()) return;
+#if MXLITE_USE_CUDA
+  cudaError_t status = cudaStreamSynchronize(static_cast<cudaStream_t>(stream));
+  MX_CHECK(status == cudaSuccess) << "cudaStreamSynchronize on " << ctx
+                                  << " failed: " << cudaGetErrorString(status);
+#else
+  (void)stream;
+#endif
+}
+
+TempSpace::~TempSpace() { Storage::Global().Free(block_); }
 
 ScratchSpace::~ScratchSpace() {
+  const bool grow = backing_ != nullptr && bytes_asked_ > backing_->block_.size;
+  if (!blocks_.empty() || grow) {
+    try {
+      SynchronizeStream(ctx_, stream_);
+    } catch (const Error& error) {
+      MX_LOG(ERROR) << "scratch memory kept: " << error.what();
+      return;  // leaking beats handing memory a kernel may still write to another op
+    }
+  }
   for (const StorageHandle& block : blocks_) Storage::Global().Free(block);
+  if (grow) {
+    try {
+      StorageHandle larger = Storage::Global().Alloc(bytes_asked_, ctx_);
+      Storage::Global().Free(backing_->block_);
+      backing_->block_ = larger;
+    } catch (const Error& error) {  // keep the old buffer; the next call uses the pool again
+      MX_LOG(WARNING) << "temporary workspace not grown to " << bytes_asked_ << " bytes: "
+                      << error.what();
+    }
+  }
 }
 
 void* ScratchSpace::Get(size_t bytes) {
   if (bytes == 0) return nullptr;
+  const size_t aligned = AlignTo64(bytes);
+  bytes_asked_ += aligned;
+  if (backing_ != nullptr && backing_used_ + aligned <= backing_->block_.size) {
+    void* ptr = static_cast<char*>(backing_->block_.ptr) + backing_used_;
+    backing_used_ += aligned;
+    return ptr;
+  }
   blocks_.push_back(Storage::Global().Alloc(bytes, ctx_));
   return blocks_.back().ptr;
 }

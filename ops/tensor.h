@@ -1,9 +1,16 @@
 // TensorView: a non-owning view of a dense, row-major tensor — pointer, shape, dtype, device.
 // Kernels receive views; owners (NDArray, the executor's memory plan, tests) keep the memory alive.
 //
-// ScratchSpace: temporary memory for one kernel call (im2col buffers, workspaces), taken from the
-// pooled allocator — never from fresh mallocs, whose pages fault on first touch — and given back
-// when the ScratchSpace is destroyed. Not thread-safe: one per kernel call.
+// ScratchSpace: temporary memory for one kernel call (im2col buffers, workspaces), taken from a
+// TempSpace when the caller has one, else from the pooled allocator — never from fresh mallocs,
+// whose pages fault on first touch — and given back when the ScratchSpace is destroyed (on a GPU
+// after the call's stream is synchronised, since kernels may still be using it). Not thread-safe:
+// one per kernel call; a kernel asks for its memory before it goes parallel.
+//
+// TempSpace: a persistent buffer that the kernels of one executor share one at a time (the
+// executor orders them with an engine variable; MXNET_EXEC_NUM_TEMP of them per executor). A
+// call that needs more than it holds takes the rest from the pool, and the TempSpace grows to the
+// high-water mark when the call ends, so steady state allocates nothing.
 #pragma once
 
 #include <cstdint>
@@ -41,9 +48,25 @@ struct TensorView {
   }
 };
 
+class TempSpace {
+ public:
+  explicit TempSpace(Context ctx) : ctx_(ctx) {}
+  ~TempSpace();
+  TempSpace(const TempSpace&) = delete;
+  TempSpace& operator=(const TempSpace&) = delete;
+  size_t capacity() const { return block_.size; }
+
+ private:
+  friend class ScratchSpace;
+  Context ctx_;
+  StorageHandle block_;  // owned; replaced by a larger one when a call needed more
+};
+
 class ScratchSpace {
  public:
-  explicit ScratchSpace(Context ctx) : ctx_(ctx) {}
+  // `stream`: the call's cudaStream_t on a GPU. `backing`: the TempSpace to draw from, if any.
+  explicit ScratchSpace(Context ctx, void* stream = nullptr, TempSpace* backing = nullptr)
+      : ctx_(ctx), stream_(stream), backing_(backing) {}
   ~ScratchSpace();
   ScratchSpace(const ScratchSpace&) = delete;
   ScratchSpace& operator=(const ScratchSpace&) = delete;
@@ -58,8 +81,15 @@ class ScratchSpace {
 
  private:
   Context ctx_;
-  std::vector<StorageHandle> blocks_;
+  void* stream_;
+  TempSpace* backing_;
+  size_t backing_used_ = 0;  // bytes handed out from backing_
+  size_t bytes_asked_ = 0;   // all bytes handed out, aligned (the high-water mark for backing_)
+  std::vector<StorageHandle> blocks_;  // from the pool
 };
+
+// Waits for the work queued on a GPU stream (nothing for the CPU).
+void SynchronizeStream(Context ctx, void* stream);
 
 // Runs `body` with `T` bound to the C++ type of a floating dtype (float32 or float64); other
 // dtypes are an error naming the op.

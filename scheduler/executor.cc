@@ -18,6 +18,7 @@ struct StepKernelArgs {
   std::shared_ptr<const Node> node;
   std::shared_ptr<OpState> state;
   std::shared_ptr<std::mt19937_64> random;
+  std::shared_ptr<TempSpace> temp;
 };
 
 std::vector<VarHandle> Unique(std::vector<VarHandle> vars) {
@@ -49,9 +50,23 @@ Executor::Executor(const Graph& graph, const BindOptions& options)
   memory_ = PlanMemory(graph_, plan_, MemoryPlanOptions::FromSettings());
   AllocateArrays();
   CreateNodeStates();
+  CreateTempSpaces();
 }
 
-Executor::~Executor() = default;
+Executor::~Executor() {
+  // Each temp space goes once every op pushed with it has run.
+  for (size_t i = 0; i < temp_spaces_.size(); ++i) {
+    engine_->DeleteVariable([space = temp_spaces_[i]](RunContext) {}, options_.ctx, temp_vars_[i]);
+  }
+}
+
+void Executor::CreateTempSpaces() {
+  const int64_t count = settings().GetInt("MXNET_EXEC_NUM_TEMP");
+  for (int64_t i = 0; i < count; ++i) {
+    temp_spaces_.push_back(std::make_shared<TempSpace>(options_.ctx));
+    temp_vars_.push_back(engine_->NewVar());
+  }
+}
 
 void Executor::AllocateArrays() {
   const Context ctx = options_.ctx;
@@ -151,7 +166,7 @@ void Executor::PushStep(const Step& step, bool is_train) {
     const ForwardKernel* kernel = &ForwardKernelFor(add_n, ctx.device_type);
     engine_->PushSync(
         [kernel, attrs, read_views, write_views, label = step.label](RunContext run) {
-          ScratchSpace scratch(run.ctx);
+          ScratchSpace scratch(run.ctx, run.stream);
           OpContext op_ctx{run.ctx, true, run.stream, &scratch, nullptr, nullptr, label};
           (*kernel)(op_ctx, attrs, read_views, write_views, {WriteMode::kWrite});
         },
@@ -167,16 +182,20 @@ void Executor::PushStep(const Step& step, bool is_train) {
       if (roles[i] == InputRole::kAuxiliary) writes.push_back(SlotVar(step.reads[i]));
     }
   }
-  StepKernelArgs args{std::make_shared<const Node>(node), nullptr, nullptr};
+  StepKernelArgs args{std::make_shared<const Node>(node), nullptr, nullptr, nullptr};
   args.state = node_states_[step.node];
   args.random = node_random_[step.node];
+  // Kernels share MXNET_EXEC_NUM_TEMP temporary workspaces, one op at a time on each.
+  const size_t temp = static_cast<size_t>(step.node) % temp_spaces_.size();
+  args.temp = temp_spaces_[temp];
+  writes.push_back(temp_vars_[temp]);
 
   if (step.kind == StepKind::kForward || step.kind == StepKind::kRecompute) {
     const ForwardKernel* kernel = &ForwardKernelFor(*node.op, ctx.device_type);
     std::vector<WriteMode> req(write_views.size(), WriteMode::kWrite);
     engine_->PushSync(
         [kernel, args, read_views, write_views, req, is_train](RunContext run) {
-          ScratchSpace scratch(run.ctx);
+          ScratchSpace scratch(run.ctx, run.stream, args.temp.get());
           OpContext op_ctx{run.ctx,         is_train,          run.stream, &scratch,
                            args.random.get(), args.state.get(), args.node->name};
           (*kernel)(op_ctx, args.node->attrs, read_views, write_views, req);
@@ -197,7 +216,7 @@ void Executor::PushStep(const Step& step, bool is_train) {
   const BackwardKernel* kernel = &BackwardKernelFor(*node.op, ctx.device_type);
   engine_->PushSync(
       [kernel, args, output_grads, inputs, outputs, write_views, req](RunContext run) {
-        ScratchSpace scratch(run.ctx);
+        ScratchSpace scratch(run.ctx, run.stream, args.temp.get());
         OpContext op_ctx{run.ctx,           true,              run.stream, &scratch,
                          args.random.get(), args.state.get(), args.node->name};
         (*kernel)(op_ctx, args.node->attrs, output_grads, inputs, outputs, write_views, req);

@@ -10,7 +10,9 @@
 // Binding infers shapes, builds the execution plan (scheduler/execution_plan.h: forward, and for
 // training the gradient pass, mirrored per MXNET_BACKWARD_DO_MIRROR) and the memory plan
 // (scheduler/memory_plan.h, per MXNET_EXEC_ENABLE_INPLACE and NNVM_EXEC_MATCH_RANGE), then
-// allocates one block per planned buffer. Variables (inputs, parameters, auxiliary states) are
+// allocates one block per planned buffer. Kernels take scratch memory from MXNET_EXEC_NUM_TEMP
+// temporary workspaces, each used by one op at a time (ordered by an engine var), grown to the
+// largest need seen. Variables (inputs, parameters, auxiliary states) are
 // NDArrays: the ones given in BindOptions::arrays are used as they are (shared, e.g. between
 // executors of two batch sizes), the others are created (zeros). Every step is pushed to the engine
 // with the engine vars of what it reads and writes, bulked per MXNET_EXEC_BULK_EXEC_*; Forward and
@@ -96,6 +98,7 @@ class Executor {
   Executor(const Graph& graph, const BindOptions& options);
   void AllocateArrays();
   void CreateNodeStates();
+  void CreateTempSpaces();
   void PushStep(const Step& step, bool is_train);
   void PushHeadGradient(int slot, const NDArray* given);
   TensorView SlotView(int slot) const;
@@ -116,6 +119,9 @@ class Executor {
   // Per node (null where unused); shared with pushed steps, which may outlive the executor.
   std::vector<std::shared_ptr<OpState>> node_states_;
   std::vector<std::shared_ptr<std::mt19937_64>> node_random_;
+  // MXNET_EXEC_NUM_TEMP workspaces, each with the engine var that serialises its users.
+  std::vector<std::shared_ptr<TempSpace>> temp_spaces_;
+  std::vector<VarHandle> temp_vars_;
 };
 
 }  // namespace mxlite

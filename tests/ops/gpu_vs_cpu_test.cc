@@ -107,7 +107,7 @@ class GpuRunner {
       const std::vector<HostTensor>& inputs, const std::vector<HostTensor>& output_like) {
     auto device_inputs = ToDevice(inputs);
     auto device_outputs = ToDevice(output_like);
-    ScratchSpace scratch(Context::GPU(0));
+    ScratchSpace scratch(Context::GPU(0), stream_);
     std::mt19937_64 random(42);  // the CPU harness's seed: Dropout draws the same mask
     OpContext ctx{Context::GPU(0), test_case_.is_train, stream_, &scratch, &random, nullptr,
                   "node0"};
@@ -148,7 +148,7 @@ class GpuRunner {
          ++o) {
       grad_views[o] = TensorView{};
     }
-    ScratchSpace scratch(Context::GPU(0));
+    ScratchSpace scratch(Context::GPU(0), stream_);
     std::mt19937_64 random(42);
     OpContext ctx{Context::GPU(0), test_case_.is_train, stream_, &scratch, &random, nullptr,
                   "node0"};

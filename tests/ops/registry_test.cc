@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "memory/storage.h"
 #include "ops/operator.h"
 
 namespace mxlite {
@@ -62,6 +63,33 @@ TEST(ShapeInferenceTest, MismatchNamesOpNodeInputAndBothShapes) {
               std::string::npos)
         << message;
   }
+}
+
+}  // namespace
+}  // namespace mxlite
+
+namespace mxlite {
+namespace {
+
+TEST(ScratchSpaceTest, TempSpaceGrowsToTheHighWaterMarkAndIsReused) {
+  TempSpace temp(Context::CPU());
+  EXPECT_EQ(temp.capacity(), 0u);
+  {
+    ScratchSpace scratch(Context::CPU(), nullptr, &temp);
+    void* a = scratch.Get(1000);  // from the pool: the temp space is still empty
+    void* b = scratch.Get(100);
+    EXPECT_NE(a, b);
+  }
+  EXPECT_EQ(temp.capacity(), 1024u + 128u);  // both requests, 64-byte aligned
+  const StorageStats before = Storage::Global().Stats(Context::CPU());
+  {
+    ScratchSpace scratch(Context::CPU(), nullptr, &temp);
+    char* a = static_cast<char*>(scratch.Get(1000));
+    char* b = static_cast<char*>(scratch.Get(100));
+    EXPECT_EQ(b - a, 1024);  // carved from the temp space
+  }
+  const StorageStats after = Storage::Global().Stats(Context::CPU());
+  EXPECT_EQ(after.hits + after.misses, before.hits + before.misses);  // no pool traffic
 }
 
 }  // namespace

@@ -179,3 +179,18 @@ TEST_F(NetworkSettingsTest, MemoryPlanNeverSharesLiveBytes) {
 
 }  // namespace
 }  // namespace mxlite
+
+namespace mxlite {
+namespace {
+
+TEST_F(NetworkSettingsTest, TemporaryWorkspacesDoNotChangeResults) {
+  const RunResult one = TrainStep(SmallConvNet(DType::kFloat32, 4));
+  settings().Set("MXNET_EXEC_NUM_TEMP", "3");
+  const RunResult three = TrainStep(SmallConvNet(DType::kFloat32, 4));
+  settings().Reset("MXNET_EXEC_NUM_TEMP");
+  EXPECT_EQ(one.output, three.output);
+  EXPECT_EQ(one.gradients, three.gradients);
+}
+
+}  // namespace
+}  // namespace mxlite
