@@ -14,6 +14,7 @@ ScratchSpace::~ScratchSpace() {
 
 void* ScratchSpace::Get(size_t bytes) {
   if (bytes == 0) return nullptr;
+  bytes_requested_ += (bytes + 63) / 64 * 64;
   blocks_.push_back(Storage::Global().Alloc(bytes, ctx_));
   return blocks_.back().ptr;
 }

@@ -55,10 +55,14 @@ class ScratchSpace {
     return static_cast<T*>(Get(static_cast<size_t>(count) * sizeof(T)));
   }
   Context context() const { return ctx_; }
+  // Bytes requested through Get so far, each request rounded up to the 64-byte alignment (what
+  // the convolution algorithms' WorkspaceBytes promise; tests compare the two).
+  size_t bytes_requested() const { return bytes_requested_; }
 
  private:
   Context ctx_;
   std::vector<StorageHandle> blocks_;
+  size_t bytes_requested_ = 0;
 };
 
 // Runs `body` with `T` bound to the C++ type of a floating dtype (float32 or float64); other
