@@ -4,8 +4,7 @@
 // tensors. GFLOP/s counts the direct convolution's 2 * multiply-adds for every algorithm (so
 // Winograd's figure is "effective"). The tuner uses the same calls to time its candidates.
 //
-//   build-bench/bin/conv_algorithms_bench --benchmark_repetitions=3 \
-//       --benchmark_report_aggregates_only=true
+//   build-bench/bin/conv_algorithms_bench --benchmark_min_time=0.1
 #include <benchmark/benchmark.h>
 
 #include <random>
