@@ -78,6 +78,9 @@ class ScratchSpace {
     return static_cast<T*>(Get(static_cast<size_t>(count) * sizeof(T)));
   }
   Context context() const { return ctx_; }
+  // Bytes requested through Get so far, each request rounded up to the 64-byte alignment (what
+  // the convolution algorithms' WorkspaceBytes promise; tests compare the two).
+  size_t bytes_requested() const { return bytes_asked_; }
 
  private:
   Context ctx_;

@@ -1,0 +1,114 @@
+// GFLOP/s of every CPU convolution algorithm (ops/cpu/conv_algorithms.h) that supports the layer,
+// forward, backward-data and backward-filter, float32, batch 1, 1 and 2 intra-op threads, on the
+// ResNet-50 layer set (as bench/conv_bench.cc). NCHW algorithms run NCHW tensors, NHWC ones NHWC
+// tensors. GFLOP/s counts the direct convolution's 2 * multiply-adds for every algorithm (so
+// Winograd's figure is "effective"). The tuner uses the same calls to time its candidates.
+//
+//   build-bench/bin/conv_algorithms_bench --benchmark_min_time=0.1
+#include <benchmark/benchmark.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ops/cpu/conv_algorithms.h"
+#include "ops/cpu/parallel.h"
+
+namespace mxlite::cpu {
+namespace {
+
+struct ConvLayer {
+  const char* name;
+  int64_t in_channels, out_channels, kernel, stride, pad, size;
+};
+
+const ConvLayer kLayers[] = {
+    {"3x3 64->64 56x56", 64, 64, 3, 1, 1, 56},       {"1x1 256->64 56x56", 256, 64, 1, 1, 0, 56},
+    {"3x3 128->128 28x28", 128, 128, 3, 1, 1, 28},   {"3x3 256->256 14x14", 256, 256, 3, 1, 1, 14},
+    {"1x1 1024->256 14x14", 1024, 256, 1, 1, 0, 14}, {"7x7 3->64 s2 224x224", 3, 64, 7, 2, 3, 224},
+};
+
+constexpr ConvDirection kDirections[] = {ConvDirection::kForward, ConvDirection::kBackwardData,
+                                         ConvDirection::kBackwardFilter};
+
+ConvGeometry LayerGeometry(const ConvLayer& layer, bool channels_last) {
+  ConvGeometry g;
+  g.batch = 1;
+  g.in_channels = layer.in_channels;
+  g.out_channels = layer.out_channels;
+  g.in_h = g.in_w = layer.size;
+  g.kernel_h = g.kernel_w = layer.kernel;
+  g.stride_h = g.stride_w = layer.stride;
+  g.pad_h = g.pad_w = layer.pad;
+  g.out_h = g.out_w = (layer.size + 2 * layer.pad - layer.kernel) / layer.stride + 1;
+  g.channels_last = channels_last;
+  return g;
+}
+
+std::vector<float> RandomValues(int64_t count, uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<float> values(static_cast<size_t>(count));
+  for (float& value : values) value = uniform(random);
+  return values;
+}
+
+// Args: algorithm index, layer, direction, threads.
+void BM_ConvAlgorithm(benchmark::State& state) {
+  const ConvAlgorithm& algorithm = *CpuConvAlgorithms()[state.range(0)];
+  const ConvLayer& layer = kLayers[state.range(1)];
+  const ConvDirection direction = kDirections[state.range(2)];
+  ScopedIntraOpThreads threads(static_cast<int>(state.range(3)));
+  const ConvGeometry g = LayerGeometry(layer, algorithm.layout() == ConvLayout::kNHWC);
+  std::vector<float> data = RandomValues(g.batch * g.in_channels * g.in_spatial(), 1);
+  std::vector<float> weight = RandomValues(g.out_channels * g.patch_size(), 2);
+  std::vector<float> bias = RandomValues(g.out_channels, 3);
+  std::vector<float> output = RandomValues(g.batch * g.out_channels * g.out_spatial(), 4);
+  std::vector<float> data_grad(data.size()), weight_grad(weight.size());
+  ConvTensors<float> tensors;
+  tensors.data = data.data();
+  tensors.weight = weight.data();
+  tensors.bias = bias.data();
+  tensors.output_grad = output.data();
+  tensors.output = output.data();
+  tensors.data_grad = data_grad.data();
+  tensors.weight_grad = weight_grad.data();
+  for (auto _ : state) {
+    ScratchSpace scratch(Context::CPU());
+    algorithm.Run(direction, g, tensors, scratch);
+    benchmark::ClobberMemory();
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * g.multiply_adds() / 1e9,
+                                                 benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["workspace_MB"] =
+      static_cast<double>(algorithm.WorkspaceBytes(g, direction, DType::kFloat32)) / 1e6;
+  state.SetLabel(std::string(algorithm.name()) + " " + ConvLayoutName(algorithm.layout()) + " " +
+                 ConvDirectionName(direction) + " " + layer.name + ", " +
+                 std::to_string(state.range(3)) + " thread(s)");
+}
+
+// Only the (algorithm, layer, direction) triples the algorithm supports.
+void ConvAlgorithmArgs(benchmark::internal::Benchmark* bench) {
+  const auto& algorithms = CpuConvAlgorithms();
+  for (int64_t layer = 0; layer < static_cast<int64_t>(std::size(kLayers)); ++layer) {
+    for (int64_t direction = 0; direction < 3; ++direction) {
+      for (int64_t a = 0; a < static_cast<int64_t>(algorithms.size()); ++a) {
+        const ConvAlgorithm& algorithm = *algorithms[a];
+        const ConvGeometry g =
+            LayerGeometry(kLayers[layer], algorithm.layout() == ConvLayout::kNHWC);
+        if (!algorithm.Supports(g, kDirections[direction])) continue;
+        for (int64_t threads : {1, 2}) bench->Args({a, layer, direction, threads});
+      }
+    }
+  }
+}
+BENCHMARK(BM_ConvAlgorithm)
+    ->Apply(ConvAlgorithmArgs)
+    ->ArgNames({"algorithm", "layer", "direction", "threads"})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace mxlite::cpu
+
+BENCHMARK_MAIN();

@@ -1,0 +1,145 @@
+// CPU convolution algorithms: the candidates the convolution tuner enumerates, filters and times.
+//
+// Every algorithm computes the same convolution (ConvGeometry, ops/cpu/im2col.h; tensors laid out
+// as in ops/cpu/conv_gemm.h) in one layout, for some directions and some shapes:
+//
+//   name               layout      directions                 shapes (Supports)
+//   im2col_gemm        NCHW        fwd, bwd-data, bwd-filter  every valid geometry
+//   im2row_gemm        NHWC        fwd, bwd-data, bwd-filter  every valid geometry
+//   gemm_1x1           NCHW, NHWC  fwd, bwd-data, bwd-filter  1x1 kernel, stride 1, pad 0, out = in
+//   winograd_2x2_3x3   NCHW        fwd, bwd-data              3x3, stride 1, dilation 1, any
+//   groups; winograd_4x4_3x3   NCHW        fwd, bwd-data                any padding forward, pad <=
+//   2 bwd depthwise_direct   NCHW, NHWC  fwd, bwd-data, bwd-filter  groups == in channels, out
+//   channels a
+//                                                             multiple of them; any kernel, stride,
+//                                                             pad, dilation
+//
+// A "valid geometry": every extent >= 1 (batch >= 0), groups dividing both channel counts, and
+// out_h/out_w any size (positions whose window leaves the input read zeros, as in im2col).
+// The (name, layout) pair is unique and stable (it keys the tuning database); within one problem
+// the layout is fixed, so the name alone tells the candidates apart.
+//
+// WorkspaceBytes is exactly what Run takes from the ScratchSpace (each request rounded up to the
+// pool's 64-byte alignment), for the calling thread's IntraOpThreads() (the im2col paths lower one
+// image per thread), so the tuner can filter on the `workspace` limit before running anything.
+// Winograd F(4x4,3x3) is less accurate than the others in float32 (errors ~1e-4 relative instead
+// of ~1e-6); every algorithm here is deterministic (same inputs and thread count, same bits).
+//
+// Run checks Supports first and throws mxlite::Error naming the algorithm, the direction and the
+// geometry when the problem is not one it handles. Every direction overwrites its destination.
+// Thread safety: algorithms are immutable singletons; Run is reentrant given distinct scratch
+// spaces and destinations. Work is spread over the intra-op pool (ops/cpu/parallel.h).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/dtype.h"
+#include "ops/cpu/im2col.h"
+#include "ops/tensor.h"
+
+namespace mxlite::cpu {
+
+enum class ConvDirection { kForward, kBackwardData, kBackwardFilter };
+enum class ConvLayout { kNCHW, kNHWC };
+
+const char* ConvDirectionName(ConvDirection direction);  // "forward", "backward_data", ...
+const char* ConvLayoutName(ConvLayout layout);           // "NCHW", "NHWC"
+std::string DescribeGeometry(const ConvGeometry& geometry);
+
+// The buffers of one call; which are read and written depends on the direction:
+//   forward:          reads data, weight, bias (may be null)  writes output
+//   backward_data:    reads output_grad, weight               writes data_grad
+//   backward_filter:  reads data, output_grad                 writes weight_grad
+// Caller-owned; never retained after Run returns.
+template <typename T>
+struct ConvTensors {
+  const T* data = nullptr;
+  const T* weight = nullptr;
+  const T* bias = nullptr;
+  const T* output_grad = nullptr;
+  T* output = nullptr;
+  T* data_grad = nullptr;
+  T* weight_grad = nullptr;
+};
+
+class ConvAlgorithm {
+ public:
+  virtual ~ConvAlgorithm() = default;
+
+  virtual std::string_view name() const = 0;
+  virtual ConvLayout layout() const = 0;
+  virtual bool deterministic() const { return true; }
+  // Whether the algorithm implements `direction` at all (on some shapes).
+  virtual bool HasDirection(ConvDirection direction) const = 0;
+  // Exactly the problems on which Run is correct (includes the layout and the direction).
+  virtual bool Supports(const ConvGeometry& geometry, ConvDirection direction) const = 0;
+  // Bytes Run takes from its ScratchSpace for this problem and element type (0 when unsupported).
+  virtual size_t WorkspaceBytes(const ConvGeometry& geometry, ConvDirection direction,
+                                DType dtype) const = 0;
+
+  // Throws mxlite::Error when !Supports(geometry, direction) or a buffer it needs is null.
+  void Run(ConvDirection direction, const ConvGeometry& geometry, const ConvTensors<float>& tensors,
+           ScratchSpace& scratch) const;
+  void Run(ConvDirection direction, const ConvGeometry& geometry,
+           const ConvTensors<double>& tensors, ScratchSpace& scratch) const;
+
+ protected:
+  virtual void RunChecked(ConvDirection direction, const ConvGeometry& geometry,
+                          const ConvTensors<float>& tensors, ScratchSpace& scratch) const = 0;
+  virtual void RunChecked(ConvDirection direction, const ConvGeometry& geometry,
+                          const ConvTensors<double>& tensors, ScratchSpace& scratch) const = 0;
+
+ private:
+  template <typename T>
+  void CheckCall(ConvDirection direction, const ConvGeometry& geometry,
+                 const ConvTensors<T>& tensors) const;
+};
+
+// Every CPU algorithm, in a fixed order (im2col_gemm first: the reference and the fallback).
+const std::vector<const ConvAlgorithm*>& CpuConvAlgorithms();
+// The algorithm with this name and layout, or nullptr.
+const ConvAlgorithm* FindCpuConvAlgorithm(std::string_view name, ConvLayout layout);
+
+// The geometry checks shared by every algorithm (see "valid geometry" above).
+bool IsValidConvGeometry(const ConvGeometry& geometry);
+
+// ---- For the implementations (conv_algorithms.cc, conv_winograd.cc, conv_depthwise.cc) ----
+
+// Routes both element types to Derived::Compute<T>(direction, geometry, tensors, scratch), which
+// is only called after the checks in Run.
+template <typename Derived>
+class ConvAlgorithmBase : public ConvAlgorithm {
+ protected:
+  void RunChecked(ConvDirection direction, const ConvGeometry& geometry,
+                  const ConvTensors<float>& tensors, ScratchSpace& scratch) const override {
+    static_cast<const Derived*>(this)->Compute(direction, geometry, tensors, scratch);
+  }
+  void RunChecked(ConvDirection direction, const ConvGeometry& geometry,
+                  const ConvTensors<double>& tensors, ScratchSpace& scratch) const override {
+    static_cast<const Derived*>(this)->Compute(direction, geometry, tensors, scratch);
+  }
+};
+
+// Sums ScratchSpace requests as ScratchSpace::Get rounds them (64-byte multiples; 0 is free).
+class WorkspaceTally {
+ public:
+  explicit WorkspaceTally(DType dtype) : element_(DTypeSize(dtype)) {}
+  void Add(int64_t elements) {
+    if (elements > 0) bytes_ += (static_cast<size_t>(elements) * element_ + 63) / 64 * 64;
+  }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  size_t element_;
+  size_t bytes_ = 0;
+};
+
+// The singletons listed by CpuConvAlgorithms, defined next to their kernels.
+const ConvAlgorithm& Winograd2x2Algorithm();                 // conv_winograd.cc
+const ConvAlgorithm& Winograd4x4Algorithm();                 // conv_winograd.cc
+const ConvAlgorithm& DepthwiseAlgorithm(ConvLayout layout);  // conv_depthwise.cc
+
+}  // namespace mxlite::cpu

@@ -1,0 +1,306 @@
+// depthwise_direct: groups == input channels, each input channel c feeding output channels
+// [c * multiplier, (c + 1) * multiplier). Direct loops, any kernel, stride, padding and dilation.
+//
+// NCHW works on whole planes: for each output row and kernel tap the valid run of output columns
+// is computed once, so the inner loop is a branch-free axpy over a row (vectorised at stride 1).
+// NHWC works on pixels, the inner loop over the contiguous channels; its weight is first copied to
+// (KH*KW, O) so that the loop reads it contiguously too (the only workspace).
+// Every task owns what it writes (an output plane / row, a data-gradient plane / row, a weight
+// row / tap), so results do not depend on the thread count.
+#include <algorithm>
+
+#include "ops/cpu/conv_algorithms.h"
+#include "ops/cpu/parallel.h"
+
+namespace mxlite::cpu {
+namespace {
+
+// The output columns [begin, end) whose input column ow * stride + offset lies in [0, width).
+struct ColumnRun {
+  int64_t begin, end;
+};
+
+ColumnRun ValidColumns(int64_t offset, int64_t stride, int64_t width, int64_t out_width) {
+  const int64_t begin = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
+  const int64_t last = width - 1 - offset;  // the largest ow * stride allowed
+  const int64_t end = last < 0 ? 0 : std::min(out_width, last / stride + 1);
+  return {begin, std::max(begin, end)};
+}
+
+int64_t Multiplier(const ConvGeometry& g) { return g.out_channels / g.in_channels; }
+
+// ---- NCHW --------------------------------------------------------------------------------------
+
+template <typename T>
+void ForwardNCHW(const ConvGeometry& g, const T* data, const T* weight, const T* bias, T* output) {
+  const int64_t mult = Multiplier(g), taps = g.kernel_spatial();
+  ParallelFor(g.batch * g.out_channels, [&](int64_t plane) {
+    const int64_t n = plane / g.out_channels, o = plane % g.out_channels, c = o / mult;
+    const T* x = data + (n * g.in_channels + c) * g.in_spatial();
+    const T* w = weight + o * taps;
+    T* y = output + plane * g.out_spatial();
+    std::fill(y, y + g.out_spatial(), bias != nullptr ? bias[o] : T(0));
+    for (int64_t oh = 0; oh < g.out_h; ++oh) {
+      T* y_row = y + oh * g.out_w;
+      for (int64_t i = 0; i < g.kernel_h; ++i) {
+        const int64_t ih = oh * g.stride_h - g.pad_h + i * g.dilate_h;
+        if (ih < 0 || ih >= g.in_h) continue;
+        const T* x_row = x + ih * g.in_w;
+        for (int64_t j = 0; j < g.kernel_w; ++j) {
+          const T wv = w[i * g.kernel_w + j];
+          const int64_t offset = j * g.dilate_w - g.pad_w;
+          const ColumnRun run = ValidColumns(offset, g.stride_w, g.in_w, g.out_w);
+          if (g.stride_w == 1) {
+            for (int64_t ow = run.begin; ow < run.end; ++ow) y_row[ow] += wv * x_row[ow + offset];
+          } else {
+            for (int64_t ow = run.begin; ow < run.end; ++ow) {
+              y_row[ow] += wv * x_row[ow * g.stride_w + offset];
+            }
+          }
+        }
+      }
+    }
+  });
+}
+
+template <typename T>
+void BackwardDataNCHW(const ConvGeometry& g, const T* output_grad, const T* weight, T* data_grad) {
+  const int64_t mult = Multiplier(g), taps = g.kernel_spatial();
+  ParallelFor(g.batch * g.in_channels, [&](int64_t plane) {
+    const int64_t n = plane / g.in_channels, c = plane % g.in_channels;
+    T* dx = data_grad + plane * g.in_spatial();
+    std::fill(dx, dx + g.in_spatial(), T(0));
+    for (int64_t m = 0; m < mult; ++m) {
+      const int64_t o = c * mult + m;
+      const T* dy = output_grad + (n * g.out_channels + o) * g.out_spatial();
+      const T* w = weight + o * taps;
+      for (int64_t oh = 0; oh < g.out_h; ++oh) {
+        const T* dy_row = dy + oh * g.out_w;
+        for (int64_t i = 0; i < g.kernel_h; ++i) {
+          const int64_t ih = oh * g.stride_h - g.pad_h + i * g.dilate_h;
+          if (ih < 0 || ih >= g.in_h) continue;
+          T* dx_row = dx + ih * g.in_w;
+          for (int64_t j = 0; j < g.kernel_w; ++j) {
+            const T wv = w[i * g.kernel_w + j];
+            const int64_t offset = j * g.dilate_w - g.pad_w;
+            const ColumnRun run = ValidColumns(offset, g.stride_w, g.in_w, g.out_w);
+            for (int64_t ow = run.begin; ow < run.end; ++ow) {
+              dx_row[ow * g.stride_w + offset] += wv * dy_row[ow];
+            }
+          }
+        }
+      }
+    }
+  });
+}
+
+template <typename T>
+void BackwardFilterNCHW(const ConvGeometry& g, const T* data, const T* output_grad,
+                        T* weight_grad) {
+  const int64_t mult = Multiplier(g), taps = g.kernel_spatial();
+  ParallelFor(g.out_channels, [&](int64_t o) {
+    const int64_t c = o / mult;
+    for (int64_t i = 0; i < g.kernel_h; ++i) {
+      for (int64_t j = 0; j < g.kernel_w; ++j) {
+        const int64_t offset = j * g.dilate_w - g.pad_w;
+        const ColumnRun run = ValidColumns(offset, g.stride_w, g.in_w, g.out_w);
+        T sum = 0;
+        for (int64_t n = 0; n < g.batch; ++n) {
+          const T* x = data + (n * g.in_channels + c) * g.in_spatial();
+          const T* dy = output_grad + (n * g.out_channels + o) * g.out_spatial();
+          for (int64_t oh = 0; oh < g.out_h; ++oh) {
+            const int64_t ih = oh * g.stride_h - g.pad_h + i * g.dilate_h;
+            if (ih < 0 || ih >= g.in_h) continue;
+            const T* x_row = x + ih * g.in_w;
+            const T* dy_row = dy + oh * g.out_w;
+            for (int64_t ow = run.begin; ow < run.end; ++ow) {
+              sum += dy_row[ow] * x_row[ow * g.stride_w + offset];
+            }
+          }
+        }
+        weight_grad[o * taps + i * g.kernel_w + j] = sum;
+      }
+    }
+  });
+}
+
+// ---- NHWC --------------------------------------------------------------------------------------
+
+// weight (O, KH, KW, 1) -> by_tap (KH*KW, O).
+template <typename T>
+void WeightsByTap(const ConvGeometry& g, const T* weight, T* by_tap) {
+  const int64_t taps = g.kernel_spatial();
+  for (int64_t o = 0; o < g.out_channels; ++o) {
+    for (int64_t tap = 0; tap < taps; ++tap)
+      by_tap[tap * g.out_channels + o] = weight[o * taps + tap];
+  }
+}
+
+// out[c * mult + m] += w[c * mult + m] * in[c] over every input channel c.
+template <typename T>
+void MultiplyAddPixel(int64_t channels, int64_t mult, const T* w, const T* in, T* out) {
+  if (mult == 1) {
+    for (int64_t c = 0; c < channels; ++c) out[c] += w[c] * in[c];
+    return;
+  }
+  for (int64_t c = 0; c < channels; ++c) {
+    const T value = in[c];
+    for (int64_t m = 0; m < mult; ++m) out[c * mult + m] += w[c * mult + m] * value;
+  }
+}
+
+template <typename T>
+void ForwardNHWC(const ConvGeometry& g, const T* data, const T* by_tap, const T* bias, T* output) {
+  const int64_t mult = Multiplier(g), c_in = g.in_channels, c_out = g.out_channels;
+  ParallelFor(g.batch * g.out_h, [&](int64_t row) {
+    const int64_t n = row / g.out_h, oh = row % g.out_h;
+    T* y_row = output + row * g.out_w * c_out;
+    for (int64_t ow = 0; ow < g.out_w; ++ow) {
+      T* pixel = y_row + ow * c_out;
+      if (bias != nullptr) {
+        std::copy(bias, bias + c_out, pixel);
+      } else {
+        std::fill(pixel, pixel + c_out, T(0));
+      }
+    }
+    for (int64_t i = 0; i < g.kernel_h; ++i) {
+      const int64_t ih = oh * g.stride_h - g.pad_h + i * g.dilate_h;
+      if (ih < 0 || ih >= g.in_h) continue;
+      const T* x_row = data + (n * g.in_h + ih) * g.in_w * c_in;
+      for (int64_t j = 0; j < g.kernel_w; ++j) {
+        const T* w = by_tap + (i * g.kernel_w + j) * c_out;
+        const int64_t offset = j * g.dilate_w - g.pad_w;
+        const ColumnRun run = ValidColumns(offset, g.stride_w, g.in_w, g.out_w);
+        for (int64_t ow = run.begin; ow < run.end; ++ow) {
+          MultiplyAddPixel(c_in, mult, w, x_row + (ow * g.stride_w + offset) * c_in,
+                           y_row + ow * c_out);
+        }
+      }
+    }
+  });
+}
+
+// Gathers into each data-gradient row from the output positions that read it, so rows are
+// independent tasks.
+template <typename T>
+void BackwardDataNHWC(const ConvGeometry& g, const T* output_grad, const T* by_tap, T* data_grad) {
+  const int64_t mult = Multiplier(g), c_in = g.in_channels, c_out = g.out_channels;
+  ParallelFor(g.batch * g.in_h, [&](int64_t row) {
+    const int64_t n = row / g.in_h, ih = row % g.in_h;
+    T* dx_row = data_grad + row * g.in_w * c_in;
+    std::fill(dx_row, dx_row + g.in_w * c_in, T(0));
+    for (int64_t i = 0; i < g.kernel_h; ++i) {
+      const int64_t h_shifted = ih + g.pad_h - i * g.dilate_h;  // oh * stride_h
+      if (h_shifted < 0 || h_shifted % g.stride_h != 0) continue;
+      const int64_t oh = h_shifted / g.stride_h;
+      if (oh >= g.out_h) continue;
+      const T* dy_row = output_grad + (n * g.out_h + oh) * g.out_w * c_out;
+      for (int64_t j = 0; j < g.kernel_w; ++j) {
+        const T* w = by_tap + (i * g.kernel_w + j) * c_out;
+        for (int64_t iw = 0; iw < g.in_w; ++iw) {
+          const int64_t w_shifted = iw + g.pad_w - j * g.dilate_w;  // ow * stride_w
+          if (w_shifted < 0 || w_shifted % g.stride_w != 0) continue;
+          const int64_t ow = w_shifted / g.stride_w;
+          if (ow >= g.out_w) continue;
+          const T* dy = dy_row + ow * c_out;
+          T* dx = dx_row + iw * c_in;
+          for (int64_t c = 0; c < c_in; ++c) {
+            T sum = 0;
+            for (int64_t m = 0; m < mult; ++m) sum += w[c * mult + m] * dy[c * mult + m];
+            dx[c] += sum;
+          }
+        }
+      }
+    }
+  });
+}
+
+// One task per kernel tap, each summing its (O) row of `by_tap` over every output position.
+template <typename T>
+void BackwardFilterNHWC(const ConvGeometry& g, const T* data, const T* output_grad, T* by_tap,
+                        T* weight_grad) {
+  const int64_t mult = Multiplier(g), c_in = g.in_channels, c_out = g.out_channels;
+  const int64_t taps = g.kernel_spatial();
+  ParallelFor(taps, [&](int64_t tap) {
+    const int64_t i = tap / g.kernel_w, j = tap % g.kernel_w;
+    T* sum = by_tap + tap * c_out;
+    std::fill(sum, sum + c_out, T(0));
+    const int64_t offset = j * g.dilate_w - g.pad_w;
+    const ColumnRun run = ValidColumns(offset, g.stride_w, g.in_w, g.out_w);
+    for (int64_t n = 0; n < g.batch; ++n) {
+      for (int64_t oh = 0; oh < g.out_h; ++oh) {
+        const int64_t ih = oh * g.stride_h - g.pad_h + i * g.dilate_h;
+        if (ih < 0 || ih >= g.in_h) continue;
+        const T* x_row = data + (n * g.in_h + ih) * g.in_w * c_in;
+        const T* dy_row = output_grad + (n * g.out_h + oh) * g.out_w * c_out;
+        for (int64_t ow = run.begin; ow < run.end; ++ow) {
+          MultiplyAddPixel(c_in, mult, dy_row + ow * c_out,
+                           x_row + (ow * g.stride_w + offset) * c_in, sum);
+        }
+      }
+    }
+  });
+  for (int64_t o = 0; o < c_out; ++o) {
+    for (int64_t tap = 0; tap < taps; ++tap) weight_grad[o * taps + tap] = by_tap[tap * c_out + o];
+  }
+}
+
+class DepthwiseDirectAlgorithm final : public ConvAlgorithmBase<DepthwiseDirectAlgorithm> {
+ public:
+  explicit DepthwiseDirectAlgorithm(ConvLayout layout) : layout_(layout) {}
+
+  std::string_view name() const override { return "depthwise_direct"; }
+  ConvLayout layout() const override { return layout_; }
+  bool HasDirection(ConvDirection) const override { return true; }
+  bool Supports(const ConvGeometry& g, ConvDirection) const override {
+    return IsValidConvGeometry(g) && g.channels_last == (layout_ == ConvLayout::kNHWC) &&
+           g.groups == g.in_channels;
+  }
+  size_t WorkspaceBytes(const ConvGeometry& g, ConvDirection direction,
+                        DType dtype) const override {
+    WorkspaceTally tally(dtype);
+    if (Supports(g, direction) && layout_ == ConvLayout::kNHWC) {
+      tally.Add(g.kernel_spatial() * g.out_channels);
+    }
+    return tally.bytes();
+  }
+
+  template <typename T>
+  void Compute(ConvDirection direction, const ConvGeometry& g, const ConvTensors<T>& t,
+               ScratchSpace& scratch) const {
+    if (layout_ == ConvLayout::kNCHW) {
+      switch (direction) {
+        case ConvDirection::kForward:
+          return ForwardNCHW(g, t.data, t.weight, t.bias, t.output);
+        case ConvDirection::kBackwardData:
+          return BackwardDataNCHW(g, t.output_grad, t.weight, t.data_grad);
+        case ConvDirection::kBackwardFilter:
+          return BackwardFilterNCHW(g, t.data, t.output_grad, t.weight_grad);
+      }
+      return;
+    }
+    T* by_tap = scratch.GetArray<T>(g.kernel_spatial() * g.out_channels);
+    switch (direction) {
+      case ConvDirection::kForward:
+        WeightsByTap(g, t.weight, by_tap);
+        return ForwardNHWC(g, t.data, by_tap, t.bias, t.output);
+      case ConvDirection::kBackwardData:
+        WeightsByTap(g, t.weight, by_tap);
+        return BackwardDataNHWC(g, t.output_grad, by_tap, t.data_grad);
+      case ConvDirection::kBackwardFilter:
+        return BackwardFilterNHWC(g, t.data, t.output_grad, by_tap, t.weight_grad);
+    }
+  }
+
+ private:
+  ConvLayout layout_;
+};
+
+}  // namespace
+
+const ConvAlgorithm& DepthwiseAlgorithm(ConvLayout layout) {
+  static const DepthwiseDirectAlgorithm nchw(ConvLayout::kNCHW), nhwc(ConvLayout::kNHWC);
+  return layout == ConvLayout::kNHWC ? nhwc : nchw;
+}
+
+}  // namespace mxlite::cpu

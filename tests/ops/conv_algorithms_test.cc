@@ -1,0 +1,295 @@
+// The CPU convolution algorithms (ops/cpu/conv_algorithms.h) against im2col_gemm, the reference
+// (itself checked against finite differences in convolution_test.cc): every algorithm, direction
+// and element type on every case it claims; Supports() compared with the expected claims both
+// ways; WorkspaceBytes compared with what Run took from its ScratchSpace; refusals.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "ops/cpu/conv_algorithms.h"
+#include "ops/cpu/parallel.h"
+
+namespace mxlite::cpu {
+namespace {
+
+struct ConvCase {
+  std::string name;
+  int64_t batch, in_channels, out_channels, groups, height, width, kernel, stride, pad, dilate;
+
+  ConvGeometry Geometry(bool channels_last) const {
+    ConvGeometry g;
+    g.batch = batch;
+    g.in_channels = in_channels;
+    g.out_channels = out_channels;
+    g.groups = groups;
+    g.in_h = height;
+    g.in_w = width;
+    g.kernel_h = g.kernel_w = kernel;
+    g.stride_h = g.stride_w = stride;
+    g.pad_h = g.pad_w = pad;
+    g.dilate_h = g.dilate_w = dilate;
+    g.out_h = (height + 2 * pad - dilate * (kernel - 1) - 1) / stride + 1;
+    g.out_w = (width + 2 * pad - dilate * (kernel - 1) - 1) / stride + 1;
+    g.channels_last = channels_last;
+    return g;
+  }
+};
+
+// name, N, C, O, groups, H, W, kernel, stride, pad, dilate. Odd sizes put partial Winograd tiles
+// on the right and bottom edges.
+const std::vector<ConvCase> kCases = {
+    {"3x3_p1_7x9", 1, 4, 6, 1, 7, 9, 3, 1, 1, 1},
+    {"3x3_p0_batch3", 3, 3, 5, 1, 6, 5, 3, 1, 0, 1},
+    {"3x3_p2_5x11", 1, 5, 4, 1, 5, 11, 3, 1, 2, 1},
+    {"3x3_p1_groups2_batch3", 3, 4, 6, 2, 9, 6, 3, 1, 1, 1},
+    {"3x3_p1_2x3", 1, 2, 3, 1, 2, 3, 3, 1, 1, 1},
+    {"3x3_p3", 1, 2, 2, 1, 4, 5, 3, 1, 3, 1},
+    {"3x3_p1_13x13_16to8", 1, 16, 8, 1, 13, 13, 3, 1, 1, 1},
+    {"1x1_batch3", 3, 8, 5, 1, 5, 7, 1, 1, 0, 1},
+    {"1x1_groups2", 1, 6, 4, 2, 3, 5, 1, 1, 0, 1},
+    {"1x1_stride2", 1, 4, 3, 1, 7, 7, 1, 2, 0, 1},
+    {"1x1_pad1", 1, 4, 3, 1, 4, 5, 1, 1, 1, 1},
+    {"depthwise_3x3_p1_batch3", 3, 6, 6, 6, 7, 8, 3, 1, 1, 1},
+    {"depthwise_x2_5x5_s2_p2_d2", 1, 3, 6, 3, 11, 9, 5, 2, 2, 2},
+    {"depthwise_3x3_s2_p0_batch3", 3, 4, 4, 4, 9, 10, 3, 2, 0, 1},
+    {"depthwise_1ch_x3", 1, 1, 3, 1, 6, 6, 3, 1, 1, 1},
+    {"5x5_s2_p2", 1, 3, 4, 1, 9, 8, 5, 2, 2, 1},
+    {"3x3_dilate2", 1, 3, 2, 1, 8, 7, 3, 1, 2, 2},
+};
+
+const std::set<std::string> kAllCases = [] {
+  std::set<std::string> names;
+  for (const ConvCase& c : kCases) names.insert(c.name);
+  return names;
+}();
+
+const std::set<std::string> kWinogradForward = {
+    "3x3_p1_7x9",      "3x3_p0_batch3", "3x3_p2_5x11",        "3x3_p1_groups2_batch3",
+    "3x3_p1_2x3",      "3x3_p3",        "3x3_p1_13x13_16to8", "depthwise_3x3_p1_batch3",
+    "depthwise_1ch_x3"};
+const std::set<std::string> kDepthwise = {"depthwise_3x3_p1_batch3", "depthwise_x2_5x5_s2_p2_d2",
+                                          "depthwise_3x3_s2_p0_batch3", "depthwise_1ch_x3"};
+
+// The cases each algorithm must claim (and no others), per direction.
+std::set<std::string> ExpectedClaims(std::string_view algorithm, ConvDirection direction) {
+  if (algorithm == "im2col_gemm" || algorithm == "im2row_gemm") return kAllCases;
+  if (algorithm == "gemm_1x1") return {"1x1_batch3", "1x1_groups2"};
+  if (algorithm == "depthwise_direct") return kDepthwise;
+  if (algorithm == "winograd_2x2_3x3" || algorithm == "winograd_4x4_3x3") {
+    if (direction == ConvDirection::kBackwardFilter) return {};
+    std::set<std::string> claims = kWinogradForward;
+    if (direction == ConvDirection::kBackwardData) claims.erase("3x3_p3");  // needs pad <= 2
+    return claims;
+  }
+  ADD_FAILURE() << "no expected claims for " << algorithm;
+  return {};
+}
+
+constexpr ConvDirection kDirections[] = {ConvDirection::kForward, ConvDirection::kBackwardData,
+                                         ConvDirection::kBackwardFilter};
+
+template <typename T>
+std::vector<T> RandomValues(int64_t count, uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  std::vector<T> values(static_cast<size_t>(count));
+  for (T& value : values) value = static_cast<T>(uniform(random));
+  return values;
+}
+
+// (outer, channels, spatial) <-> (outer, spatial, channels): activations NCHW <-> NHWC and
+// weights OIHW <-> OHWI.
+template <typename T>
+std::vector<T> MoveChannels(const std::vector<T>& x, int64_t outer, int64_t channels,
+                            int64_t spatial, bool to_last) {
+  std::vector<T> y(x.size());
+  for (int64_t n = 0; n < outer; ++n) {
+    for (int64_t c = 0; c < channels; ++c) {
+      for (int64_t s = 0; s < spatial; ++s) {
+        const int64_t first = (n * channels + c) * spatial + s,
+                      last = (n * spatial + s) * channels + c;
+        if (to_last) {
+          y[last] = x[first];
+        } else {
+          y[first] = x[last];
+        }
+      }
+    }
+  }
+  return y;
+}
+
+// The inputs of every direction in NCHW / OIHW.
+template <typename T>
+struct ConvInputs {
+  std::vector<T> data, weight, bias, output_grad;
+
+  explicit ConvInputs(const ConvGeometry& g)
+      : data(RandomValues<T>(g.batch * g.in_channels * g.in_spatial(), 1)),
+        weight(RandomValues<T>(g.out_channels * g.patch_size(), 2)),
+        bias(RandomValues<T>(g.out_channels, 3)),
+        output_grad(RandomValues<T>(g.batch * g.out_channels * g.out_spatial(), 4)) {}
+};
+
+// Runs `algorithm` in its own layout on NCHW inputs and returns the result in NCHW / OIHW, after
+// checking that Run took exactly WorkspaceBytes from its scratch space.
+template <typename T>
+std::vector<T> RunInNCHW(const ConvAlgorithm& algorithm, ConvDirection direction,
+                         const ConvGeometry& nchw, const ConvInputs<T>& in) {
+  const bool last = algorithm.layout() == ConvLayout::kNHWC;
+  ConvGeometry g = nchw;
+  g.channels_last = last;
+  const int64_t n = g.batch, c = g.in_channels, o = g.out_channels;
+  auto to_layout = [&](const std::vector<T>& x, int64_t outer, int64_t channels, int64_t spatial) {
+    return last ? MoveChannels(x, outer, channels, spatial, true) : x;
+  };
+  const std::vector<T> data = to_layout(in.data, n, c, g.in_spatial());
+  const std::vector<T> weight =
+      to_layout(in.weight, o, g.in_channels_per_group(), g.kernel_spatial());
+  const std::vector<T> output_grad = to_layout(in.output_grad, n, o, g.out_spatial());
+
+  int64_t outer = 0, channels = 0, spatial = 0;
+  switch (direction) {
+    case ConvDirection::kForward:
+      outer = n, channels = o, spatial = g.out_spatial();
+      break;
+    case ConvDirection::kBackwardData:
+      outer = n, channels = c, spatial = g.in_spatial();
+      break;
+    case ConvDirection::kBackwardFilter:
+      outer = o, channels = g.in_channels_per_group(), spatial = g.kernel_spatial();
+      break;
+  }
+  // Pre-filled with garbage: every direction must overwrite its destination.
+  std::vector<T> result(static_cast<size_t>(outer * channels * spatial), T(1e6));
+  ConvTensors<T> tensors;
+  tensors.data = data.data();
+  tensors.weight = weight.data();
+  tensors.bias = in.bias.data();
+  tensors.output_grad = output_grad.data();
+  tensors.output = tensors.data_grad = tensors.weight_grad = result.data();
+  ScratchSpace scratch(Context::CPU());
+  algorithm.Run(direction, g, tensors, scratch);
+  EXPECT_EQ(scratch.bytes_requested(), algorithm.WorkspaceBytes(g, direction, DTypeOf<T>::value))
+      << "workspace of " << algorithm.name();
+  return last ? MoveChannels(result, outer, channels, spatial, false) : result;
+}
+
+// max |actual - expected| relative to max(1, max |expected|).
+template <typename T>
+double RelativeError(const std::vector<T>& actual, const std::vector<T>& expected) {
+  double diff = 0, scale = 1;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    diff = std::max(diff, std::abs(static_cast<double>(actual[i]) - expected[i]));
+    scale = std::max(scale, std::abs(static_cast<double>(expected[i])));
+  }
+  return diff / scale;
+}
+
+double Tolerance(std::string_view algorithm, bool is_float) {
+  if (!is_float) return 1e-9;
+  return algorithm == "winograd_4x4_3x3" ? 1e-3 : 1e-4;  // F(4x4) amplifies rounding
+}
+
+template <typename T>
+void CheckAgainstIm2Col(int threads) {
+  ScopedIntraOpThreads scoped(threads);
+  const ConvAlgorithm* reference = FindCpuConvAlgorithm("im2col_gemm", ConvLayout::kNCHW);
+  ASSERT_NE(reference, nullptr);
+  for (const ConvAlgorithm* algorithm : CpuConvAlgorithms()) {
+    for (ConvDirection direction : kDirections) {
+      std::set<std::string> claimed;
+      for (const ConvCase& c : kCases) {
+        ConvGeometry g = c.Geometry(algorithm->layout() == ConvLayout::kNHWC);
+        if (!algorithm->Supports(g, direction)) continue;
+        claimed.insert(c.name);
+        SCOPED_TRACE(std::string(algorithm->name()) + " " + ConvLayoutName(algorithm->layout()) +
+                     " " + ConvDirectionName(direction) + " " + c.name);
+        const ConvGeometry nchw = c.Geometry(false);
+        const ConvInputs<T> inputs(nchw);
+        const std::vector<T> expected = RunInNCHW(*reference, direction, nchw, inputs);
+        const std::vector<T> actual = RunInNCHW(*algorithm, direction, nchw, inputs);
+        EXPECT_LE(RelativeError(actual, expected),
+                  Tolerance(algorithm->name(), std::is_same_v<T, float>));
+      }
+      EXPECT_EQ(claimed, ExpectedClaims(algorithm->name(), direction))
+          << algorithm->name() << " " << ConvLayoutName(algorithm->layout()) << " "
+          << ConvDirectionName(direction);
+    }
+  }
+}
+
+TEST(ConvAlgorithms, Float64MatchesIm2Col) { CheckAgainstIm2Col<double>(2); }
+TEST(ConvAlgorithms, Float32MatchesIm2Col) { CheckAgainstIm2Col<float>(2); }
+TEST(ConvAlgorithms, Float64MatchesIm2ColOnOneThread) { CheckAgainstIm2Col<double>(1); }
+
+TEST(ConvAlgorithms, RegistryHasEveryNamedAlgorithmOncePerLayout) {
+  std::set<std::pair<std::string, ConvLayout>> seen;
+  for (const ConvAlgorithm* algorithm : CpuConvAlgorithms()) {
+    EXPECT_TRUE(seen.insert({std::string(algorithm->name()), algorithm->layout()}).second)
+        << algorithm->name();
+    EXPECT_TRUE(algorithm->deterministic());
+  }
+  const std::pair<const char*, ConvLayout> expected[] = {
+      {"im2col_gemm", ConvLayout::kNCHW},      {"im2row_gemm", ConvLayout::kNHWC},
+      {"gemm_1x1", ConvLayout::kNCHW},         {"gemm_1x1", ConvLayout::kNHWC},
+      {"winograd_2x2_3x3", ConvLayout::kNCHW}, {"winograd_4x4_3x3", ConvLayout::kNCHW},
+      {"depthwise_direct", ConvLayout::kNCHW}, {"depthwise_direct", ConvLayout::kNHWC}};
+  for (const auto& [name, layout] : expected) {
+    const ConvAlgorithm* found = FindCpuConvAlgorithm(name, layout);
+    ASSERT_NE(found, nullptr) << name;
+    EXPECT_EQ(found->name(), name);
+  }
+  EXPECT_EQ(seen.size(), std::size(expected));
+  EXPECT_EQ(FindCpuConvAlgorithm("winograd_2x2_3x3", ConvLayout::kNHWC), nullptr);
+  EXPECT_EQ(FindCpuConvAlgorithm("fft", ConvLayout::kNCHW), nullptr);
+  EXPECT_FALSE(FindCpuConvAlgorithm("winograd_4x4_3x3", ConvLayout::kNCHW)
+                   ->HasDirection(ConvDirection::kBackwardFilter));
+}
+
+TEST(ConvAlgorithms, RefusesWhatItDoesNotSupport) {
+  const ConvCase strided{"s2", 1, 4, 4, 1, 8, 8, 3, 2, 1, 1};
+  const ConvGeometry g = strided.Geometry(false);
+  const ConvAlgorithm& winograd = *FindCpuConvAlgorithm("winograd_2x2_3x3", ConvLayout::kNCHW);
+  EXPECT_FALSE(winograd.Supports(g, ConvDirection::kForward));
+  EXPECT_EQ(winograd.WorkspaceBytes(g, ConvDirection::kForward, DType::kFloat32), 0u);
+  const ConvInputs<float> in(g);
+  std::vector<float> output(static_cast<size_t>(g.batch * g.out_channels * g.out_spatial()));
+  ConvTensors<float> tensors;
+  tensors.data = in.data.data();
+  tensors.weight = in.weight.data();
+  tensors.output = output.data();
+  ScratchSpace scratch(Context::CPU());
+  try {
+    winograd.Run(ConvDirection::kForward, g, tensors, scratch);
+    FAIL() << "winograd ran a strided convolution";
+  } catch (const Error& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("winograd_2x2_3x3"), std::string::npos) << message;
+    EXPECT_NE(message.find("does not support forward"), std::string::npos) << message;
+    EXPECT_NE(message.find("stride 2x2"), std::string::npos) << message;
+  }
+  // A layout the algorithm is not written for, and a missing tensor.
+  const ConvAlgorithm& im2row = *FindCpuConvAlgorithm("im2row_gemm", ConvLayout::kNHWC);
+  EXPECT_FALSE(im2row.Supports(g, ConvDirection::kForward));
+  const ConvAlgorithm& im2col = *FindCpuConvAlgorithm("im2col_gemm", ConvLayout::kNCHW);
+  tensors.output = nullptr;
+  EXPECT_THROW(im2col.Run(ConvDirection::kForward, g, tensors, scratch), Error);
+  // Groups that do not divide the channels: no algorithm claims it.
+  ConvGeometry bad = g;
+  bad.groups = 3;
+  for (const ConvAlgorithm* algorithm : CpuConvAlgorithms()) {
+    for (ConvDirection direction : kDirections) {
+      EXPECT_FALSE(algorithm->Supports(bad, direction)) << algorithm->name();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace mxlite::cpu
