@@ -100,6 +100,15 @@ std::vector<SettingSpec> BuiltinSettingSpecs() {
            "Allow float32 ops to use Tensor Cores through implicit float16 conversion."),
       Bool("MXNET_ENFORCE_DETERMINISM", "0",
            "Use deterministic algorithms only; an error when none exists."),
+      Path("MXNET_TUNING_DB_PATH", "$MXNET_HOME/mxlite/tuning.sqlite",
+           "User convolution tuning database (read-write SQLite; folders are created) (new in "
+           "mxlite)."),
+      Enum("MXNET_TUNING_DB_MODE", "update",
+           {{"off", {}}, {"read_only", {}}, {"update", {}}, {"refresh", {}}},
+           "Tuning database use: off, read_only, update (use hits, store new tunings) or refresh "
+           "(ignore stored entries, re-tune and overwrite) (new in mxlite)."),
+      Path("MXNET_TUNING_SYSTEM_DB_PATH", "",
+           "Read-only tuning database consulted after the user one; empty: none (new in mxlite)."),
 
       // Files and logging.
       Path("MXNET_HOME", "~/.mxnet", "Data folder of mxlite (the user tuning database lives here)."),

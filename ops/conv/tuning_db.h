@@ -1,0 +1,177 @@
+// The persistent convolution tuning database (DESIGN.md §7, issue 7): what the tuner chose for a
+// convolution problem on this device with these library versions, kept across processes.
+//
+//   TuningDb db(TuningDbOptions::FromSettings(settings()));
+//   TuningEnvironment here = TuningEnvironment::ForCpu();
+//   if (auto hit = db.Lookup(problem, here)) use(hit->record);      // cache, user DB, system DB
+//   else db.Store(problem, here, Tune(problem));                      // caller falls back / tunes
+//
+// Keys. An entry is keyed by the problem's canonical text (ConvProblem::ToString()) together with
+// the device model and the library versions (TuningEnvironment). Entries stored under another
+// device or other versions never match: they are ignored, never trusted.
+//
+// Stores. The user DB (read-write, MXNET_TUNING_DB_PATH, default $MXNET_HOME/mxlite/tuning.sqlite)
+// is looked up first, then the optional read-only system DB (MXNET_TUNING_SYSTEM_DB_PATH); a miss
+// in both is the caller's cue to use its heuristic or to tune. MXNET_TUNING_DB_MODE selects
+//   off        nothing is read or written (the in-process cache still serves this process's
+//   stores), read_only  both DBs are read, nothing is written, update     hits are used, Store()
+//   writes (the default), refresh    stored entries are ignored (lookups miss until this process
+//   stores), Store() overwrites.
+//
+// Durability and concurrency. Files are SQLite in WAL mode with a busy timeout; each Store() is one
+// IMMEDIATE transaction, so several processes may tune into one file at once and a process killed
+// mid-write loses nothing that was already committed. A file that is not SQLite, or is SQLite
+// without our schema at our version, is reported with one warning naming it, renamed aside to
+// "<path>.corrupt-<timestamp>" and replaced by a fresh DB; a corrupt system DB is ignored with a
+// warning. An unusable location (no parent folder can be made, the file cannot be opened for
+// writing) degrades to read-only or to no user DB, with a warning. No DB problem ever throws: the
+// worst case is a miss.
+//
+// Thread safety: every method may be called concurrently; one mutex guards the cache and the SQLite
+// connections. A TuningDb must not be used across fork(): a child process opens its own.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/settings.h"
+#include "core/shape.h"
+
+namespace mxlite::conv {
+
+enum class ConvDirection { kForward, kBackwardData, kBackwardFilter };
+// "forward", "backward_data", "backward_filter".
+const char* ConvDirectionName(ConvDirection direction);
+
+// One convolution to tune. Forward, backward-data and backward-filter are separate problems.
+struct ConvProblem {
+  ConvDirection direction = ConvDirection::kForward;
+  Shape data;    // input activation, in `layout`
+  Shape weight;  // (num_filter, channels / groups, kernel...)
+  std::vector<int64_t> stride;
+  std::vector<int64_t> pad;
+  std::vector<int64_t> dilation;
+  int64_t groups = 1;
+  DType dtype = DType::kFloat32;
+  std::string layout = "NCHW";
+
+  // Canonical text, equal for equal problems, e.g. "forward data=(32,64,56,56)
+  // weight=(64,64,3,3) stride=1x1 pad=1x1 dilation=1x1 groups=1 dtype=float32 layout=NCHW".
+  std::string ToString() const;
+};
+
+// Where a choice was measured: the device model and the versions of the libraries that ran it.
+struct TuningEnvironment {
+  std::string device;    // "AMD EPYC 7B13 (2 threads, avx2 fma)" or "NVIDIA H100 (sm_90)"
+  std::string versions;  // "mxlite 0.1.0" or "mxlite 0.1.0, cuDNN 9.19.0, cuBLAS 13.1.0"
+
+  // This CPU with `threads` intra-op threads (0: cpu::IntraOpThreads()), its SIMD features and
+  // mxlite's version.
+  static TuningEnvironment ForCpu(int threads = 0);
+  // GPU `device_id` (name and compute capability) with mxlite's, cuDNN's and cuBLAS's versions.
+  // Throws mxlite::Error when that GPU is not visible.
+  static TuningEnvironment ForGpu(int device_id);
+};
+
+// One candidate the tuner considered: measured (time_ms >= 0, skip_reason empty) or skipped.
+struct MeasuredCandidate {
+  std::string algorithm;
+  std::string layout;
+  double time_ms = -1.0;  // median time; negative when skipped
+  uint64_t workspace_bytes = 0;
+  std::string skip_reason;  // "workspace", "determinism", "unsupported", ... ; empty when measured
+
+  bool operator==(const MeasuredCandidate&) const = default;
+};
+
+// The tuner's result for one problem.
+struct TuningRecord {
+  std::string algorithm;  // the pick
+  std::string layout;
+  double time_ms = 0.0;
+  uint64_t workspace_bytes = 0;
+  std::vector<MeasuredCandidate> candidates;
+  std::string tuning_mode;  // "limited_workspace" or "fastest"
+  int64_t timestamp = 0;    // seconds since the Unix epoch when tuned
+
+  bool operator==(const TuningRecord&) const = default;
+};
+
+enum class TuningDbMode { kOff, kReadOnly, kUpdate, kRefresh };
+// "off", "read_only", "update", "refresh"; ParseTuningDbMode throws mxlite::Error on other text.
+const char* TuningDbModeName(TuningDbMode mode);
+TuningDbMode ParseTuningDbMode(const std::string& text);
+
+struct TuningDbOptions {
+  std::string user_path;    // empty: no user DB
+  std::string system_path;  // empty: no system DB
+  TuningDbMode mode = TuningDbMode::kUpdate;
+
+  // MXNET_TUNING_DB_PATH (a leading "$MXNET_HOME" replaced by MXNET_HOME), MXNET_TUNING_DB_MODE and
+  // MXNET_TUNING_SYSTEM_DB_PATH.
+  static TuningDbOptions FromSettings(const Settings& settings);
+};
+
+enum class TuningDbSource { kCache, kUserDb, kSystemDb };
+// "cache", "user DB", "system DB".
+const char* TuningDbSourceName(TuningDbSource source);
+
+struct TuningDbHit {
+  TuningRecord record;
+  TuningDbSource source;
+};
+
+class TuningDb {
+ public:
+  // Opens (creating folders and file as needed) the user DB and the system DB. Never throws for a
+  // DB problem: it warns and degrades (see the header comment).
+  explicit TuningDb(TuningDbOptions options);
+  ~TuningDb();
+  TuningDb(const TuningDb&) = delete;
+  TuningDb& operator=(const TuningDb&) = delete;
+
+  // The stored record for `problem` measured in `environment`: from the in-process cache (no SQL),
+  // else the user DB, else the system DB. nullopt on a miss (and always, for stored entries, in
+  // refresh mode).
+  std::optional<TuningDbHit> Lookup(const ConvProblem& problem,
+                                    const TuningEnvironment& environment);
+
+  // Records `record` in the cache and, in update and refresh modes, in the user DB (replacing an
+  // entry with the same key) in one transaction. Returns true when the user DB holds it afterwards;
+  // false in off and read_only modes, without a writable user DB, or when the write failed
+  // (warned).
+  bool Store(const ConvProblem& problem, const TuningEnvironment& environment,
+             const TuningRecord& record);
+
+  // The mode in effect: the requested one, or read_only/off when the user DB could not be written.
+  TuningDbMode mode() const;
+  bool has_user_db() const;
+  bool has_system_db() const;
+  const TuningDbOptions& options() const { return options_; }
+
+ private:
+  class SqliteStore;
+
+  // Opens the user DB: creates folders, sets a foreign file aside, and degrades `mode` to
+  // read_only (with a warning) when the file cannot be written. nullptr when there is none to read.
+  static std::unique_ptr<SqliteStore> OpenUser(const std::string& path, TuningDbMode& mode);
+  std::optional<TuningDbHit> LookupStores(const std::string& problem,
+                                          const TuningEnvironment& environment);
+  // The user DB turned out corrupt while in use: set it aside and open a fresh one.
+  void RecoverUserDb(const std::string& reason);
+
+  const TuningDbOptions options_;
+  mutable std::mutex mutex_;
+  TuningDbMode mode_;                                                  // GUARDED_BY(mutex_)
+  std::unique_ptr<SqliteStore> user_;                                  // GUARDED_BY(mutex_)
+  std::unique_ptr<SqliteStore> system_;                                // GUARDED_BY(mutex_)
+  std::unordered_map<std::string, std::optional<TuningDbHit>> cache_;  // GUARDED_BY(mutex_)
+};
+
+}  // namespace mxlite::conv
