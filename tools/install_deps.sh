@@ -8,6 +8,7 @@ MXLITE_APT_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libeigen3-dev libsqlite3-dev zlib1g-dev
   dataset-fashion-mnist
+  libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
 )
 
 mxlite_missing_apt_packages() {

@@ -1,0 +1,280 @@
+// The ONNX importer on small models written with the protobuf API: what it builds, and the clear
+// errors for untrusted files (malformed protobuf, bad tensors, absurd shapes, cycles, undefined
+// values, unsupported ops, external data outside the model's folder).
+#include "scheduler/onnx_import.h"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+#include "onnx/onnx_pb.h"  // defines ONNX_API, then includes onnx/onnx-ml.pb.h
+
+namespace mxlite {
+namespace {
+
+void AddTensorInput(onnx::GraphProto* graph, const std::string& name,
+                    const std::vector<int64_t>& dims, const std::string& dim_param = "") {
+  onnx::ValueInfoProto* input = graph->add_input();
+  input->set_name(name);
+  auto* type = input->mutable_type()->mutable_tensor_type();
+  type->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t dim : dims) type->mutable_shape()->add_dim()->set_dim_value(dim);
+  if (!dim_param.empty()) type->mutable_shape()->mutable_dim(0)->set_dim_param(dim_param);
+  if (!dim_param.empty()) type->mutable_shape()->mutable_dim(0)->clear_dim_value();
+}
+
+onnx::NodeProto* AddNode(onnx::GraphProto* graph, const std::string& op, const std::string& name,
+                         const std::vector<std::string>& inputs,
+                         const std::vector<std::string>& outputs) {
+  onnx::NodeProto* node = graph->add_node();
+  node->set_op_type(op);
+  node->set_name(name);
+  for (const std::string& input : inputs) node->add_input(input);
+  for (const std::string& output : outputs) node->add_output(output);
+  return node;
+}
+
+onnx::TensorProto* AddInitializer(onnx::GraphProto* graph, const std::string& name,
+                                  const std::vector<int64_t>& dims,
+                                  const std::vector<float>& values) {
+  onnx::TensorProto* tensor = graph->add_initializer();
+  tensor->set_name(name);
+  tensor->set_data_type(onnx::TensorProto::FLOAT);
+  for (int64_t dim : dims) tensor->add_dims(dim);
+  for (float value : values) tensor->add_float_data(value);
+  return tensor;
+}
+
+// x (1, 2) -> Relu -> Add(w) -> y: the base most tests break in one way.
+onnx::ModelProto ValidModel() {
+  onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.add_opset_import()->set_version(13);
+  onnx::GraphProto* graph = model.mutable_graph();
+  AddTensorInput(graph, "x", {1, 2});
+  AddInitializer(graph, "w", {1, 2}, {0.5f, -1.5f});
+  AddNode(graph, "Relu", "relu0", {"x"}, {"r"});
+  AddNode(graph, "Add", "add0", {"r", "w"}, {"y"});
+  graph->add_output()->set_name("y");
+  return model;
+}
+
+ImportedModel Import(const onnx::ModelProto& model, const ImportOptions& options = {}) {
+  return ImportOnnxBytes(model.SerializeAsString(), "test.onnx", "", options);
+}
+
+// The error message of importing `model`, or "" when it imports.
+std::string ImportError(const onnx::ModelProto& model, const ImportOptions& options = {},
+                        const std::string& dir = "") {
+  try {
+    ImportOnnxBytes(model.SerializeAsString(), "test.onnx", dir, options);
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "";
+}
+
+TEST(OnnxImport, BuildsTheGraphWithParametersAndInputs) {
+  const ImportedModel model = Import(ValidModel());
+  EXPECT_EQ(model.opset, 13);
+  ASSERT_EQ(model.inputs.count("x"), 1u);
+  const Node& x = model.graph.node(model.graph.Find(model.inputs.at("x")));
+  EXPECT_EQ(x.role, VariableRole::kInput);
+  EXPECT_EQ(*x.shape, Shape({1, 2}));
+  ASSERT_EQ(model.parameters.count("w"), 1u);
+  EXPECT_EQ(model.parameters.at("w").ToDoubles("w"), (std::vector<double>{0.5, -1.5}));
+  EXPECT_EQ(model.graph.node(model.graph.Find("w")).role, VariableRole::kParameter);
+  EXPECT_EQ(model.graph.node(model.graph.Find("add0")).op->name, "broadcast_add");
+  EXPECT_EQ(model.output_names, std::vector<std::string>{"y"});
+}
+
+TEST(OnnxImport, GarbageAndEmptyFilesAreErrors) {
+  EXPECT_THROW(ImportOnnxBytes("", "empty.onnx", "", {}), Error);
+  EXPECT_THROW(ImportOnnx("/nonexistent/model.onnx"), Error);
+}
+
+TEST(OnnxImport, MalformedProtobufIsAnError) {
+  try {
+    ImportOnnxBytes(std::string("\xff\xff\xff\xff\x0f garbage", 14), "bad.onnx", "", {});
+    FAIL() << "garbage imported";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("bad.onnx: not a valid ONNX model"), std::string::npos)
+        << error.what();
+  }
+}
+
+TEST(OnnxImport, EveryTruncationIsAnErrorOrAValidModelNeverACrash) {
+  const std::string bytes = ValidModel().SerializeAsString();
+  int errors = 0;
+  for (size_t length = 0; length < bytes.size(); ++length) {
+    try {
+      ImportOnnxBytes(bytes.substr(0, length), "cut.onnx", "", {});
+    } catch (const Error& error) {
+      ++errors;
+      EXPECT_NE(std::string(error.what()).find("cut.onnx"), std::string::npos) << error.what();
+    }
+  }
+  EXPECT_GT(errors, static_cast<int>(bytes.size()) / 2);
+}
+
+TEST(OnnxImport, EmptyModelHasNoGraph) {
+  EXPECT_NE(ImportError(onnx::ModelProto()).find("no graph"), std::string::npos);
+}
+
+TEST(OnnxImport, TensorDataMustMatchItsDims) {
+  onnx::ModelProto typed = ValidModel();
+  typed.mutable_graph()->mutable_initializer(0)->add_dims(3);  // (1, 2, 3) with 2 values
+  const std::string typed_error = ImportError(typed);
+  EXPECT_NE(typed_error.find("initializer 'w'"), std::string::npos) << typed_error;
+  EXPECT_NE(typed_error.find("holds 2 values"), std::string::npos) << typed_error;
+
+  onnx::ModelProto raw = ValidModel();
+  onnx::TensorProto* w = raw.mutable_graph()->mutable_initializer(0);
+  w->clear_float_data();
+  w->set_raw_data(std::string(5, '\0'));
+  const std::string raw_error = ImportError(raw);
+  EXPECT_NE(raw_error.find("raw_data has 5 bytes"), std::string::npos) << raw_error;
+}
+
+TEST(OnnxImport, AbsurdShapesAreRefusedBeforeAllocating) {
+  onnx::ModelProto huge = ValidModel();
+  onnx::TensorProto* w = huge.mutable_graph()->mutable_initializer(0);
+  w->clear_dims();
+  w->add_dims(int64_t{1} << 40);
+  w->add_dims(int64_t{1} << 40);
+  const std::string error = ImportError(huge);
+  EXPECT_NE(error.find("more than"), std::string::npos) << error;
+
+  onnx::ModelProto negative = ValidModel();
+  negative.mutable_graph()->mutable_initializer(0)->set_dims(0, -1);
+  EXPECT_NE(ImportError(negative).find("negative dimension"), std::string::npos);
+
+  onnx::ModelProto input = ValidModel();
+  input.mutable_graph()
+      ->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(0)
+      ->set_dim_value(int64_t{1} << 62);
+  EXPECT_NE(ImportError(input).find("graph input 'x'"), std::string::npos);
+}
+
+TEST(OnnxImport, CyclesAreErrors) {
+  onnx::ModelProto model = ValidModel();
+  onnx::GraphProto* graph = model.mutable_graph();
+  AddNode(graph, "Relu", "loop_a", {"b"}, {"a"});
+  AddNode(graph, "Relu", "loop_b", {"a"}, {"b"});
+  const std::string error = ImportError(model);
+  EXPECT_NE(error.find("cycle"), std::string::npos) << error;
+  EXPECT_NE(error.find("'loop_a'"), std::string::npos) << error;
+  EXPECT_NE(error.find("'loop_b'"), std::string::npos) << error;
+}
+
+TEST(OnnxImport, UndefinedValuesAndMissingInputsAreErrors) {
+  onnx::ModelProto undefined = ValidModel();
+  undefined.mutable_graph()->mutable_node(1)->set_input(1, "nowhere");
+  const std::string error = ImportError(undefined);
+  EXPECT_NE(error.find("'add0'"), std::string::npos) << error;
+  EXPECT_NE(error.find("'nowhere'"), std::string::npos) << error;
+
+  onnx::ModelProto missing = ValidModel();
+  missing.mutable_graph()->mutable_node(1)->set_input(1, "");
+  EXPECT_NE(ImportError(missing).find("missing"), std::string::npos);
+
+  onnx::ModelProto output = ValidModel();
+  output.mutable_graph()->add_output()->set_name("ghost");
+  EXPECT_NE(ImportError(output).find("'ghost'"), std::string::npos);
+
+  onnx::ModelProto twice = ValidModel();
+  AddNode(twice.mutable_graph(), "Relu", "again", {"x"}, {"r"});
+  EXPECT_NE(ImportError(twice).find("defined more than once"), std::string::npos);
+}
+
+TEST(OnnxImport, UnsupportedOpsAreListedTogether) {
+  onnx::ModelProto model = ValidModel();
+  AddNode(model.mutable_graph(), "Einsum", "e1", {"x"}, {"e"});
+  AddNode(model.mutable_graph(), "TopK", "t1", {"x"}, {"t"});
+  const std::string error = ImportError(model);
+  EXPECT_NE(error.find("2 node(s)"), std::string::npos) << error;
+  EXPECT_NE(error.find("'e1' (Einsum)"), std::string::npos) << error;
+  EXPECT_NE(error.find("'t1' (TopK)"), std::string::npos) << error;
+}
+
+TEST(OnnxImport, DynamicDimsNeedAnOverride) {
+  onnx::ModelProto model = ValidModel();
+  model.mutable_graph()->clear_input();
+  AddTensorInput(model.mutable_graph(), "x", {0, 2}, "batch");
+  const std::string error = ImportError(model);
+  EXPECT_NE(error.find("dynamic dim 'batch'"), std::string::npos) << error;
+  const ImportedModel imported = Import(model, {.input_shapes = {{"x", Shape{1, 2}}}});
+  EXPECT_EQ(*imported.graph.node(imported.graph.Find("x")).shape, Shape({1, 2}));
+}
+
+TEST(OnnxImport, ExternalDataMustStayInTheModelsFolder) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("mxlite_onnx_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  { std::ofstream(dir / "weights.bin", std::ios::binary).write("\0\0\0\0\0\0\0\0", 8); }
+  auto with_location = [](const std::string& location) {
+    onnx::ModelProto model = ValidModel();
+    onnx::TensorProto* w = model.mutable_graph()->mutable_initializer(0);
+    w->clear_float_data();
+    w->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto* entry = w->add_external_data();
+    entry->set_key("location");
+    entry->set_value(location);
+    return model;
+  };
+  EXPECT_EQ(ImportError(with_location("weights.bin"), {}, dir.string()), "");
+  EXPECT_NE(ImportError(with_location("../weights.bin"), {}, dir.string()).find("leaves"),
+            std::string::npos);
+  EXPECT_NE(ImportError(with_location("/etc/passwd"), {}, dir.string()).find("relative path"),
+            std::string::npos);
+  EXPECT_NE(ImportError(with_location("missing.bin"), {}, dir.string()).find("missing.bin"),
+            std::string::npos);
+  EXPECT_NE(ImportError(with_location("weights.bin"), {}, "").find("not supported"),
+            std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(OnnxImport, ReshapeShapesFoldFromShapeGatherUnsqueezeConcat) {
+  onnx::ModelProto model;
+  model.add_opset_import()->set_version(13);
+  onnx::GraphProto* graph = model.mutable_graph();
+  AddTensorInput(graph, "x", {2, 3, 4});
+  AddNode(graph, "Shape", "shape", {"x"}, {"s"});
+  onnx::NodeProto* zero = AddNode(graph, "Constant", "zero", {}, {"i0"});
+  auto* value = zero->add_attribute();
+  value->set_name("value_int");
+  value->set_type(onnx::AttributeProto::INT);
+  value->set_i(0);
+  AddNode(graph, "Gather", "batch", {"s", "i0"}, {"n"});
+  onnx::NodeProto* axes = AddNode(graph, "Constant", "axes", {}, {"a"});
+  auto* ints = axes->add_attribute();
+  ints->set_name("value_ints");
+  ints->set_type(onnx::AttributeProto::INTS);
+  ints->add_ints(0);
+  AddNode(graph, "Unsqueeze", "unsq", {"n", "a"}, {"n1"});
+  onnx::NodeProto* minus = AddNode(graph, "Constant", "minus", {}, {"m"});
+  auto* m = minus->add_attribute();
+  m->set_name("value_ints");
+  m->set_type(onnx::AttributeProto::INTS);
+  m->add_ints(-1);
+  AddNode(graph, "Concat", "cat", {"n1", "m"}, {"shape2"})->add_attribute()->set_name("axis");
+  graph->mutable_node(graph->node_size() - 1)
+      ->mutable_attribute(0)
+      ->set_type(onnx::AttributeProto::INT);
+  AddNode(graph, "Reshape", "flat", {"x", "shape2"}, {"y"});
+  graph->add_output()->set_name("y");
+  const ImportedModel imported = Import(model);
+  const Node& reshape = imported.graph.node(imported.graph.Find("flat"));
+  EXPECT_EQ(reshape.op->name, "Reshape");
+  EXPECT_EQ(reshape.attr_text.at("shape"), "(2,12)");
+}
+
+}  // namespace
+}  // namespace mxlite
