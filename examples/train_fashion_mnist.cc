@@ -8,8 +8,8 @@
 //   Layer (type)                        Output shape            Params
 //   ...
 //   Total parameters: 3,274,634
-//   epoch 1 ... loss 0.47 accuracy 82.9% ...
-//   epoch 1: test accuracy 87.9%
+//   epoch 1 done: 938 batches, loss 0.5364, accuracy 80.77%, 665 images/s, 90.2 s; test accuracy 86.25%
+//   epoch 1: test accuracy 86.25%
 #include <cstdio>
 #include <iostream>
 #include <string>
