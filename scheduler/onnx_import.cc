@@ -915,7 +915,7 @@ class Importer {
       pads = RequireConstant(c.In(1), c.where, "pads").ToInt64s(c.where + " pads");
       if (!c.In(2).empty()) {
         const std::vector<double> fill =
-            RequireConstant(c.In(2), c.where, "constant_value").ToDoubles(c.where);
+            RequireConstant(c.In(2), c.where, "constant_value").AsDoubles(c.where);
         MX_CHECK(fill.size() == 1) << c.where << ": constant_value must be one value";
         value = fill[0];
       }
@@ -951,7 +951,7 @@ class Importer {
       for (int i = 1; i <= 2; ++i) {
         if (c.In(i).empty()) continue;
         const std::vector<double> bound =
-            RequireConstant(c.In(i), c.where, i == 1 ? "min" : "max").ToDoubles(c.where);
+            RequireConstant(c.In(i), c.where, i == 1 ? "min" : "max").AsDoubles(c.where);
         MX_CHECK(bound.size() == 1) << c.where << ": a Clip bound must be one value";
         attrs[keys[i - 1]] = Number(bound[0]);
       }

@@ -156,7 +156,7 @@ std::vector<int64_t> HostTensor::ToInt64s(const std::string& what) const {
   }
 }
 
-std::vector<double> HostTensor::ToDoubles(const std::string& what) const {
+std::vector<double> HostTensor::AsDoubles(const std::string& what) const {
   switch (dtype) {
     case DType::kFloat32:
       return Converted<double>(Elements<float>(*this));

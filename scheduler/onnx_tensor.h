@@ -36,7 +36,7 @@ struct HostTensor {
   // The elements as int64 (integer dtypes only; throws naming `what` otherwise).
   std::vector<int64_t> ToInt64s(const std::string& what) const;
   // The elements as double (float32/64 and the integer dtypes; throws naming `what` otherwise).
-  std::vector<double> ToDoubles(const std::string& what) const;
+  std::vector<double> AsDoubles(const std::string& what) const;
 
   template <typename T>
   static HostTensor From(const std::vector<T>& values, const Shape& shape) {

@@ -66,7 +66,7 @@ std::string Compare(const HostTensor& actual, const HostTensor& expected) {
         << DTypeName(expected.dtype) << expected.shape;
     return out.str();
   }
-  const std::vector<double> a = actual.ToDoubles("output"), e = expected.ToDoubles("expected");
+  const std::vector<double> a = actual.AsDoubles("output"), e = expected.AsDoubles("expected");
   for (size_t i = 0; i < a.size(); ++i) {
     const bool both_nan = std::isnan(a[i]) && std::isnan(e[i]);
     if (!both_nan && !(std::abs(a[i] - e[i]) <= kAtol + kRtol * std::abs(e[i]))) {

@@ -85,7 +85,7 @@ TEST(OnnxImport, BuildsTheGraphWithParametersAndInputs) {
   EXPECT_EQ(x.role, VariableRole::kInput);
   EXPECT_EQ(*x.shape, Shape({1, 2}));
   ASSERT_EQ(model.parameters.count("w"), 1u);
-  EXPECT_EQ(model.parameters.at("w").ToDoubles("w"), (std::vector<double>{0.5, -1.5}));
+  EXPECT_EQ(model.parameters.at("w").AsDoubles("w"), (std::vector<double>{0.5, -1.5}));
   EXPECT_EQ(model.graph.node(model.graph.Find("w")).role, VariableRole::kParameter);
   EXPECT_EQ(model.graph.node(model.graph.Find("add0")).op->name, "broadcast_add");
   EXPECT_EQ(model.output_names, std::vector<std::string>{"y"});
