@@ -15,6 +15,7 @@ struct Command {
 };
 
 int RunInfoCommand(const std::vector<std::string>& args);
+int RunTuneCommand(const std::vector<std::string>& args);
 
 // Every subcommand, in the order `mxlite --help` lists them.
 const std::vector<Command>& AllCommands();

@@ -11,6 +11,8 @@ namespace mxlite::cli {
 const std::vector<Command>& AllCommands() {
   static const std::vector<Command> commands = {
       {"info", "print every setting (value, source, default, doc) and the build", RunInfoCommand},
+      {"tune", "tune a model's convolutions, print the report and fill the tuning DB",
+       RunTuneCommand},
   };
   return commands;
 }
