@@ -1,0 +1,30 @@
+"""Makes the package in python_stub/ importable without installing it. tools/test.sh points
+MXNET_LIBRARY_PATH at the build folder; without it the package finds <repository>/build."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+STUB_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, STUB_DIR)
+
+
+def run_python(code, env_changes, cwd=None):
+    """Runs `code` in a fresh interpreter (the library is loaded once per process), with the
+    environment changed by `env_changes` (a value of None removes the variable)."""
+    env = dict(os.environ)
+    for name, value in env_changes.items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
+    return subprocess.run([sys.executable, "-c", code], env=env, cwd=cwd, capture_output=True,
+                          text=True, timeout=120)
+
+
+@pytest.fixture(scope="session")
+def mxlite():
+    import mxlite as module
+    return module
