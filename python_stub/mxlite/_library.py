@@ -4,7 +4,8 @@ The library is looked for, in order:
   1. MXNET_LIBRARY_PATH: the library file itself, or a folder holding libmxlite.so;
   2. next to this package (python_stub/mxlite/libmxlite.so, or site-packages/mxlite/ when installed
      with a copy of the library);
-  3. the build folder of the source tree this package sits in (<repository>/build/libmxlite.so).
+  3. when the package sits in a source tree (python_stub/mxlite), that tree's build folder
+     (<repository>/build/libmxlite.so).
 A MXNET_LIBRARY_PATH that holds no library is warned about and skipped, as MXNet does. When no
 place has it, LibraryNotFoundError lists every place and why it did not qualify.
 """
@@ -34,8 +35,10 @@ def _candidates():
         path = os.path.join(from_env, LIBRARY_NAME) if os.path.isdir(from_env) else from_env
         candidates.append((path, "MXNET_LIBRARY_PATH=" + from_env))
     candidates.append((os.path.join(package_dir, LIBRARY_NAME), "next to the package"))
-    repository = os.path.dirname(os.path.dirname(package_dir))
-    candidates.append((os.path.join(repository, "build", LIBRARY_NAME), "the build folder"))
+    stub_dir = os.path.dirname(package_dir)
+    if os.path.basename(stub_dir) == "python_stub":  # in a source tree, not installed
+        repository = os.path.dirname(stub_dir)
+        candidates.append((os.path.join(repository, "build", LIBRARY_NAME), "the build folder"))
     return candidates
 
 
