@@ -9,6 +9,7 @@ MXLITE_APT_PACKAGES=(
   libeigen3-dev libsqlite3-dev zlib1g-dev
   dataset-fashion-mnist
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
+  python3-numpy python3-pytest
 )
 
 mxlite_missing_apt_packages() {
