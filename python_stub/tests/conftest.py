@@ -13,14 +13,15 @@ sys.path.insert(0, STUB_DIR)
 
 def run_python(code, env_changes, cwd=None):
     """Runs `code` in a fresh interpreter (the library is loaded once per process), with the
-    environment changed by `env_changes` (a value of None removes the variable)."""
+    environment changed by `env_changes` (a value of None removes the variable). It runs in `cwd`,
+    python_stub/ by default, so `import mxlite` finds the package there."""
     env = dict(os.environ)
     for name, value in env_changes.items():
         if value is None:
             env.pop(name, None)
         else:
             env[name] = value
-    return subprocess.run([sys.executable, "-c", code], env=env, cwd=cwd, capture_output=True,
+    return subprocess.run([sys.executable, "-c", code], env=env, cwd=cwd or STUB_DIR, capture_output=True,
                           text=True, timeout=120)
 
 
