@@ -153,8 +153,8 @@ struct BuilderState {
   }
   const Symbol& At(MXSymbol symbol) const {
     MX_CHECK(symbol >= 0 && static_cast<size_t>(symbol) < symbols.size())
-        << "symbol " << symbol << " does not belong to this GraphBuilder (it has "
-        << symbols.size() << " symbols)";
+        << "symbol " << symbol << " does not belong to this GraphBuilder (it has " << symbols.size()
+        << " symbols)";
     return symbols[static_cast<size_t>(symbol)];
   }
 };
@@ -163,9 +163,7 @@ BuilderState& BuilderOf(GraphBuilderHandle handle) {
   return *Checked<BuilderState>(handle, "GraphBuilderHandle");
 }
 Graph& GraphOf(GraphHandle handle) { return *Checked<Graph>(handle, "GraphHandle"); }
-Executor& ExecutorOf(ExecutorHandle handle) {
-  return *Checked<Executor>(handle, "ExecutorHandle");
-}
+Executor& ExecutorOf(ExecutorHandle handle) { return *Checked<Executor>(handle, "ExecutorHandle"); }
 Optimizer& OptimizerOf(OptimizerHandle handle) {
   return *Checked<Optimizer>(handle, "OptimizerHandle");
 }
@@ -176,10 +174,18 @@ std::string JsonString(const std::string& text) {
   std::string out = "\"";
   for (char c : text) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           char escaped[8];
@@ -262,8 +268,10 @@ std::unique_ptr<Optimizer> MakeOptimizer(const std::string& type,
   if (type == "sgd") {
     SgdOptions options;
     ApplyOptions(type,
-                 {{"learning_rate", &options.learning_rate}, {"momentum", &options.momentum},
-                  {"wd", &options.wd}, {"rescale_grad", &options.rescale_grad},
+                 {{"learning_rate", &options.learning_rate},
+                  {"momentum", &options.momentum},
+                  {"wd", &options.wd},
+                  {"rescale_grad", &options.rescale_grad},
                   {"clip_gradient", &options.clip_gradient}},
                  keys, values);
     return Optimizer::Sgd(options);
@@ -271,8 +279,11 @@ std::unique_ptr<Optimizer> MakeOptimizer(const std::string& type,
   if (type == "adam") {
     AdamOptions options;
     ApplyOptions(type,
-                 {{"learning_rate", &options.learning_rate}, {"beta1", &options.beta1},
-                  {"beta2", &options.beta2}, {"epsilon", &options.epsilon}, {"wd", &options.wd},
+                 {{"learning_rate", &options.learning_rate},
+                  {"beta1", &options.beta1},
+                  {"beta2", &options.beta2},
+                  {"epsilon", &options.epsilon},
+                  {"wd", &options.wd},
                   {"rescale_grad", &options.rescale_grad},
                   {"clip_gradient", &options.clip_gradient}},
                  keys, values);
@@ -368,8 +379,8 @@ int MXNDArraySyncCopyFromCPU(NDArrayHandle array, const void* data, size_t bytes
   return Guarded([&] {
     NDArray& target = ArrayOf(array);
     MX_CHECK(bytes == target.bytes())
-        << "copying " << bytes << " bytes into an array " << target.shape() << " "
-        << target.dtype() << " of " << target.bytes() << " bytes";
+        << "copying " << bytes << " bytes into an array " << target.shape() << " " << target.dtype()
+        << " of " << target.bytes() << " bytes";
     MX_CHECK(data != nullptr || bytes == 0) << "host data is NULL";
     target.SyncCopyFromCPU(data, bytes);
   });
@@ -448,8 +459,8 @@ int MXGraphBuilderFree(GraphBuilderHandle builder) {
   return Guarded([&] { delete static_cast<BuilderState*>(builder); });
 }
 
-int MXGraphBuilderInput(GraphBuilderHandle builder, const char* name, const int64_t* dims,
-                        int ndim, const char* dtype, MXSymbol* out) {
+int MXGraphBuilderInput(GraphBuilderHandle builder, const char* name, const int64_t* dims, int ndim,
+                        const char* dtype, MXSymbol* out) {
   return Guarded([&] {
     CheckOut(out, "out");
     BuilderState& state = BuilderOf(builder);
@@ -484,8 +495,8 @@ int MXGraphBuilderOp(GraphBuilderHandle builder, const char* op, uint32_t num_in
     const std::vector<std::string> values = TextList(num_attrs, attr_values, "attribute value");
     std::map<std::string, std::string> attrs;
     for (size_t i = 0; i < keys.size(); ++i) attrs[keys[i]] = values[i];
-    *out = state.Add(state.builder.Op(Text(op, "op name"), input_symbols, attrs,
-                                      name == nullptr ? "" : name));
+    *out = state.Add(
+        state.builder.Op(Text(op, "op name"), input_symbols, attrs, name == nullptr ? "" : name));
   });
 }
 
@@ -566,8 +577,7 @@ int MXOnnxModelGraph(OnnxModelHandle model, GraphHandle* out) {
   });
 }
 
-int MXOnnxModelListParameters(OnnxModelHandle model, uint32_t* out_count,
-                              const char*** out_names) {
+int MXOnnxModelListParameters(OnnxModelHandle model, uint32_t* out_count, const char*** out_names) {
   return Guarded([&] {
     std::vector<std::string> names;
     for (const auto& [name, tensor] : ModelOf(model).parameters) names.push_back(name);
@@ -575,8 +585,8 @@ int MXOnnxModelListParameters(OnnxModelHandle model, uint32_t* out_count,
   });
 }
 
-int MXOnnxModelListInputs(OnnxModelHandle model, uint32_t* out_count,
-                          const char*** out_onnx_names, const char*** out_variable_names) {
+int MXOnnxModelListInputs(OnnxModelHandle model, uint32_t* out_count, const char*** out_onnx_names,
+                          const char*** out_variable_names) {
   return Guarded([&] {
     CheckOut(out_variable_names, "out_variable_names");
     std::vector<std::string> onnx_names, variable_names;
@@ -612,7 +622,9 @@ int MXOnnxModelFree(OnnxModelHandle model) {
 int MXOnnxLoad(const char*, uint32_t, const char**, const int*, const int64_t*, OnnxModelHandle*) {
   return Guarded([] { NoOnnx(); });
 }
-int MXOnnxModelGraph(OnnxModelHandle, GraphHandle*) { return Guarded([] { NoOnnx(); }); }
+int MXOnnxModelGraph(OnnxModelHandle, GraphHandle*) {
+  return Guarded([] { NoOnnx(); });
+}
 int MXOnnxModelListParameters(OnnxModelHandle, uint32_t*, const char***) {
   return Guarded([] { NoOnnx(); });
 }
@@ -633,10 +645,10 @@ int MXOnnxModelFree(OnnxModelHandle model) {
 // ---- Executor -----------------------------------------------------------------------------------
 
 int MXExecutorBind(GraphHandle graph, const char* context, int training, uint32_t num_arrays,
-                   const char** array_names, const NDArrayHandle* arrays,
-                   uint32_t num_grad_inputs, const char** grad_input_names, uint32_t num_shapes,
-                   const char** shape_names, const int* shape_ndims, const int64_t* shape_dims,
-                   uint64_t seed, ExecutorHandle* out) {
+                   const char** array_names, const NDArrayHandle* arrays, uint32_t num_grad_inputs,
+                   const char** grad_input_names, uint32_t num_shapes, const char** shape_names,
+                   const int* shape_ndims, const int64_t* shape_dims, uint64_t seed,
+                   ExecutorHandle* out) {
   return Guarded([&] {
     CheckOut(out, "out");
     BindOptions options;
@@ -679,8 +691,7 @@ int MXExecutorGetOutput(ExecutorHandle executor, uint32_t index, NDArrayHandle* 
     CheckOut(out, "out");
     const std::vector<NDArray>& outputs = ExecutorOf(executor).outputs();
     MX_CHECK(index < outputs.size())
-        << "output " << index << " does not exist: the graph has " << outputs.size()
-        << " outputs";
+        << "output " << index << " does not exist: the graph has " << outputs.size() << " outputs";
     *out = NewArrayHandle(outputs[index]);
   });
 }
@@ -701,14 +712,11 @@ int MXExecutorGetGradient(ExecutorHandle executor, const char* name, NDArrayHand
 
 int MXExecutorListParameters(ExecutorHandle executor, uint32_t* out_count,
                              const char*** out_names) {
-  return Guarded(
-      [&] { ReturnNames(ExecutorOf(executor).ParameterNames(), out_count, out_names); });
+  return Guarded([&] { ReturnNames(ExecutorOf(executor).ParameterNames(), out_count, out_names); });
 }
 
-int MXExecutorListAuxiliary(ExecutorHandle executor, uint32_t* out_count,
-                            const char*** out_names) {
-  return Guarded(
-      [&] { ReturnNames(ExecutorOf(executor).AuxiliaryNames(), out_count, out_names); });
+int MXExecutorListAuxiliary(ExecutorHandle executor, uint32_t* out_count, const char*** out_names) {
+  return Guarded([&] { ReturnNames(ExecutorOf(executor).AuxiliaryNames(), out_count, out_names); });
 }
 
 int MXExecutorInitParameters(ExecutorHandle executor, const char* initializer, double value,
@@ -749,8 +757,7 @@ int MXOptimizerUpdateAll(OptimizerHandle optimizer, ExecutorHandle executor) {
 int MXOptimizerUpdate(OptimizerHandle optimizer, const char* name, NDArrayHandle weight,
                       NDArrayHandle gradient) {
   return Guarded([&] {
-    OptimizerOf(optimizer).Update(Text(name, "parameter name"), ArrayOf(weight),
-                                  ArrayOf(gradient));
+    OptimizerOf(optimizer).Update(Text(name, "parameter name"), ArrayOf(weight), ArrayOf(gradient));
   });
 }
 

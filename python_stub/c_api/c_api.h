@@ -89,7 +89,8 @@ MXLITE_C_API int MXSettingDescribe(const char* name, const char** out_type,
                                    const char** out_default, const char** out_allowed,
                                    const char** out_doc);
 
-/* ---- NDArray (engine/ndarray.h) --------------------------------------------------------------- */
+/* ---- NDArray (engine/ndarray.h) ---------------------------------------------------------------
+ */
 
 /* A new array of zeros. `dims` holds `ndim` extents (ndim 0: a scalar). */
 MXLITE_C_API int MXNDArrayCreate(const int64_t* dims, int ndim, const char* dtype,
@@ -122,7 +123,8 @@ MXLITE_C_API int MXNDArrayLoadTensorProto(const char* path, NDArrayHandle* out,
 
 MXLITE_C_API int MXNDArrayFree(NDArrayHandle array);
 
-/* ---- Graph building (scheduler/graph_builder.h) ----------------------------------------------- */
+/* ---- Graph building (scheduler/graph_builder.h) -----------------------------------------------
+ */
 
 MXLITE_C_API int MXGraphBuilderCreate(GraphBuilderHandle* out);
 MXLITE_C_API int MXGraphBuilderFree(GraphBuilderHandle builder);
@@ -138,13 +140,13 @@ MXLITE_C_API int MXGraphBuilderParameter(GraphBuilderHandle builder, const char*
 
 /* Applies a registered op to `inputs` with attributes in MXNet spelling ("kernel" = "(5,5)",
  * "no_bias" = "true"). Parameters the op declares but the call does not pass are created and named
- * "<node>_<input>". `name` may be NULL or "" for an automatic name ("conv0"). The symbol is the op's
- * output 0. Unknown ops, unknown or invalid attributes and wrong input counts fail, naming the
+ * "<node>_<input>". `name` may be NULL or "" for an automatic name ("conv0"). The symbol is the
+ * op's output 0. Unknown ops, unknown or invalid attributes and wrong input counts fail, naming the
  * node (and listing the known ops or attributes). */
-MXLITE_C_API int MXGraphBuilderOp(GraphBuilderHandle builder, const char* op,
-                                  uint32_t num_inputs, const MXSymbol* inputs,
-                                  uint32_t num_attrs, const char** attr_keys,
-                                  const char** attr_values, const char* name, MXSymbol* out);
+MXLITE_C_API int MXGraphBuilderOp(GraphBuilderHandle builder, const char* op, uint32_t num_inputs,
+                                  const MXSymbol* inputs, uint32_t num_attrs,
+                                  const char** attr_keys, const char** attr_values,
+                                  const char* name, MXSymbol* out);
 
 /* The visible outputs of the node behind `symbol`: *out_count symbols written to out_symbols,
  * which holds `capacity` entries (fails when it is too small, saying how many are needed). */
@@ -166,7 +168,8 @@ MXLITE_C_API int MXGraphListVariables(GraphHandle graph, int role, uint32_t* out
 
 MXLITE_C_API int MXGraphFree(GraphHandle graph);
 
-/* ---- ONNX (scheduler/onnx_import.h) ------------------------------------------------------------ */
+/* ---- ONNX (scheduler/onnx_import.h) ------------------------------------------------------------
+ */
 
 /* Imports an ONNX model file. `num_shapes` input shapes may replace the declared ones (for dynamic
  * dims): input `shape_names[i]` gets `shape_ndims[i]` extents, taken in order from `shape_dims`.
@@ -195,7 +198,8 @@ MXLITE_C_API int MXOnnxModelGetParameter(OnnxModelHandle model, const char* name
 
 MXLITE_C_API int MXOnnxModelFree(OnnxModelHandle model);
 
-/* ---- Executor (scheduler/executor.h) ----------------------------------------------------------- */
+/* ---- Executor (scheduler/executor.h) -----------------------------------------------------------
+ */
 
 /* Binds a graph to a device. `training` != 0 plans backward (gradients of every parameter and of
  * the inputs named in `grad_input_names`). `arrays` are used for the variables (or parameter
@@ -231,10 +235,10 @@ MXLITE_C_API int MXExecutorListAuxiliary(ExecutorHandle executor, uint32_t* out_
                                          const char*** out_names);
 
 /* Initialises every parameter and auxiliary state by MXNet's name rules (scheduler/initializer.h):
- * weights from `initializer` — "xavier" (uniform, average fan, magnitude = `value`), "uniform"
- * (scale = `value`), "normal" (sigma = `value`), "constant" (`value`) or "zeros" — biases and betas
- * 0, gammas 1, moving means 0, moving variances 1. A negative `value` takes the initialiser's
- * default (xavier 3, uniform 0.07, normal 0.01). */
+ * weights from `initializer` — "xavier" (uniform, average fan, magnitude = `value`),
+ * "uniform" (scale = `value`), "normal" (sigma = `value`), "constant" (`value`) or "zeros" —
+ * biases and betas 0, gammas 1, moving means 0, moving variances 1. A negative `value` takes the
+ * initialiser's default (xavier 3, uniform 0.07, normal 0.01). */
 MXLITE_C_API int MXExecutorInitParameters(ExecutorHandle executor, const char* initializer,
                                           double value, uint64_t seed);
 
@@ -243,7 +247,8 @@ MXLITE_C_API int MXExecutorSummary(ExecutorHandle executor, const char** out_tex
 
 MXLITE_C_API int MXExecutorFree(ExecutorHandle executor);
 
-/* ---- Optimizers (scheduler/optimizer.h) -------------------------------------------------------- */
+/* ---- Optimizers (scheduler/optimizer.h) --------------------------------------------------------
+ */
 
 /* A new optimizer: `type` "sgd" (learning_rate, momentum, wd, rescale_grad, clip_gradient) or
  * "adam" (learning_rate, beta1, beta2, epsilon, wd, rescale_grad, clip_gradient); options are
@@ -262,7 +267,8 @@ MXLITE_C_API int MXOptimizerSetLearningRate(OptimizerHandle optimizer, double le
 MXLITE_C_API int MXOptimizerGetLearningRate(OptimizerHandle optimizer, double* out_rate);
 MXLITE_C_API int MXOptimizerFree(OptimizerHandle optimizer);
 
-/* ---- Engine and profiler (engine/engine.h, engine/profiler.h) ---------------------------------- */
+/* ---- Engine and profiler (engine/engine.h, engine/profiler.h) ----------------------------------
+ */
 
 /* Blocks until every pushed op is done; reports the first error not yet reported. */
 MXLITE_C_API int MXEngineWaitAll(void);
@@ -276,7 +282,7 @@ MXLITE_C_API int MXProfilerDump(const char* path);
 MXLITE_C_API int MXProfilerClear(void);
 
 #ifdef __cplusplus
-}  /* extern "C" */
+} /* extern "C" */
 #endif
 
-#endif  /* MXLITE_PYTHON_STUB_C_API_H_ */
+#endif /* MXLITE_PYTHON_STUB_C_API_H_ */

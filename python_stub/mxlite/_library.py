@@ -19,7 +19,7 @@ MAX_DIMS = 6  # MX_MAX_DIMS in c_api.h
 
 
 class MXLiteError(Exception):
-    """An error reported by mxlite; the message is the C side's (MXGetLastError) when it came from C."""
+    """An error reported by mxlite; from C, the message is MXGetLastError()'s, unchanged."""
 
 
 class LibraryNotFoundError(MXLiteError, ImportError):
@@ -70,8 +70,10 @@ _lib, library_path = _load()
 
 # ---- Signatures: every C API function with its argument types (return type int unless noted) ----
 
-_c_int, _c_uint32, _c_int64, _c_uint64 = ctypes.c_int, ctypes.c_uint32, ctypes.c_int64, ctypes.c_uint64
-_c_double, _c_size_t, _c_void_p, _c_char_p = ctypes.c_double, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_char_p
+_c_int, _c_uint32, _c_int64, _c_uint64 = (ctypes.c_int, ctypes.c_uint32, ctypes.c_int64,
+                                          ctypes.c_uint64)
+_c_double, _c_size_t, _c_void_p, _c_char_p = (ctypes.c_double, ctypes.c_size_t, ctypes.c_void_p,
+                                              ctypes.c_char_p)
 _P = ctypes.POINTER
 _strings = _P(_c_char_p)
 
@@ -191,7 +193,8 @@ def c_handle_array(handles):
 
 
 def c_shape_triple(shapes):
-    """{name: shape} as the (count, names, ndims, flat dims) arguments of MXOnnxLoad/MXExecutorBind."""
+    """{name: shape} as the (count, names, ndims, flat dims) arguments of MXOnnxLoad and
+    MXExecutorBind."""
     shapes = dict(shapes or {})
     names = list(shapes)
     ndims = [len(shapes[n]) for n in names]

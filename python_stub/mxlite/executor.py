@@ -13,7 +13,8 @@ NDArray handles that share the executor's memory.
 
 import ctypes
 
-from ._library import MXLiteError, c_handle_array, c_shape_triple, c_str, c_str_array, call, list_names, py_str
+from ._library import (MXLiteError, c_handle_array, c_shape_triple, c_str, c_str_array, call,
+                       list_names, py_str)
 from .ndarray import NDArray, array
 
 
@@ -96,7 +97,7 @@ class Executor:
         for name, value in dict(inputs or {}, **named).items():
             self.arg(name).copy_from(value)
 
-    # ---- Running ----------------------------------------------------------------------------------
+    # ---- Running ---------------------------------------------------------------------------------
 
     def initialize(self, initializer="xavier", value=None, seed=0):
         """Initialises parameters and auxiliary states by MXNet's name rules: weights from

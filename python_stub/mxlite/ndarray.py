@@ -59,7 +59,7 @@ class NDArray:
     output) share that array's memory: writing them writes the executor's array."""
 
     def __init__(self, handle, name=None):
-        self._handle = ctypes.c_void_p(handle) if not isinstance(handle, ctypes.c_void_p) else handle
+        self._handle = handle if isinstance(handle, ctypes.c_void_p) else ctypes.c_void_p(handle)
         self.name = name
 
     def __del__(self):
@@ -112,11 +112,14 @@ class NDArray:
         dtype = self.dtype
         if dtype == "bfloat16":
             bits = np.empty(self.shape, dtype=np.uint16)
-            call.MXNDArraySyncCopyToCPU(self._handle, bits.ctypes.data_as(ctypes.c_void_p), bits.nbytes)
+            self._copy_to(bits)
             return _bfloat16_bits_to_float32(bits)
         out = np.empty(self.shape, dtype=_NUMPY_DTYPES[dtype])
-        call.MXNDArraySyncCopyToCPU(self._handle, out.ctypes.data_as(ctypes.c_void_p), out.nbytes)
+        self._copy_to(out)
         return out
+
+    def _copy_to(self, host):
+        call.MXNDArraySyncCopyToCPU(self._handle, host.ctypes.data_as(ctypes.c_void_p), host.nbytes)
 
     def copy_from(self, source):
         """Copies a NumPy array (or anything np.asarray takes) of the same shape and dtype in."""
@@ -130,8 +133,12 @@ class NDArray:
         if tuple(source.shape) != self.shape:
             raise MXLiteError("cannot copy data of shape %s into %s: the shapes differ"
                               % (_shape_text(source.shape), self._describe()))
-        host = _float32_to_bfloat16_bits(source) if dtype == "bfloat16" else np.ascontiguousarray(source)
-        call.MXNDArraySyncCopyFromCPU(self._handle, host.ctypes.data_as(ctypes.c_void_p), host.nbytes)
+        if dtype == "bfloat16":
+            host = _float32_to_bfloat16_bits(source)
+        else:
+            host = np.ascontiguousarray(source)
+        call.MXNDArraySyncCopyFromCPU(self._handle, host.ctypes.data_as(ctypes.c_void_p),
+                                      host.nbytes)
         return self
 
     def __repr__(self):
@@ -146,13 +153,15 @@ def zeros(shape, dtype="float32", context="cpu"):
     """A new array of zeros."""
     dims, ndim = c_dims(shape)
     handle = ctypes.c_void_p()
-    call.MXNDArrayCreate(dims, ndim, c_str(_dtype_name(dtype)), c_str(context), ctypes.byref(handle))
+    call.MXNDArrayCreate(dims, ndim, c_str(_dtype_name(dtype)), c_str(context),
+                         ctypes.byref(handle))
     return NDArray(handle)
 
 
 def array(source, dtype=None, context="cpu"):
-    """A new array holding a copy of `source`. Without `dtype` the source's dtype is kept (it must be
-    one mxlite supports); with one, the values are converted to it first, as NumPy's astype does."""
+    """A new array holding a copy of `source`. Without `dtype` the source's dtype is kept (it must
+    be one mxlite supports); with one, the values are converted to it first, as NumPy's astype
+    does."""
     source = np.asarray(source)
     name = _dtype_name(dtype if dtype is not None else source.dtype)
     result = zeros(source.shape, name, context)

@@ -9,7 +9,7 @@ The file is untrusted: malformed models raise MXLiteError naming the file and th
 
 import ctypes
 
-from ._library import c_shape_triple, c_str, call, list_names, names_from, py_str
+from ._library import MXLiteError, c_shape_triple, c_str, call, list_names, names_from
 from .executor import Executor
 from .graph import Graph
 from .ndarray import NDArray
@@ -55,7 +55,8 @@ class OnnxModel:
     def parameter(self, name, context="cpu"):
         """A parameter's value as a new NDArray."""
         handle = ctypes.c_void_p()
-        call.MXOnnxModelGetParameter(self._handle, c_str(name), c_str(context), ctypes.byref(handle))
+        call.MXOnnxModelGetParameter(self._handle, c_str(name), c_str(context),
+                                     ctypes.byref(handle))
         return NDArray(handle, name)
 
     def bind(self, context="cpu", training=False):
@@ -72,7 +73,6 @@ class OnnxModel:
         variables = self.inputs
         unknown = sorted(set(inputs) - set(variables))
         if unknown:
-            from ._library import MXLiteError
             raise MXLiteError("%s has no input %s; its inputs are %s"
                               % (self.path, ", ".join(unknown), ", ".join(sorted(variables))))
         return executor.forward({variables[name]: value for name, value in inputs.items()})

@@ -21,8 +21,8 @@ def run_python(code, env_changes, cwd=None):
             env.pop(name, None)
         else:
             env[name] = value
-    return subprocess.run([sys.executable, "-c", code], env=env, cwd=cwd or STUB_DIR, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run([sys.executable, "-c", code], env=env, cwd=cwd or STUB_DIR,
+                          capture_output=True, text=True, timeout=120)
 
 
 @pytest.fixture(scope="session")

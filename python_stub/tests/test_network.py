@@ -53,7 +53,8 @@ def test_forward_and_backward_with_head_gradients(mxlite, dtype):
     (out,) = executor.forward(is_train=True, data=x)
     executor.backward([head])
 
-    h, r, z = reference_forward(x.astype(np.float64), {k: v.astype(np.float64) for k, v in params.items()})
+    params64 = {name: value.astype(np.float64) for name, value in params.items()}
+    h, r, z = reference_forward(x.astype(np.float64), params64)
     expected_out = np.tanh(z)
     np.testing.assert_allclose(out, expected_out, rtol=TOLERANCE[dtype], atol=TOLERANCE[dtype])
     expected = reference_backward(x, params, h, r, head * (1 - expected_out ** 2))
