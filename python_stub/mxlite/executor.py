@@ -19,8 +19,9 @@ from .ndarray import NDArray, array
 
 
 class Executor:
-    def __init__(self, handle):
+    def __init__(self, handle, context):
         self._handle = handle
+        self.context = context
 
     @classmethod
     def bind(cls, graph, context="cpu", training=False, arrays=None, input_gradients=(),
@@ -40,7 +41,7 @@ class Executor:
                             c_str_array(names), handles, len(gradients), c_str_array(gradients),
                             num_shapes, shape_names, shape_ndims, shape_dims, int(seed),
                             ctypes.byref(handle))
-        return cls(handle)
+        return cls(handle, context)
 
     def __del__(self):
         if getattr(self, "_handle", None) is not None and self._handle.value:
@@ -118,7 +119,8 @@ class Executor:
     def backward(self, head_gradients=None):
         """Runs the backward pass. `head_gradients`: one array per output (NumPy or NDArray), or
         None for ones (loss outputs such as SoftmaxOutput ignore them)."""
-        heads = [g if isinstance(g, NDArray) else array(g) for g in (head_gradients or [])]
+        heads = [g if isinstance(g, NDArray) else array(g, context=self.context)
+                 for g in (head_gradients or [])]
         call.MXExecutorBackward(self._handle, len(heads), c_handle_array([h.handle for h in heads]))
 
     def summary(self):

@@ -69,6 +69,24 @@ def test_optimizer_options_are_checked(mxlite):
         mxlite.Optimizer("sgd", momentun=0.9)
 
 
+def test_errors_inside_engine_ops_surface_when_results_are_read(mxlite):
+    g = mxlite.GraphBuilder()
+    logits = g.fully_connected(g.input("data", (2, 3)), num_hidden=3)
+    graph = g.build([g.softmax_output(logits, g.input("softmax_label", (2,)))])
+    executor = graph.bind(training=True)
+    executor.forward(is_train=True, data=np.zeros((2, 3), np.float32),
+                     softmax_label=np.array([0, 7], np.float32))
+    executor.backward()  # pushed; the bad label fails inside the engine
+    with pytest.raises(mxlite.MXLiteError) as error:
+        executor.gradient("fc0_weight").asnumpy()
+    assert str(error.value).startswith("engine op 'backward softmax0' failed: ")
+    assert "label 7 at position 1 is not a class index in [0, 3)" in str(error.value)
+    executor.backward()
+    with pytest.raises(mxlite.MXLiteError, match="label 7 at position 1"):
+        mxlite.wait_all()
+    mxlite.wait_all()  # an error is reported once
+
+
 def test_the_library_stays_usable_after_an_error(mxlite):
     with pytest.raises(mxlite.MXLiteError):
         mxlite.GraphBuilder().op("NoSuchOp", [])
