@@ -375,15 +375,30 @@ int MXNDArrayCreate(const int64_t* dims, int ndim, const char* dtype, const char
   });
 }
 
-int MXNDArraySyncCopyFromCPU(NDArrayHandle array, const void* data, size_t bytes) {
+namespace {
+void CopyIn(NDArray& target, const void* data, size_t bytes) {
+  MX_CHECK(bytes == target.bytes())
+      << "copying " << bytes << " bytes into an array " << target.shape() << " " << target.dtype()
+      << " of " << target.bytes() << " bytes";
+  MX_CHECK(data != nullptr || bytes == 0) << "host data is NULL";
+  target.SyncCopyFromCPU(data, bytes);
+}
+}  // namespace
+
+int MXNDArrayCreateFromCPU(const int64_t* dims, int ndim, const char* dtype, const char* context,
+                           const void* data, size_t bytes, NDArrayHandle* out) {
   return Guarded([&] {
-    NDArray& target = ArrayOf(array);
-    MX_CHECK(bytes == target.bytes())
-        << "copying " << bytes << " bytes into an array " << target.shape() << " " << target.dtype()
-        << " of " << target.bytes() << " bytes";
-    MX_CHECK(data != nullptr || bytes == 0) << "host data is NULL";
-    target.SyncCopyFromCPU(data, bytes);
+    CheckOut(out, "out");
+    const Shape shape = ShapeOf(dims, ndim, "MXNDArrayCreateFromCPU");
+    NDArray array(shape, Context::Parse(Text(context, "context")),
+                  ParseDType(Text(dtype, "dtype")));
+    CopyIn(array, data, bytes);
+    *out = NewArrayHandle(array);
   });
+}
+
+int MXNDArraySyncCopyFromCPU(NDArrayHandle array, const void* data, size_t bytes) {
+  return Guarded([&] { CopyIn(ArrayOf(array), data, bytes); });
 }
 
 int MXNDArraySyncCopyToCPU(NDArrayHandle array, void* data, size_t bytes) {

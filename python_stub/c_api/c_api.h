@@ -96,6 +96,12 @@ MXLITE_C_API int MXSettingDescribe(const char* name, const char** out_type,
 MXLITE_C_API int MXNDArrayCreate(const int64_t* dims, int ndim, const char* dtype,
                                  const char* context, NDArrayHandle* out);
 
+/* A new array holding a copy of `bytes` bytes of host memory in the dtype's layout and C
+ * (row-major) order; `bytes` must equal the array's size. Waits until the copy is done. */
+MXLITE_C_API int MXNDArrayCreateFromCPU(const int64_t* dims, int ndim, const char* dtype,
+                                        const char* context, const void* data, size_t bytes,
+                                        NDArrayHandle* out);
+
 /* Copies `bytes` bytes of host memory into the array, in the array's dtype and C (row-major) order;
  * `bytes` must equal the array's size in bytes. Waits until the copy is done. */
 MXLITE_C_API int MXNDArraySyncCopyFromCPU(NDArrayHandle array, const void* data, size_t bytes);

@@ -86,6 +86,8 @@ _SIGNATURES = {
     "MXSettingList": [_P(_c_uint32), _P(_strings)],
     "MXSettingDescribe": [_c_char_p, _P(_c_char_p), _P(_c_char_p), _P(_c_char_p), _P(_c_char_p)],
     "MXNDArrayCreate": [_P(_c_int64), _c_int, _c_char_p, _c_char_p, _P(_c_void_p)],
+    "MXNDArrayCreateFromCPU": [_P(_c_int64), _c_int, _c_char_p, _c_char_p, _c_void_p, _c_size_t,
+                               _P(_c_void_p)],
     "MXNDArraySyncCopyFromCPU": [_c_void_p, _c_void_p, _c_size_t],
     "MXNDArraySyncCopyToCPU": [_c_void_p, _c_void_p, _c_size_t],
     "MXNDArrayGetShape": [_c_void_p, _P(_c_int), _P(_c_int64)],

@@ -133,16 +133,20 @@ class NDArray:
         if tuple(source.shape) != self.shape:
             raise MXLiteError("cannot copy data of shape %s into %s: the shapes differ"
                               % (_shape_text(source.shape), self._describe()))
-        if dtype == "bfloat16":
-            host = _float32_to_bfloat16_bits(source)
-        else:
-            host = np.ascontiguousarray(source)
+        host = _host_bytes(source, dtype)
         call.MXNDArraySyncCopyFromCPU(self._handle, host.ctypes.data_as(ctypes.c_void_p),
                                       host.nbytes)
         return self
 
     def __repr__(self):
         return "<%s @%s>" % (self._describe(), self.context)
+
+
+def _host_bytes(values, dtype):
+    """`values` (already of the host dtype) as a contiguous buffer in the layout of `dtype`."""
+    if dtype == "bfloat16":
+        return _float32_to_bfloat16_bits(values)
+    return np.ascontiguousarray(values)
 
 
 def _shape_text(shape):
@@ -164,8 +168,13 @@ def array(source, dtype=None, context="cpu"):
     does."""
     source = np.asarray(source)
     name = _dtype_name(dtype if dtype is not None else source.dtype)
-    result = zeros(source.shape, name, context)
-    return result.copy_from(source.astype(_host_dtype(name), copy=False))
+    host = _host_bytes(source.astype(_host_dtype(name), copy=False), name)
+    dims, ndim = c_dims(source.shape)
+    handle = ctypes.c_void_p()
+    call.MXNDArrayCreateFromCPU(dims, ndim, c_str(name), c_str(context),
+                                host.ctypes.data_as(ctypes.c_void_p), host.nbytes,
+                                ctypes.byref(handle))
+    return NDArray(handle)
 
 
 def load_tensor_proto(path):

@@ -167,6 +167,27 @@ TEST(CApiTest, ErrorsReturnMinusOneWithTheMessage) {
   Ok(MXNDArrayFree(nullptr));  // freeing NULL is a no-op
 }
 
+TEST(CApiTest, ArraysFromHostBuffersRoundTrip) {
+  const std::vector<double> values = {1.5, -2, 3.25, 0, 7, -8};
+  const int64_t dims[] = {2, 3};
+  NDArrayHandle array = nullptr;
+  Ok(MXNDArrayCreateFromCPU(dims, 2, "float64", "cpu", values.data(), 48, &array));
+  std::vector<double> back(6);
+  Ok(MXNDArraySyncCopyToCPU(array, back.data(), 48));
+  EXPECT_EQ(back, values);
+  const char* dtype = nullptr;
+  Ok(MXNDArrayGetDType(array, &dtype));
+  EXPECT_STREQ(dtype, "float64");
+  EXPECT_EQ(MXNDArraySyncCopyToCPU(array, back.data(), 40), -1);
+  EXPECT_NE(std::string(MXGetLastError()).find("of 48 bytes into 40 bytes"), std::string::npos)
+      << MXGetLastError();
+  Ok(MXNDArrayFree(array));
+  NDArrayHandle none = nullptr;
+  EXPECT_EQ(MXNDArrayCreateFromCPU(dims, 2, "float65", "cpu", values.data(), 48, &none), -1);
+  EXPECT_NE(std::string(MXGetLastError()).find("float65"), std::string::npos);
+  EXPECT_EQ(none, nullptr);
+}
+
 TEST(CApiTest, ReturnedStringsLiveUntilTheNextCall) {
   const char* value = nullptr;
   const char* source = nullptr;
