@@ -107,3 +107,13 @@ def test_generic_ops_multiple_outputs_and_summary(mxlite):
     np.testing.assert_array_equal(outs[0], [[1, 2, 3], [1, 2, 3]])
     np.testing.assert_array_equal(outs[1], np.ones((2, 3)))
     assert "total" in executor.summary()
+
+
+def test_binding_with_another_batch_size(mxlite):
+    rng = np.random.default_rng(5)
+    params = random_parameters(rng, np.float64)
+    x = rng.standard_normal((2, FEATURES))
+    executor = build_mlp(mxlite, "float64", "tanh").bind(arrays=params,
+                                                         input_shapes={"data": (2, FEATURES)})
+    (out,) = executor.forward(data=x)
+    np.testing.assert_allclose(out, np.tanh(reference_forward(x, params)[2]), rtol=1e-12)

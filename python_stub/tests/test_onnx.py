@@ -64,3 +64,11 @@ def test_unknown_input_name_is_refused(mxlite, onnx_enabled):
     model = mxlite.load_onnx(os.path.join(NODE_TESTS, "test_relu", "model.onnx"))
     with pytest.raises(mxlite.MXLiteError, match="has no input y; its inputs are x"):
         model.run({"y": np.zeros((3, 4, 5), np.float32)})
+
+
+def test_input_shapes_replace_the_declared_ones(mxlite, onnx_enabled):
+    model = mxlite.load_onnx(os.path.join(NODE_TESTS, "test_relu", "model.onnx"),
+                             input_shapes={"x": (2, 5)})
+    x = np.linspace(-1, 1, 10, dtype=np.float32).reshape(2, 5)
+    (y,) = model.run({"x": x})
+    np.testing.assert_array_equal(y, np.maximum(x, 0))
