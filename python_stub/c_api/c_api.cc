@@ -749,6 +749,13 @@ int MXExecutorSummary(ExecutorHandle executor, const char** out_text) {
   });
 }
 
+int MXExecutorTuningReport(ExecutorHandle executor, int verbose, const char** out_text) {
+  return Guarded([&] {
+    CheckOut(out_text, "out_text");
+    *out_text = return_store.Keep(ExecutorOf(executor).TuningReport(verbose != 0));
+  });
+}
+
 int MXExecutorFree(ExecutorHandle executor) {
   return Guarded([&] { delete static_cast<Executor*>(executor); });
 }

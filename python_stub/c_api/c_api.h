@@ -251,6 +251,12 @@ MXLITE_C_API int MXExecutorInitParameters(ExecutorHandle executor, const char* i
 /* The layers, output shapes, parameter counts and memory plan, as printed by the C++ API. */
 MXLITE_C_API int MXExecutorSummary(ExecutorHandle executor, const char** out_text);
 
+/* The convolution tuning report: per layer and direction, the effective mode and where it came
+ * from, the pick and whether it came from the cache, the DB or a benchmark; with `verbose` != 0
+ * also every candidate with its time and workspace (or why it was skipped). */
+MXLITE_C_API int MXExecutorTuningReport(ExecutorHandle executor, int verbose,
+                                        const char** out_text);
+
 MXLITE_C_API int MXExecutorFree(ExecutorHandle executor);
 
 /* ---- Optimizers (scheduler/optimizer.h) --------------------------------------------------------

@@ -127,6 +127,7 @@ _SIGNATURES = {
     "MXExecutorListAuxiliary": [_c_void_p, _P(_c_uint32), _P(_strings)],
     "MXExecutorInitParameters": [_c_void_p, _c_char_p, _c_double, _c_uint64],
     "MXExecutorSummary": [_c_void_p, _P(_c_char_p)],
+    "MXExecutorTuningReport": [_c_void_p, _c_int, _P(_c_char_p)],
     "MXExecutorFree": [_c_void_p],
     "MXOptimizerCreate": [_c_char_p, _c_uint32, _strings, _strings, _P(_c_void_p)],
     "MXOptimizerUpdateAll": [_c_void_p, _c_void_p],

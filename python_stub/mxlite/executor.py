@@ -123,6 +123,13 @@ class Executor:
                  for g in (head_gradients or [])]
         call.MXExecutorBackward(self._handle, len(heads), c_handle_array([h.handle for h in heads]))
 
+    def tuning_report(self, verbose=False):
+        """What the convolution tuner chose at bind, per layer and direction, and why; with
+        `verbose` every candidate with its time and workspace."""
+        out = ctypes.c_char_p()
+        call.MXExecutorTuningReport(self._handle, int(bool(verbose)), ctypes.byref(out))
+        return py_str(out.value)
+
     def summary(self):
         """Layers, output shapes, parameter counts and the memory plan."""
         out = ctypes.c_char_p()

@@ -117,3 +117,25 @@ def test_binding_with_another_batch_size(mxlite):
                                                          input_shapes={"data": (2, FEATURES)})
     (out,) = executor.forward(data=x)
     np.testing.assert_allclose(out, np.tanh(reference_forward(x, params)[2]), rtol=1e-12)
+
+
+@pytest.fixture
+def tuning_db_off(mxlite):
+    mxlite.settings["MXNET_TUNING_DB_MODE"] = "off"  # the test leaves no tuning DB behind
+    yield
+    del mxlite.settings["MXNET_TUNING_DB_MODE"]
+
+
+def test_tuning_report_says_what_each_convolution_got_and_why(mxlite, tuning_db_off):
+    g = mxlite.GraphBuilder()
+    x = g.input("data", (1, 2, 8, 8))
+    x = g.conv(x, num_filter=4, kernel=(3, 3), pad=(1, 1), cudnn_tune="off", name="heuristic_conv")
+    x = g.conv(x, num_filter=4, kernel=(1, 1), cudnn_tune="fastest", name="timed_conv")
+    executor = g.build([x]).bind()
+    report = executor.tuning_report()
+    lines = report.splitlines()
+    assert any("heuristic_conv" in line and "attribute" in line for line in lines), report
+    assert any("timed_conv" in line and "attribute" in line for line in lines), report
+    assert lines[-1].startswith("tuned 2 convolutions: 0 from DB, 1 by heuristic (off), "
+                                "1 benchmarked in "), report
+    assert len(executor.tuning_report(verbose=True).splitlines()) > len(lines)
