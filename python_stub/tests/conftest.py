@@ -1,14 +1,24 @@
-"""Makes the package in python_stub/ importable without installing it. tools/test.sh points
-MXNET_LIBRARY_PATH at the build folder; without it the package finds <repository>/build."""
+"""Makes the package in python_stub/ importable without installing it. CTest (python_stub_pytest,
+run by tools/test.sh) points MXNET_LIBRARY_PATH at the library it built; without it the package
+finds <repository>/build."""
 
+import atexit
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
 STUB_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, STUB_DIR)
+
+# Binding convolutions tunes them into the user tuning DB under MXNET_HOME: keep a run outside
+# CTest (which sets MXNET_HOME) from writing into ~/.mxnet. Set before the library reads it.
+if not os.environ.get("MXNET_HOME"):
+    os.environ["MXNET_HOME"] = tempfile.mkdtemp(prefix="mxlite-pytest-home-")
+    atexit.register(shutil.rmtree, os.environ["MXNET_HOME"], True)
 
 
 def run_python(code, env_changes, cwd=None):
