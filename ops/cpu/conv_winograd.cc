@@ -12,38 +12,16 @@
 // kernel over the output gradient with padding 2 - pad (so pad <= 2).
 // Each phase runs over the intra-op pool; the GEMMs run one per task (single-threaded inside).
 #include <algorithm>
+#include <type_traits>
 
 #include "ops/cpu/blas.h"
 #include "ops/cpu/conv_algorithms.h"
+#include "ops/cpu/conv_winograd_avx2.h"
 #include "ops/cpu/parallel.h"
+#include "ops/cpu/winograd_matrices.h"
 
 namespace mxlite::cpu {
 namespace {
-
-template <int M>
-struct WinogradMatrices;
-
-template <>
-struct WinogradMatrices<2> {
-  static constexpr double kBT[4][4] = {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}};
-  static constexpr double kG[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
-  static constexpr double kAT[2][4] = {{1, 1, 1, 0}, {0, 1, -1, -1}};
-};
-
-template <>
-struct WinogradMatrices<4> {
-  static constexpr double kBT[6][6] = {{4, 0, -5, 0, 1, 0},  {0, -4, -4, 1, 1, 0},
-                                       {0, 4, -4, -1, 1, 0}, {0, -2, -1, 2, 1, 0},
-                                       {0, 2, -1, -2, 1, 0}, {0, 4, 0, -5, 0, 1}};
-  static constexpr double kG[6][3] = {{1.0 / 4, 0, 0},
-                                      {-1.0 / 6, -1.0 / 6, -1.0 / 6},
-                                      {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-                                      {1.0 / 24, 1.0 / 12, 1.0 / 6},
-                                      {1.0 / 24, -1.0 / 12, 1.0 / 6},
-                                      {0, 0, 1}};
-  static constexpr double kAT[4][6] = {
-      {1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, -1, 8, -8, 1}};
-};
 
 // The sizes of one Winograd problem.
 template <int M>
@@ -251,6 +229,9 @@ class WinogradAlgorithm final : public ConvAlgorithmBase<WinogradAlgorithm<M>> {
       tally.Add(g.in_channels * g.out_channels_per_group() * 9);
       forward = BackwardDataGeometry(g);
     }
+    if (UsesAvx2Kernel(dtype)) {
+      return tally.bytes() + detail::WinogradAvx2WorkspaceBytes<M>(forward);
+    }
     const WinogradPlan<M> plan(forward);
     tally.Add(plan.u_size(forward));
     tally.Add(plan.v_size(forward));
@@ -258,17 +239,34 @@ class WinogradAlgorithm final : public ConvAlgorithmBase<WinogradAlgorithm<M>> {
     return tally.bytes();
   }
 
+  // float32 on an AVX2+FMA CPU runs the fused kernel of conv_winograd_avx2.h; float64 (and
+  // float32 elsewhere) the portable phases above.
+  static bool UsesAvx2Kernel(DType dtype) {
+    return dtype == DType::kFloat32 && detail::WinogradAvx2Available();
+  }
+
+  template <typename T>
+  static void Forward(const ConvGeometry& g, const T* data, const T* weight, const T* bias,
+                      T* output, ScratchSpace& scratch) {
+    if constexpr (std::is_same_v<T, float>) {
+      if (UsesAvx2Kernel(DType::kFloat32)) {
+        detail::WinogradForwardAvx2<M>(g, data, weight, bias, output, scratch);
+        return;
+      }
+    }
+    WinogradForward<T, M>(g, data, weight, bias, output, scratch);
+  }
+
   template <typename T>
   void Compute(ConvDirection direction, const ConvGeometry& g, const ConvTensors<T>& t,
                ScratchSpace& scratch) const {
     if (direction == ConvDirection::kForward) {
-      WinogradForward<T, M>(g, t.data, t.weight, t.bias, t.output, scratch);
+      Forward<T>(g, t.data, t.weight, t.bias, t.output, scratch);
       return;
     }
     T* flipped = scratch.GetArray<T>(g.in_channels * g.out_channels_per_group() * 9);
     FlipTransposeWeights(g, t.weight, flipped);
-    WinogradForward<T, M>(BackwardDataGeometry(g), t.output_grad, flipped, nullptr, t.data_grad,
-                          scratch);
+    Forward<T>(BackwardDataGeometry(g), t.output_grad, flipped, nullptr, t.data_grad, scratch);
   }
 };
 
