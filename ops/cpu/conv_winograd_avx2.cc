@@ -93,22 +93,30 @@ MXLITE_AVX2 inline void ApplyMatrix(const __m256* in, int in_stride, __m256* out
    ...);
 }
 
-// out (Rows x Rows) = L x L^T for x (Inner x Inner) and L (Rows x Inner), row-major grids of
-// vectors: the 2-D transforms B^T d B, G g G^T and A^T m A, 8 independent problems per vector.
-template <const auto& kL, int Rows, int Inner>
-MXLITE_AVX2 inline void Sandwich(const __m256* x, __m256* out) {
-  __m256 lx[Rows * Inner];  // L x
+// out (Rows x Rows) = L x L^T (+ offset) for x (Inner x Inner) and L (Rows x Inner): the 2-D
+// transforms B^T d B, G g G^T and A^T m A on 8 independent problems per vector. Grids are
+// row-major; vector i of x is at in + i * in_stride and vector i of out goes to out + i *
+// out_stride (floats, 32-byte aligned), so callers read and write their own layouts directly.
+template <const auto& kL, int Rows, int Inner, bool kAddOffset = false>
+MXLITE_AVX2 inline void Sandwich(const float* in, int64_t in_stride, float* out,
+                                 int64_t out_stride, __m256 offset = _mm256_setzero_ps()) {
+  __m256 x[Inner * Inner], lx[Rows * Inner], y[Rows];  // L x, then one row of (L x) L^T
+  for (int i = 0; i < Inner * Inner; ++i) x[i] = _mm256_load_ps(in + i * in_stride);
   for (int j = 0; j < Inner; ++j) {
     ApplyMatrix<kL, Inner>(x + j, Inner, lx + j, Inner, std::make_integer_sequence<int, Rows>());
   }
   for (int i = 0; i < Rows; ++i) {
-    ApplyMatrix<kL, Inner>(lx + i * Inner, 1, out + i * Rows, 1,
-                           std::make_integer_sequence<int, Rows>());
+    ApplyMatrix<kL, Inner>(lx + i * Inner, 1, y, 1, std::make_integer_sequence<int, Rows>());
+    for (int j = 0; j < Rows; ++j) {
+      const __m256 value = kAddOffset ? _mm256_add_ps(y[j], offset) : y[j];
+      _mm256_store_ps(out + (i * Rows + j) * out_stride, value);
+    }
   }
 }
 
 // U for the 6 output channels of panel `k_panel` of `group`, every input channel, into the packed
 // layout. Rows beyond the group's channels are zeros (the micro-kernel reads whole panels).
+// Channels go 8 at a time so each Winograd position's packed rows are written in address order.
 template <int M>
 MXLITE_AVX2 void TransformWeightPanel(const FusedPlan<M>& plan, const float* weight, int64_t group,
                                       int64_t k_panel, float* u) {
@@ -116,29 +124,26 @@ MXLITE_AVX2 void TransformWeightPanel(const FusedPlan<M>& plan, const float* wei
   constexpr int A = M + 2, P = A * A;
   const int64_t cg = plan.cg, panel_stride = plan.k_panels * kPanelRows * cg;
   float* panel = u + (group * P * plan.k_panels + k_panel) * kPanelRows * cg;
-  for (int r = 0; r < kPanelRows; ++r) {
-    const int64_t k = k_panel * kPanelRows + r;
-    if (k >= plan.kg) {
-      for (int xi = 0; xi < P; ++xi) {
-        for (int64_t c = 0; c < cg; ++c) panel[xi * panel_stride + c * kPanelRows + r] = 0.0f;
+  for (int64_t c0 = 0; c0 < cg; c0 += kLanes) {
+    const int lanes = static_cast<int>(std::min<int64_t>(kLanes, cg - c0));
+    alignas(32) float values[kPanelRows][P][kLanes];
+    for (int r = 0; r < kPanelRows; ++r) {
+      const int64_t k = k_panel * kPanelRows + r;
+      if (k >= plan.kg) {
+        std::fill(&values[r][0][0], &values[r][0][0] + P * kLanes, 0.0f);
+        continue;
       }
-      continue;
+      const float* filters = weight + ((group * plan.kg + k) * cg + c0) * 9;
+      alignas(32) float taps[9][kLanes];
+      for (int lane = 0; lane < kLanes; ++lane) {
+        for (int tap = 0; tap < 9; ++tap) taps[tap][lane] = lane < lanes ? filters[lane * 9 + tap] : 0;
+      }
+      Sandwich<W::kG, A, 3>(&taps[0][0], kLanes, &values[r][0][0], kLanes);
     }
-    const float* filters = weight + (group * plan.kg + k) * cg * 9;
-    for (int64_t c0 = 0; c0 < cg; c0 += kLanes) {
-      const int lanes = static_cast<int>(std::min<int64_t>(kLanes, cg - c0));
-      alignas(32) float taps[9][kLanes] = {};
+    for (int xi = 0; xi < P; ++xi) {
+      float* dst = panel + xi * panel_stride + c0 * kPanelRows;
       for (int lane = 0; lane < lanes; ++lane) {
-        for (int tap = 0; tap < 9; ++tap) taps[tap][lane] = filters[(c0 + lane) * 9 + tap];
-      }
-      __m256 g[9], transformed[P];
-      for (int tap = 0; tap < 9; ++tap) g[tap] = _mm256_load_ps(taps[tap]);
-      Sandwich<W::kG, A, 3>(g, transformed);
-      alignas(32) float values[P][kLanes];
-      for (int xi = 0; xi < P; ++xi) _mm256_store_ps(values[xi], transformed[xi]);
-      for (int xi = 0; xi < P; ++xi) {
-        float* dst = panel + xi * panel_stride + c0 * kPanelRows + r;
-        for (int lane = 0; lane < lanes; ++lane) dst[lane * kPanelRows] = values[xi][lane];
+        for (int r = 0; r < kPanelRows; ++r) dst[lane * kPanelRows + r] = values[r][xi][lane];
       }
     }
   }
@@ -199,19 +204,18 @@ MXLITE_AVX2 void TransformInputBlock(const ConvGeometry& g, const FusedPlan<M>& 
   const int64_t cg = plan.cg;
   for (int64_t c = 0; c < cg; ++c) {
     for (int half = 0; half < kBlockTiles / kLanes; ++half) {
-      alignas(32) float window[P][kLanes] = {};
-      for (int lane = 0; lane < kLanes; ++lane) {
-        const int t = half * kLanes + lane;
-        if (t >= count) break;
-        const float* plane =
-            data + (spots[t].image * g.in_channels + group * cg + c) * g.in_spatial();
-        GatherWindow<M>(g, spots[t], plane, lane, window);
+      alignas(32) float window[P][kLanes];
+      const int lanes = std::clamp(count - half * kLanes, 0, kLanes);
+      for (int lane = 0; lane < lanes; ++lane) {
+        const TileSpot& spot = spots[half * kLanes + lane];
+        const float* plane = data + (spot.image * g.in_channels + group * cg + c) * g.in_spatial();
+        GatherWindow<M>(g, spot, plane, lane, window);
       }
-      __m256 d[P], transformed[P];
-      for (int xi = 0; xi < P; ++xi) d[xi] = _mm256_load_ps(window[xi]);
-      Sandwich<W::kBT, A, A>(d, transformed);
-      float* dst = v + c * kBlockTiles + half * kLanes;
-      for (int xi = 0; xi < P; ++xi) _mm256_store_ps(dst + xi * cg * kBlockTiles, transformed[xi]);
+      for (int lane = lanes; lane < kLanes; ++lane) {  // a partial block: zeros, never garbage
+        for (int xi = 0; xi < P; ++xi) window[xi][lane] = 0.0f;
+      }
+      Sandwich<W::kBT, A, A>(&window[0][0], kLanes, v + c * kBlockTiles + half * kLanes,
+                             cg * kBlockTiles);
     }
   }
 }
@@ -242,17 +246,14 @@ MXLITE_AVX2 void TransformOutputBlock(const ConvGeometry& g, const FusedPlan<M>&
                                       int64_t rows, int64_t group, int64_t first_k,
                                       int64_t count_k, const float* bias, float* output) {
   using W = WinogradMatrices<M>;
-  constexpr int A = M + 2, P = A * A;
+  constexpr int A = M + 2;
   for (int64_t r = 0; r < count_k; ++r) {
     const int64_t k = group * plan.kg + first_k + r;
     const __m256 offset = _mm256_set1_ps(bias != nullptr ? bias[k] : 0.0f);
     for (int half = 0; half * kLanes < count; ++half) {
-      __m256 tile[P], y[M * M];
-      const float* src = m + r * kBlockTiles + half * kLanes;
-      for (int xi = 0; xi < P; ++xi) tile[xi] = _mm256_load_ps(src + xi * rows * kBlockTiles);
-      Sandwich<W::kAT, M, A>(tile, y);
       alignas(32) float values[M * M][kLanes];
-      for (int i = 0; i < M * M; ++i) _mm256_store_ps(values[i], _mm256_add_ps(y[i], offset));
+      Sandwich<W::kAT, M, A, true>(m + r * kBlockTiles + half * kLanes, rows * kBlockTiles,
+                                   &values[0][0], kLanes, offset);
       const int lanes = std::min(kLanes, count - half * kLanes);
       for (int lane = 0; lane < lanes; ++lane) {
         const TileSpot& spot = spots[half * kLanes + lane];
