@@ -10,7 +10,10 @@
 // Input tiles read zeros outside the image, so padding and output sizes that are not multiples of
 // m need no special case. The data gradient is the forward of the flipped, channel-transposed
 // kernel over the output gradient with padding 2 - pad (so pad <= 2).
-// Each phase runs over the intra-op pool; the GEMMs run one per task (single-threaded inside).
+// float32 on a CPU with AVX2+FMA runs the fused, tile-blocked kernel of conv_winograd_avx2.h (same
+// math, U packed for the GEMM micro-kernel, V and M per 16-tile block in cache). The phases below
+// are the portable path (float64, other CPUs): each runs over the intra-op pool; the GEMMs run one
+// per task (single-threaded inside).
 #include <algorithm>
 #include <type_traits>
 
