@@ -21,8 +21,8 @@
 //
 // WorkspaceBytes is exactly what Run takes from the ScratchSpace (each request rounded up to the
 // pool's 64-byte alignment), for the calling thread's IntraOpThreads() (the im2col paths lower one
-// image per thread; Winograd float32 on AVX2 keeps one tile block per thread, conv_winograd_avx2.h),
-// so the tuner can filter on the `workspace` limit before running anything.
+// image per thread; Winograd float32 on AVX2 keeps one tile block per thread,
+// conv_winograd_avx2.h), so the tuner can filter on the `workspace` limit before running anything.
 // Winograd F(4x4,3x3) is less accurate than the others in float32 (errors ~1e-4 relative instead
 // of ~1e-6); every algorithm here is deterministic (same inputs and thread count, same bits).
 //

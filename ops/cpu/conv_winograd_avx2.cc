@@ -98,8 +98,8 @@ MXLITE_AVX2 inline void ApplyMatrix(const __m256* in, int in_stride, __m256* out
 // row-major; vector i of x is at in + i * in_stride and vector i of out goes to out + i *
 // out_stride (floats, 32-byte aligned), so callers read and write their own layouts directly.
 template <const auto& kL, int Rows, int Inner, bool kAddOffset = false>
-MXLITE_AVX2 inline void Sandwich(const float* in, int64_t in_stride, float* out,
-                                 int64_t out_stride, __m256 offset = _mm256_setzero_ps()) {
+MXLITE_AVX2 inline void Sandwich(const float* in, int64_t in_stride, float* out, int64_t out_stride,
+                                 __m256 offset = _mm256_setzero_ps()) {
   __m256 x[Inner * Inner], lx[Rows * Inner], y[Rows];  // L x, then one row of (L x) L^T
   for (int i = 0; i < Inner * Inner; ++i) x[i] = _mm256_load_ps(in + i * in_stride);
   for (int j = 0; j < Inner; ++j) {
@@ -112,6 +112,33 @@ MXLITE_AVX2 inline void Sandwich(const float* in, int64_t in_stride, float* out,
       _mm256_store_ps(out + (i * Rows + j) * out_stride, value);
     }
   }
+}
+
+// dst[lane * 6 + r] = values[r][xi][lane] for 8 lanes (channels) and 6 rows: an 8x8 transpose in
+// registers (rows 6 and 7 are zeros), then 8 overlapping stores in address order; the last one
+// writes 2 floats past the 48, which the caller's next chunk overwrites.
+template <int P>
+MXLITE_AVX2 inline void StorePanelRows(const float (&values)[kPanelRows][P][kLanes], int xi,
+                                       float* dst) {
+  static_assert(kPanelRows == 6 && kLanes == 8);
+  const __m256 zero = _mm256_setzero_ps();
+  __m256 row[kPanelRows];
+  for (int r = 0; r < kPanelRows; ++r) row[r] = _mm256_load_ps(values[r][xi]);
+  const __m256 t0 = _mm256_unpacklo_ps(row[0], row[1]), t1 = _mm256_unpackhi_ps(row[0], row[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(row[2], row[3]), t3 = _mm256_unpackhi_ps(row[2], row[3]);
+  const __m256 t4 = _mm256_unpacklo_ps(row[4], row[5]), t5 = _mm256_unpackhi_ps(row[4], row[5]);
+  const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  const __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  const __m256 s4 = _mm256_shuffle_ps(t4, zero, 0x44), s5 = _mm256_shuffle_ps(t4, zero, 0xEE);
+  const __m256 s6 = _mm256_shuffle_ps(t5, zero, 0x44), s7 = _mm256_shuffle_ps(t5, zero, 0xEE);
+  _mm256_storeu_ps(dst + 0 * kPanelRows, _mm256_permute2f128_ps(s0, s4, 0x20));
+  _mm256_storeu_ps(dst + 1 * kPanelRows, _mm256_permute2f128_ps(s1, s5, 0x20));
+  _mm256_storeu_ps(dst + 2 * kPanelRows, _mm256_permute2f128_ps(s2, s6, 0x20));
+  _mm256_storeu_ps(dst + 3 * kPanelRows, _mm256_permute2f128_ps(s3, s7, 0x20));
+  _mm256_storeu_ps(dst + 4 * kPanelRows, _mm256_permute2f128_ps(s0, s4, 0x31));
+  _mm256_storeu_ps(dst + 5 * kPanelRows, _mm256_permute2f128_ps(s1, s5, 0x31));
+  _mm256_storeu_ps(dst + 6 * kPanelRows, _mm256_permute2f128_ps(s2, s6, 0x31));
+  _mm256_storeu_ps(dst + 7 * kPanelRows, _mm256_permute2f128_ps(s3, s7, 0x31));
 }
 
 // U for the 6 output channels of panel `k_panel` of `group`, every input channel, into the packed
@@ -136,13 +163,18 @@ MXLITE_AVX2 void TransformWeightPanel(const FusedPlan<M>& plan, const float* wei
       const float* filters = weight + ((group * plan.kg + k) * cg + c0) * 9;
       alignas(32) float taps[9][kLanes];
       for (int lane = 0; lane < kLanes; ++lane) {
-        for (int tap = 0; tap < 9; ++tap) taps[tap][lane] = lane < lanes ? filters[lane * 9 + tap] : 0;
+        for (int tap = 0; tap < 9; ++tap)
+          taps[tap][lane] = lane < lanes ? filters[lane * 9 + tap] : 0;
       }
       Sandwich<W::kG, A, 3>(&taps[0][0], kLanes, &values[r][0][0], kLanes);
     }
     for (int xi = 0; xi < P; ++xi) {
       float* dst = panel + xi * panel_stride + c0 * kPanelRows;
-      for (int lane = 0; lane < lanes; ++lane) {
+      if (c0 + kLanes < cg) {
+        StorePanelRows(values, xi, dst);
+        continue;
+      }
+      for (int lane = 0; lane < lanes; ++lane) {  // the last chunk: never write past it
         for (int r = 0; r < kPanelRows; ++r) dst[lane * kPanelRows + r] = values[r][xi][lane];
       }
     }
@@ -243,8 +275,8 @@ MXLITE_AVX2 void MultiplyBlock(const FusedPlan<M>& plan, const float* u, const f
 template <int M>
 MXLITE_AVX2 void TransformOutputBlock(const ConvGeometry& g, const FusedPlan<M>& plan,
                                       const TileSpot* spots, int count, const float* m,
-                                      int64_t rows, int64_t group, int64_t first_k,
-                                      int64_t count_k, const float* bias, float* output) {
+                                      int64_t rows, int64_t group, int64_t first_k, int64_t count_k,
+                                      const float* bias, float* output) {
   using W = WinogradMatrices<M>;
   constexpr int A = M + 2;
   for (int64_t r = 0; r < count_k; ++r) {
