@@ -9,7 +9,8 @@
 //   Y[k][tile p] = A^T M[.][k][p] A                      output transform (m x m, clipped)
 // Input tiles read zeros outside the image, so padding and output sizes that are not multiples of
 // m need no special case. The data gradient is the forward of the flipped, channel-transposed
-// kernel over the output gradient with padding 2 - pad (so pad <= 2).
+// kernel over the output gradient with padding 2 - pad (so pad <= 2); the AVX2 kernel reads the
+// weights flipped in place, the portable path flips them into scratch first.
 // float32 on a CPU with AVX2+FMA runs the fused, tile-blocked kernel of conv_winograd_avx2.h (same
 // math, U packed for the GEMM micro-kernel, V and M per 16-tile block in cache). The phases below
 // are the portable path (float64, other CPUs): each runs over the intra-op pool; the GEMMs run one
@@ -225,16 +226,13 @@ class WinogradAlgorithm final : public ConvAlgorithmBase<WinogradAlgorithm<M>> {
   }
   size_t WorkspaceBytes(const ConvGeometry& g, ConvDirection direction,
                         DType dtype) const override {
-    WorkspaceTally tally(dtype);
     if (!Supports(g, direction)) return 0;
-    ConvGeometry forward = g;
-    if (direction == ConvDirection::kBackwardData) {
-      tally.Add(g.in_channels * g.out_channels_per_group() * 9);
-      forward = BackwardDataGeometry(g);
-    }
-    if (UsesAvx2Kernel(dtype)) {
-      return tally.bytes() + detail::WinogradAvx2WorkspaceBytes<M>(forward);
-    }
+    const bool backward = direction == ConvDirection::kBackwardData;
+    const ConvGeometry forward = backward ? BackwardDataGeometry(g) : g;
+    // The AVX2 kernel reads flipped weights in place; the portable path flips them into scratch.
+    if (UsesAvx2Kernel(dtype)) return detail::WinogradAvx2WorkspaceBytes<M>(forward);
+    WorkspaceTally tally(dtype);
+    if (backward) tally.Add(g.in_channels * g.out_channels_per_group() * 9);
     const WinogradPlan<M> plan(forward);
     tally.Add(plan.u_size(forward));
     tally.Add(plan.v_size(forward));
@@ -249,27 +247,30 @@ class WinogradAlgorithm final : public ConvAlgorithmBase<WinogradAlgorithm<M>> {
   }
 
   template <typename T>
-  static void Forward(const ConvGeometry& g, const T* data, const T* weight, const T* bias,
-                      T* output, ScratchSpace& scratch) {
+  void Compute(ConvDirection direction, const ConvGeometry& g, const ConvTensors<T>& t,
+               ScratchSpace& scratch) const {
+    const bool backward = direction == ConvDirection::kBackwardData;
     if constexpr (std::is_same_v<T, float>) {
       if (UsesAvx2Kernel(DType::kFloat32)) {
-        detail::WinogradForwardAvx2<M>(g, data, weight, bias, output, scratch);
+        if (backward) {
+          detail::WinogradForwardAvx2<M>(BackwardDataGeometry(g), t.output_grad, t.weight, nullptr,
+                                         t.data_grad, scratch,
+                                         detail::WinogradWeights::kFlippedTransposed);
+        } else {
+          detail::WinogradForwardAvx2<M>(g, t.data, t.weight, t.bias, t.output, scratch,
+                                         detail::WinogradWeights::kAsGiven);
+        }
         return;
       }
     }
-    WinogradForward<T, M>(g, data, weight, bias, output, scratch);
-  }
-
-  template <typename T>
-  void Compute(ConvDirection direction, const ConvGeometry& g, const ConvTensors<T>& t,
-               ScratchSpace& scratch) const {
-    if (direction == ConvDirection::kForward) {
-      Forward<T>(g, t.data, t.weight, t.bias, t.output, scratch);
+    if (!backward) {
+      WinogradForward<T, M>(g, t.data, t.weight, t.bias, t.output, scratch);
       return;
     }
     T* flipped = scratch.GetArray<T>(g.in_channels * g.out_channels_per_group() * 9);
     FlipTransposeWeights(g, t.weight, flipped);
-    Forward<T>(BackwardDataGeometry(g), t.output_grad, flipped, nullptr, t.data_grad, scratch);
+    WinogradForward<T, M>(BackwardDataGeometry(g), t.output_grad, flipped, nullptr, t.data_grad,
+                          scratch);
   }
 };
 

@@ -145,8 +145,9 @@ MXLITE_AVX2 inline void StorePanelRows(const float (&values)[kPanelRows][P][kLan
 // layout. Rows beyond the group's channels are zeros (the micro-kernel reads whole panels).
 // Channels go 8 at a time so each Winograd position's packed rows are written in address order.
 template <int M>
-MXLITE_AVX2 void TransformWeightPanel(const FusedPlan<M>& plan, const float* weight, int64_t group,
-                                      int64_t k_panel, float* u) {
+MXLITE_AVX2 void TransformWeightPanel(const FusedPlan<M>& plan, const float* weight,
+                                      WinogradWeights weights, int64_t group, int64_t k_panel,
+                                      float* u) {
   using W = WinogradMatrices<M>;
   constexpr int A = M + 2, P = A * A;
   const int64_t cg = plan.cg, panel_stride = plan.k_panels * kPanelRows * cg;
@@ -160,11 +161,18 @@ MXLITE_AVX2 void TransformWeightPanel(const FusedPlan<M>& plan, const float* wei
         std::fill(&values[r][0][0], &values[r][0][0] + P * kLanes, 0.0f);
         continue;
       }
-      const float* filters = weight + ((group * plan.kg + k) * cg + c0) * 9;
       alignas(32) float taps[9][kLanes];
       for (int lane = 0; lane < kLanes; ++lane) {
-        for (int tap = 0; tap < 9; ++tap)
-          taps[tap][lane] = lane < lanes ? filters[lane * 9 + tap] : 0;
+        const int64_t c = c0 + lane;
+        if (lane >= lanes) {
+          for (int tap = 0; tap < 9; ++tap) taps[tap][lane] = 0.0f;
+        } else if (weights == WinogradWeights::kAsGiven) {
+          const float* filter = weight + ((group * plan.kg + k) * cg + c) * 9;
+          for (int tap = 0; tap < 9; ++tap) taps[tap][lane] = filter[tap];
+        } else {  // the filter (c, k) of the original convolution, rotated by 180 degrees
+          const float* filter = weight + ((group * cg + c) * plan.kg + k) * 9;
+          for (int tap = 0; tap < 9; ++tap) taps[tap][lane] = filter[8 - tap];
+        }
       }
       Sandwich<W::kG, A, 3>(&taps[0][0], kLanes, &values[r][0][0], kLanes);
     }
@@ -340,7 +348,8 @@ size_t WinogradAvx2WorkspaceBytes(const ConvGeometry& g) {
 
 template <int M>
 void WinogradForwardAvx2(const ConvGeometry& g, const float* data, const float* weight,
-                         const float* bias, float* output, ScratchSpace& scratch) {
+                         const float* bias, float* output, ScratchSpace& scratch,
+                         WinogradWeights weights) {
   MX_CHECK(WinogradAvx2Available()) << "WinogradForwardAvx2 needs a CPU with avx2 and fma";
   const FusedPlan<M> plan(g, IntraOpThreads());
   float* u = scratch.GetArray<float>(plan.u_size());
@@ -348,7 +357,7 @@ void WinogradForwardAvx2(const ConvGeometry& g, const float* data, const float* 
   float* m = scratch.GetArray<float>(plan.workers * plan.m_size());
   if (plan.work_items == 0) return;
   ParallelFor(plan.groups * plan.k_panels, [&](int64_t task) {
-    TransformWeightPanel<M>(plan, weight, task / plan.k_panels, task % plan.k_panels, u);
+    TransformWeightPanel<M>(plan, weight, weights, task / plan.k_panels, task % plan.k_panels, u);
   });
   // Workers take items in order from a shared counter (balances a loaded machine); each owns its
   // V and M buffers, so the thread that computes an item does not change its result.
@@ -365,9 +374,9 @@ void WinogradForwardAvx2(const ConvGeometry& g, const float* data, const float* 
 template size_t WinogradAvx2WorkspaceBytes<2>(const ConvGeometry&);
 template size_t WinogradAvx2WorkspaceBytes<4>(const ConvGeometry&);
 template void WinogradForwardAvx2<2>(const ConvGeometry&, const float*, const float*, const float*,
-                                     float*, ScratchSpace&);
+                                     float*, ScratchSpace&, WinogradWeights);
 template void WinogradForwardAvx2<4>(const ConvGeometry&, const float*, const float*, const float*,
-                                     float*, ScratchSpace&);
+                                     float*, ScratchSpace&, WinogradWeights);
 
 }  // namespace mxlite::cpu::detail
 
@@ -384,16 +393,16 @@ size_t WinogradAvx2WorkspaceBytes(const ConvGeometry&) {
 
 template <int M>
 void WinogradForwardAvx2(const ConvGeometry&, const float*, const float*, const float*, float*,
-                         ScratchSpace&) {
+                         ScratchSpace&, WinogradWeights) {
   MX_THROW() << "WinogradForwardAvx2 needs an x86-64 build";
 }
 
 template size_t WinogradAvx2WorkspaceBytes<2>(const ConvGeometry&);
 template size_t WinogradAvx2WorkspaceBytes<4>(const ConvGeometry&);
 template void WinogradForwardAvx2<2>(const ConvGeometry&, const float*, const float*, const float*,
-                                     float*, ScratchSpace&);
+                                     float*, ScratchSpace&, WinogradWeights);
 template void WinogradForwardAvx2<4>(const ConvGeometry&, const float*, const float*, const float*,
-                                     float*, ScratchSpace&);
+                                     float*, ScratchSpace&, WinogradWeights);
 
 }  // namespace mxlite::cpu::detail
 

@@ -30,10 +30,20 @@ bool WinogradAvx2Available();
 template <int M>
 size_t WinogradAvx2WorkspaceBytes(const ConvGeometry& g);
 
-// output (N, K, OH, OW) = conv(data (N, C, H, W), weight (K, C/G, 3, 3)) + bias (K; may be null).
+// How the weight argument is laid out.
+enum class WinogradWeights {
+  kAsGiven,  // (K, C/G, 3, 3) of g
+  // g is the data-gradient problem of a convolution (BackwardDataGeometry in conv_winograd.cc) and
+  // weight is that convolution's (C, K/G, 3, 3) filter in g's channel names; it is rotated by 180
+  // degrees and channel-transposed as it is read (no flipped copy).
+  kFlippedTransposed,
+};
+
+// output (N, K, OH, OW) = conv(data (N, C, H, W), weight) + bias (K; may be null).
 // Requires WinogradAvx2Available().
 template <int M>
 void WinogradForwardAvx2(const ConvGeometry& g, const float* data, const float* weight,
-                         const float* bias, float* output, ScratchSpace& scratch);
+                         const float* bias, float* output, ScratchSpace& scratch,
+                         WinogradWeights weights);
 
 }  // namespace mxlite::cpu::detail
