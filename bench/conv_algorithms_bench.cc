@@ -1,6 +1,6 @@
 // GFLOP/s of every CPU convolution algorithm (ops/cpu/conv_algorithms.h) that supports the layer,
-// forward, backward-data and backward-filter, float32, batch 1, 1 and 2 intra-op threads, on the
-// ResNet-50 layer set (as bench/conv_bench.cc). NCHW algorithms run NCHW tensors, NHWC ones NHWC
+// forward, backward-data and backward-filter, float32, batch 1 (and 16 on the 3x3 layers), 1 and 2
+// intra-op threads, on the ResNet-50 layer set (as bench/conv_bench.cc). NCHW algorithms run NCHW tensors, NHWC ones NHWC
 // tensors. GFLOP/s counts the direct convolution's 2 * multiply-adds for every algorithm (so
 // Winograd's figure is "effective"). The tuner uses the same calls to time its candidates.
 //
@@ -31,9 +31,9 @@ const ConvLayer kLayers[] = {
 constexpr ConvDirection kDirections[] = {ConvDirection::kForward, ConvDirection::kBackwardData,
                                          ConvDirection::kBackwardFilter};
 
-ConvGeometry LayerGeometry(const ConvLayer& layer, bool channels_last) {
+ConvGeometry LayerGeometry(const ConvLayer& layer, bool channels_last, int64_t batch) {
   ConvGeometry g;
-  g.batch = 1;
+  g.batch = batch;
   g.in_channels = layer.in_channels;
   g.out_channels = layer.out_channels;
   g.in_h = g.in_w = layer.size;
@@ -53,13 +53,14 @@ std::vector<float> RandomValues(int64_t count, uint64_t seed) {
   return values;
 }
 
-// Args: algorithm index, layer, direction, threads.
+// Args: algorithm index, layer, direction, threads, batch.
 void BM_ConvAlgorithm(benchmark::State& state) {
   const ConvAlgorithm& algorithm = *CpuConvAlgorithms()[state.range(0)];
   const ConvLayer& layer = kLayers[state.range(1)];
   const ConvDirection direction = kDirections[state.range(2)];
   ScopedIntraOpThreads threads(static_cast<int>(state.range(3)));
-  const ConvGeometry g = LayerGeometry(layer, algorithm.layout() == ConvLayout::kNHWC);
+  const ConvGeometry g =
+      LayerGeometry(layer, algorithm.layout() == ConvLayout::kNHWC, state.range(4));
   std::vector<float> data = RandomValues(g.batch * g.in_channels * g.in_spatial(), 1);
   std::vector<float> weight = RandomValues(g.out_channels * g.patch_size(), 2);
   std::vector<float> bias = RandomValues(g.out_channels, 3);
@@ -83,11 +84,11 @@ void BM_ConvAlgorithm(benchmark::State& state) {
   state.counters["workspace_MB"] =
       static_cast<double>(algorithm.WorkspaceBytes(g, direction, DType::kFloat32)) / 1e6;
   state.SetLabel(std::string(algorithm.name()) + " " + ConvLayoutName(algorithm.layout()) + " " +
-                 ConvDirectionName(direction) + " " + layer.name + ", " +
-                 std::to_string(state.range(3)) + " thread(s)");
+                 ConvDirectionName(direction) + " " + layer.name + " batch " +
+                 std::to_string(g.batch) + ", " + std::to_string(state.range(3)) + " thread(s)");
 }
 
-// Only the (algorithm, layer, direction) triples the algorithm supports.
+// Only the (algorithm, layer, direction) triples the algorithm supports; batch 16 on 3x3 layers.
 void ConvAlgorithmArgs(benchmark::internal::Benchmark* bench) {
   const auto& algorithms = CpuConvAlgorithms();
   for (int64_t layer = 0; layer < static_cast<int64_t>(std::size(kLayers)); ++layer) {
@@ -95,16 +96,19 @@ void ConvAlgorithmArgs(benchmark::internal::Benchmark* bench) {
       for (int64_t a = 0; a < static_cast<int64_t>(algorithms.size()); ++a) {
         const ConvAlgorithm& algorithm = *algorithms[a];
         const ConvGeometry g =
-            LayerGeometry(kLayers[layer], algorithm.layout() == ConvLayout::kNHWC);
+            LayerGeometry(kLayers[layer], algorithm.layout() == ConvLayout::kNHWC, 1);
         if (!algorithm.Supports(g, kDirections[direction])) continue;
-        for (int64_t threads : {1, 2}) bench->Args({a, layer, direction, threads});
+        for (int64_t batch : {1, 16}) {
+          if (batch > 1 && kLayers[layer].kernel != 3) continue;
+          for (int64_t threads : {1, 2}) bench->Args({a, layer, direction, threads, batch});
+        }
       }
     }
   }
 }
 BENCHMARK(BM_ConvAlgorithm)
     ->Apply(ConvAlgorithmArgs)
-    ->ArgNames({"algorithm", "layer", "direction", "threads"})
+    ->ArgNames({"algorithm", "layer", "direction", "threads", "batch"})
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 

@@ -8,11 +8,11 @@
 //   im2row_gemm        NHWC        fwd, bwd-data, bwd-filter  every valid geometry
 //   gemm_1x1           NCHW, NHWC  fwd, bwd-data, bwd-filter  1x1 kernel, stride 1, pad 0, out = in
 //   winograd_2x2_3x3   NCHW        fwd, bwd-data              3x3, stride 1, dilation 1, any
-//   groups; winograd_4x4_3x3   NCHW        fwd, bwd-data                any padding forward, pad <=
-//   2 bwd depthwise_direct   NCHW, NHWC  fwd, bwd-data, bwd-filter  groups == in channels, out
-//   channels a
-//                                                             multiple of them; any kernel, stride,
-//                                                             pad, dilation
+//   winograd_4x4_3x3   NCHW        fwd, bwd-data              groups; any padding forward,
+//                                                             pad <= 2 backward
+//   depthwise_direct   NCHW, NHWC  fwd, bwd-data, bwd-filter  groups == in channels, out
+//                                                             channels a multiple of them; any
+//                                                             kernel, stride, pad, dilation
 //
 // A "valid geometry": every extent >= 1 (batch >= 0), groups dividing both channel counts, and
 // out_h/out_w any size (positions whose window leaves the input read zeros, as in im2col).
@@ -21,7 +21,8 @@
 //
 // WorkspaceBytes is exactly what Run takes from the ScratchSpace (each request rounded up to the
 // pool's 64-byte alignment), for the calling thread's IntraOpThreads() (the im2col paths lower one
-// image per thread), so the tuner can filter on the `workspace` limit before running anything.
+// image per thread; Winograd float32 on AVX2 keeps one tile block per thread,
+// conv_winograd_avx2.h), so the tuner can filter on the `workspace` limit before running anything.
 // Winograd F(4x4,3x3) is less accurate than the others in float32 (errors ~1e-4 relative instead
 // of ~1e-6); every algorithm here is deterministic (same inputs and thread count, same bits).
 //

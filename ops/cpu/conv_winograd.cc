@@ -9,41 +9,23 @@
 //   Y[k][tile p] = A^T M[.][k][p] A                      output transform (m x m, clipped)
 // Input tiles read zeros outside the image, so padding and output sizes that are not multiples of
 // m need no special case. The data gradient is the forward of the flipped, channel-transposed
-// kernel over the output gradient with padding 2 - pad (so pad <= 2).
-// Each phase runs over the intra-op pool; the GEMMs run one per task (single-threaded inside).
+// kernel over the output gradient with padding 2 - pad (so pad <= 2); the AVX2 kernel reads the
+// weights flipped in place, the portable path flips them into scratch first.
+// float32 on a CPU with AVX2+FMA runs the fused, tile-blocked kernel of conv_winograd_avx2.h (same
+// math, U packed for the GEMM micro-kernel, V and M per 16-tile block in cache). The phases below
+// are the portable path (float64, other CPUs): each runs over the intra-op pool; the GEMMs run one
+// per task (single-threaded inside).
 #include <algorithm>
+#include <type_traits>
 
 #include "ops/cpu/blas.h"
 #include "ops/cpu/conv_algorithms.h"
+#include "ops/cpu/conv_winograd_avx2.h"
 #include "ops/cpu/parallel.h"
+#include "ops/cpu/winograd_matrices.h"
 
 namespace mxlite::cpu {
 namespace {
-
-template <int M>
-struct WinogradMatrices;
-
-template <>
-struct WinogradMatrices<2> {
-  static constexpr double kBT[4][4] = {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}};
-  static constexpr double kG[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
-  static constexpr double kAT[2][4] = {{1, 1, 1, 0}, {0, 1, -1, -1}};
-};
-
-template <>
-struct WinogradMatrices<4> {
-  static constexpr double kBT[6][6] = {{4, 0, -5, 0, 1, 0},  {0, -4, -4, 1, 1, 0},
-                                       {0, 4, -4, -1, 1, 0}, {0, -2, -1, 2, 1, 0},
-                                       {0, 2, -1, -2, 1, 0}, {0, 4, 0, -5, 0, 1}};
-  static constexpr double kG[6][3] = {{1.0 / 4, 0, 0},
-                                      {-1.0 / 6, -1.0 / 6, -1.0 / 6},
-                                      {-1.0 / 6, 1.0 / 6, -1.0 / 6},
-                                      {1.0 / 24, 1.0 / 12, 1.0 / 6},
-                                      {1.0 / 24, -1.0 / 12, 1.0 / 6},
-                                      {0, 0, 1}};
-  static constexpr double kAT[4][6] = {
-      {1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, -1, 8, -8, 1}};
-};
 
 // The sizes of one Winograd problem.
 template <int M>
@@ -244,13 +226,13 @@ class WinogradAlgorithm final : public ConvAlgorithmBase<WinogradAlgorithm<M>> {
   }
   size_t WorkspaceBytes(const ConvGeometry& g, ConvDirection direction,
                         DType dtype) const override {
-    WorkspaceTally tally(dtype);
     if (!Supports(g, direction)) return 0;
-    ConvGeometry forward = g;
-    if (direction == ConvDirection::kBackwardData) {
-      tally.Add(g.in_channels * g.out_channels_per_group() * 9);
-      forward = BackwardDataGeometry(g);
-    }
+    const bool backward = direction == ConvDirection::kBackwardData;
+    const ConvGeometry forward = backward ? BackwardDataGeometry(g) : g;
+    // The AVX2 kernel reads flipped weights in place; the portable path flips them into scratch.
+    if (UsesAvx2Kernel(dtype)) return detail::WinogradAvx2WorkspaceBytes<M>(forward);
+    WorkspaceTally tally(dtype);
+    if (backward) tally.Add(g.in_channels * g.out_channels_per_group() * 9);
     const WinogradPlan<M> plan(forward);
     tally.Add(plan.u_size(forward));
     tally.Add(plan.v_size(forward));
@@ -258,10 +240,30 @@ class WinogradAlgorithm final : public ConvAlgorithmBase<WinogradAlgorithm<M>> {
     return tally.bytes();
   }
 
+  // float32 on an AVX2+FMA CPU runs the fused kernel of conv_winograd_avx2.h; float64 (and
+  // float32 elsewhere) the portable phases above.
+  static bool UsesAvx2Kernel(DType dtype) {
+    return dtype == DType::kFloat32 && detail::WinogradAvx2Available();
+  }
+
   template <typename T>
   void Compute(ConvDirection direction, const ConvGeometry& g, const ConvTensors<T>& t,
                ScratchSpace& scratch) const {
-    if (direction == ConvDirection::kForward) {
+    const bool backward = direction == ConvDirection::kBackwardData;
+    if constexpr (std::is_same_v<T, float>) {
+      if (UsesAvx2Kernel(DType::kFloat32)) {
+        if (backward) {
+          detail::WinogradForwardAvx2<M>(BackwardDataGeometry(g), t.output_grad, t.weight, nullptr,
+                                         t.data_grad, scratch,
+                                         detail::WinogradWeights::kFlippedTransposed);
+        } else {
+          detail::WinogradForwardAvx2<M>(g, t.data, t.weight, t.bias, t.output, scratch,
+                                         detail::WinogradWeights::kAsGiven);
+        }
+        return;
+      }
+    }
+    if (!backward) {
       WinogradForward<T, M>(g, t.data, t.weight, t.bias, t.output, scratch);
       return;
     }

@@ -51,6 +51,12 @@ const std::vector<ConvCase> kCases = {
     {"3x3_p1_2x3", 1, 2, 3, 1, 2, 3, 3, 1, 1, 1},
     {"3x3_p3", 1, 2, 2, 1, 4, 5, 3, 1, 3, 1},
     {"3x3_p1_13x13_16to8", 1, 16, 8, 1, 13, 13, 3, 1, 1, 1},
+    // Several 16-tile blocks of the fused Winograd kernel (blocks spanning two images, a partial
+    // last block), output channels over several 6-row panels, channel counts that are not
+    // multiples of the 8-lane vectors.
+    {"3x3_p1_batch2_19x22_11to13", 2, 11, 13, 1, 19, 22, 3, 1, 1, 1},
+    {"3x3_p1_groups3_batch2_10x9", 2, 15, 21, 3, 10, 9, 3, 1, 1, 1},
+    {"3x3_p0_batch5_4x4_9to7", 5, 9, 7, 1, 4, 4, 3, 1, 0, 1},
     {"1x1_batch3", 3, 8, 5, 1, 5, 7, 1, 1, 0, 1},
     {"1x1_groups2", 1, 6, 4, 2, 3, 5, 1, 1, 0, 1},
     {"1x1_stride2", 1, 4, 3, 1, 7, 7, 1, 2, 0, 1},
@@ -69,10 +75,18 @@ const std::set<std::string> kAllCases = [] {
   return names;
 }();
 
-const std::set<std::string> kWinogradForward = {
-    "3x3_p1_7x9",      "3x3_p0_batch3", "3x3_p2_5x11",        "3x3_p1_groups2_batch3",
-    "3x3_p1_2x3",      "3x3_p3",        "3x3_p1_13x13_16to8", "depthwise_3x3_p1_batch3",
-    "depthwise_1ch_x3"};
+const std::set<std::string> kWinogradForward = {"3x3_p1_7x9",
+                                                "3x3_p0_batch3",
+                                                "3x3_p2_5x11",
+                                                "3x3_p1_groups2_batch3",
+                                                "3x3_p1_2x3",
+                                                "3x3_p3",
+                                                "3x3_p1_13x13_16to8",
+                                                "depthwise_3x3_p1_batch3",
+                                                "depthwise_1ch_x3",
+                                                "3x3_p1_batch2_19x22_11to13",
+                                                "3x3_p1_groups3_batch2_10x9",
+                                                "3x3_p0_batch5_4x4_9to7"};
 const std::set<std::string> kDepthwise = {"depthwise_3x3_p1_batch3", "depthwise_x2_5x5_s2_p2_d2",
                                           "depthwise_3x3_s2_p0_batch3", "depthwise_1ch_x3"};
 
@@ -228,6 +242,26 @@ void CheckAgainstIm2Col(int threads) {
 TEST(ConvAlgorithms, Float64MatchesIm2Col) { CheckAgainstIm2Col<double>(2); }
 TEST(ConvAlgorithms, Float32MatchesIm2Col) { CheckAgainstIm2Col<float>(2); }
 TEST(ConvAlgorithms, Float64MatchesIm2ColOnOneThread) { CheckAgainstIm2Col<double>(1); }
+TEST(ConvAlgorithms, Float32MatchesIm2ColOnOneThread) { CheckAgainstIm2Col<float>(1); }
+
+// Winograd splits its work differently on 1 and 2 threads (tile blocks, output-channel panels);
+// every value must still be computed the same way.
+TEST(ConvAlgorithms, WinogradFloat32SameBitsOnOneAndTwoThreads) {
+  const ConvCase shape{"batch2", 2, 11, 13, 1, 19, 22, 3, 1, 1, 1};
+  const ConvGeometry g = shape.Geometry(false);
+  const ConvInputs<float> inputs(g);
+  for (const char* name : {"winograd_2x2_3x3", "winograd_4x4_3x3"}) {
+    const ConvAlgorithm& winograd = *FindCpuConvAlgorithm(name, ConvLayout::kNCHW);
+    for (ConvDirection direction : {ConvDirection::kForward, ConvDirection::kBackwardData}) {
+      std::vector<float> results[2];
+      for (int threads : {1, 2}) {
+        ScopedIntraOpThreads scoped(threads);
+        results[threads - 1] = RunInNCHW(winograd, direction, g, inputs);
+      }
+      EXPECT_EQ(results[0], results[1]) << name << " " << ConvDirectionName(direction);
+    }
+  }
+}
 
 TEST(ConvAlgorithms, RegistryHasEveryNamedAlgorithmOncePerLayout) {
   std::set<std::pair<std::string, ConvLayout>> seen;

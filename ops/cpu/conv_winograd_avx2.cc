@@ -1,0 +1,409 @@
+#include "ops/cpu/conv_winograd_avx2.h"
+
+#include <algorithm>
+#include <atomic>
+#include <utility>
+
+#include "core/error.h"
+#include "ops/cpu/conv_algorithms.h"
+#include "ops/cpu/gemm.h"
+#include "ops/cpu/gemm_kernel_avx2.h"
+#include "ops/cpu/parallel.h"
+#include "ops/cpu/winograd_matrices.h"
+
+#if MXLITE_HAS_AVX2_KERNEL
+#include <immintrin.h>
+
+// As in gemm_kernel_avx2.cc: target attributes per function, never -mavx2 for the file, so no
+// inline function shared with other files is emitted with AVX2 here.
+#define MXLITE_AVX2 __attribute__((target("avx2,fma")))
+
+namespace mxlite::cpu::detail {
+namespace {
+
+constexpr int kBlockTiles = kAvx2KernelColumns;  // one B panel of the micro-kernel
+constexpr int kPanelRows = kAvx2KernelRows;      // output channels per A panel
+constexpr int kLanes = 8;                        // floats per AVX2 vector
+
+// The sizes and the work split of one problem.
+template <int M>
+struct FusedPlan {
+  static constexpr int kAlpha = M + 2, kPositions = kAlpha * kAlpha;
+  int64_t tiles_h, tiles_w, tiles_per_image, tiles, blocks;
+  int64_t cg, kg, groups, k_panels;  // k_panels: 6-row panels covering one group's kg channels
+  int64_t k_splits, panels_per_split, work_items;
+  int64_t workers;
+
+  FusedPlan(const ConvGeometry& g, int threads)
+      : tiles_h((g.out_h + M - 1) / M),
+        tiles_w((g.out_w + M - 1) / M),
+        tiles_per_image(tiles_h * tiles_w),
+        tiles(g.batch * tiles_per_image),
+        blocks((tiles + kBlockTiles - 1) / kBlockTiles),
+        cg(g.in_channels_per_group()),
+        kg(g.out_channels_per_group()),
+        groups(g.groups),
+        k_panels((kg + kPanelRows - 1) / kPanelRows) {
+    // Split the output channels only when blocks alone cannot keep every thread busy: each split
+    // transforms the block's input again.
+    const int64_t items = blocks * groups;
+    k_splits = items == 0 ? 1 : std::clamp<int64_t>((threads + items - 1) / items, 1, k_panels);
+    panels_per_split = (k_panels + k_splits - 1) / k_splits;
+    k_splits = (k_panels + panels_per_split - 1) / panels_per_split;
+    work_items = items * k_splits;
+    workers = std::min<int64_t>(threads, work_items);
+  }
+  // Packed U: [group][xi][k panel][c][6 rows].
+  int64_t u_size() const { return groups * kPositions * k_panels * kPanelRows * cg; }
+  // Per worker: V [xi][c][16 tiles] and M [xi][row of the split][16 tiles].
+  int64_t v_size() const { return kPositions * cg * kBlockTiles; }
+  int64_t m_size() const { return kPositions * panels_per_split * kPanelRows * kBlockTiles; }
+};
+
+// acc + c * x for a compile-time constant c (zeros and units cost nothing or an add).
+template <const auto& kMatrix, int Row, int Col>
+MXLITE_AVX2 inline __m256 Term(__m256 acc, __m256 x) {
+  constexpr float c = static_cast<float>(kMatrix[Row][Col]);
+  if constexpr (c == 0.0f) {
+    return acc;
+  } else if constexpr (c == 1.0f) {
+    return _mm256_add_ps(acc, x);
+  } else if constexpr (c == -1.0f) {
+    return _mm256_sub_ps(acc, x);
+  } else {
+    return _mm256_fmadd_ps(_mm256_set1_ps(c), x, acc);
+  }
+}
+
+// sum over k of kMatrix[Row][k] * in[k * stride].
+template <const auto& kMatrix, int Row, int... Cols>
+MXLITE_AVX2 inline __m256 MatrixRow(const __m256* in, int stride,
+                                    std::integer_sequence<int, Cols...>) {
+  __m256 acc = _mm256_setzero_ps();
+  ((acc = Term<kMatrix, Row, Cols>(acc, in[Cols * stride])), ...);
+  return acc;
+}
+
+// out[i * out_stride] = sum over k of kMatrix[i][k] * in[k * in_stride], i < Rows, k < Cols.
+template <const auto& kMatrix, int Cols, int... Rows>
+MXLITE_AVX2 inline void ApplyMatrix(const __m256* in, int in_stride, __m256* out, int out_stride,
+                                    std::integer_sequence<int, Rows...>) {
+  ((out[Rows * out_stride] =
+        MatrixRow<kMatrix, Rows>(in, in_stride, std::make_integer_sequence<int, Cols>())),
+   ...);
+}
+
+// out (Rows x Rows) = L x L^T (+ offset) for x (Inner x Inner) and L (Rows x Inner): the 2-D
+// transforms B^T d B, G g G^T and A^T m A on 8 independent problems per vector. Grids are
+// row-major; vector i of x is at in + i * in_stride and vector i of out goes to out + i *
+// out_stride (floats, 32-byte aligned), so callers read and write their own layouts directly.
+template <const auto& kL, int Rows, int Inner, bool kAddOffset = false>
+MXLITE_AVX2 inline void Sandwich(const float* in, int64_t in_stride, float* out, int64_t out_stride,
+                                 __m256 offset = _mm256_setzero_ps()) {
+  __m256 x[Inner * Inner], lx[Rows * Inner], y[Rows];  // L x, then one row of (L x) L^T
+  for (int i = 0; i < Inner * Inner; ++i) x[i] = _mm256_load_ps(in + i * in_stride);
+  for (int j = 0; j < Inner; ++j) {
+    ApplyMatrix<kL, Inner>(x + j, Inner, lx + j, Inner, std::make_integer_sequence<int, Rows>());
+  }
+  for (int i = 0; i < Rows; ++i) {
+    ApplyMatrix<kL, Inner>(lx + i * Inner, 1, y, 1, std::make_integer_sequence<int, Rows>());
+    for (int j = 0; j < Rows; ++j) {
+      const __m256 value = kAddOffset ? _mm256_add_ps(y[j], offset) : y[j];
+      _mm256_store_ps(out + (i * Rows + j) * out_stride, value);
+    }
+  }
+}
+
+// dst[lane * 6 + r] = values[r][xi][lane] for 8 lanes (channels) and 6 rows: an 8x8 transpose in
+// registers (rows 6 and 7 are zeros), then 8 overlapping stores in address order; the last one
+// writes 2 floats past the 48, which the caller's next chunk overwrites.
+template <int P>
+MXLITE_AVX2 inline void StorePanelRows(const float (&values)[kPanelRows][P][kLanes], int xi,
+                                       float* dst) {
+  static_assert(kPanelRows == 6 && kLanes == 8);
+  const __m256 zero = _mm256_setzero_ps();
+  __m256 row[kPanelRows];
+  for (int r = 0; r < kPanelRows; ++r) row[r] = _mm256_load_ps(values[r][xi]);
+  const __m256 t0 = _mm256_unpacklo_ps(row[0], row[1]), t1 = _mm256_unpackhi_ps(row[0], row[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(row[2], row[3]), t3 = _mm256_unpackhi_ps(row[2], row[3]);
+  const __m256 t4 = _mm256_unpacklo_ps(row[4], row[5]), t5 = _mm256_unpackhi_ps(row[4], row[5]);
+  const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+  const __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+  const __m256 s4 = _mm256_shuffle_ps(t4, zero, 0x44), s5 = _mm256_shuffle_ps(t4, zero, 0xEE);
+  const __m256 s6 = _mm256_shuffle_ps(t5, zero, 0x44), s7 = _mm256_shuffle_ps(t5, zero, 0xEE);
+  _mm256_storeu_ps(dst + 0 * kPanelRows, _mm256_permute2f128_ps(s0, s4, 0x20));
+  _mm256_storeu_ps(dst + 1 * kPanelRows, _mm256_permute2f128_ps(s1, s5, 0x20));
+  _mm256_storeu_ps(dst + 2 * kPanelRows, _mm256_permute2f128_ps(s2, s6, 0x20));
+  _mm256_storeu_ps(dst + 3 * kPanelRows, _mm256_permute2f128_ps(s3, s7, 0x20));
+  _mm256_storeu_ps(dst + 4 * kPanelRows, _mm256_permute2f128_ps(s0, s4, 0x31));
+  _mm256_storeu_ps(dst + 5 * kPanelRows, _mm256_permute2f128_ps(s1, s5, 0x31));
+  _mm256_storeu_ps(dst + 6 * kPanelRows, _mm256_permute2f128_ps(s2, s6, 0x31));
+  _mm256_storeu_ps(dst + 7 * kPanelRows, _mm256_permute2f128_ps(s3, s7, 0x31));
+}
+
+// U for the 6 output channels of panel `k_panel` of `group`, every input channel, into the packed
+// layout. Rows beyond the group's channels are zeros (the micro-kernel reads whole panels).
+// Channels go 8 at a time so each Winograd position's packed rows are written in address order.
+template <int M>
+MXLITE_AVX2 void TransformWeightPanel(const FusedPlan<M>& plan, const float* weight,
+                                      WinogradWeights weights, int64_t group, int64_t k_panel,
+                                      float* u) {
+  using W = WinogradMatrices<M>;
+  constexpr int A = M + 2, P = A * A;
+  const int64_t cg = plan.cg, panel_stride = plan.k_panels * kPanelRows * cg;
+  float* panel = u + (group * P * plan.k_panels + k_panel) * kPanelRows * cg;
+  for (int64_t c0 = 0; c0 < cg; c0 += kLanes) {
+    const int lanes = static_cast<int>(std::min<int64_t>(kLanes, cg - c0));
+    alignas(32) float values[kPanelRows][P][kLanes];
+    for (int r = 0; r < kPanelRows; ++r) {
+      const int64_t k = k_panel * kPanelRows + r;
+      if (k >= plan.kg) {
+        std::fill(&values[r][0][0], &values[r][0][0] + P * kLanes, 0.0f);
+        continue;
+      }
+      alignas(32) float taps[9][kLanes];
+      for (int lane = 0; lane < kLanes; ++lane) {
+        const int64_t c = c0 + lane;
+        if (lane >= lanes) {
+          for (int tap = 0; tap < 9; ++tap) taps[tap][lane] = 0.0f;
+        } else if (weights == WinogradWeights::kAsGiven) {
+          const float* filter = weight + ((group * plan.kg + k) * cg + c) * 9;
+          for (int tap = 0; tap < 9; ++tap) taps[tap][lane] = filter[tap];
+        } else {  // the filter (c, k) of the original convolution, rotated by 180 degrees
+          const float* filter = weight + ((group * cg + c) * plan.kg + k) * 9;
+          for (int tap = 0; tap < 9; ++tap) taps[tap][lane] = filter[8 - tap];
+        }
+      }
+      Sandwich<W::kG, A, 3>(&taps[0][0], kLanes, &values[r][0][0], kLanes);
+    }
+    for (int xi = 0; xi < P; ++xi) {
+      float* dst = panel + xi * panel_stride + c0 * kPanelRows;
+      if (c0 + kLanes < cg) {
+        StorePanelRows(values, xi, dst);
+        continue;
+      }
+      for (int lane = 0; lane < lanes; ++lane) {  // the last chunk: never write past it
+        for (int r = 0; r < kPanelRows; ++r) dst[lane * kPanelRows + r] = values[r][xi][lane];
+      }
+    }
+  }
+}
+
+// Where one tile of the block reads its input and writes its output.
+struct TileSpot {
+  int64_t image;   // n
+  int64_t y0, x0;  // top-left input pixel (may be outside the image)
+  int64_t oy, ox;  // top-left output pixel
+  bool interior;   // the whole alpha x alpha input window lies inside the image
+};
+
+template <int M>
+TileSpot LocateTile(const ConvGeometry& g, const FusedPlan<M>& plan, int64_t tile) {
+  constexpr int A = M + 2;
+  TileSpot spot;
+  spot.image = tile / plan.tiles_per_image;
+  const int64_t in_image = tile % plan.tiles_per_image;
+  spot.oy = in_image / plan.tiles_w * M;
+  spot.ox = in_image % plan.tiles_w * M;
+  spot.y0 = spot.oy - g.pad_h;
+  spot.x0 = spot.ox - g.pad_w;
+  spot.interior = spot.y0 >= 0 && spot.y0 + A <= g.in_h && spot.x0 >= 0 && spot.x0 + A <= g.in_w;
+  return spot;
+}
+
+// window[i * A + j][lane] = the input pixel (y0 + i, x0 + j) of plane `plane`, 0 outside.
+template <int M>
+void GatherWindow(const ConvGeometry& g, const TileSpot& spot, const float* plane, int lane,
+                  float (*window)[kLanes]) {
+  constexpr int A = M + 2;
+  if (spot.interior) {
+    const float* src = plane + spot.y0 * g.in_w + spot.x0;
+    for (int i = 0; i < A; ++i) {
+      for (int j = 0; j < A; ++j) window[i * A + j][lane] = src[i * g.in_w + j];
+    }
+    return;
+  }
+  for (int i = 0; i < A; ++i) {
+    const int64_t y = spot.y0 + i;
+    for (int j = 0; j < A; ++j) {
+      const int64_t x = spot.x0 + j;
+      const bool inside = y >= 0 && y < g.in_h && x >= 0 && x < g.in_w;
+      window[i * A + j][lane] = inside ? plane[y * g.in_w + x] : 0.0f;
+    }
+  }
+}
+
+// V[xi][c][16] = B^T d B for the block's tiles (`count` of them; the other lanes get zeros) and
+// the input channels of `group`.
+template <int M>
+MXLITE_AVX2 void TransformInputBlock(const ConvGeometry& g, const FusedPlan<M>& plan,
+                                     const TileSpot* spots, int count, const float* data,
+                                     int64_t group, float* v) {
+  using W = WinogradMatrices<M>;
+  constexpr int A = M + 2, P = A * A;
+  const int64_t cg = plan.cg;
+  for (int64_t c = 0; c < cg; ++c) {
+    for (int half = 0; half < kBlockTiles / kLanes; ++half) {
+      alignas(32) float window[P][kLanes];
+      const int lanes = std::clamp(count - half * kLanes, 0, kLanes);
+      for (int lane = 0; lane < lanes; ++lane) {
+        const TileSpot& spot = spots[half * kLanes + lane];
+        const float* plane = data + (spot.image * g.in_channels + group * cg + c) * g.in_spatial();
+        GatherWindow<M>(g, spot, plane, lane, window);
+      }
+      for (int lane = lanes; lane < kLanes; ++lane) {  // a partial block: zeros, never garbage
+        for (int xi = 0; xi < P; ++xi) window[xi][lane] = 0.0f;
+      }
+      Sandwich<W::kBT, A, A>(&window[0][0], kLanes, v + c * kBlockTiles + half * kLanes,
+                             cg * kBlockTiles);
+    }
+  }
+}
+
+// M[xi][row][16] = U[xi] rows [first_panel * 6, +rows) x V[xi] with the micro-kernel.
+template <int M>
+MXLITE_AVX2 void MultiplyBlock(const FusedPlan<M>& plan, const float* u, const float* v,
+                               int64_t group, int64_t first_panel, int64_t panels, float* m) {
+  constexpr int P = (M + 2) * (M + 2);
+  const int64_t cg = plan.cg, rows = panels * kPanelRows;
+  for (int xi = 0; xi < P; ++xi) {
+    const float* u_xi = u + ((group * P + xi) * plan.k_panels + first_panel) * kPanelRows * cg;
+    const float* v_xi = v + xi * cg * kBlockTiles;
+    float* m_xi = m + xi * rows * kBlockTiles;
+    for (int64_t panel = 0; panel < panels; ++panel) {
+      SgemmMicroKernelAvx2Fma(cg, u_xi + panel * kPanelRows * cg, v_xi,
+                              m_xi + panel * kPanelRows * kBlockTiles, kBlockTiles, kPanelRows,
+                              kBlockTiles, 1.0f, 0.0f);
+    }
+  }
+}
+
+// Output channels [first_k, first_k + count_k) of `group` (rows of m from 0) for the block's tiles:
+// Y = A^T m A + bias, clipped to the output.
+template <int M>
+MXLITE_AVX2 void TransformOutputBlock(const ConvGeometry& g, const FusedPlan<M>& plan,
+                                      const TileSpot* spots, int count, const float* m,
+                                      int64_t rows, int64_t group, int64_t first_k, int64_t count_k,
+                                      const float* bias, float* output) {
+  using W = WinogradMatrices<M>;
+  constexpr int A = M + 2;
+  for (int64_t r = 0; r < count_k; ++r) {
+    const int64_t k = group * plan.kg + first_k + r;
+    const __m256 offset = _mm256_set1_ps(bias != nullptr ? bias[k] : 0.0f);
+    for (int half = 0; half * kLanes < count; ++half) {
+      alignas(32) float values[M * M][kLanes];
+      Sandwich<W::kAT, M, A, true>(m + r * kBlockTiles + half * kLanes, rows * kBlockTiles,
+                                   &values[0][0], kLanes, offset);
+      const int lanes = std::min(kLanes, count - half * kLanes);
+      for (int lane = 0; lane < lanes; ++lane) {
+        const TileSpot& spot = spots[half * kLanes + lane];
+        float* plane = output + (spot.image * g.out_channels + k) * g.out_spatial();
+        const int64_t out_rows = std::min<int64_t>(M, g.out_h - spot.oy);
+        const int64_t out_cols = std::min<int64_t>(M, g.out_w - spot.ox);
+        for (int64_t i = 0; i < out_rows; ++i) {
+          float* dst = plane + (spot.oy + i) * g.out_w + spot.ox;
+          for (int64_t j = 0; j < out_cols; ++j) dst[j] = values[i * M + j][lane];
+        }
+      }
+    }
+  }
+}
+
+// One work item: block `block` of tiles, `group`, output-channel split `split`.
+template <int M>
+MXLITE_AVX2 void RunWorkItem(const ConvGeometry& g, const FusedPlan<M>& plan, int64_t item,
+                             const float* data, const float* u, const float* bias, float* output,
+                             float* v, float* m) {
+  const int64_t split = item % plan.k_splits;
+  const int64_t group = item / plan.k_splits % plan.groups;
+  const int64_t block = item / plan.k_splits / plan.groups;
+  const int64_t first_tile = block * kBlockTiles;
+  const int count = static_cast<int>(std::min<int64_t>(kBlockTiles, plan.tiles - first_tile));
+  TileSpot spots[kBlockTiles];
+  for (int t = 0; t < count; ++t) spots[t] = LocateTile<M>(g, plan, first_tile + t);
+
+  const int64_t first_panel = split * plan.panels_per_split;
+  const int64_t panels = std::min(plan.panels_per_split, plan.k_panels - first_panel);
+  TransformInputBlock<M>(g, plan, spots, count, data, group, v);
+  MultiplyBlock<M>(plan, u, v, group, first_panel, panels, m);
+  const int64_t first_k = first_panel * kPanelRows;
+  const int64_t count_k = std::min(panels * kPanelRows, plan.kg - first_k);
+  TransformOutputBlock<M>(g, plan, spots, count, m, panels * kPanelRows, group, first_k, count_k,
+                          bias, output);
+}
+
+}  // namespace
+
+bool WinogradAvx2Available() { return CpuSupportsAvx2Fma(); }
+
+template <int M>
+size_t WinogradAvx2WorkspaceBytes(const ConvGeometry& g) {
+  const FusedPlan<M> plan(g, IntraOpThreads());
+  WorkspaceTally tally(DType::kFloat32);
+  tally.Add(plan.u_size());
+  tally.Add(plan.workers * plan.v_size());
+  tally.Add(plan.workers * plan.m_size());
+  return tally.bytes();
+}
+
+template <int M>
+void WinogradForwardAvx2(const ConvGeometry& g, const float* data, const float* weight,
+                         const float* bias, float* output, ScratchSpace& scratch,
+                         WinogradWeights weights) {
+  MX_CHECK(WinogradAvx2Available()) << "WinogradForwardAvx2 needs a CPU with avx2 and fma";
+  const FusedPlan<M> plan(g, IntraOpThreads());
+  float* u = scratch.GetArray<float>(plan.u_size());
+  float* v = scratch.GetArray<float>(plan.workers * plan.v_size());
+  float* m = scratch.GetArray<float>(plan.workers * plan.m_size());
+  if (plan.work_items == 0) return;
+  ParallelFor(plan.groups * plan.k_panels, [&](int64_t task) {
+    TransformWeightPanel<M>(plan, weight, weights, task / plan.k_panels, task % plan.k_panels, u);
+  });
+  // Workers take items in order from a shared counter (balances a loaded machine); each owns its
+  // V and M buffers, so the thread that computes an item does not change its result.
+  std::atomic<int64_t> next_item{0};
+  ParallelFor(plan.workers, [&](int64_t worker) {
+    float* v_mine = v + worker * plan.v_size();
+    float* m_mine = m + worker * plan.m_size();
+    for (int64_t item = next_item++; item < plan.work_items; item = next_item++) {
+      RunWorkItem<M>(g, plan, item, data, u, bias, output, v_mine, m_mine);
+    }
+  });
+}
+
+template size_t WinogradAvx2WorkspaceBytes<2>(const ConvGeometry&);
+template size_t WinogradAvx2WorkspaceBytes<4>(const ConvGeometry&);
+template void WinogradForwardAvx2<2>(const ConvGeometry&, const float*, const float*, const float*,
+                                     float*, ScratchSpace&, WinogradWeights);
+template void WinogradForwardAvx2<4>(const ConvGeometry&, const float*, const float*, const float*,
+                                     float*, ScratchSpace&, WinogradWeights);
+
+}  // namespace mxlite::cpu::detail
+
+#else  // !MXLITE_HAS_AVX2_KERNEL
+
+namespace mxlite::cpu::detail {
+
+bool WinogradAvx2Available() { return false; }
+
+template <int M>
+size_t WinogradAvx2WorkspaceBytes(const ConvGeometry&) {
+  return 0;
+}
+
+template <int M>
+void WinogradForwardAvx2(const ConvGeometry&, const float*, const float*, const float*, float*,
+                         ScratchSpace&, WinogradWeights) {
+  MX_THROW() << "WinogradForwardAvx2 needs an x86-64 build";
+}
+
+template size_t WinogradAvx2WorkspaceBytes<2>(const ConvGeometry&);
+template size_t WinogradAvx2WorkspaceBytes<4>(const ConvGeometry&);
+template void WinogradForwardAvx2<2>(const ConvGeometry&, const float*, const float*, const float*,
+                                     float*, ScratchSpace&, WinogradWeights);
+template void WinogradForwardAvx2<4>(const ConvGeometry&, const float*, const float*, const float*,
+                                     float*, ScratchSpace&, WinogradWeights);
+
+}  // namespace mxlite::cpu::detail
+
+#endif  // MXLITE_HAS_AVX2_KERNEL
