@@ -107,13 +107,19 @@ void BenchLayers(const std::vector<int>& threads_list, int64_t batch) {
           if (candidates[i].algorithm == "im2col_gemm") im2col = i;
         }
         const size_t heuristic = conv::RankCpuCandidates(g, direction, candidates).front();
+        std::string all;
+        for (size_t i = 0; i < candidates.size(); ++i) {
+          if (ms[i] < 0) continue;
+          all += (all.empty() ? "" : ", ") + ("\"" + candidates[i].algorithm + "\": ") +
+                 std::to_string(ms[i]);
+        }
         std::printf(
             "{\"layer\": \"%s\", \"batch\": %lld, \"direction\": \"%s\", \"threads\": %d, "
             "\"im2col_ms\": %.4f, \"tuned\": \"%s\", \"tuned_ms\": %.4f, \"heuristic\": \"%s\", "
-            "\"heuristic_ms\": %.4f}\n",
+            "\"heuristic_ms\": %.4f, \"candidates_ms\": {%s}}\n",
             layer.name, static_cast<long long>(batch), conv::ConvDirectionName(direction),
             threads, ms[im2col], candidates[best].algorithm.c_str(), ms[best],
-            candidates[heuristic].algorithm.c_str(), ms[heuristic]);
+            candidates[heuristic].algorithm.c_str(), ms[heuristic], all.c_str());
         std::fflush(stdout);
       }
     }

@@ -128,12 +128,17 @@ std::vector<std::string> PreferredNames(const ConvGeometry& g, ConvDirection dir
   names.push_back("gemm_1x1");
   const bool winograd_shape = g.kernel_h == 3 && g.kernel_w == 3 && g.stride_h == 1 &&
                               g.stride_w == 1 && direction != ConvDirection::kBackwardFilter;
-  // Winograd pays its transforms back only with enough channels to share them and enough
-  // pixels for wide GEMMs (bench/RESULTS.md, "CPU convolution algorithms").
+  // Winograd pays its transforms back once there are enough channels to share them; F(4x4)
+  // needs enough output pixels to fill its wider tiles, below that F(2x2) wastes less
+  // (bench/RESULTS.md, "Convolution tuning": 3x3 layers of 14x14 at batch 1 favour F(2x2), 28x28
+  // and up F(4x4)).
   const int64_t pixels = g.batch * g.out_h * g.out_w;
   if (winograd_shape && g.in_channels_per_group() >= 32 && g.out_channels_per_group() >= 32) {
-    if (pixels >= 48 * 48) names.push_back("winograd_4x4_3x3");
-    if (pixels >= 24 * 24) names.push_back("winograd_2x2_3x3");
+    if (pixels >= 24 * 24) {
+      names.insert(names.end(), {"winograd_4x4_3x3", "winograd_2x2_3x3"});
+    } else {
+      names.insert(names.end(), {"winograd_2x2_3x3", "winograd_4x4_3x3"});
+    }
   }
   names.push_back(g.channels_last ? "im2row_gemm" : "im2col_gemm");
   names.push_back(g.channels_last ? "im2col_gemm" : "im2row_gemm");
