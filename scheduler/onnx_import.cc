@@ -1021,6 +1021,57 @@ ImportedModel ImportOnnx(const std::string& path, const ImportOptions& options) 
   return ImportOnnxBytes(bytes, path, dir.empty() ? "." : dir, options);
 }
 
+std::string OnnxInputInfo::ToString() const {
+  std::string text = std::string(DTypeName(dtype)) + " (";
+  if (!has_shape) return text + "any shape)";
+  for (size_t axis = 0; axis < dims.size(); ++axis) {
+    if (axis > 0) text += ",";
+    if (dims[axis] >= 0) {
+      text += std::to_string(dims[axis]);
+    } else {
+      text += dim_params[axis].empty() ? "?" : dim_params[axis];
+    }
+  }
+  return text + ")";
+}
+
+bool OnnxInputInfo::Accepts(const Shape& shape) const {
+  if (!has_shape) return true;
+  if (static_cast<size_t>(shape.ndim()) != dims.size()) return false;
+  for (size_t axis = 0; axis < dims.size(); ++axis) {
+    if (dims[axis] >= 0 && dims[axis] != shape[static_cast<int>(axis)]) return false;
+  }
+  return true;
+}
+
+std::vector<OnnxInputInfo> ReadOnnxInputs(const std::string& path) {
+  const std::string bytes = ReadFileBytes(path, kMaxModelBytes);
+  onnx::ModelProto model;
+  MX_CHECK(model.ParseFromString(bytes))
+      << path << ": not a valid ONNX model (truncated or malformed protobuf)";
+  MX_CHECK(model.has_graph()) << path << ": the model has no graph (empty or not an ONNX file)";
+  std::set<std::string> initializers;
+  for (const onnx::TensorProto& tensor : model.graph().initializer()) {
+    initializers.insert(tensor.name());
+  }
+  std::vector<OnnxInputInfo> inputs;
+  for (const onnx::ValueInfoProto& input : model.graph().input()) {
+    if (initializers.count(input.name())) continue;
+    const std::string where = path + ": graph input '" + input.name() + "'";
+    MX_CHECK(input.type().has_tensor_type()) << where << " is not a tensor";
+    const onnx::TypeProto::Tensor& type = input.type().tensor_type();
+    OnnxInputInfo info{.name = input.name(), .dtype = DTypeFromOnnx(type.elem_type(), where)};
+    info.has_shape = type.has_shape();
+    for (const auto& dim : type.shape().dim()) {
+      const bool known = dim.has_dim_value() && dim.dim_value() >= 0;
+      info.dims.push_back(known ? dim.dim_value() : -1);
+      info.dim_params.push_back(dim.has_dim_param() ? dim.dim_param() : "");
+    }
+    inputs.push_back(std::move(info));
+  }
+  return inputs;
+}
+
 NDArray ToNDArray(const HostTensor& tensor, Context ctx) {
   NDArray array(tensor.shape, ctx, tensor.dtype);
   array.SyncCopyFromCPU(tensor.bytes.data(), tensor.bytes.size());

@@ -15,6 +15,11 @@ struct Command {
 };
 
 int RunInfoCommand(const std::vector<std::string>& args);
+#if MXLITE_HAS_ONNX
+// run and bench take ONNX models: they exist when the importer is built (libonnx-dev present).
+int RunRunCommand(const std::vector<std::string>& args);
+int RunBenchCommand(const std::vector<std::string>& args);
+#endif
 
 // Every subcommand, in the order `mxlite --help` lists them.
 const std::vector<Command>& AllCommands();
