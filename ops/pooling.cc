@@ -258,7 +258,8 @@ void PoolPlane(const PoolingGeometry& g, const std::vector<Window>& windows, con
       for (int64_t d = w.begin[0]; d < w.end[0]; ++d) {
         for (int64_t h = w.begin[1]; h < w.end[1]; ++h) {
           const T* values = x + (d * plane_rows + h) * row;
-          for (int64_t c = w.begin[2]; c < w.end[2]; ++c) best = values[c] > best ? values[c] : best;
+          for (int64_t c = w.begin[2]; c < w.end[2]; ++c)
+            best = values[c] > best ? values[c] : best;
         }
       }
       y[i] = best;

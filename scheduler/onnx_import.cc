@@ -856,9 +856,8 @@ class Importer {
     if (target.empty()) {
       for (size_t i = 0; i < rank; ++i) target.push_back(in[static_cast<int>(i) + 2] * w.stride[i]);
     }
-    MX_CHECK(target.size() == rank)
-        << c.where << ": output_shape " << Tuple(target) << " does not match the " << rank
-        << "-D kernel";
+    MX_CHECK(target.size() == rank) << c.where << ": output_shape " << Tuple(target)
+                                    << " does not match the " << rank << "-D kernel";
     std::vector<int64_t> pads(2 * rank);
     for (size_t i = 0; i < rank; ++i) {
       const int64_t total = w.stride[i] * (in[static_cast<int>(i) + 2] - 1) + output_padding[i] +
@@ -879,15 +878,17 @@ class Importer {
         << c.where << ": kernel_shape does not match the weight " << weight;
     const size_t rank = kernel.size();
     const int64_t group = c.attrs.Int("group", 1);
-    Window w{kernel, c.attrs.Ints("strides", std::vector<int64_t>(rank, 1)),
-             c.attrs.Ints("dilations", std::vector<int64_t>(rank, 1)), {}};
+    Window w{kernel,
+             c.attrs.Ints("strides", std::vector<int64_t>(rank, 1)),
+             c.attrs.Ints("dilations", std::vector<int64_t>(rank, 1)),
+             {}};
     MX_CHECK(w.stride.size() == rank && w.dilation.size() == rank)
         << c.where << ": strides/dilations do not match the " << rank << "-D kernel";
     const std::vector<int64_t> output_padding =
         c.attrs.Ints("output_padding", std::vector<int64_t>(rank, 0));
     MX_CHECK(output_padding.size() == rank)
-        << c.where << ": output_padding " << Tuple(output_padding) << " does not match the "
-        << rank << "-D kernel";
+        << c.where << ": output_padding " << Tuple(output_padding) << " does not match the " << rank
+        << "-D kernel";
     w.pads = TransposedPads(c, w, output_padding);
     // Deconvolution crops `pad` at both ends and then extends the end by `adj`: a begin pad b
     // and an end pad e (after output_padding o) are pad = b, adj = b + o - e.

@@ -19,8 +19,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // A Conv node test of libonnx-testdata: inputs x (1,1,7,5) and W (1,1,3,3), output y (1,1,4,3).
-const fs::path kConvTest =
-    "/usr/share/libonnx-testdata/data/node/test_conv_with_strides_padding";
+const fs::path kConvTest = "/usr/share/libonnx-testdata/data/node/test_conv_with_strides_padding";
 
 std::string ErrorOf(int (*command)(const std::vector<std::string>&),
                     const std::vector<std::string>& args) {
@@ -137,8 +136,8 @@ TEST_F(RunBenchTest, RunAcceptsAnyBatchForADynamicDim) {
 }
 
 TEST_F(RunBenchTest, RunNamesAMissingInputAndItsExpectedShape) {
-  const std::string error =
-      ErrorOf(RunRunCommand, {Model(), "--input", "x=" + Data("input_0.pb"), "--output-dir", Out()});
+  const std::string error = ErrorOf(
+      RunRunCommand, {Model(), "--input", "x=" + Data("input_0.pb"), "--output-dir", Out()});
   EXPECT_TRUE(Contains(error, "missing input 'W'")) << error;
   EXPECT_TRUE(Contains(error, "float32 (1,1,3,3)")) << error;
   EXPECT_TRUE(Contains(error, "--input W=FILE.pb")) << error;
@@ -146,9 +145,9 @@ TEST_F(RunBenchTest, RunNamesAMissingInputAndItsExpectedShape) {
 }
 
 TEST_F(RunBenchTest, RunNamesAWrongShapeWithExpectedAndGiven) {
-  const std::string error = ErrorOf(RunRunCommand, {Model(), "--input", "x=" + Data("input_0.pb"),
-                                                    "--input", "W=" + Data("input_0.pb"),
-                                                    "--output-dir", Out()});
+  const std::string error =
+      ErrorOf(RunRunCommand, {Model(), "--input", "x=" + Data("input_0.pb"), "--input",
+                              "W=" + Data("input_0.pb"), "--output-dir", Out()});
   EXPECT_TRUE(Contains(error, "input 'W'")) << error;
   EXPECT_TRUE(Contains(error, "expects float32 (1,1,3,3)")) << error;
   EXPECT_TRUE(Contains(error, "got float32 (1,1,7,5)")) << error;
@@ -156,9 +155,9 @@ TEST_F(RunBenchTest, RunNamesAWrongShapeWithExpectedAndGiven) {
 }
 
 TEST_F(RunBenchTest, RunListsTheModelsInputsForAnUnknownName) {
-  const std::string error = ErrorOf(RunRunCommand, {Model(), "--input", "x=" + Data("input_0.pb"),
-                                                    "--input", "weights=" + Data("input_1.pb"),
-                                                    "--output-dir", Out()});
+  const std::string error =
+      ErrorOf(RunRunCommand, {Model(), "--input", "x=" + Data("input_0.pb"), "--input",
+                              "weights=" + Data("input_1.pb"), "--output-dir", Out()});
   EXPECT_TRUE(Contains(error, "unknown input 'weights'")) << error;
   EXPECT_TRUE(Contains(error, "'x' float32 (1,1,7,5)")) << error;
   EXPECT_TRUE(Contains(error, "'W' float32 (1,1,3,3)")) << error;

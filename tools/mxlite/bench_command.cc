@@ -92,8 +92,11 @@ HostTensor RandomTensor(DType dtype, const Shape& shape, std::mt19937_64& random
 class PassProgress {
  public:
   PassProgress(std::string label, int64_t total)
-      : label_(std::move(label)), total_(total), terminal_(isatty(fileno(stderr)) != 0),
-        start_(Clock::now()), last_(start_) {}
+      : label_(std::move(label)),
+        total_(total),
+        terminal_(isatty(fileno(stderr)) != 0),
+        start_(Clock::now()),
+        last_(start_) {}
 
   void Done(int64_t passes) {
     const Clock::time_point now = Clock::now();
@@ -120,7 +123,8 @@ double Seconds(std::chrono::steady_clock::duration duration) {
 
 // Nearest-rank percentile of sorted values: the smallest value with at least p% at or below it.
 double Percentile(const std::vector<double>& sorted, double p) {
-  const size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
+  const size_t rank =
+      static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
   return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
 }
 
@@ -193,8 +197,9 @@ int RunBenchCommand(const std::vector<std::string>& args) {
   std::cerr << "binding " << model_path << " (shapes, memory plan, convolution tuning)...\n";
   const auto bind_start = std::chrono::steady_clock::now();
   BoundModel bound = BindOnnxModel(model_path, inputs, ctx, /*fold_inputs=*/false);
-  std::cout << std::fixed << std::setprecision(3) << "bind: "
-            << Seconds(std::chrono::steady_clock::now() - bind_start) << " s" << std::endl;
+  std::cout << std::fixed << std::setprecision(3)
+            << "bind: " << Seconds(std::chrono::steady_clock::now() - bind_start) << " s"
+            << std::endl;
 
   const std::vector<double> warm = TimePasses(*bound.executor, warmup, "warm-up");
   double warm_total = 0;

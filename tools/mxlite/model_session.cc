@@ -73,9 +73,9 @@ std::string ModelPath(const ParsedArgs& args, const std::string& command) {
   const std::vector<std::string>& positional = args.positional();
   MX_CHECK(!positional.empty()) << "'" << command << "' needs a model: " << command
                                 << " MODEL.onnx ... (see " << command << " --help)";
-  MX_CHECK(positional.size() == 1) << "'" << command << "' takes one model, got "
-                                   << positional.size() << " arguments ('" << positional[0]
-                                   << "', '" << positional[1] << "', ...)";
+  MX_CHECK(positional.size() == 1)
+      << "'" << command << "' takes one model, got " << positional.size() << " arguments ('"
+      << positional[0] << "', '" << positional[1] << "', ...)";
   MX_CHECK(std::filesystem::is_regular_file(positional[0]))
       << "model '" << positional[0] << "' does not exist or is not a file";
   return positional[0];

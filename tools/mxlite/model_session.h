@@ -53,8 +53,9 @@ struct BoundModel {
 // Imports `model_path` with the inputs' shapes (and, when `fold_inputs`, their values for what
 // ONNX needs at load, e.g. a Reshape's shape given as an input), binds it for inference on `ctx`
 // and copies the input values in.
-BoundModel BindOnnxModel(const std::string& model_path, const std::map<std::string, HostTensor>& inputs,
-                         Context ctx, bool fold_inputs);
+BoundModel BindOnnxModel(const std::string& model_path,
+                         const std::map<std::string, HostTensor>& inputs, Context ctx,
+                         bool fold_inputs);
 
 // Runs one forward pass and waits for every output (rethrowing an op's error).
 void RunForward(Executor& executor);
