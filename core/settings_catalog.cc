@@ -109,6 +109,10 @@ std::vector<SettingSpec> BuiltinSettingSpecs() {
            "(ignore stored entries, re-tune and overwrite) (new in mxlite)."),
       Path("MXNET_TUNING_SYSTEM_DB_PATH", "",
            "Read-only tuning database consulted after the user one; empty: none (new in mxlite)."),
+      Enum("MXNET_TUNING_REPORT", "summary",
+           {{"off", {}}, {"summary", {}}, {"layers", {}}, {"verbose", {}}},
+           "What binding a network logs about convolution tuning: nothing, a one-line summary, "
+           "a line per layer and direction, or every candidate (new in mxlite)."),
 
       // Files and logging.
       Path("MXNET_HOME", "~/.mxnet", "Data folder of mxlite (the user tuning database lives here)."),

@@ -19,10 +19,10 @@
 #include "core/settings.h"
 #include "scheduler/checkpoint.h"
 #include "scheduler/executor.h"
-#include "scheduler/graph_builder.h"
 #include "scheduler/idx_iterator.h"
 #include "scheduler/initializer.h"
 #include "scheduler/metric.h"
+#include "scheduler/model_zoo.h"
 #include "scheduler/optimizer.h"
 #include "scheduler/progress.h"
 
@@ -62,19 +62,6 @@ Options ParseOptions(int argc, char** argv) {
   return options;
 }
 
-Graph BuildNetwork(int batch_size, bool batchnorm) {
-  GraphBuilder g;
-  Symbol x = g.Input("data", {batch_size, 1, 28, 28});
-  for (int filters : {32, 64}) {
-    x = g.Conv(x, {.num_filter = filters, .kernel = {5, 5}, .pad = {2, 2}});
-    if (batchnorm) x = g.BatchNorm(x);
-    x = g.MaxPool(g.Relu(x), {.kernel = {2, 2}, .stride = {2, 2}});
-  }
-  x = g.Relu(g.FullyConnected(g.Flatten(x), {.num_hidden = 1024}));
-  x = g.FullyConnected(x, {.num_hidden = 10});
-  return g.Build({g.SoftmaxOutput(x, g.Input("softmax_label", {batch_size}))});
-}
-
 IdxIterator OpenSplit(const Options& options, const std::string& split, bool shuffle) {
   return IdxIterator({.image_path = options.data_dir + "/" + split + "-images-idx3-ubyte.gz",
                       .label_path = options.data_dir + "/" + split + "-labels-idx1-ubyte.gz",
@@ -105,7 +92,7 @@ int main(int argc, char** argv) try {
   IdxIterator train = OpenSplit(options, "train", true);
   IdxIterator test = OpenSplit(options, "t10k", false);
 
-  auto exec = Executor::Bind(BuildNetwork(options.batch_size, options.batchnorm),
+  auto exec = Executor::Bind(FashionMnistNet(options.batch_size, options.batchnorm),
                              {.ctx = ctx, .training = true});
   std::cout << exec->Summary() << std::flush;
   InitializeParameters(*exec, Xavier{}, /*seed=*/1);

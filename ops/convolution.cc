@@ -10,9 +10,12 @@
 // 1-D (NCW / NWC) drops H, KH and OH. F = num_filter, G = num_group. weight and bias are
 // parameters whose shapes are inferred from data.
 //
-// CPU: im2col + GEMM for channels-first, im2row + GEMM for channels-last (ops/cpu/conv_gemm.h);
-// backward computes the data gradient (col2im / row2im), the weight and the bias gradients.
-// workspace, cudnn_tune and cudnn_off are validated here and used by the tuner and GPU kernels.
+// CPU: the algorithm per direction comes from the tuner when the node is bound (create_state:
+// ops/conv/cpu_conv_tuning.h, per cudnn_tune / MXNET_CUDNN_AUTOTUNE_DEFAULT and the workspace
+// limit, through the tuning DB); a call without that state, or with other shapes than were tuned,
+// runs the heuristic's pick. The bias gradient is a per-channel sum. cudnn_off is validated here
+// and used by the GPU kernels.
+#include "ops/conv/cpu_conv_tuning.h"
 #include "ops/conv_attributes.h"
 #include "ops/cpu/conv_gemm.h"
 #include "ops/operator.h"
@@ -20,6 +23,7 @@
 namespace mxlite {
 namespace {
 
+using conv::ConvDirection;
 using cpu::ConvGeometry;
 
 std::string Owner(const std::string& node) { return "Convolution " + node; }
@@ -77,6 +81,43 @@ void InferShape(const Attributes& attrs, ShapeInference& shapes) {
   shapes.AssignOutput(0, OutputShape(window, g));
 }
 
+// The tuned plan of a bound node.
+class ConvolutionState : public OpState, public conv::TunedState {
+ public:
+  explicit ConvolutionState(conv::CpuConvPlan plan) : plan_(std::move(plan)) {}
+  const conv::CpuConvPlan& plan() const { return plan_; }
+  const std::vector<conv::LayerTuning>& tuning_decisions() const override {
+    return plan_.decisions;
+  }
+
+ private:
+  conv::CpuConvPlan plan_;
+};
+
+std::unique_ptr<OpState> CreateState(const StateRequest& request) {
+  const std::string owner = Owner(request.node_name);
+  const ConvWindow window = ReadConvWindow(request.attrs, owner);
+  conv::CpuConvTuningRequest tuning;
+  tuning.layer = request.node_name;
+  tuning.geometry = ConvolutionGeometry(window, request.input_shapes.at(0), owner);
+  tuning.dtype = request.input_dtypes.empty() ? DType::kFloat32 : request.input_dtypes[0];
+  tuning.cudnn_tune = request.attrs.GetOptionalString("cudnn_tune");
+  tuning.workspace_mb = request.attrs.GetInt("workspace");
+  tuning.training = request.training;
+  return std::make_unique<ConvolutionState>(conv::TuneCpuConvolution(tuning));
+}
+
+// The algorithm the node's plan chose for `direction`, or the heuristic's when there is no plan
+// for this geometry.
+const cpu::ConvAlgorithm& AlgorithmFor(const OpContext& ctx, const ConvGeometry& g,
+                                       ConvDirection direction) {
+  if (const auto* state = dynamic_cast<const ConvolutionState*>(ctx.state)) {
+    const cpu::ConvAlgorithm* planned = state->plan().For(direction);
+    if (planned != nullptr && state->plan().geometry == g) return *planned;
+  }
+  return conv::HeuristicCpuAlgorithm(g, direction);
+}
+
 void ForwardCpu(const OpContext& ctx, const Attributes& attrs,
                 const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
                 const std::vector<WriteMode>& req) {
@@ -86,10 +127,14 @@ void ForwardCpu(const OpContext& ctx, const Attributes& attrs,
   const ConvGeometry g = ConvolutionGeometry(window, inputs[0].shape, owner);
   MX_CHECK(ctx.scratch != nullptr) << owner << ": no scratch space";
   const bool has_bias = !attrs.GetBool("no_bias");
+  const cpu::ConvAlgorithm& algorithm = AlgorithmFor(ctx, g, ConvDirection::kForward);
   MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
-    cpu::ConvolutionForwardGemm<T>(g, inputs[0].data_as<T>(), inputs[1].data_as<T>(),
-                                   has_bias ? inputs[2].data_as<T>() : nullptr,
-                                   outputs[0].data_as<T>(), *ctx.scratch);
+    cpu::ConvTensors<T> tensors;
+    tensors.data = inputs[0].data_as<T>();
+    tensors.weight = inputs[1].data_as<T>();
+    tensors.bias = has_bias ? inputs[2].data_as<T>() : nullptr;
+    tensors.output = outputs[0].data_as<T>();
+    algorithm.Run(ConvDirection::kForward, g, tensors, *ctx.scratch);
   });
 }
 
@@ -105,12 +150,20 @@ void BackwardCpu(const OpContext& ctx, const Attributes& attrs,
   MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
     const T* output_grad = output_grads[0].data_as<T>();
     if (req[0] != WriteMode::kNull) {
-      cpu::ConvolutionBackwardDataGemm<T>(g, output_grad, inputs[1].data_as<T>(),
-                                          input_grads[0].data_as<T>(), *ctx.scratch);
+      cpu::ConvTensors<T> tensors;
+      tensors.output_grad = output_grad;
+      tensors.weight = inputs[1].data_as<T>();
+      tensors.data_grad = input_grads[0].data_as<T>();
+      AlgorithmFor(ctx, g, ConvDirection::kBackwardData)
+          .Run(ConvDirection::kBackwardData, g, tensors, *ctx.scratch);
     }
     if (req[1] != WriteMode::kNull) {
-      cpu::ConvolutionBackwardWeightGemm<T>(g, inputs[0].data_as<T>(), output_grad,
-                                            input_grads[1].data_as<T>(), *ctx.scratch);
+      cpu::ConvTensors<T> tensors;
+      tensors.data = inputs[0].data_as<T>();
+      tensors.output_grad = output_grad;
+      tensors.weight_grad = input_grads[1].data_as<T>();
+      AlgorithmFor(ctx, g, ConvDirection::kBackwardFilter)
+          .Run(ConvDirection::kBackwardFilter, g, tensors, *ctx.scratch);
     }
     if (has_bias && req[2] != WriteMode::kNull) {
       cpu::SumPerChannel<T>(output_grad, g.batch, g.out_channels, g.out_spatial(), g.channels_last,
@@ -149,6 +202,7 @@ MXLITE_REGISTER_OP(Convolution) {
     deps.outputs = {false};
     return deps;
   };
+  op.create_state[DeviceType::kCPU] = CreateState;
   op.forward[DeviceType::kCPU] = ForwardCpu;
   op.backward[DeviceType::kCPU] = BackwardCpu;
   return op;

@@ -125,6 +125,13 @@ void OpRegistry::RegisterKernels(const std::string& op, DeviceType device, Forwa
   kernels_.emplace(key, std::make_pair(std::move(forward), std::move(backward)));
 }
 
+void OpRegistry::RegisterStateCreator(const std::string& op, DeviceType device,
+                                      StateCreator creator) {
+  auto key = std::make_pair(op, device);
+  MX_CHECK(state_creators_.count(key) == 0) << "state creator of " << op << " registered twice";
+  state_creators_.emplace(key, std::move(creator));
+}
+
 const OpDef* OpRegistry::Find(const std::string& name) const {
   auto it = ops_.find(name);
   return it == ops_.end() ? nullptr : &it->second;
@@ -166,11 +173,25 @@ const BackwardKernel* OpRegistry::FindBackward(const std::string& op, DeviceType
   return it == def->backward.end() ? nullptr : &it->second;
 }
 
+const StateCreator* OpRegistry::FindStateCreator(const std::string& op, DeviceType device) const {
+  if (auto it = state_creators_.find({op, device}); it != state_creators_.end()) {
+    return &it->second;
+  }
+  const OpDef* def = Find(op);
+  if (def == nullptr) return nullptr;
+  auto it = def->create_state.find(device);
+  return it == def->create_state.end() ? nullptr : &it->second;
+}
+
 namespace detail {
 OpRegistrar::OpRegistrar(OpDef (*make)()) { OpRegistry::Global().Register(make()); }
 KernelRegistrar::KernelRegistrar(const char* op, DeviceType device, ForwardKernel forward,
                                  BackwardKernel backward) {
   OpRegistry::Global().RegisterKernels(op, device, std::move(forward), std::move(backward));
+}
+StateCreatorRegistrar::StateCreatorRegistrar(const char* op, DeviceType device,
+                                             StateCreator creator) {
+  OpRegistry::Global().RegisterStateCreator(op, device, std::move(creator));
 }
 }  // namespace detail
 
@@ -261,6 +282,12 @@ const BackwardKernel& BackwardKernelFor(const OpDef& op, DeviceType device) {
   MX_CHECK(kernel != nullptr) << op.name << " has no backward kernel for "
                               << DeviceTypeName(device);
   return *kernel;
+}
+
+std::unique_ptr<OpState> CreateOpState(const OpDef& op, const StateRequest& request) {
+  const StateCreator* creator =
+      OpRegistry::Global().FindStateCreator(op.name, request.ctx.device_type);
+  return creator != nullptr && *creator ? (*creator)(request) : nullptr;
 }
 
 }  // namespace mxlite

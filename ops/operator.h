@@ -19,6 +19,11 @@
 //
 //   MXLITE_REGISTER_KERNELS(Convolution, kGPU, ConvolutionForwardGpu, ConvolutionBackwardGpu);
 //
+// An op that keeps per-node state (the convolution's tuned algorithms) gives a creator per device
+// in OpDef::create_state, or registers one from its device folder the same way:
+//
+//   MXLITE_REGISTER_STATE_CREATOR(Convolution, kGPU, CreateConvolutionStateGpu);
+//
 // Looking up an unknown name is an mxlite::Error listing the known ops.
 // Kernels are plain functions of (OpContext, Attributes, tensors); they run inside engine
 // operations (engine/) but do not depend on the engine. Thread safety: the registry is filled
@@ -56,6 +61,18 @@ struct OpContext {
   OpState* state = nullptr;               // from OpDef::create_state, when the op has one
   std::string node_name;                  // for messages
 };
+
+// What an op's create_state gets: the node as bound.
+struct StateRequest {
+  const Attributes& attrs;
+  std::vector<Shape> input_shapes;
+  std::vector<DType> input_dtypes;
+  Context ctx;
+  std::string node_name;
+  bool training = false;  // backward will run too
+};
+
+using StateCreator = std::function<std::unique_ptr<OpState>(const StateRequest&)>;
 
 // Shapes flowing through inference: a missing shape is not known yet.
 struct ShapeInference {
@@ -133,9 +150,9 @@ struct OpDef {
   // Cheap, stateless and deterministic (activations, pooling, element-wise, reshapes): with
   // MXNET_BACKWARD_DO_MIRROR=1 its outputs are recomputed in backward instead of kept.
   bool cheap_to_recompute = false;
-  std::function<std::unique_ptr<OpState>(const Attributes&, const std::vector<Shape>& inputs,
-                                         Context)>
-      create_state;
+  // Per-node state per device, made once when the node is bound (the convolution tunes here).
+  // A device without one gets no state (OpContext::state is null).
+  std::map<DeviceType, StateCreator> create_state;
 };
 
 class OpRegistry {
@@ -145,6 +162,8 @@ class OpRegistry {
   void Register(OpDef def);
   void RegisterKernels(const std::string& op, DeviceType device, ForwardKernel forward,
                        BackwardKernel backward);
+  // A state creator for (op, device) kept apart from the OpDef (the GPU's, from ops/cuda/).
+  void RegisterStateCreator(const std::string& op, DeviceType device, StateCreator creator);
   // Throws mxlite::Error listing the known ops when `name` is unknown.
   const OpDef& Get(const std::string& name) const;
   const OpDef* Find(const std::string& name) const;
@@ -152,10 +171,12 @@ class OpRegistry {
   // Kernels registered for (op, device), from the OpDef itself or from RegisterKernels.
   const ForwardKernel* FindForward(const std::string& op, DeviceType device) const;
   const BackwardKernel* FindBackward(const std::string& op, DeviceType device) const;
+  const StateCreator* FindStateCreator(const std::string& op, DeviceType device) const;
 
  private:
   std::map<std::string, OpDef> ops_;
   std::map<std::pair<std::string, DeviceType>, std::pair<ForwardKernel, BackwardKernel>> kernels_;
+  std::map<std::pair<std::string, DeviceType>, StateCreator> state_creators_;
 };
 
 // Helpers for OpDef users: parse attributes, list inputs with the defaults applied.
@@ -175,6 +196,8 @@ void InferDTypes(const OpDef& op, const Attributes& attrs, DTypeInference& dtype
 // The kernel for `device`, or an error naming the op and the device.
 const ForwardKernel& ForwardKernelFor(const OpDef& op, DeviceType device);
 const BackwardKernel& BackwardKernelFor(const OpDef& op, DeviceType device);
+// The op's state for the node in `request` on request.ctx's device; null when it keeps none.
+std::unique_ptr<OpState> CreateOpState(const OpDef& op, const StateRequest& request);
 
 namespace detail {
 struct OpRegistrar {
@@ -183,6 +206,9 @@ struct OpRegistrar {
 struct KernelRegistrar {
   KernelRegistrar(const char* op, DeviceType device, ForwardKernel forward,
                   BackwardKernel backward);
+};
+struct StateCreatorRegistrar {
+  StateCreatorRegistrar(const char* op, DeviceType device, StateCreator creator);
 };
 }  // namespace detail
 
@@ -198,3 +224,7 @@ struct KernelRegistrar {
 #define MXLITE_REGISTER_KERNELS(OpName, Device, forward, backward)                  \
   static const ::mxlite::detail::KernelRegistrar mxlite_kernel_registrar_##OpName(  \
       #OpName, ::mxlite::DeviceType::Device, forward, backward)
+
+#define MXLITE_REGISTER_STATE_CREATOR(OpName, Device, creator)                           \
+  static const ::mxlite::detail::StateCreatorRegistrar mxlite_state_registrar_##OpName( \
+      #OpName, ::mxlite::DeviceType::Device, creator)

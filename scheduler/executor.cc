@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/logging.h"
 #include "core/settings.h"
 #include "ops/tensor_fill.h"
 #include "scheduler/summary.h"
@@ -51,6 +52,34 @@ Executor::Executor(const Graph& graph, const BindOptions& options)
   AllocateArrays();
   CreateNodeStates();
   CreateTempSpaces();
+  LogTuning();
+}
+
+std::vector<conv::LayerTuning> Executor::TuningDecisions() const {
+  std::vector<conv::LayerTuning> decisions;
+  for (const std::shared_ptr<OpState>& state : node_states_) {
+    const auto* tuned = dynamic_cast<const conv::TunedState*>(state.get());
+    if (tuned == nullptr) continue;
+    const auto& own = tuned->tuning_decisions();
+    decisions.insert(decisions.end(), own.begin(), own.end());
+  }
+  return decisions;
+}
+
+std::string Executor::TuningReport(bool verbose) const {
+  return conv::FormatTuningReport(TuningDecisions(), verbose);
+}
+
+void Executor::LogTuning() const {
+  const std::string what = settings().GetString("MXNET_TUNING_REPORT");
+  if (what == "off") return;
+  const std::vector<conv::LayerTuning> decisions = TuningDecisions();
+  if (decisions.empty()) return;
+  if (what == "summary") {
+    MX_LOG(INFO) << conv::FormatTuningSummary(decisions);
+  } else {
+    MX_LOG(INFO) << "convolution tuning:\n" << conv::FormatTuningReport(decisions, what == "verbose");
+  }
 }
 
 Executor::~Executor() {
@@ -117,11 +146,12 @@ void Executor::CreateNodeStates() {
   for (int id = 0; id < graph_.num_nodes(); ++id) {
     const Node& node = graph_.node(id);
     if (node.is_variable()) continue;
-    if (node.op->create_state) {
-      std::vector<Shape> input_shapes;
-      for (const NodeEntry& input : node.inputs) input_shapes.push_back(shapes_.of(input));
-      node_states_[id] = node.op->create_state(node.attrs, input_shapes, options_.ctx);
+    StateRequest request{node.attrs, {}, {}, options_.ctx, node.name, options_.training};
+    for (const NodeEntry& input : node.inputs) {
+      request.input_shapes.push_back(shapes_.of(input));
+      request.input_dtypes.push_back(shapes_.dtype_of(input));
     }
+    node_states_[id] = CreateOpState(*node.op, request);
     if (node.op->needs_random) {
       node_random_[id] = std::make_shared<std::mt19937_64>(options_.seed * 1000003 + id);
     }

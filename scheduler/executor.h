@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "engine/ndarray.h"
+#include "ops/conv/tuner.h"
 #include "scheduler/execution_plan.h"
 #include "scheduler/graph.h"
 #include "scheduler/infer_shapes.h"
@@ -93,11 +94,17 @@ class Executor {
   void FillPlannedBuffers(double value);
   // The graph summary (layers, output shapes, parameter counts) and the memory report.
   std::string Summary() const;
+  // What the convolution tuner decided at bind, per layer and direction, in graph order.
+  std::vector<conv::LayerTuning> TuningDecisions() const;
+  // The tuning report (ops/conv/tuner.h): a line per decision (every candidate with `verbose`)
+  // and the one-line summary. Binding logs it as MXNET_TUNING_REPORT says (default: the summary).
+  std::string TuningReport(bool verbose) const;
 
  private:
   Executor(const Graph& graph, const BindOptions& options);
   void AllocateArrays();
   void CreateNodeStates();
+  void LogTuning() const;
   void CreateTempSpaces();
   void PushStep(const Step& step, bool is_train);
   void PushHeadGradient(int slot, const NDArray* given);

@@ -9,6 +9,7 @@ MXLITE_APT_PACKAGES=(
   libeigen3-dev libsqlite3-dev zlib1g-dev
   dataset-fashion-mnist
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
+  python3-numpy python3-pytest
   clang libclang-rt-14-dev  # the libFuzzer smoke test of the ONNX loader (tools/test.sh)
 )
 

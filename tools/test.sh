@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds mxlite (CUDA code included when the toolkit is present) and runs
-# every test with CTest. GPU tests skip with a message when no GPU is visible. Then the
-# concurrency-heavy modules are built again under ThreadSanitizer and their tests run there.
+# every test with CTest (the Python package's pytest suite included). GPU tests skip with a
+# message when no GPU is visible. Then the concurrency-heavy modules are built again under
+# ThreadSanitizer and their tests run there.
 #
 #   tools/test.sh                      # build/ in Release, all tests, then the TSAN stage
 #   MXLITE_SKIP_TSAN=1 tools/test.sh   # without the TSAN stage

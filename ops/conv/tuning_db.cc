@@ -373,24 +373,13 @@ class TuningDb::SqliteStore {
   sqlite3* db_ = nullptr;
 };
 
-const char* ConvDirectionName(ConvDirection direction) {
-  switch (direction) {
-    case ConvDirection::kForward:
-      return "forward";
-    case ConvDirection::kBackwardData:
-      return "backward_data";
-    case ConvDirection::kBackwardFilter:
-      return "backward_filter";
-  }
-  return "unknown";
-}
-
 std::string ConvProblem::ToString() const {
   std::ostringstream out;
   out << ConvDirectionName(direction) << " data=" << data << " weight=" << weight
       << " stride=" << JoinExtents(stride) << " pad=" << JoinExtents(pad)
       << " dilation=" << JoinExtents(dilation) << " groups=" << groups << " dtype=" << dtype
       << " layout=" << layout;
+  if (!policy.empty()) out << " policy=" << policy;
   return out.str();
 }
 

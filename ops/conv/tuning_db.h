@@ -42,12 +42,10 @@
 #include "core/dtype.h"
 #include "core/settings.h"
 #include "core/shape.h"
+#include "ops/conv/conv_direction.h"
 
 namespace mxlite::conv {
 
-enum class ConvDirection { kForward, kBackwardData, kBackwardFilter };
-// "forward", "backward_data", "backward_filter".
-const char* ConvDirectionName(ConvDirection direction);
 
 // One convolution to tune. Forward, backward-data and backward-filter are separate problems.
 struct ConvProblem {
@@ -60,9 +58,13 @@ struct ConvProblem {
   int64_t groups = 1;
   DType dtype = DType::kFloat32;
   std::string layout = "NCHW";
+  // The tuning policy the record answers to (ConvTuner: mode, workspace limit, determinism), or
+  // empty. Part of the key: a pick under one policy is not the answer under another.
+  std::string policy;
 
   // Canonical text, equal for equal problems, e.g. "forward data=(32,64,56,56)
-  // weight=(64,64,3,3) stride=1x1 pad=1x1 dilation=1x1 groups=1 dtype=float32 layout=NCHW".
+  // weight=(64,64,3,3) stride=1x1 pad=1x1 dilation=1x1 groups=1 dtype=float32 layout=NCHW",
+  // followed by " policy=..." when a policy is set.
   std::string ToString() const;
 };
 

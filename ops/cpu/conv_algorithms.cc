@@ -12,18 +12,6 @@
 
 namespace mxlite::cpu {
 
-const char* ConvDirectionName(ConvDirection direction) {
-  switch (direction) {
-    case ConvDirection::kForward:
-      return "forward";
-    case ConvDirection::kBackwardData:
-      return "backward_data";
-    case ConvDirection::kBackwardFilter:
-      return "backward_filter";
-  }
-  return "unknown";
-}
-
 const char* ConvLayoutName(ConvLayout layout) {
   return layout == ConvLayout::kNHWC ? "NHWC" : "NCHW";
 }

@@ -37,15 +37,16 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "ops/conv/conv_direction.h"
 #include "ops/cpu/im2col.h"
 #include "ops/tensor.h"
 
 namespace mxlite::cpu {
 
-enum class ConvDirection { kForward, kBackwardData, kBackwardFilter };
+using conv::ConvDirection;
+using conv::ConvDirectionName;
 enum class ConvLayout { kNCHW, kNHWC };
 
-const char* ConvDirectionName(ConvDirection direction);  // "forward", "backward_data", ...
 const char* ConvLayoutName(ConvLayout layout);           // "NCHW", "NHWC"
 std::string DescribeGeometry(const ConvGeometry& geometry);
 

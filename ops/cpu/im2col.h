@@ -34,6 +34,8 @@ struct ConvGeometry {
   int64_t dilate_h = 1, dilate_w = 1;
   bool channels_last = false;  // NHWC / NWC activations, OHWI weights
 
+  bool operator==(const ConvGeometry&) const = default;
+
   int64_t in_channels_per_group() const { return in_channels / groups; }
   int64_t out_channels_per_group() const { return out_channels / groups; }
   int64_t in_spatial() const { return in_h * in_w; }

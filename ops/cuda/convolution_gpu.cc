@@ -3,9 +3,12 @@
 // float64 and float16. Deconvolution is the adjoint convolution: its forward is cuDNN's backward
 // data, its backward cuDNN's forward and backward filter, with data and output swapping roles.
 //
-// Algorithms: cuDNN's heuristic (cudnnGet*Algorithm_v7), the first candidate that succeeds, fits
-// the layer's `workspace` limit (MB), uses an allowed math type (cuda_util.h: float32 stays FMA
-// unless MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION=1) and, with MXNET_ENFORCE_DETERMINISM=1, is
+// Algorithms: a bound Convolution node runs the algorithms its plan chose per direction
+// (cudnn_tuning.cc: the tuner over cuDNN's Find, per cudnn_tune / MXNET_CUDNN_AUTOTUNE_DEFAULT and
+// the tuning DB). Without a plan for the call's shapes (imperative calls, Deconvolution), cuDNN's
+// heuristic (cudnnGet*Algorithm_v7) picks: the first candidate that succeeds, fits the layer's
+// `workspace` limit (MB), uses an allowed math type (cuda_util.h: float32 stays FMA unless
+// MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION=1) and, with MXNET_ENFORCE_DETERMINISM=1, is
 // deterministic. The workspace comes from the op's scratch space. Bias: cudnnAddTensor forward,
 // cudnnConvolutionBackwardBias backward. cudnn_off=true is refused (there is no non-cuDNN GPU
 // convolution) with an error naming the layer.
@@ -15,24 +18,13 @@
 #include "core/settings.h"
 #include "ops/conv_attributes.h"
 #include "ops/cuda/cuda_util.h"
+#include "ops/cuda/cudnn_convolution.h"
 #include "ops/operator.h"
 
 namespace mxlite {
-namespace {
+namespace cuda {
 
-// One convolution as cuDNN sees it: x (n, c, h, w) -> y (n, k, oh, ow), filter (k, c/g, r, s).
-struct CudnnConvolution {
-  cuda::TensorDescriptor x, y, bias;
-  cuda::FilterDescriptor w;
-  cuda::ConvolutionDescriptor conv;
-  DType dtype = DType::kFloat32;
-  size_t workspace_limit = 0;
-  std::string owner;
-};
-
-// Sets up the descriptors of the convolution from x_shape to y_shape (shapes of the op's
-// tensors in the window's layout) with `pad` per axis (Deconvolution derives its own).
-void Describe(CudnnConvolution& c, const Attributes& attrs, const ConvWindow& window, DType dtype,
+void DescribeConvolution(CudnnConvolution& c, const Attributes& attrs, const ConvWindow& window, DType dtype,
               const Shape& x_shape, const Shape& y_shape, const std::vector<int64_t>& pad) {
   MX_CHECK(!attrs.GetBool("cudnn_off"))
       << c.owner << ": cudnn_off=true is not supported on the GPU (convolutions run on cuDNN)";
@@ -49,7 +41,7 @@ void Describe(CudnnConvolution& c, const Attributes& attrs, const ConvWindow& wi
           window.kernel.back(), c.owner);
   const cudnnDataType_t compute = dtype == DType::kFloat64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
   auto axis = [&](const std::vector<int64_t>& values, int64_t fallback, bool height) {
-    return cuda::CheckedInt(height ? (two_d ? values[0] : fallback) : values.back(), c.owner,
+    return CheckedInt(height ? (two_d ? values[0] : fallback) : values.back(), c.owner,
                             "window");
   };
   MXLITE_CUDNN_CALL(
@@ -59,9 +51,9 @@ void Describe(CudnnConvolution& c, const Attributes& attrs, const ConvWindow& wi
                                       CUDNN_CROSS_CORRELATION, compute),
       c.owner);
   MXLITE_CUDNN_CALL(cudnnSetConvolutionGroupCount(
-                        c.conv.get(), cuda::CheckedInt(window.num_group, c.owner, "num_group")),
+                        c.conv.get(), CheckedInt(window.num_group, c.owner, "num_group")),
                     c.owner);
-  MXLITE_CUDNN_CALL(cudnnSetConvolutionMathType(c.conv.get(), cuda::ConvolutionMathType(dtype)),
+  MXLITE_CUDNN_CALL(cudnnSetConvolutionMathType(c.conv.get(), ConvolutionMathType(dtype)),
                     c.owner);
   int n = 0, k = 0, h = 0, w = 0;
   MXLITE_CUDNN_CALL(
@@ -73,17 +65,26 @@ void Describe(CudnnConvolution& c, const Attributes& attrs, const ConvWindow& wi
       << "; this window (e.g. an adj at least the stride) is not supported on the GPU";
 }
 
-// The first heuristic candidate that cuDNN can run within the limits.
+}  // namespace cuda
+
+namespace {
+
+using cuda::CudnnAlgorithm;
+using cuda::CudnnConvolution;
+using conv::ConvDirection;
+
+// `planned` when the node's plan chose one, else the first heuristic candidate that cuDNN can run
+// within the limits.
 template <typename Perf>
-const Perf* PickCandidate(const CudnnConvolution& c, const std::vector<Perf>& candidates,
-                          int returned, const char* pass) {
+CudnnAlgorithm PickCandidate(const CudnnConvolution& c, const std::vector<Perf>& candidates,
+                             int returned, const char* pass) {
   const bool deterministic = Settings::Global().GetBool("MXNET_ENFORCE_DETERMINISM");
   for (int i = 0; i < returned; ++i) {
     const Perf& p = candidates[i];
     if (p.status != CUDNN_STATUS_SUCCESS || p.memory > c.workspace_limit) continue;
     if (!cuda::ConvolutionMathTypeAllowed(p.mathType, c.dtype)) continue;
     if (deterministic && p.determinism != CUDNN_DETERMINISTIC) continue;
-    return &p;
+    return {static_cast<int>(p.algo), p.mathType};
   }
   MX_THROW() << c.owner << ": cuDNN offers no " << pass
              << " algorithm within workspace=" << (c.workspace_limit >> 20) << " MB"
@@ -95,10 +96,8 @@ void* Workspace(const OpContext& ctx, size_t bytes) {
   return bytes == 0 ? nullptr : ctx.scratch->Get(bytes);
 }
 
-// y = conv(x, w) (beta = 0).
-void ConvolutionForward(const OpContext& ctx, CudnnConvolution& c, const void* x, const void* w,
-                        void* y) {
-  cudnnHandle_t handle = cuda::CudnnHandle(ctx, c.owner);
+// The heuristic's algorithm for each direction (used when no plan applies).
+CudnnAlgorithm HeuristicForward(cudnnHandle_t handle, const CudnnConvolution& c) {
   int count = 0, returned = 0;
   MXLITE_CUDNN_CALL(cudnnGetConvolutionForwardAlgorithmMaxCount(handle, &count), c.owner);
   std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(std::max(count, 1));
@@ -106,27 +105,10 @@ void ConvolutionForward(const OpContext& ctx, CudnnConvolution& c, const void* x
       cudnnGetConvolutionForwardAlgorithm_v7(handle, c.x.get(), c.w.get(), c.conv.get(), c.y.get(),
                                              count, &returned, perf.data()),
       c.owner);
-  const auto* pick = PickCandidate(c, perf, returned, "forward");
-  MXLITE_CUDNN_CALL(cudnnSetConvolutionMathType(c.conv.get(), pick->mathType), c.owner);
-  size_t bytes = 0;
-  MXLITE_CUDNN_CALL(cudnnGetConvolutionForwardWorkspaceSize(
-                        handle, c.x.get(), c.w.get(), c.conv.get(), c.y.get(), pick->algo, &bytes),
-                    c.owner);
-  void* workspace = Workspace(ctx, bytes);
-  const double one_d = 1, zero_d = 0;
-  const float one_f = 1, zero_f = 0;
-  const bool dbl = c.dtype == DType::kFloat64;
-  MXLITE_CUDNN_CALL(
-      cudnnConvolutionForward(handle, dbl ? static_cast<const void*>(&one_d) : &one_f, c.x.get(), x,
-                              c.w.get(), w, c.conv.get(), pick->algo, workspace, bytes,
-                              dbl ? static_cast<const void*>(&zero_d) : &zero_f, c.y.get(), y),
-      c.owner);
+  return PickCandidate(c, perf, returned, "forward");
 }
 
-// dx = the adjoint of the forward in x applied to dy.
-void ConvolutionBackwardData(const OpContext& ctx, CudnnConvolution& c, const void* w,
-                             const void* dy, void* dx) {
-  cudnnHandle_t handle = cuda::CudnnHandle(ctx, c.owner);
+CudnnAlgorithm HeuristicBackwardData(cudnnHandle_t handle, const CudnnConvolution& c) {
   int count = 0, returned = 0;
   MXLITE_CUDNN_CALL(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(handle, &count), c.owner);
   std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(std::max(count, 1));
@@ -134,27 +116,10 @@ void ConvolutionBackwardData(const OpContext& ctx, CudnnConvolution& c, const vo
       cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, c.w.get(), c.y.get(), c.conv.get(),
                                                   c.x.get(), count, &returned, perf.data()),
       c.owner);
-  const auto* pick = PickCandidate(c, perf, returned, "backward-data");
-  MXLITE_CUDNN_CALL(cudnnSetConvolutionMathType(c.conv.get(), pick->mathType), c.owner);
-  size_t bytes = 0;
-  MXLITE_CUDNN_CALL(cudnnGetConvolutionBackwardDataWorkspaceSize(
-                        handle, c.w.get(), c.y.get(), c.conv.get(), c.x.get(), pick->algo, &bytes),
-                    c.owner);
-  void* workspace = Workspace(ctx, bytes);
-  const double one_d = 1, zero_d = 0;
-  const float one_f = 1, zero_f = 0;
-  const bool dbl = c.dtype == DType::kFloat64;
-  MXLITE_CUDNN_CALL(cudnnConvolutionBackwardData(
-                        handle, dbl ? static_cast<const void*>(&one_d) : &one_f, c.w.get(), w,
-                        c.y.get(), dy, c.conv.get(), pick->algo, workspace, bytes,
-                        dbl ? static_cast<const void*>(&zero_d) : &zero_f, c.x.get(), dx),
-                    c.owner);
+  return PickCandidate(c, perf, returned, "backward-data");
 }
 
-// dw = the adjoint of the forward in w applied to dy, summed over the batch.
-void ConvolutionBackwardFilter(const OpContext& ctx, CudnnConvolution& c, const void* x,
-                               const void* dy, void* dw) {
-  cudnnHandle_t handle = cuda::CudnnHandle(ctx, c.owner);
+CudnnAlgorithm HeuristicBackwardFilter(cudnnHandle_t handle, const CudnnConvolution& c) {
   int count = 0, returned = 0;
   MXLITE_CUDNN_CALL(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(handle, &count), c.owner);
   std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(std::max(count, 1));
@@ -162,48 +127,135 @@ void ConvolutionBackwardFilter(const OpContext& ctx, CudnnConvolution& c, const 
       cudnnGetConvolutionBackwardFilterAlgorithm_v7(handle, c.x.get(), c.y.get(), c.conv.get(),
                                                     c.w.get(), count, &returned, perf.data()),
       c.owner);
-  const auto* pick = PickCandidate(c, perf, returned, "backward-filter");
-  MXLITE_CUDNN_CALL(cudnnSetConvolutionMathType(c.conv.get(), pick->mathType), c.owner);
+  return PickCandidate(c, perf, returned, "backward-filter");
+}
+
+const void* One(DType dtype) {
+  static const double one_d = 1;
+  static const float one_f = 1;
+  return dtype == DType::kFloat64 ? static_cast<const void*>(&one_d) : &one_f;
+}
+
+const void* Zero(DType dtype) {
+  static const double zero_d = 0;
+  static const float zero_f = 0;
+  return dtype == DType::kFloat64 ? static_cast<const void*>(&zero_d) : &zero_f;
+}
+
+// y = conv(x, w) (beta = 0), with `planned` when chosen, else the heuristic's algorithm.
+void ConvolutionForward(const OpContext& ctx, CudnnConvolution& c, const void* x, const void* w,
+                        void* y, const CudnnAlgorithm& planned = {}) {
+  cudnnHandle_t handle = cuda::CudnnHandle(ctx, c.owner);
+  const CudnnAlgorithm pick = planned.chosen() ? planned : HeuristicForward(handle, c);
+  const auto algo = static_cast<cudnnConvolutionFwdAlgo_t>(pick.algo);
+  MXLITE_CUDNN_CALL(cudnnSetConvolutionMathType(c.conv.get(), pick.math), c.owner);
   size_t bytes = 0;
-  MXLITE_CUDNN_CALL(cudnnGetConvolutionBackwardFilterWorkspaceSize(
-                        handle, c.x.get(), c.y.get(), c.conv.get(), c.w.get(), pick->algo, &bytes),
+  MXLITE_CUDNN_CALL(cudnnGetConvolutionForwardWorkspaceSize(handle, c.x.get(), c.w.get(),
+                                                            c.conv.get(), c.y.get(), algo, &bytes),
                     c.owner);
   void* workspace = Workspace(ctx, bytes);
-  const double one_d = 1, zero_d = 0;
-  const float one_f = 1, zero_f = 0;
-  const bool dbl = c.dtype == DType::kFloat64;
-  MXLITE_CUDNN_CALL(cudnnConvolutionBackwardFilter(
-                        handle, dbl ? static_cast<const void*>(&one_d) : &one_f, c.x.get(), x,
-                        c.y.get(), dy, c.conv.get(), pick->algo, workspace, bytes,
-                        dbl ? static_cast<const void*>(&zero_d) : &zero_f, c.w.get(), dw),
+  MXLITE_CUDNN_CALL(cudnnConvolutionForward(handle, One(c.dtype), c.x.get(), x, c.w.get(), w,
+                                            c.conv.get(), algo, workspace, bytes, Zero(c.dtype),
+                                            c.y.get(), y),
+                    c.owner);
+}
+
+// dx = the adjoint of the forward in x applied to dy.
+void ConvolutionBackwardData(const OpContext& ctx, CudnnConvolution& c, const void* w,
+                             const void* dy, void* dx, const CudnnAlgorithm& planned = {}) {
+  cudnnHandle_t handle = cuda::CudnnHandle(ctx, c.owner);
+  const CudnnAlgorithm pick = planned.chosen() ? planned : HeuristicBackwardData(handle, c);
+  const auto algo = static_cast<cudnnConvolutionBwdDataAlgo_t>(pick.algo);
+  MXLITE_CUDNN_CALL(cudnnSetConvolutionMathType(c.conv.get(), pick.math), c.owner);
+  size_t bytes = 0;
+  MXLITE_CUDNN_CALL(cudnnGetConvolutionBackwardDataWorkspaceSize(
+                        handle, c.w.get(), c.y.get(), c.conv.get(), c.x.get(), algo, &bytes),
+                    c.owner);
+  void* workspace = Workspace(ctx, bytes);
+  MXLITE_CUDNN_CALL(cudnnConvolutionBackwardData(handle, One(c.dtype), c.w.get(), w, c.y.get(),
+                                                 dy, c.conv.get(), algo, workspace, bytes,
+                                                 Zero(c.dtype), c.x.get(), dx),
+                    c.owner);
+}
+
+// dw = the adjoint of the forward in w applied to dy, summed over the batch.
+void ConvolutionBackwardFilter(const OpContext& ctx, CudnnConvolution& c, const void* x,
+                               const void* dy, void* dw, const CudnnAlgorithm& planned = {}) {
+  cudnnHandle_t handle = cuda::CudnnHandle(ctx, c.owner);
+  const CudnnAlgorithm pick = planned.chosen() ? planned : HeuristicBackwardFilter(handle, c);
+  const auto algo = static_cast<cudnnConvolutionBwdFilterAlgo_t>(pick.algo);
+  MXLITE_CUDNN_CALL(cudnnSetConvolutionMathType(c.conv.get(), pick.math), c.owner);
+  size_t bytes = 0;
+  MXLITE_CUDNN_CALL(cudnnGetConvolutionBackwardFilterWorkspaceSize(
+                        handle, c.x.get(), c.y.get(), c.conv.get(), c.w.get(), algo, &bytes),
+                    c.owner);
+  void* workspace = Workspace(ctx, bytes);
+  MXLITE_CUDNN_CALL(cudnnConvolutionBackwardFilter(handle, One(c.dtype), c.x.get(), x, c.y.get(),
+                                                   dy, c.conv.get(), algo, workspace, bytes,
+                                                   Zero(c.dtype), c.w.get(), dw),
                     c.owner);
 }
 
 // tensor += bias per channel (bias described by c.bias, tensor by `desc`).
 void AddBias(const OpContext& ctx, const CudnnConvolution& c, const cuda::TensorDescriptor& desc,
              const void* bias, void* tensor) {
-  const double one_d = 1;
-  const float one_f = 1;
-  const void* one = c.dtype == DType::kFloat64 ? static_cast<const void*>(&one_d) : &one_f;
-  MXLITE_CUDNN_CALL(cudnnAddTensor(cuda::CudnnHandle(ctx, c.owner), one, c.bias.get(), bias, one,
-                                   desc.get(), tensor),
+  MXLITE_CUDNN_CALL(cudnnAddTensor(cuda::CudnnHandle(ctx, c.owner), One(c.dtype), c.bias.get(),
+                                   bias, One(c.dtype), desc.get(), tensor),
                     c.owner);
 }
 
 // bias_grad = the per-channel sum of `grad` (described by `desc`).
 void BiasGradient(const OpContext& ctx, const CudnnConvolution& c,
                   const cuda::TensorDescriptor& desc, const void* grad, void* bias_grad) {
-  const double one_d = 1, zero_d = 0;
-  const float one_f = 1, zero_f = 0;
-  const bool dbl = c.dtype == DType::kFloat64;
-  MXLITE_CUDNN_CALL(cudnnConvolutionBackwardBias(
-                        cuda::CudnnHandle(ctx, c.owner),
-                        dbl ? static_cast<const void*>(&one_d) : &one_f, desc.get(), grad,
-                        dbl ? static_cast<const void*>(&zero_d) : &zero_f, c.bias.get(), bias_grad),
+  MXLITE_CUDNN_CALL(cudnnConvolutionBackwardBias(cuda::CudnnHandle(ctx, c.owner), One(c.dtype),
+                                                 desc.get(), grad, Zero(c.dtype), c.bias.get(),
+                                                 bias_grad),
                     c.owner);
 }
 
 // ---- Convolution ---------------------------------------------------------------------------
+
+// The tuned plan of a bound Convolution node on the GPU.
+class ConvolutionGpuState : public OpState, public conv::TunedState {
+ public:
+  explicit ConvolutionGpuState(cuda::CudnnConvPlan plan) : plan_(std::move(plan)) {}
+  const std::vector<conv::LayerTuning>& tuning_decisions() const override {
+    return plan_.decisions;
+  }
+  // The planned algorithm for `direction` when the call has the shapes the node was tuned for.
+  CudnnAlgorithm For(ConvDirection direction, const Shape& data, const Shape& output,
+                     DType dtype) const {
+    if (data != plan_.data_shape || output != plan_.output_shape || dtype != plan_.dtype) return {};
+    return plan_.For(direction);
+  }
+
+ private:
+  cuda::CudnnConvPlan plan_;
+};
+
+std::unique_ptr<OpState> CreateConvolutionStateGpu(const StateRequest& request) {
+  CudnnConvolution c;
+  c.owner = "Convolution " + request.node_name;
+  const ConvWindow window = ReadConvWindow(request.attrs, c.owner);
+  ShapeInference shapes;
+  shapes.op = "Convolution";
+  shapes.node = request.node_name;
+  for (const Shape& shape : request.input_shapes) shapes.inputs.emplace_back(shape);
+  shapes.outputs.resize(1);
+  InferShapes(OpRegistry::Global().Get("Convolution"), request.attrs, shapes);
+  const Shape output_shape = *shapes.outputs[0];
+  const DType dtype = request.input_dtypes.empty() ? DType::kFloat32 : request.input_dtypes[0];
+  cuda::DescribeConvolution(c, request.attrs, window, dtype, request.input_shapes.at(0),
+                            output_shape, window.pad);
+  return std::make_unique<ConvolutionGpuState>(
+      cuda::TuneCudnnConvolution(request, c, output_shape));
+}
+
+CudnnAlgorithm Planned(const OpContext& ctx, ConvDirection direction, const Shape& data,
+                       const Shape& output, DType dtype) {
+  const auto* state = dynamic_cast<const ConvolutionGpuState*>(ctx.state);
+  return state != nullptr ? state->For(direction, data, output, dtype) : CudnnAlgorithm{};
+}
 
 void ConvolutionForwardGpu(const OpContext& ctx, const Attributes& attrs,
                            const std::vector<TensorView>& inputs,
@@ -213,8 +265,12 @@ void ConvolutionForwardGpu(const OpContext& ctx, const Attributes& attrs,
   CudnnConvolution c;
   c.owner = "Convolution " + ctx.node_name;
   const ConvWindow window = ReadConvWindow(attrs, c.owner);
-  Describe(c, attrs, window, inputs[0].dtype, inputs[0].shape, outputs[0].shape, window.pad);
-  ConvolutionForward(ctx, c, inputs[0].data, inputs[1].data, outputs[0].data);
+  const DType dtype = inputs[0].dtype;
+  cuda::DescribeConvolution(c, attrs, window, dtype, inputs[0].shape, outputs[0].shape,
+                            window.pad);
+  ConvolutionForward(
+      ctx, c, inputs[0].data, inputs[1].data, outputs[0].data,
+      Planned(ctx, ConvDirection::kForward, inputs[0].shape, outputs[0].shape, dtype));
   if (!attrs.GetBool("no_bias")) AddBias(ctx, c, c.y, inputs[2].data, outputs[0].data);
 }
 
@@ -226,12 +282,17 @@ void ConvolutionBackwardGpu(const OpContext& ctx, const Attributes& attrs,
   CudnnConvolution c;
   c.owner = "Convolution " + ctx.node_name;
   const ConvWindow window = ReadConvWindow(attrs, c.owner);
-  Describe(c, attrs, window, inputs[0].dtype, inputs[0].shape, output_grads[0].shape, window.pad);
+  const DType dtype = inputs[0].dtype;
+  const Shape& data = inputs[0].shape;
+  const Shape& output = output_grads[0].shape;
+  cuda::DescribeConvolution(c, attrs, window, dtype, data, output, window.pad);
   if (req[0] != WriteMode::kNull) {
-    ConvolutionBackwardData(ctx, c, inputs[1].data, output_grads[0].data, input_grads[0].data);
+    ConvolutionBackwardData(ctx, c, inputs[1].data, output_grads[0].data, input_grads[0].data,
+                            Planned(ctx, ConvDirection::kBackwardData, data, output, dtype));
   }
   if (req[1] != WriteMode::kNull) {
-    ConvolutionBackwardFilter(ctx, c, inputs[0].data, output_grads[0].data, input_grads[1].data);
+    ConvolutionBackwardFilter(ctx, c, inputs[0].data, output_grads[0].data, input_grads[1].data,
+                              Planned(ctx, ConvDirection::kBackwardFilter, data, output, dtype));
   }
   if (!attrs.GetBool("no_bias") && req[2] != WriteMode::kNull) {
     BiasGradient(ctx, c, c.y, output_grads[0].data, input_grads[2].data);
@@ -266,7 +327,7 @@ std::vector<int64_t> DeconvolutionPad(const Attributes& attrs, const ConvWindow&
 void DescribeDeconvolution(CudnnConvolution& c, const Attributes& attrs, DType dtype,
                            const Shape& data_shape, const Shape& output_shape) {
   const ConvWindow window = ReadConvWindow(attrs, c.owner);
-  Describe(c, attrs, window, dtype, output_shape, data_shape,
+  cuda::DescribeConvolution(c, attrs, window, dtype, output_shape, data_shape,
            DeconvolutionPad(attrs, window, data_shape, c.owner));
 }
 
@@ -309,6 +370,7 @@ void DeconvolutionBackwardGpu(const OpContext& ctx, const Attributes& attrs,
 }  // namespace
 
 MXLITE_REGISTER_KERNELS(Convolution, kGPU, ConvolutionForwardGpu, ConvolutionBackwardGpu);
+MXLITE_REGISTER_STATE_CREATOR(Convolution, kGPU, CreateConvolutionStateGpu);
 MXLITE_REGISTER_KERNELS(Deconvolution, kGPU, DeconvolutionForwardGpu, DeconvolutionBackwardGpu);
 
 }  // namespace mxlite

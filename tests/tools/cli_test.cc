@@ -74,7 +74,6 @@ TEST(CliTest, HelpAndUsageErrors) {
   EXPECT_NE(RunCli("", "").status, 0);
 }
 
-#if MXLITE_HAS_ONNX
 // The binary end to end: an ONNX node test through `mxlite run` on the engine the flag picks, and
 // the exit status of a usage error. (tests/tools/run_bench_test.cc covers the commands in depth.)
 TEST(CliTest, RunWritesOutputsAndPicksTheEngine) {
@@ -99,6 +98,5 @@ TEST(CliTest, RunWritesOutputsAndPicksTheEngine) {
   EXPECT_TRUE(Contains(missing.output, "missing input")) << missing.output;
   EXPECT_TRUE(Contains(RunCli("", "--help").output, "bench")) << "bench is listed";
 }
-#endif
 
 }  // namespace

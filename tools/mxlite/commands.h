@@ -15,11 +15,9 @@ struct Command {
 };
 
 int RunInfoCommand(const std::vector<std::string>& args);
-#if MXLITE_HAS_ONNX
-// run and bench take ONNX models: they exist when the importer is built (libonnx-dev present).
+int RunTuneCommand(const std::vector<std::string>& args);
 int RunRunCommand(const std::vector<std::string>& args);
 int RunBenchCommand(const std::vector<std::string>& args);
-#endif
 
 // Every subcommand, in the order `mxlite --help` lists them.
 const std::vector<Command>& AllCommands();

@@ -1,0 +1,255 @@
+// What convolution tuning buys on the CPU (issue 7), in three parts; bench/conv_tuning.sh runs
+// them all with PyTorch beside them and writes the tables of bench/RESULTS.md.
+//
+//   conv_tuning_bench layers [--threads 1,2] [--batch 1]   per layer and direction of the
+//       ResNet-50 layer set: im2col_gemm alone, every candidate timed (the tuned pick is the
+//       fastest), and the heuristic's pick (what `off` runs) with its distance from the best.
+//       One JSON object per line ("layer", "direction", "threads", "im2col_ms", "tuned",
+//       "tuned_ms", "heuristic", "heuristic_ms").
+//   conv_tuning_bench networks [--threads 1,2]   forward time of the Fashion-MNIST demo network
+//       (batch 64) and ResNet-18 (batch 1, 224x224) with im2col only, the heuristic (tuning off)
+//       and the tuned plan. JSON lines ("network", "threads", "plan", "forward_ms").
+//   conv_tuning_bench startup --plan cold|warm|off --db FILE   one ResNet-18 bind + first
+//       forward in this process, with a fresh DB (cold), the DB a previous run filled (warm) or
+//       tuning off; prints {"startup": plan, "ms": ...}. The script runs each in new processes.
+//
+// Timing is TimeCandidate's (ops/conv/tuner.h): warm-up, then the median of repeated runs until
+// they settle (here at least 5 runs, at most 21).
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/settings.h"
+#include "ops/conv/cpu_conv_tuning.h"
+#include "ops/conv/tuner.h"
+#include "ops/cpu/parallel.h"
+#include "scheduler/executor.h"
+#include "scheduler/model_zoo.h"
+
+namespace mxlite {
+namespace {
+
+using conv::Candidate;
+using conv::ConvDirection;
+
+struct Layer {
+  const char* name;
+  int64_t in_channels, out_channels, kernel, stride, pad, size;
+};
+
+// ResNet-50's characteristic convolutions (as bench/conv_bench.cc and bench/conv_torch.py).
+const Layer kLayers[] = {
+    {"3x3 64->64 56x56", 64, 64, 3, 1, 1, 56},       {"1x1 256->64 56x56", 256, 64, 1, 1, 0, 56},
+    {"3x3 128->128 28x28", 128, 128, 3, 1, 1, 28},   {"3x3 256->256 14x14", 256, 256, 3, 1, 1, 14},
+    {"1x1 1024->256 14x14", 1024, 256, 1, 1, 0, 14}, {"7x7 3->64 s2 224x224", 3, 64, 7, 2, 3, 224},
+};
+
+conv::TimingOptions BenchTiming() {
+  conv::TimingOptions options;
+  options.warmup_runs = 2;
+  options.min_runs = 5;
+  options.max_runs = 21;
+  options.max_spread = 0.05;
+  options.cap_ms = 3000;
+  return options;
+}
+
+cpu::ConvGeometry GeometryOf(const Layer& layer, int64_t batch) {
+  cpu::ConvGeometry g;
+  g.batch = batch;
+  g.in_channels = layer.in_channels;
+  g.out_channels = layer.out_channels;
+  g.in_h = g.in_w = layer.size;
+  g.kernel_h = g.kernel_w = layer.kernel;
+  g.stride_h = g.stride_w = layer.stride;
+  g.pad_h = g.pad_w = layer.pad;
+  g.out_h = g.out_w = (layer.size + 2 * layer.pad - layer.kernel) / layer.stride + 1;
+  return g;
+}
+
+std::vector<int> ParseList(const std::string& text) {
+  std::vector<int> values;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) values.push_back(std::stoi(item));
+  return values;
+}
+
+std::string Flag(const std::vector<std::string>& args, const std::string& name,
+                 const std::string& fallback) {
+  for (size_t i = 0; i + 1 < args.size(); ++i) {
+    if (args[i] == "--" + name) return args[i + 1];
+  }
+  return fallback;
+}
+
+void BenchLayers(const std::vector<int>& threads_list, int64_t batch) {
+  for (int threads : threads_list) {
+    cpu::ScopedIntraOpThreads scoped(threads);
+    for (const Layer& layer : kLayers) {
+      const cpu::ConvGeometry g = GeometryOf(layer, batch);
+      for (ConvDirection direction : {ConvDirection::kForward, ConvDirection::kBackwardData,
+                                      ConvDirection::kBackwardFilter}) {
+        const std::vector<Candidate> candidates = CpuConvCandidates(g, direction, DType::kFloat32);
+        std::vector<double> ms(candidates.size(), -1.0);
+        size_t best = candidates.size(), im2col = candidates.size();
+        for (size_t i = 0; i < candidates.size(); ++i) {
+          if (!candidates[i].unsupported.empty()) continue;
+          ms[i] = conv::TimeCandidate(candidates[i].run, BenchTiming()).median_ms;
+          if (best == candidates.size() || ms[i] < ms[best]) best = i;
+          if (candidates[i].algorithm == "im2col_gemm") im2col = i;
+        }
+        const size_t heuristic = conv::RankCpuCandidates(g, direction, candidates).front();
+        std::printf(
+            "{\"layer\": \"%s\", \"batch\": %lld, \"direction\": \"%s\", \"threads\": %d, "
+            "\"im2col_ms\": %.4f, \"tuned\": \"%s\", \"tuned_ms\": %.4f, \"heuristic\": \"%s\", "
+            "\"heuristic_ms\": %.4f}\n",
+            layer.name, static_cast<long long>(batch), conv::ConvDirectionName(direction),
+            threads, ms[im2col], candidates[best].algorithm.c_str(), ms[best],
+            candidates[heuristic].algorithm.c_str(), ms[heuristic]);
+        std::fflush(stdout);
+      }
+    }
+  }
+}
+
+void FillRandom(NDArray& array, std::mt19937_64& random) {
+  std::uniform_real_distribution<float> uniform(-0.1f, 0.1f);
+  std::vector<float> values(static_cast<size_t>(array.size()));
+  for (float& value : values) value = uniform(random);
+  array.SyncCopyFromCPU(values.data(), values.size() * sizeof(float));
+}
+
+std::unique_ptr<Executor> BindRandom(const Graph& graph) {
+  auto exec = Executor::Bind(graph, {});
+  std::mt19937_64 random(1);
+  FillRandom(exec->Arg("data"), random);
+  for (const std::string& name : exec->ParameterNames()) FillRandom(exec->Arg(name), random);
+  for (const std::string& name : exec->AuxiliaryNames()) {
+    // Moving variance 1, mean 0: BatchNorm in inference passes values through, scaled by gamma.
+    std::vector<float> values(static_cast<size_t>(exec->Arg(name).size()),
+                              name.find("var") != std::string::npos ? 1.0f : 0.0f);
+    exec->Arg(name).SyncCopyFromCPU(values.data(), values.size() * sizeof(float));
+  }
+  return exec;
+}
+
+double ForwardMs(Executor& exec) {
+  return conv::TimeCandidate(
+             [&] {
+               exec.Forward(false);
+               exec.outputs()[0].WaitToRead();
+             },
+             BenchTiming())
+      .median_ms;
+}
+
+// Stores im2col_gemm as the pick for every problem `decisions` tuned, so a read-only bind over
+// `db` runs the network with im2col alone through the normal tuned path.
+void SeedIm2colOnly(const std::vector<conv::LayerTuning>& decisions, conv::TuningDb& db) {
+  for (const conv::LayerTuning& decision : decisions) {
+    conv::TuningRecord record = decision.record;
+    record.algorithm = decision.problem.layout == "NHWC" ? "im2row_gemm" : "im2col_gemm";
+    record.layout = decision.problem.layout;
+    db.Store(decision.problem, conv::TuningEnvironment::ForCpu(), record);
+  }
+}
+
+void BenchNetworks(const std::vector<int>& threads_list, const std::filesystem::path& folder) {
+  struct Network {
+    const char* name;
+    Graph graph;
+  };
+  std::vector<Network> networks;
+  networks.push_back({"fashion_mnist_demo (batch 64)", FashionMnistNet(64, false)});
+  networks.push_back({"resnet18 (batch 1)", ResNet18({.batch = 1})});
+  settings().Set("MXNET_TUNING_REPORT", "off");
+  for (int threads : threads_list) {
+    cpu::ScopedIntraOpThreads scoped(threads);
+    for (const Network& network : networks) {
+      const std::string tag = std::string(network.name) + " " + std::to_string(threads);
+      // tuned: a fresh DB, timed candidates within the default workspace limit
+      settings().Set("MXNET_TUNING_DB_PATH", (folder / (tag + " tuned.sqlite")).string());
+      settings().Set("MXNET_TUNING_DB_MODE", "update");
+      settings().Set("MXNET_CUDNN_AUTOTUNE_DEFAULT", "limited_workspace");
+      auto tuned = BindRandom(network.graph);
+      const double tuned_ms = ForwardMs(*tuned);
+      // im2col only: the same problems, answered by a DB that holds im2col for each
+      {
+        conv::TuningDbOptions options;
+        options.user_path = (folder / (tag + " im2col.sqlite")).string();
+        conv::TuningDb db(options);
+        SeedIm2colOnly(tuned->TuningDecisions(), db);
+        settings().Set("MXNET_TUNING_DB_PATH", options.user_path);
+        settings().Set("MXNET_TUNING_DB_MODE", "read_only");
+      }
+      auto im2col = BindRandom(network.graph);
+      const double im2col_ms = ForwardMs(*im2col);
+      settings().Set("MXNET_CUDNN_AUTOTUNE_DEFAULT", "off");
+      auto heuristic = BindRandom(network.graph);
+      const double heuristic_ms = ForwardMs(*heuristic);
+      for (const auto& [plan, ms] : {std::pair<const char*, double>{"im2col", im2col_ms},
+                                     {"heuristic", heuristic_ms},
+                                     {"tuned", tuned_ms}}) {
+        std::printf("{\"network\": \"%s\", \"threads\": %d, \"plan\": \"%s\", \"forward_ms\": %.3f}\n",
+                    network.name, threads, plan, ms);
+      }
+      std::fflush(stdout);
+    }
+  }
+}
+
+void BenchStartup(const std::string& plan, const std::string& db_path) {
+  MX_CHECK(plan == "cold" || plan == "warm" || plan == "off")
+      << "startup: --plan expects cold, warm or off, got '" << plan << "'";
+  settings().Set("MXNET_TUNING_REPORT", "off");
+  settings().Set("MXNET_TUNING_DB_PATH", db_path);
+  if (plan == "cold") std::filesystem::remove(db_path);
+  if (plan == "off") settings().Set("MXNET_CUDNN_AUTOTUNE_DEFAULT", "off");
+  const Graph graph = ResNet18({.batch = 1});
+  const auto start = std::chrono::steady_clock::now();
+  auto exec = Executor::Bind(graph, {});
+  exec->Forward(false);
+  exec->outputs()[0].WaitToRead();
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  std::printf("{\"startup\": \"%s\", \"threads\": %d, \"ms\": %.1f}\n", plan.c_str(),
+              cpu::IntraOpThreads(), ms);
+}
+
+int Main(const std::vector<std::string>& args) {
+  const std::string part = args.empty() ? "" : args[0];
+  const std::vector<int> threads = ParseList(Flag(args, "threads", "1,2"));
+  if (part == "layers") {
+    BenchLayers(threads, std::stoll(Flag(args, "batch", "1")));
+  } else if (part == "networks") {
+    const auto folder = std::filesystem::temp_directory_path() / "mxlite_conv_tuning_bench";
+    std::filesystem::remove_all(folder);
+    std::filesystem::create_directories(folder);
+    BenchNetworks(threads, folder);
+    std::filesystem::remove_all(folder);
+  } else if (part == "startup") {
+    BenchStartup(Flag(args, "plan", ""), Flag(args, "db", ""));
+  } else {
+    std::cerr << "usage: conv_tuning_bench layers|networks|startup [flags] (see the source)\n";
+    return 2;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace mxlite
+
+int main(int argc, char** argv) try {
+  return mxlite::Main(std::vector<std::string>(argv + 1, argv + argc));
+} catch (const std::exception& error) {
+  std::cerr << "conv_tuning_bench: " << error.what() << "\n";
+  return 1;
+}

@@ -1,0 +1,272 @@
+#include "ops/conv/cpu_conv_tuning.h"
+
+#include <algorithm>
+#include <memory>
+#include <random>
+
+#include "core/error.h"
+#include "memory/storage.h"
+#include "ops/cpu/parallel.h"
+
+namespace mxlite::conv {
+namespace {
+
+using cpu::ConvAlgorithm;
+using cpu::ConvGeometry;
+
+// Pooled tensors of one problem's shapes with random values, shared by its candidates.
+class TuningTensors {
+ public:
+  TuningTensors(const ConvGeometry& g, ConvDirection direction, DType dtype)
+      : dtype_(dtype), scratch_backing_(Context::CPU()) {
+    const int64_t data = g.batch * g.in_channels * g.in_h * g.in_w;
+    const int64_t weight = g.out_channels * g.in_channels_per_group() * g.kernel_spatial();
+    const int64_t output = g.batch * g.out_channels * g.out_h * g.out_w;
+    switch (direction) {
+      case ConvDirection::kForward:
+        data_ = Random(data);
+        weight_ = Random(weight);
+        bias_ = Random(g.out_channels);
+        output_ = Random(output);
+        break;
+      case ConvDirection::kBackwardData:
+        output_grad_ = Random(output);
+        weight_ = Random(weight);
+        data_grad_ = Random(data);
+        break;
+      case ConvDirection::kBackwardFilter:
+        data_ = Random(data);
+        output_grad_ = Random(output);
+        weight_grad_ = Random(weight);
+        break;
+    }
+  }
+  ~TuningTensors() {
+    for (const StorageHandle& block : blocks_) Storage::Global().Free(block);
+  }
+  TuningTensors(const TuningTensors&) = delete;
+  TuningTensors& operator=(const TuningTensors&) = delete;
+
+  void Run(const ConvAlgorithm& algorithm, ConvDirection direction, const ConvGeometry& g) {
+    ScratchSpace scratch(Context::CPU(), nullptr, &scratch_backing_);
+    if (dtype_ == DType::kFloat64) {
+      algorithm.Run(direction, g, Tensors<double>(), scratch);
+    } else {
+      algorithm.Run(direction, g, Tensors<float>(), scratch);
+    }
+  }
+
+ private:
+  template <typename T>
+  cpu::ConvTensors<T> Tensors() const {
+    auto as = [](void* p) { return static_cast<T*>(p); };
+    return {as(data_), as(weight_), as(bias_), as(output_grad_),
+            as(output_),  as(data_grad_), as(weight_grad_)};
+  }
+
+  void* Random(int64_t count) {
+    if (count <= 0) return nullptr;
+    const size_t bytes = static_cast<size_t>(count) * DTypeSize(dtype_);
+    StorageHandle block = Storage::Global().Alloc(bytes, Context::CPU());
+    blocks_.push_back(block);
+    std::mt19937 random(static_cast<unsigned>(blocks_.size()));
+    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+    if (dtype_ == DType::kFloat64) {
+      double* values = static_cast<double*>(block.ptr);
+      for (int64_t i = 0; i < count; ++i) values[i] = uniform(random);
+    } else {
+      float* values = static_cast<float*>(block.ptr);
+      for (int64_t i = 0; i < count; ++i) values[i] = uniform(random);
+    }
+    return block.ptr;
+  }
+
+  DType dtype_;
+  TempSpace scratch_backing_;  // the candidates' workspace, reused across runs
+  std::vector<StorageHandle> blocks_;
+  void* data_ = nullptr;
+  void* weight_ = nullptr;
+  void* bias_ = nullptr;
+  void* output_grad_ = nullptr;
+  void* output_ = nullptr;
+  void* data_grad_ = nullptr;
+  void* weight_grad_ = nullptr;
+};
+
+cpu::ConvLayout LayoutOf(const ConvGeometry& g) {
+  return g.channels_last ? cpu::ConvLayout::kNHWC : cpu::ConvLayout::kNCHW;
+}
+
+// Why `algorithm` does not run this problem, in a few words.
+std::string UnsupportedReason(const ConvAlgorithm& algorithm, const ConvGeometry& g) {
+  const std::string name(algorithm.name());
+  if (name == "gemm_1x1") return "needs a 1x1 kernel, stride 1 and no padding";
+  if (name.rfind("winograd", 0) == 0) return "needs a 3x3 kernel, stride 1 and dilation 1";
+  if (name == "depthwise_direct") return "needs a depthwise layer (groups == input channels)";
+  return "not for " + cpu::DescribeGeometry(g);
+}
+
+std::vector<const ConvAlgorithm*> AlgorithmsFor(const ConvGeometry& g, ConvDirection direction) {
+  std::vector<const ConvAlgorithm*> found;
+  for (const ConvAlgorithm* algorithm : cpu::CpuConvAlgorithms()) {
+    if (algorithm->layout() == LayoutOf(g) && algorithm->HasDirection(direction)) {
+      found.push_back(algorithm);
+    }
+  }
+  return found;
+}
+
+bool IsDepthwise(const ConvGeometry& g) {
+  return g.groups > 1 && g.groups == g.in_channels;
+}
+
+// The heuristic's names in preference order for this problem (names absent from the candidate
+// list are passed over).
+std::vector<std::string> PreferredNames(const ConvGeometry& g, ConvDirection direction) {
+  std::vector<std::string> names;
+  if (IsDepthwise(g)) names.push_back("depthwise_direct");
+  names.push_back("gemm_1x1");
+  const bool winograd_shape = g.kernel_h == 3 && g.kernel_w == 3 && g.stride_h == 1 &&
+                              g.stride_w == 1 && direction != ConvDirection::kBackwardFilter;
+  // Winograd pays its transforms back only with enough channels to share them and enough
+  // pixels for wide GEMMs (bench/RESULTS.md, "CPU convolution algorithms").
+  const int64_t pixels = g.batch * g.out_h * g.out_w;
+  if (winograd_shape && g.in_channels_per_group() >= 32 && g.out_channels_per_group() >= 32) {
+    if (pixels >= 48 * 48) names.push_back("winograd_4x4_3x3");
+    if (pixels >= 24 * 24) names.push_back("winograd_2x2_3x3");
+  }
+  names.push_back(g.channels_last ? "im2row_gemm" : "im2col_gemm");
+  names.push_back(g.channels_last ? "im2col_gemm" : "im2row_gemm");
+  return names;
+}
+
+}  // namespace
+
+ConvProblem CpuConvProblem(const ConvGeometry& g, ConvDirection direction, DType dtype) {
+  ConvProblem problem;
+  problem.direction = direction;
+  const int64_t in_per_group = g.in_channels_per_group();
+  if (g.channels_last) {
+    problem.data = Shape{g.batch, g.in_h, g.in_w, g.in_channels};
+    problem.weight = Shape{g.out_channels, g.kernel_h, g.kernel_w, in_per_group};
+    problem.layout = "NHWC";
+  } else {
+    problem.data = Shape{g.batch, g.in_channels, g.in_h, g.in_w};
+    problem.weight = Shape{g.out_channels, in_per_group, g.kernel_h, g.kernel_w};
+    problem.layout = "NCHW";
+  }
+  problem.stride = {g.stride_h, g.stride_w};
+  problem.pad = {g.pad_h, g.pad_w};
+  problem.dilation = {g.dilate_h, g.dilate_w};
+  problem.groups = g.groups;
+  problem.dtype = dtype;
+  return problem;
+}
+
+std::vector<Candidate> CpuConvCandidates(const ConvGeometry& g, ConvDirection direction,
+                                         DType dtype) {
+  // Allocated on the first run only: a problem answered from the DB never fills tensors.
+  auto tensors = std::make_shared<std::unique_ptr<TuningTensors>>();
+  std::vector<Candidate> candidates;
+  for (const ConvAlgorithm* algorithm : AlgorithmsFor(g, direction)) {
+    Candidate candidate;
+    candidate.algorithm = std::string(algorithm->name());
+    candidate.layout = cpu::ConvLayoutName(algorithm->layout());
+    candidate.deterministic = algorithm->deterministic();
+    if (!algorithm->Supports(g, direction)) {
+      candidate.unsupported = UnsupportedReason(*algorithm, g);
+    } else {
+      candidate.workspace_bytes = algorithm->WorkspaceBytes(g, direction, dtype);
+      candidate.run = [tensors, algorithm, direction, g, dtype] {
+        if (!*tensors) *tensors = std::make_unique<TuningTensors>(g, direction, dtype);
+        (*tensors)->Run(*algorithm, direction, g);
+      };
+    }
+    candidates.push_back(std::move(candidate));
+  }
+  return candidates;
+}
+
+std::vector<size_t> RankCpuCandidates(const ConvGeometry& g, ConvDirection direction,
+                                      const std::vector<Candidate>& candidates) {
+  std::vector<size_t> ranking;
+  for (const std::string& name : PreferredNames(g, direction)) {
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      if (candidates[i].algorithm == name && candidates[i].unsupported.empty()) {
+        ranking.push_back(i);
+      }
+    }
+  }
+  return ranking;
+}
+
+const ConvAlgorithm& HeuristicCpuAlgorithm(const ConvGeometry& g, ConvDirection direction) {
+  for (const std::string& name : PreferredNames(g, direction)) {
+    const ConvAlgorithm* algorithm = cpu::FindCpuConvAlgorithm(name, LayoutOf(g));
+    if (algorithm && algorithm->Supports(g, direction)) return *algorithm;
+  }
+  MX_THROW() << "no CPU convolution algorithm supports " << ConvDirectionName(direction) << " on "
+             << cpu::DescribeGeometry(g);
+}
+
+const ConvAlgorithm* CpuConvPlan::For(ConvDirection direction) const {
+  switch (direction) {
+    case ConvDirection::kForward: return forward;
+    case ConvDirection::kBackwardData: return backward_data;
+    case ConvDirection::kBackwardFilter: return backward_filter;
+  }
+  return nullptr;
+}
+
+CpuConvPlan TuneCpuConvolution(const CpuConvTuningRequest& request) {
+  const ConvGeometry& g = request.geometry;
+  CpuConvPlan plan;
+  plan.geometry = g;
+  if (g.batch == 0) {  // nothing to compute, nothing to time
+    plan.forward = &HeuristicCpuAlgorithm(g, ConvDirection::kForward);
+    if (request.training) {
+      plan.backward_data = &HeuristicCpuAlgorithm(g, ConvDirection::kBackwardData);
+      plan.backward_filter = &HeuristicCpuAlgorithm(g, ConvDirection::kBackwardFilter);
+    }
+    return plan;
+  }
+  const EffectiveMode mode = ResolveTuneMode(Settings::Global(), request.cudnn_tune, request.layer);
+  const uint64_t workspace_limit = static_cast<uint64_t>(request.workspace_mb) << 20;
+  std::vector<ConvDirection> directions = {ConvDirection::kForward};
+  if (request.training) {
+    directions.push_back(ConvDirection::kBackwardData);
+    directions.push_back(ConvDirection::kBackwardFilter);
+  }
+  for (ConvDirection direction : directions) {
+    ConvTuner::Request tune;
+    tune.layer = request.layer;
+    tune.problem = CpuConvProblem(g, direction, request.dtype);
+    tune.environment = TuningEnvironment::ForCpu();
+    tune.mode = mode;
+    tune.policy = TuningPolicy::For(mode.mode, workspace_limit, Settings::Global());
+    tune.candidates = [&g, direction, &request] {
+      return CpuConvCandidates(g, direction, request.dtype);
+    };
+    tune.heuristic = [&g, direction](const std::vector<Candidate>& candidates) {
+      return RankCpuCandidates(g, direction, candidates);
+    };
+    const cpu::ConvLayout layout = LayoutOf(g);
+    tune.usable = [&g, direction, layout](const TuningRecord& record) {
+      const ConvAlgorithm* algorithm = cpu::FindCpuConvAlgorithm(record.algorithm, layout);
+      return algorithm != nullptr && algorithm->Supports(g, direction);
+    };
+    LayerTuning decision = ConvTuner::Global().Tune(tune);
+    const ConvAlgorithm* algorithm = cpu::FindCpuConvAlgorithm(decision.record.algorithm, layout);
+    MX_CHECK(algorithm != nullptr) << request.layer << ": the tuner picked '"
+                                   << decision.record.algorithm << "', which is not a CPU algorithm";
+    switch (direction) {
+      case ConvDirection::kForward: plan.forward = algorithm; break;
+      case ConvDirection::kBackwardData: plan.backward_data = algorithm; break;
+      case ConvDirection::kBackwardFilter: plan.backward_filter = algorithm; break;
+    }
+    plan.decisions.push_back(std::move(decision));
+  }
+  return plan;
+}
+
+}  // namespace mxlite::conv

@@ -1,0 +1,67 @@
+// Tuning a CPU convolution: the candidates of ops/cpu/conv_algorithms.h for one problem (each
+// runnable on pooled tensors of the problem's shapes filled with random values), the heuristic
+// that `off` uses, and the plan — one algorithm per direction — that the Convolution op runs.
+//
+//   CpuConvPlan plan = TuneCpuConvolution({.layer = "conv3", .geometry = g, .dtype = kFloat32,
+//                                          .cudnn_tune = std::nullopt, .workspace_mb = 1024,
+//                                          .training = true});
+//   plan.forward->Run(ConvDirection::kForward, g, tensors, scratch);
+//
+// Candidates are the algorithms in the geometry's layout (NCHW or NHWC) that implement the
+// direction; one that implements it but not on this shape is listed as unsupported, with why, so
+// the report shows it. The heuristic (RankCpuCandidates) prefers, in order: the direct depthwise
+// kernel for depthwise layers, plain GEMM for 1x1 stride-1 layers, Winograd for 3x3 stride-1
+// layers where its measured advantage holds (enough channels and pixels), then the lowering GEMM
+// of the layout. It is a pure function of the geometry, so `off` never times anything.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+#include "ops/conv/tuner.h"
+#include "ops/cpu/conv_algorithms.h"
+
+namespace mxlite::conv {
+
+// The DB key of one direction of a CPU convolution (weights OIHW / OHWI as the layout says).
+ConvProblem CpuConvProblem(const cpu::ConvGeometry& geometry, ConvDirection direction,
+                           DType dtype);
+
+// Every CPU algorithm of the geometry's layout that implements `direction`, runnable.
+std::vector<Candidate> CpuConvCandidates(const cpu::ConvGeometry& geometry,
+                                         ConvDirection direction, DType dtype);
+
+// The heuristic's preference over `candidates` (from CpuConvCandidates of the same problem).
+std::vector<size_t> RankCpuCandidates(const cpu::ConvGeometry& geometry, ConvDirection direction,
+                                      const std::vector<Candidate>& candidates);
+
+// The heuristic's pick among every algorithm for the problem, without tuning or a DB: what a
+// Convolution runs when it has no plan (imperative calls).
+const cpu::ConvAlgorithm& HeuristicCpuAlgorithm(const cpu::ConvGeometry& geometry,
+                                                ConvDirection direction);
+
+struct CpuConvTuningRequest {
+  std::string layer;
+  cpu::ConvGeometry geometry;
+  DType dtype = DType::kFloat32;
+  std::optional<std::string> cudnn_tune;  // the layer's attribute; nullopt when absent
+  int64_t workspace_mb = 1024;
+  bool training = false;  // tune backward_data and backward_filter too
+};
+
+struct CpuConvPlan {
+  cpu::ConvGeometry geometry;
+  const cpu::ConvAlgorithm* forward = nullptr;
+  const cpu::ConvAlgorithm* backward_data = nullptr;    // null unless training
+  const cpu::ConvAlgorithm* backward_filter = nullptr;  // null unless training
+  std::vector<LayerTuning> decisions;
+
+  const cpu::ConvAlgorithm* For(ConvDirection direction) const;
+};
+
+// Tunes the forward (and, for training, both backward directions) through ConvTuner::Global().
+CpuConvPlan TuneCpuConvolution(const CpuConvTuningRequest& request);
+
+}  // namespace mxlite::conv

@@ -1,0 +1,403 @@
+#include "ops/conv/tuner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <exception>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/logging.h"
+
+namespace mxlite::conv {
+namespace {
+
+constexpr const char* kAutotuneSetting = "MXNET_CUDNN_AUTOTUNE_DEFAULT";
+
+std::string Megabytes(uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f MB", static_cast<double>(bytes) / (1 << 20));
+  return text;
+}
+
+double Quantile(const std::vector<double>& sorted, double q) {
+  const double position = q * static_cast<double>(sorted.size() - 1);
+  const size_t below = static_cast<size_t>(position);
+  const size_t above = std::min(below + 1, sorted.size() - 1);
+  const double fraction = position - static_cast<double>(below);
+  return sorted[below] * (1.0 - fraction) + sorted[above] * fraction;
+}
+
+double Median(std::vector<double> samples) {
+  std::sort(samples.begin(), samples.end());
+  return Quantile(samples, 0.5);
+}
+
+// Whether the middle half of `samples` lies within `max_spread` of their median.
+bool Settled(std::vector<double> samples, double max_spread) {
+  std::sort(samples.begin(), samples.end());
+  const double median = Quantile(samples, 0.5);
+  if (median <= 0.0) return true;
+  return (Quantile(samples, 0.75) - Quantile(samples, 0.25)) / median <= max_spread;
+}
+
+double MillisecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+// Why `candidate` may not take part under `policy`; empty when it may.
+std::string SkipReason(const Candidate& candidate, const TuningPolicy& policy) {
+  if (!candidate.unsupported.empty()) return "unsupported: " + candidate.unsupported;
+  if (policy.deterministic_only && !candidate.deterministic) return "determinism";
+  if (candidate.tensor_cores && !policy.allow_tensor_cores) return "tensor cores";
+  if (policy.mode != TuneMode::kFastest &&
+      candidate.workspace_bytes > policy.workspace_limit_bytes) {
+    return "workspace: needs " + Megabytes(candidate.workspace_bytes) + " > limit " +
+           Megabytes(policy.workspace_limit_bytes);
+  }
+  return "";
+}
+
+MeasuredCandidate Describe(const Candidate& candidate) {
+  MeasuredCandidate measured;
+  measured.algorithm = candidate.algorithm;
+  measured.layout = candidate.layout;
+  measured.workspace_bytes = candidate.workspace_bytes;
+  return measured;
+}
+
+[[noreturn]] void ThrowNoneEligible(const std::string& label, const TuningRecord& record,
+                                    const TuningPolicy& policy) {
+  std::ostringstream reasons;
+  for (const MeasuredCandidate& candidate : record.candidates) {
+    reasons << "\n  " << candidate.algorithm << " (" << candidate.layout
+            << "): " << candidate.skip_reason;
+  }
+  std::string advice;
+  if (policy.deterministic_only) advice += "; MXNET_ENFORCE_DETERMINISM=1 is set";
+  if (policy.mode == TuneMode::kLimitedWorkspace || policy.mode == TuneMode::kOff) {
+    advice += "; raise the layer's workspace attribute (now " +
+              Megabytes(policy.workspace_limit_bytes) + ") or use cudnn_tune=fastest";
+  }
+  MX_THROW() << label << ": no convolution algorithm is left to run under "
+             << TuneModeName(policy.mode) << advice << "; the candidates:" << reasons.str();
+}
+
+// The heuristic's first eligible choice, or the first eligible candidate when it ranks none.
+size_t HeuristicPick(const std::vector<Candidate>& candidates, const std::vector<bool>& eligible,
+                     const HeuristicRanking& heuristic) {
+  if (heuristic) {
+    for (size_t index : heuristic(candidates)) {
+      if (index < candidates.size() && eligible[index]) return index;
+    }
+  }
+  return static_cast<size_t>(std::find(eligible.begin(), eligible.end(), true) - eligible.begin());
+}
+
+void SetPick(TuningRecord& record, const MeasuredCandidate& pick) {
+  record.algorithm = pick.algorithm;
+  record.layout = pick.layout;
+  record.time_ms = pick.time_ms;
+  record.workspace_bytes = pick.workspace_bytes;
+}
+
+}  // namespace
+
+// ---- Modes ----
+
+const char* TuneModeName(TuneMode mode) {
+  switch (mode) {
+    case TuneMode::kOff: return "off";
+    case TuneMode::kLimitedWorkspace: return "limited_workspace";
+    case TuneMode::kFastest: return "fastest";
+  }
+  return "?";
+}
+
+TuneMode ParseTuneMode(std::string_view text) {
+  if (text == "0" || text == "off") return TuneMode::kOff;
+  if (text == "1" || text == "limited_workspace") return TuneMode::kLimitedWorkspace;
+  if (text == "2" || text == "fastest") return TuneMode::kFastest;
+  MX_THROW() << "invalid tuning mode '" << text
+             << "': expected off, limited_workspace or fastest (or 0, 1, 2)";
+}
+
+std::string EffectiveMode::Describe() const {
+  std::string text = std::string(TuneModeName(mode)) + " (from ";
+  if (source == SettingSource::kAttribute) return text + "attribute cudnn_tune)";
+  return text + SettingSourceName(source) + " " + kAutotuneSetting + ")";
+}
+
+EffectiveMode ResolveTuneMode(const Settings& settings, const std::optional<std::string>& cudnn_tune,
+                              const std::string& layer) {
+  std::optional<std::string_view> attribute;
+  if (cudnn_tune) attribute = *cudnn_tune;
+  const SettingValue value =
+      settings.Resolve(kAutotuneSetting, attribute, "attribute cudnn_tune of layer " + layer);
+  return {ParseTuneMode(value.text), value.source};
+}
+
+// ---- Policy and timing ----
+
+TuningPolicy TuningPolicy::For(TuneMode mode, uint64_t workspace_limit_bytes,
+                               const Settings& settings) {
+  TuningPolicy policy;
+  policy.mode = mode;
+  policy.workspace_limit_bytes = workspace_limit_bytes;
+  policy.deterministic_only = settings.GetBool("MXNET_ENFORCE_DETERMINISM");
+  policy.allow_tensor_cores = settings.GetBool("MXNET_CUDA_ALLOW_TENSOR_CORE");
+  return policy;
+}
+
+std::string TuningPolicy::KeyText() const {
+  std::ostringstream out;
+  out << TuneModeName(mode);
+  if (mode != TuneMode::kFastest) {
+    if (workspace_limit_bytes % (1 << 20) == 0) {
+      out << " ws=" << (workspace_limit_bytes >> 20) << "MB";
+    } else {
+      out << " ws=" << workspace_limit_bytes << "B";
+    }
+  }
+  out << " det=" << (deterministic_only ? 1 : 0) << " tc=" << (allow_tensor_cores ? 1 : 0);
+  return out.str();
+}
+
+Timing TimeCandidate(const std::function<void()>& run, const TimingOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < options.warmup_runs; ++i) {
+    run();
+    if (MillisecondsSince(start) > options.cap_ms) break;
+  }
+  std::vector<double> samples;
+  Timing timing;
+  while (true) {
+    const auto run_start = std::chrono::steady_clock::now();
+    run();
+    samples.push_back(MillisecondsSince(run_start));
+    const int runs = static_cast<int>(samples.size());
+    if (runs >= options.max_runs) break;
+    if (runs >= options.min_runs && Settled(samples, options.max_spread)) break;
+    if (MillisecondsSince(start) > options.cap_ms) {
+      timing.capped = runs < options.min_runs || !Settled(samples, options.max_spread);
+      break;
+    }
+  }
+  timing.runs = static_cast<int>(samples.size());
+  timing.median_ms = Median(samples);
+  return timing;
+}
+
+// ---- Selection ----
+
+Selection SelectCandidate(const std::string& label, const std::vector<Candidate>& candidates,
+                          const TuningPolicy& policy, const CandidateTimer& timer,
+                          const HeuristicRanking& heuristic) {
+  Selection selection;
+  TuningRecord& record = selection.record;
+  record.tuning_mode = TuneModeName(policy.mode);
+  record.timestamp = std::chrono::duration_cast<std::chrono::seconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+  std::vector<bool> eligible(candidates.size(), false);
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    MeasuredCandidate measured = Describe(candidates[i]);
+    measured.skip_reason = SkipReason(candidates[i], policy);
+    eligible[i] = measured.skip_reason.empty();
+    record.candidates.push_back(std::move(measured));
+  }
+  if (std::find(eligible.begin(), eligible.end(), true) == eligible.end()) {
+    ThrowNoneEligible(label, record, policy);
+  }
+
+  if (policy.mode == TuneMode::kOff) {
+    const size_t pick = HeuristicPick(candidates, eligible, heuristic);
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      if (eligible[i] && i != pick) record.candidates[i].skip_reason = "not timed (off)";
+    }
+    SetPick(record, record.candidates[pick]);
+    return selection;
+  }
+
+  const auto start = std::chrono::steady_clock::now();
+  std::optional<size_t> best;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (!eligible[i]) continue;
+    MeasuredCandidate& measured = record.candidates[i];
+    try {
+      measured.time_ms = timer ? timer(candidates[i]).median_ms
+                               : TimeCandidate(candidates[i].run).median_ms;
+      ++selection.candidates_timed;
+    } catch (const std::exception& error) {
+      measured.skip_reason = std::string("failed: ") + error.what();
+      continue;
+    }
+    if (!best || measured.time_ms < record.candidates[*best].time_ms) best = i;
+  }
+  selection.seconds = MillisecondsSince(start) / 1000.0;
+  if (!best) ThrowNoneEligible(label, record, policy);
+  SetPick(record, record.candidates[*best]);
+  return selection;
+}
+
+// ---- Report ----
+
+const char* PickOriginName(PickOrigin origin) {
+  switch (origin) {
+    case PickOrigin::kCache: return "cache";
+    case PickOrigin::kUserDb: return "user DB";
+    case PickOrigin::kSystemDb: return "system DB";
+    case PickOrigin::kBenchmark: return "benchmark";
+    case PickOrigin::kHeuristic: return "heuristic";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string Milliseconds(double ms) {
+  if (ms < 0) return "-";
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.4g ms", ms);
+  return text;
+}
+
+void WriteDecisionLine(std::ostream& out, const LayerTuning& d) {
+  out << d.layer << " " << ConvDirectionName(d.problem.direction) << ": " << d.record.algorithm
+      << " " << d.record.layout;
+  if (d.record.time_ms >= 0 && d.origin != PickOrigin::kHeuristic) {
+    out << " " << Milliseconds(d.record.time_ms);
+  }
+  out << ", workspace " << Megabytes(d.record.workspace_bytes) << "; mode "
+      << d.mode.Describe() << "; from " << PickOriginName(d.origin) << "\n";
+}
+
+void WriteCandidates(std::ostream& out, const LayerTuning& d) {
+  out << "    problem: " << d.problem.ToString() << "\n";
+  char line[256];
+  for (const MeasuredCandidate& c : d.record.candidates) {
+    const bool pick = c.algorithm == d.record.algorithm && c.layout == d.record.layout;
+    const std::string status =
+        c.skip_reason.empty() ? (pick ? "<- pick" : "") : "skipped: " + c.skip_reason;
+    std::snprintf(line, sizeof(line), "    %-18s %-5s %12s %10s  %s\n", c.algorithm.c_str(),
+                  c.layout.c_str(), c.skip_reason.empty() ? Milliseconds(c.time_ms).c_str() : "-",
+                  Megabytes(c.workspace_bytes).c_str(), status.c_str());
+    out << line;
+  }
+}
+
+}  // namespace
+
+std::string FormatTuningReport(const std::vector<LayerTuning>& decisions, bool verbose) {
+  std::ostringstream out;
+  for (const LayerTuning& decision : decisions) {
+    WriteDecisionLine(out, decision);
+    if (verbose) WriteCandidates(out, decision);
+  }
+  out << FormatTuningSummary(decisions) << "\n";
+  return out.str();
+}
+
+std::string FormatTuningSummary(const std::vector<LayerTuning>& decisions) {
+  std::map<PickOrigin, int> count;
+  double seconds = 0.0;
+  for (const LayerTuning& decision : decisions) {
+    ++count[decision.origin];
+    seconds += decision.seconds;
+  }
+  std::set<std::string> layers;
+  for (const LayerTuning& decision : decisions) layers.insert(decision.layer);
+  std::ostringstream out;
+  out << "tuned " << decisions.size();
+  if (layers.size() == decisions.size()) {
+    out << (decisions.size() == 1 ? " convolution" : " convolutions");
+  } else {  // training: forward and backward problems of each layer
+    out << " convolution problems of " << layers.size()
+        << (layers.size() == 1 ? " layer" : " layers");
+  }
+  out << ": " << count[PickOrigin::kUserDb] + count[PickOrigin::kSystemDb] << " from DB";
+  if (count[PickOrigin::kCache] > 0) out << ", " << count[PickOrigin::kCache] << " from cache";
+  if (count[PickOrigin::kHeuristic] > 0) {
+    out << ", " << count[PickOrigin::kHeuristic] << " by heuristic (off)";
+  }
+  char duration[32];
+  std::snprintf(duration, sizeof(duration), "%.1f s", seconds);
+  out << ", " << count[PickOrigin::kBenchmark] << " benchmarked in " << duration;
+  return out.str();
+}
+
+// ---- The tuner ----
+
+ConvTuner& ConvTuner::Global() {
+  static ConvTuner* tuner = [] {
+    auto* created = new ConvTuner();
+    created->follows_settings_ = true;
+    return created;
+  }();
+  return *tuner;
+}
+
+ConvTuner::ConvTuner(std::shared_ptr<TuningDb> db) : db_(std::move(db)) {
+  MX_CHECK(db_ != nullptr) << "ConvTuner: no tuning DB given";
+}
+
+std::shared_ptr<TuningDb> ConvTuner::db() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return db_;
+}
+
+std::shared_ptr<TuningDb> ConvTuner::CurrentDb() {
+  // Called with mutex_ held.
+  if (!follows_settings_) return db_;
+  const TuningDbOptions wanted = TuningDbOptions::FromSettings(Settings::Global());
+  const bool same = db_ && db_->options().user_path == wanted.user_path &&
+                    db_->options().system_path == wanted.system_path &&
+                    db_->options().mode == wanted.mode;
+  if (!same) db_ = std::make_shared<TuningDb>(wanted);
+  return db_;
+}
+
+LayerTuning ConvTuner::Tune(const Request& request) {
+  LayerTuning decision;
+  decision.layer = request.layer;
+  decision.problem = request.problem;
+  decision.problem.policy = request.policy.KeyText();
+  decision.mode = request.mode;
+  decision.policy = request.policy;
+  const std::string label = request.layer + " " + ConvDirectionName(request.problem.direction);
+
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (request.policy.mode == TuneMode::kOff) {
+    decision.record = SelectCandidate(label, request.candidates(), request.policy, request.timer,
+                                      request.heuristic)
+                          .record;
+    decision.origin = PickOrigin::kHeuristic;
+    return decision;
+  }
+  std::shared_ptr<TuningDb> db = CurrentDb();
+  if (auto hit = db->Lookup(decision.problem, request.environment)) {
+    if (!request.usable || request.usable(hit->record)) {
+      decision.record = hit->record;
+      decision.origin = hit->source == TuningDbSource::kCache      ? PickOrigin::kCache
+                        : hit->source == TuningDbSource::kUserDb   ? PickOrigin::kUserDb
+                                                                   : PickOrigin::kSystemDb;
+      return decision;
+    }
+  }
+  const std::vector<Candidate> candidates = request.candidates();
+  MX_LOG(INFO) << "tuning " << label << ": timing " << candidates.size() << " candidates ("
+               << request.mode.Describe() << ")";
+  Selection selection =
+      SelectCandidate(label, candidates, request.policy, request.timer, request.heuristic);
+  decision.record = std::move(selection.record);
+  decision.origin = PickOrigin::kBenchmark;
+  decision.candidates_timed = selection.candidates_timed;
+  decision.seconds = selection.seconds;
+  db->Store(decision.problem, request.environment, decision.record);
+  return decision;
+}
+
+}  // namespace mxlite::conv

@@ -1,0 +1,203 @@
+// The convolution tuner (DESIGN.md §7, issue 7): for one convolution problem, which candidate
+// algorithm to run, decided per the layer's tuning mode, remembered in the tuning DB.
+//
+//   ConvTuner::Request request;
+//   request.layer = "conv3";  request.problem = problem;  request.environment = here;
+//   request.mode = ResolveTuneMode(settings(), attrs cudnn_tune, "conv3");
+//   request.policy = TuningPolicy::For(request.mode.mode, workspace_bytes, settings());
+//   request.candidates = [&] { return CandidatesOf(problem); };   // built only on a DB miss
+//   request.heuristic = RankByHeuristic;
+//   LayerTuning decision = ConvTuner::Global().Tune(request);   // decision.record.algorithm
+//
+// Modes (per direction; the layer's cudnn_tune attribute, else MXNET_CUDNN_AUTOTUNE_DEFAULT):
+//   off                no timing: the heuristic's first candidate that fits the workspace limit;
+//   limited_workspace  time every candidate whose workspace fits the limit; pick the fastest;
+//   fastest            time every candidate whatever its workspace; pick the fastest.
+// MXNET_ENFORCE_DETERMINISM=1 drops non-deterministic candidates in every mode; tensor-core
+// candidates are dropped unless the policy allows them. No candidate left is an error naming the
+// layer, the problem and why each candidate was dropped.
+//
+// Where a pick comes from, in order: the in-process cache, the user DB, the system DB (all three
+// through TuningDb, keyed by the problem, the policy, the device and the library versions), then —
+// in off mode — the heuristic, else a benchmark whose result is stored. Off-mode picks are never
+// stored: they cost nothing to recompute. A stored pick the caller no longer accepts
+// (Request::usable, e.g. an algorithm that disappeared) counts as a miss.
+//
+// Timing (TimeCandidate): warm-up runs, then repeated runs until the spread of the middle half is
+// within TimingOptions::max_spread of the median (noisy results are re-measured, up to max_runs),
+// with a cap on the time spent per candidate; the median is reported. A candidate that throws is
+// recorded as skipped with the error, not fatal.
+//
+// Thread safety: SelectCandidate and TimeCandidate are reentrant. ConvTuner serialises Tune calls
+// (timing two candidates at once would measure the contention, not the algorithms).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/settings.h"
+#include "ops/conv/tuning_db.h"
+
+namespace mxlite::conv {
+
+// ---- Modes ----
+
+enum class TuneMode { kOff, kLimitedWorkspace, kFastest };
+// "off", "limited_workspace", "fastest".
+const char* TuneModeName(TuneMode mode);
+// "0"/"off", "1"/"limited_workspace", "2"/"fastest"; anything else throws mxlite::Error.
+TuneMode ParseTuneMode(std::string_view text);
+
+struct EffectiveMode {
+  TuneMode mode = TuneMode::kLimitedWorkspace;
+  SettingSource source = SettingSource::kDefault;
+
+  // "limited_workspace (from environment MXNET_CUDNN_AUTOTUNE_DEFAULT)" or
+  // "fastest (from attribute cudnn_tune)".
+  std::string Describe() const;
+};
+
+// The layer's `cudnn_tune` (nullopt when the attribute is absent) in front of
+// MXNET_CUDNN_AUTOTUNE_DEFAULT. Errors name the layer.
+EffectiveMode ResolveTuneMode(const Settings& settings, const std::optional<std::string>& cudnn_tune,
+                              const std::string& layer);
+
+// ---- Candidates and the policy that filters them ----
+
+// One way to run the problem, as the tuner sees it.
+struct Candidate {
+  std::string algorithm;
+  std::string layout;
+  uint64_t workspace_bytes = 0;
+  bool deterministic = true;
+  bool tensor_cores = false;
+  std::string unsupported;    // why it cannot run this problem; empty when it can
+  std::function<void()> run;  // one complete, synchronous run (waits for the device)
+};
+
+struct TuningPolicy {
+  TuneMode mode = TuneMode::kLimitedWorkspace;
+  uint64_t workspace_limit_bytes = uint64_t{1024} << 20;
+  bool deterministic_only = false;
+  bool allow_tensor_cores = true;
+
+  // The layer's mode and workspace limit with MXNET_ENFORCE_DETERMINISM and
+  // MXNET_CUDA_ALLOW_TENSOR_CORE from `settings`.
+  static TuningPolicy For(TuneMode mode, uint64_t workspace_limit_bytes, const Settings& settings);
+  // What shapes the choice, e.g. "limited_workspace ws=1024MB det=0 tc=1": part of the DB key,
+  // because a pick under one policy is not the answer under another. fastest ignores the limit.
+  std::string KeyText() const;
+};
+
+struct TimingOptions {
+  int warmup_runs = 1;
+  int min_runs = 3;
+  int max_runs = 11;
+  double cap_ms = 2000.0;    // per candidate; at least one timed run always happens
+  double max_spread = 0.1;   // (q3 - q1) / median above which more runs are taken
+};
+
+struct Timing {
+  double median_ms = 0.0;
+  int runs = 0;
+  bool capped = false;  // stopped by cap_ms before the spread settled
+};
+
+// Times `run` per `options` (see the header comment).
+Timing TimeCandidate(const std::function<void()>& run, const TimingOptions& options = {});
+
+// How candidates are timed: the real clock in production, chosen times in tests.
+using CandidateTimer = std::function<Timing(const Candidate&)>;
+// The heuristic: indices into `candidates`, most preferred first (it may leave some out).
+using HeuristicRanking = std::function<std::vector<size_t>(const std::vector<Candidate>&)>;
+
+struct Selection {
+  TuningRecord record;
+  int candidates_timed = 0;
+  double seconds = 0.0;  // wall time spent timing
+};
+
+// Filters `candidates` per `policy` and picks: by the heuristic in off mode, else by timing the
+// eligible ones with `timer`. Every candidate appears in record.candidates, timed or with the
+// reason it was skipped ("workspace: needs 12.0 MB > limit 8.0 MB", "determinism", "tensor cores",
+// "unsupported: ...", "not timed (off)", "failed: ..."). Throws mxlite::Error naming `label` when
+// nothing is eligible.
+Selection SelectCandidate(const std::string& label, const std::vector<Candidate>& candidates,
+                          const TuningPolicy& policy, const CandidateTimer& timer,
+                          const HeuristicRanking& heuristic);
+
+// ---- Decisions and the tuner ----
+
+enum class PickOrigin { kCache, kUserDb, kSystemDb, kBenchmark, kHeuristic };
+// "cache", "user DB", "system DB", "benchmark", "heuristic".
+const char* PickOriginName(PickOrigin origin);
+
+// What was decided for one layer and direction, for the report.
+struct LayerTuning {
+  std::string layer;
+  ConvProblem problem;
+  EffectiveMode mode;
+  TuningPolicy policy;
+  TuningRecord record;
+  PickOrigin origin = PickOrigin::kHeuristic;
+  int candidates_timed = 0;
+  double seconds = 0.0;  // spent benchmarking this decision
+};
+
+// The report: one line per decision, or with `verbose` every candidate with its time and
+// workspace or why it was skipped.
+std::string FormatTuningReport(const std::vector<LayerTuning>& decisions, bool verbose);
+// "tuned 53 convolutions: 41 from DB, 12 benchmarked in 3.2 s" (cache hits and heuristic picks
+// are named when there are any; "0 benchmarked" when nothing was timed). With backward problems:
+// "tuned 159 convolution problems of 53 layers: ...".
+std::string FormatTuningSummary(const std::vector<LayerTuning>& decisions);
+
+// What an op state that ran the tuner exposes to the executor's report.
+class TunedState {
+ public:
+  virtual ~TunedState() = default;
+  virtual const std::vector<LayerTuning>& tuning_decisions() const = 0;
+};
+
+class ConvTuner {
+ public:
+  struct Request {
+    std::string layer;  // "conv3", for the report and errors
+    ConvProblem problem;
+    TuningEnvironment environment;
+    EffectiveMode mode;
+    TuningPolicy policy;
+    std::function<std::vector<Candidate>()> candidates;  // called on a miss only
+    HeuristicRanking heuristic;
+    CandidateTimer timer;  // empty: TimeCandidate with default options
+    // Whether a stored pick can still be run (empty: any).
+    std::function<bool(const TuningRecord&)> usable;
+  };
+
+  // The process-wide tuner, its DB opened from the settings (MXNET_TUNING_DB_*) and reopened when
+  // they change.
+  static ConvTuner& Global();
+
+  explicit ConvTuner(std::shared_ptr<TuningDb> db);
+  ConvTuner(const ConvTuner&) = delete;
+  ConvTuner& operator=(const ConvTuner&) = delete;
+
+  LayerTuning Tune(const Request& request);
+  std::shared_ptr<TuningDb> db() const;
+
+ private:
+  ConvTuner() = default;  // Global(): the DB follows the settings
+  std::shared_ptr<TuningDb> CurrentDb();
+
+  mutable std::mutex mutex_;
+  bool follows_settings_ = false;
+  std::shared_ptr<TuningDb> db_;  // GUARDED_BY(mutex_)
+};
+
+}  // namespace mxlite::conv

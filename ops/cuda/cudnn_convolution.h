@@ -1,0 +1,66 @@
+// One convolution as cuDNN sees it, and its algorithms: the descriptors the GPU Convolution and
+// Deconvolution kernels build per call (convolution_gpu.cc), and the tuning of a Convolution node
+// through ConvTuner (cudnn_tuning.cc) into a plan of one algorithm per direction.
+//
+// Candidates are every algorithm cuDNN lists for the direction (cudnnGet*Algorithm_v7, in its
+// heuristic order, which is also the ranking `off` uses), each with the math type it runs in:
+// "implicit_precomp_gemm" (FMA), "implicit_precomp_gemm+tensor_op" (Tensor Cores),
+// "...+tf32" (Tensor Cores through float32 -> TF32 conversion). A math type the Tensor Core
+// settings forbid is listed as unsupported with the setting that forbids it. Timings come from
+// cudnnFind*AlgorithmEx on pooled buffers of the problem's shapes; the workspace it may use is the
+// layer's limit (limited_workspace) or the largest any candidate asks (fastest), allocated from the
+// pool before timing, so no pool lock is held while cuDNN times.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ops/conv/tuner.h"
+#include "ops/conv_attributes.h"
+#include "ops/cuda/cuda_util.h"
+
+namespace mxlite::cuda {
+
+struct CudnnConvolution {
+  TensorDescriptor x, y, bias;
+  FilterDescriptor w;
+  ConvolutionDescriptor conv;
+  DType dtype = DType::kFloat32;
+  size_t workspace_limit = 0;
+  std::string owner;
+};
+
+// Sets up the descriptors of the convolution from x_shape to y_shape (shapes of the op's tensors
+// in the window's layout) with `pad` per axis (Deconvolution derives its own). Errors name
+// c.owner.
+void DescribeConvolution(CudnnConvolution& c, const Attributes& attrs, const ConvWindow& window,
+                         DType dtype, const Shape& x_shape, const Shape& y_shape,
+                         const std::vector<int64_t>& pad);
+
+// An algorithm of one direction with the math type it runs in; algo < 0: none chosen.
+struct CudnnAlgorithm {
+  int algo = -1;
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+  bool chosen() const { return algo >= 0; }
+};
+
+// "implicit_precomp_gemm+tensor_op"; the inverse returns an unchosen algorithm for unknown text.
+std::string CudnnAlgorithmName(conv::ConvDirection direction, const CudnnAlgorithm& algorithm);
+CudnnAlgorithm ParseCudnnAlgorithm(conv::ConvDirection direction, const std::string& name);
+
+// The tuned algorithms of one Convolution node, for the shapes it was bound with.
+struct CudnnConvPlan {
+  Shape data_shape, output_shape;
+  DType dtype = DType::kFloat32;
+  CudnnAlgorithm forward, backward_data, backward_filter;
+  std::vector<conv::LayerTuning> decisions;
+
+  const CudnnAlgorithm& For(conv::ConvDirection direction) const;
+};
+
+// Tunes the forward (and for training both backward directions) of the convolution `c` (already
+// described) through ConvTuner::Global(), per the layer's cudnn_tune and workspace attributes.
+CudnnConvPlan TuneCudnnConvolution(const StateRequest& request, CudnnConvolution& c,
+                                   const Shape& output_shape);
+
+}  // namespace mxlite::cuda

@@ -1,0 +1,364 @@
+// Tuning a GPU convolution with cuDNN's Get (heuristic) and Find (timing) calls through
+// ConvTuner: see cudnn_convolution.h.
+#include <algorithm>
+#include <map>
+#include <memory>
+
+#include "core/settings.h"
+#include "memory/storage.h"
+#include "ops/cuda/cudnn_convolution.h"
+
+namespace mxlite::cuda {
+namespace {
+
+using conv::Candidate;
+using conv::ConvDirection;
+
+// How many times Find runs; each candidate's time is the median of its runs.
+constexpr int kFindRepeats = 3;
+
+// One row of cuDNN's results, whatever the direction.
+struct CudnnPerf {
+  CudnnAlgorithm algorithm;
+  cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
+  float time_ms = -1;
+  size_t memory = 0;
+  bool deterministic = true;
+};
+
+template <typename Perf>
+std::vector<CudnnPerf> Rows(const std::vector<Perf>& perf, int returned) {
+  std::vector<CudnnPerf> rows;
+  for (int i = 0; i < returned; ++i) {
+    const Perf& p = perf[static_cast<size_t>(i)];
+    rows.push_back({{static_cast<int>(p.algo), p.mathType},
+                    p.status,
+                    p.time,
+                    p.memory,
+                    p.determinism == CUDNN_DETERMINISTIC});
+  }
+  return rows;
+}
+
+const std::vector<const char*>& AlgorithmNames(ConvDirection direction) {
+  // Indexed by cuDNN's enum values (cudnnConvolution{Fwd,BwdData,BwdFilter}Algo_t).
+  static const std::vector<const char*> forward = {
+      "implicit_gemm", "implicit_precomp_gemm", "gemm",     "direct",
+      "fft",           "fft_tiling",            "winograd", "winograd_nonfused"};
+  static const std::vector<const char*> backward_data = {
+      "algo_0", "algo_1", "fft", "fft_tiling", "winograd", "winograd_nonfused"};
+  static const std::vector<const char*> backward_filter = {
+      "algo_0", "algo_1", "fft", "algo_3", "winograd", "winograd_nonfused", "fft_tiling"};
+  switch (direction) {
+    case ConvDirection::kForward: return forward;
+    case ConvDirection::kBackwardData: return backward_data;
+    case ConvDirection::kBackwardFilter: return backward_filter;
+  }
+  return forward;
+}
+
+const char* MathSuffix(cudnnMathType_t math) {
+  switch (math) {
+    case CUDNN_DEFAULT_MATH: return "";
+    case CUDNN_TENSOR_OP_MATH: return "+tensor_op";
+    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION: return "+tf32";
+    case CUDNN_FMA_MATH: return "+fma";
+  }
+  return "+unknown_math";
+}
+
+// cuDNN's heuristic list (its preference order) for the direction.
+std::vector<CudnnPerf> HeuristicRows(cudnnHandle_t handle, const CudnnConvolution& c,
+                                     ConvDirection direction) {
+  int count = 0, returned = 0;
+  switch (direction) {
+    case ConvDirection::kForward: {
+      MXLITE_CUDNN_CALL(cudnnGetConvolutionForwardAlgorithmMaxCount(handle, &count), c.owner);
+      std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(std::max(count, 1));
+      MXLITE_CUDNN_CALL(cudnnGetConvolutionForwardAlgorithm_v7(handle, c.x.get(), c.w.get(),
+                                                               c.conv.get(), c.y.get(), count,
+                                                               &returned, perf.data()),
+                        c.owner);
+      return Rows(perf, returned);
+    }
+    case ConvDirection::kBackwardData: {
+      MXLITE_CUDNN_CALL(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(handle, &count), c.owner);
+      std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(std::max(count, 1));
+      MXLITE_CUDNN_CALL(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+                            handle, c.w.get(), c.y.get(), c.conv.get(), c.x.get(), count,
+                            &returned, perf.data()),
+                        c.owner);
+      return Rows(perf, returned);
+    }
+    case ConvDirection::kBackwardFilter: {
+      MXLITE_CUDNN_CALL(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(handle, &count),
+                        c.owner);
+      std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(std::max(count, 1));
+      MXLITE_CUDNN_CALL(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+                            handle, c.x.get(), c.y.get(), c.conv.get(), c.w.get(), count,
+                            &returned, perf.data()),
+                        c.owner);
+      return Rows(perf, returned);
+    }
+  }
+  return {};
+}
+
+// Pooled device buffers for one Find: x, w, y (zeros) and the workspace. Freed on destruction.
+class FindBuffers {
+ public:
+  FindBuffers(Context ctx, const std::string& owner) : ctx_(ctx), owner_(owner) {}
+  ~FindBuffers() {
+    for (const StorageHandle& block : blocks_) Storage::Global().Free(block);
+  }
+  FindBuffers(const FindBuffers&) = delete;
+  FindBuffers& operator=(const FindBuffers&) = delete;
+
+  void* Zeros(size_t bytes) {
+    if (bytes == 0) return nullptr;
+    StorageHandle block = Storage::Global().Alloc(bytes, ctx_);
+    blocks_.push_back(block);
+    MXLITE_CUDA_CALL(cudaMemset(block.ptr, 0, bytes), owner_);
+    return block.ptr;
+  }
+
+ private:
+  Context ctx_;
+  std::string owner_;
+  std::vector<StorageHandle> blocks_;
+};
+
+size_t Bytes(const Shape& shape, DType dtype) {
+  return static_cast<size_t>(shape.size()) * DTypeSize(dtype);
+}
+
+struct FindTensors {
+  void* x = nullptr;
+  void* w = nullptr;
+  void* y = nullptr;
+  void* workspace = nullptr;
+  size_t workspace_bytes = 0;
+};
+
+// One run of cuDNN's Find for the direction over `t`.
+std::vector<CudnnPerf> FindRows(cudnnHandle_t handle, const CudnnConvolution& c,
+                                ConvDirection direction, const FindTensors& t) {
+  int count = 0, returned = 0;
+  switch (direction) {
+    case ConvDirection::kForward: {
+      MXLITE_CUDNN_CALL(cudnnGetConvolutionForwardAlgorithmMaxCount(handle, &count), c.owner);
+      std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(std::max(count, 1));
+      MXLITE_CUDNN_CALL(cudnnFindConvolutionForwardAlgorithmEx(
+                            handle, c.x.get(), t.x, c.w.get(), t.w, c.conv.get(), c.y.get(), t.y,
+                            count, &returned, perf.data(), t.workspace, t.workspace_bytes),
+                        c.owner);
+      return Rows(perf, returned);
+    }
+    case ConvDirection::kBackwardData: {
+      MXLITE_CUDNN_CALL(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(handle, &count), c.owner);
+      std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(std::max(count, 1));
+      MXLITE_CUDNN_CALL(cudnnFindConvolutionBackwardDataAlgorithmEx(
+                            handle, c.w.get(), t.w, c.y.get(), t.y, c.conv.get(), c.x.get(), t.x,
+                            count, &returned, perf.data(), t.workspace, t.workspace_bytes),
+                        c.owner);
+      return Rows(perf, returned);
+    }
+    case ConvDirection::kBackwardFilter: {
+      MXLITE_CUDNN_CALL(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(handle, &count),
+                        c.owner);
+      std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(std::max(count, 1));
+      MXLITE_CUDNN_CALL(cudnnFindConvolutionBackwardFilterAlgorithmEx(
+                            handle, c.x.get(), t.x, c.y.get(), t.y, c.conv.get(), c.w.get(), t.w,
+                            count, &returned, perf.data(), t.workspace, t.workspace_bytes),
+                        c.owner);
+      return Rows(perf, returned);
+    }
+  }
+  return {};
+}
+
+// The median Find time of each candidate name over kFindRepeats runs, timed on demand.
+class FindTimes {
+ public:
+  FindTimes(const StateRequest& request, CudnnConvolution& c, const Shape& output_shape,
+            ConvDirection direction, size_t workspace_bytes)
+      : request_(request), c_(c), output_shape_(output_shape), direction_(direction),
+        workspace_bytes_(workspace_bytes) {}
+
+  // The median time of `name`, or an error when cuDNN did not time it.
+  double Of(const std::string& name) {
+    if (!measured_) Measure();
+    auto found = samples_.find(name);
+    MX_CHECK(found != samples_.end() && !found->second.empty())
+        << c_.owner << ": cudnnFind did not time " << name << " within "
+        << (workspace_bytes_ >> 20) << " MB of workspace";
+    std::vector<double> samples = found->second;
+    std::sort(samples.begin(), samples.end());
+    return samples[samples.size() / 2];
+  }
+
+ private:
+  void Measure() {
+    measured_ = true;
+    const Context ctx = request_.ctx;
+    FindBuffers buffers(ctx, c_.owner);  // the pool lock is held only inside these allocations
+    FindTensors tensors;
+    tensors.x = buffers.Zeros(Bytes(request_.input_shapes.at(0), c_.dtype));
+    tensors.w = buffers.Zeros(Bytes(request_.input_shapes.at(1), c_.dtype));
+    tensors.y = buffers.Zeros(Bytes(output_shape_, c_.dtype));
+    tensors.workspace = buffers.Zeros(workspace_bytes_);
+    tensors.workspace_bytes = workspace_bytes_;
+    OpContext op_ctx{ctx, false, nullptr, nullptr, nullptr, nullptr, request_.node_name};
+    cudnnHandle_t handle = CudnnHandle(op_ctx, c_.owner);
+    for (int repeat = 0; repeat < kFindRepeats; ++repeat) {
+      for (const CudnnPerf& row : FindRows(handle, c_, direction_, tensors)) {
+        if (row.status != CUDNN_STATUS_SUCCESS || row.time_ms < 0) continue;
+        samples_[CudnnAlgorithmName(direction_, row.algorithm)].push_back(row.time_ms);
+      }
+    }
+    MXLITE_CUDA_CALL(cudaDeviceSynchronize(), c_.owner);
+  }
+
+  const StateRequest& request_;
+  CudnnConvolution& c_;
+  Shape output_shape_;
+  ConvDirection direction_;
+  size_t workspace_bytes_;
+  bool measured_ = false;
+  std::map<std::string, std::vector<double>> samples_;
+};
+
+// The candidate of one heuristic row.
+Candidate ToCandidate(const CudnnPerf& row, ConvDirection direction, DType dtype,
+                      const std::string& layout) {
+  Candidate candidate;
+  candidate.algorithm = CudnnAlgorithmName(direction, row.algorithm);
+  candidate.layout = layout;
+  candidate.workspace_bytes = row.memory;
+  candidate.deterministic = row.deterministic;
+  candidate.tensor_cores = row.algorithm.math == CUDNN_TENSOR_OP_MATH ||
+                           row.algorithm.math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+  if (row.status != CUDNN_STATUS_SUCCESS) {
+    candidate.unsupported = std::string("cuDNN: ") + cudnnGetErrorString(row.status);
+  } else if (candidate.tensor_cores && !ConvolutionMathTypeAllowed(row.algorithm.math, dtype)) {
+    candidate.unsupported =
+        "math type forbidden by MXNET_CUDA_ALLOW_TENSOR_CORE / "
+        "MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION";
+  }
+  return candidate;
+}
+
+conv::ConvProblem Problem(const StateRequest& request, ConvDirection direction, DType dtype,
+                          const std::string& layout, int64_t groups, const ConvWindow& window) {
+  conv::ConvProblem problem;
+  problem.direction = direction;
+  problem.data = request.input_shapes.at(0);
+  problem.weight = request.input_shapes.at(1);
+  problem.stride = window.stride;
+  problem.pad = window.pad;
+  problem.dilation = window.dilate;
+  problem.groups = groups;
+  problem.dtype = dtype;
+  problem.layout = layout;
+  return problem;
+}
+
+}  // namespace
+
+std::string CudnnAlgorithmName(ConvDirection direction, const CudnnAlgorithm& algorithm) {
+  const auto& names = AlgorithmNames(direction);
+  const std::string base = algorithm.algo >= 0 && algorithm.algo < static_cast<int>(names.size())
+                               ? names[static_cast<size_t>(algorithm.algo)]
+                               : "algo_" + std::to_string(algorithm.algo);
+  return base + MathSuffix(algorithm.math);
+}
+
+CudnnAlgorithm ParseCudnnAlgorithm(ConvDirection direction, const std::string& name) {
+  const auto& names = AlgorithmNames(direction);
+  for (cudnnMathType_t math : {CUDNN_DEFAULT_MATH, CUDNN_TENSOR_OP_MATH,
+                               CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION, CUDNN_FMA_MATH}) {
+    for (size_t algo = 0; algo < names.size(); ++algo) {
+      const CudnnAlgorithm candidate{static_cast<int>(algo), math};
+      if (CudnnAlgorithmName(direction, candidate) == name) return candidate;
+    }
+  }
+  return {};
+}
+
+const CudnnAlgorithm& CudnnConvPlan::For(ConvDirection direction) const {
+  switch (direction) {
+    case ConvDirection::kForward: return forward;
+    case ConvDirection::kBackwardData: return backward_data;
+    case ConvDirection::kBackwardFilter: return backward_filter;
+  }
+  return forward;
+}
+
+CudnnConvPlan TuneCudnnConvolution(const StateRequest& request, CudnnConvolution& c,
+                                   const Shape& output_shape) {
+  const ConvWindow window = ReadConvWindow(request.attrs, c.owner);
+  CudnnConvPlan plan;
+  plan.data_shape = request.input_shapes.at(0);
+  plan.output_shape = output_shape;
+  plan.dtype = c.dtype;
+  const conv::EffectiveMode mode = conv::ResolveTuneMode(
+      Settings::Global(), request.attrs.GetOptionalString("cudnn_tune"), request.node_name);
+  const conv::TuningPolicy policy =
+      conv::TuningPolicy::For(mode.mode, c.workspace_limit, Settings::Global());
+  const std::string layout = window.layout;
+  OpContext op_ctx{request.ctx, false, nullptr, nullptr, nullptr, nullptr, request.node_name};
+
+  std::vector<ConvDirection> directions = {ConvDirection::kForward};
+  if (request.training) {
+    directions.push_back(ConvDirection::kBackwardData);
+    directions.push_back(ConvDirection::kBackwardFilter);
+  }
+  for (ConvDirection direction : directions) {
+    const std::vector<CudnnPerf> heuristic =
+        HeuristicRows(CudnnHandle(op_ctx, c.owner), c, direction);
+    size_t largest = 0;
+    for (const CudnnPerf& row : heuristic) {
+      if (row.status == CUDNN_STATUS_SUCCESS) largest = std::max(largest, row.memory);
+    }
+    const size_t workspace = policy.mode == conv::TuneMode::kFastest
+                                 ? largest
+                                 : std::min<size_t>(largest, policy.workspace_limit_bytes);
+    auto times = std::make_shared<FindTimes>(request, c, output_shape, direction, workspace);
+
+    conv::ConvTuner::Request tune;
+    tune.layer = request.node_name;
+    tune.problem = Problem(request, direction, c.dtype, layout, window.num_group, window);
+    tune.environment = conv::TuningEnvironment::ForGpu(request.ctx.device_id);
+    tune.mode = mode;
+    tune.policy = policy;
+    tune.candidates = [&heuristic, direction, &c, &layout] {
+      std::vector<Candidate> candidates;
+      for (const CudnnPerf& row : heuristic) {
+        candidates.push_back(ToCandidate(row, direction, c.dtype, layout));
+      }
+      return candidates;
+    };
+    tune.heuristic = [](const std::vector<Candidate>& candidates) {
+      std::vector<size_t> order(candidates.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = i;  // cuDNN's own order
+      return order;
+    };
+    tune.timer = [times](const Candidate& candidate) {
+      return conv::Timing{times->Of(candidate.algorithm), kFindRepeats, false};
+    };
+    tune.usable = [direction](const conv::TuningRecord& record) {
+      return ParseCudnnAlgorithm(direction, record.algorithm).chosen();
+    };
+    conv::LayerTuning decision = conv::ConvTuner::Global().Tune(tune);
+    const CudnnAlgorithm algorithm = ParseCudnnAlgorithm(direction, decision.record.algorithm);
+    switch (direction) {
+      case ConvDirection::kForward: plan.forward = algorithm; break;
+      case ConvDirection::kBackwardData: plan.backward_data = algorithm; break;
+      case ConvDirection::kBackwardFilter: plan.backward_filter = algorithm; break;
+    }
+    plan.decisions.push_back(std::move(decision));
+  }
+  return plan;
+}
+
+}  // namespace mxlite::cuda

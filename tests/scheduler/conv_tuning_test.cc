@@ -1,0 +1,161 @@
+// Convolution tuning as a user meets it: binding tunes every convolution per its cudnn_tune
+// attribute or MXNET_CUDNN_AUTOTUNE_DEFAULT, the executor reports what was decided and where it
+// came from, a second bind in a new process (a fresh tuner over the same DB file) benchmarks
+// nothing, and every mode computes the same network.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <filesystem>
+#include <random>
+
+#include "core/settings.h"
+#include "ops/conv/tuner.h"
+#include "scheduler/executor.h"
+#include "scheduler/graph_builder.h"
+
+namespace mxlite {
+namespace {
+
+namespace fs = std::filesystem;
+using conv::LayerTuning;
+using conv::PickOrigin;
+
+// Three convolutions with different best candidates (3x3, 1x1, depthwise) and one with its own
+// cudnn_tune.
+Graph TuningNet() {
+  GraphBuilder g;
+  Symbol x = g.Input("data", {2, 8, 12, 12});
+  Symbol y = g.Relu(g.Conv(x, {.num_filter = 8, .kernel = {3, 3}, .pad = {1, 1}}, "conv_a"));
+  y = g.Conv(y, {.num_filter = 8, .kernel = {1, 1}}, "conv_b");
+  y = g.Conv(y, {.num_filter = 8, .kernel = {3, 3}, .pad = {1, 1}, .num_group = 8,
+                 .cudnn_tune = "off"},
+             "conv_c");
+  return g.Build({y});
+}
+
+// Every test gets its own DB file and leaves the registry as it found it.
+class ConvTuningTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    static std::atomic<int> counter{0};
+    folder_ = fs::temp_directory_path() / ("mxlite_conv_tuning_test_" + std::to_string(getpid()) +
+                                           "_" + std::to_string(counter++));
+    fs::remove_all(folder_);
+    settings().Set("MXNET_TUNING_DB_PATH", (folder_ / "tuning.sqlite").string());
+  }
+  void TearDown() override {
+    for (const char* name : {"MXNET_TUNING_DB_PATH", "MXNET_TUNING_DB_MODE",
+                             "MXNET_CUDNN_AUTOTUNE_DEFAULT", "MXNET_ENFORCE_DETERMINISM"}) {
+      settings().Reset(name);
+    }
+    fs::remove_all(folder_);
+  }
+
+  fs::path folder_;
+};
+
+std::vector<float> Forward(Executor& exec) {
+  std::mt19937_64 random(5);
+  std::uniform_real_distribution<float> uniform(-1, 1);
+  for (const std::string& name : {std::string("data")}) {
+    std::vector<float> values(static_cast<size_t>(exec.Arg(name).size()));
+    for (float& v : values) v = uniform(random);
+    exec.Arg(name).SyncCopyFromCPU(values.data(), values.size() * sizeof(float));
+  }
+  for (const std::string& name : exec.ParameterNames()) {
+    std::vector<float> values(static_cast<size_t>(exec.Arg(name).size()));
+    for (float& v : values) v = uniform(random);
+    exec.Arg(name).SyncCopyFromCPU(values.data(), values.size() * sizeof(float));
+  }
+  exec.Forward(false);
+  return exec.outputs()[0].ToVector<float>();
+}
+
+TEST_F(ConvTuningTest, BindingTunesEveryDirectionAndReportsModeAndSource) {
+  auto exec = Executor::Bind(TuningNet(), {.training = true});
+  const std::vector<LayerTuning> decisions = exec->TuningDecisions();
+  ASSERT_EQ(decisions.size(), 9u);  // 3 layers x 3 directions
+  EXPECT_EQ(decisions[0].layer, "conv_a");
+  EXPECT_EQ(decisions[0].mode.mode, conv::TuneMode::kLimitedWorkspace);
+  EXPECT_EQ(decisions[0].mode.source, SettingSource::kDefault);
+  EXPECT_EQ(decisions[3].layer, "conv_b");
+  EXPECT_EQ(decisions[3].record.algorithm.empty(), false);
+  // conv_c says cudnn_tune=off: the heuristic picks the depthwise kernel, nothing is timed.
+  EXPECT_EQ(decisions[6].layer, "conv_c");
+  EXPECT_EQ(decisions[6].mode.source, SettingSource::kAttribute);
+  EXPECT_EQ(decisions[6].origin, PickOrigin::kHeuristic);
+  EXPECT_EQ(decisions[6].record.algorithm, "depthwise_direct");
+
+  const std::string report = exec->TuningReport(/*verbose=*/true);
+  EXPECT_NE(report.find("conv_b backward_filter"), std::string::npos) << report;
+  EXPECT_NE(report.find("off (from attribute cudnn_tune)"), std::string::npos) << report;
+  EXPECT_NE(report.find("limited_workspace (from default MXNET_CUDNN_AUTOTUNE_DEFAULT)"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("tuned 9 convolution problems of 3 layers:"), std::string::npos) << report;
+}
+
+TEST_F(ConvTuningTest, TheEnvironmentDefaultAppliesWhereNoAttributeIsSet) {
+  settings().Set("MXNET_CUDNN_AUTOTUNE_DEFAULT", "fastest");
+  auto exec = Executor::Bind(TuningNet(), {});
+  const std::vector<LayerTuning> decisions = exec->TuningDecisions();
+  ASSERT_EQ(decisions.size(), 3u);
+  EXPECT_EQ(decisions[0].mode.mode, conv::TuneMode::kFastest);
+  EXPECT_EQ(decisions[0].mode.source, SettingSource::kProgram);
+  EXPECT_EQ(decisions[2].mode.mode, conv::TuneMode::kOff);  // the attribute still wins
+}
+
+TEST_F(ConvTuningTest, EveryModeComputesTheSameNetwork) {
+  std::vector<std::vector<float>> results;
+  for (const char* mode : {"off", "limited_workspace", "fastest"}) {
+    settings().Set("MXNET_CUDNN_AUTOTUNE_DEFAULT", mode);
+    auto exec = Executor::Bind(TuningNet(), {});
+    results.push_back(Forward(*exec));
+  }
+  for (size_t m = 1; m < results.size(); ++m) {
+    ASSERT_EQ(results[m].size(), results[0].size());
+    for (size_t i = 0; i < results[0].size(); ++i) {
+      EXPECT_NEAR(results[m][i], results[0][i], 1e-4 * (1 + std::fabs(results[0][i])));
+    }
+  }
+}
+
+TEST_F(ConvTuningTest, AFreshTunerOverTheSameDbBenchmarksNothingAndPicksTheSame) {
+  auto first = Executor::Bind(TuningNet(), {.training = true});
+  // The tuner reopens its DB when the DB settings change: pointing it elsewhere and back gives a
+  // fresh TuningDb (empty in-process cache) over the same file, as a new process would have.
+  const std::string path = settings().GetString("MXNET_TUNING_DB_PATH");
+  settings().Set("MXNET_TUNING_DB_PATH", (folder_ / "elsewhere.sqlite").string());
+  Executor::Bind(TuningNet(), {});
+  settings().Set("MXNET_TUNING_DB_PATH", path);
+
+  auto second = Executor::Bind(TuningNet(), {.training = true});
+  const std::vector<LayerTuning> before = first->TuningDecisions();
+  const std::vector<LayerTuning> after = second->TuningDecisions();
+  ASSERT_EQ(before.size(), after.size());
+  int benchmarked = 0, from_db = 0;
+  for (size_t i = 0; i < after.size(); ++i) {
+    benchmarked += after[i].origin == PickOrigin::kBenchmark;
+    from_db += after[i].origin == PickOrigin::kUserDb;
+    EXPECT_EQ(after[i].record.algorithm, before[i].record.algorithm) << after[i].layer;
+  }
+  EXPECT_EQ(benchmarked, 0);
+  EXPECT_EQ(from_db, 6);  // conv_c is off: its three picks come from the heuristic
+  EXPECT_NE(second->TuningReport(false).find("6 from DB, 3 by heuristic (off), 0 benchmarked"),
+            std::string::npos)
+      << second->TuningReport(false);
+}
+
+TEST_F(ConvTuningTest, DeterminismLeavesOnlyDeterministicCandidates) {
+  settings().Set("MXNET_ENFORCE_DETERMINISM", "1");
+  auto exec = Executor::Bind(TuningNet(), {});
+  for (const LayerTuning& d : exec->TuningDecisions()) {
+    EXPECT_TRUE(d.policy.deterministic_only);
+    EXPECT_NE(d.problem.ToString().find("det=1"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace mxlite

@@ -1,0 +1,129 @@
+// `mxlite tune` as a user runs it: the report per layer, --verbose candidates, and a second run (a
+// new process over the same tuning DB) that benchmarks nothing and picks the same algorithms.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kModel =
+    "/usr/share/libonnx-testdata/data/node/test_conv_with_strides_padding/model.onnx";
+
+struct CliResult {
+  int status = -1;
+  std::string output;  // stdout and stderr together
+};
+
+CliResult RunCli(const std::string& environment, const std::string& args) {
+  const std::string command = "env -i PATH=/usr/bin:/bin HOME=/tmp " + environment + " " +
+                              MXLITE_CLI_PATH + " " + args + " 2>&1";
+  CliResult result;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return result;
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) {
+    result.output.append(buffer.data(), n);
+  }
+  const int status = pclose(pipe);
+  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// The lines of `text` that contain `part`.
+std::string LinesWith(const std::string& text, const std::string& part) {
+  std::string found, line;
+  for (char c : text + "\n") {
+    if (c != '\n') {
+      line += c;
+      continue;
+    }
+    if (Contains(line, part)) found += line + "\n";
+    line.clear();
+  }
+  return found;
+}
+
+class TuneCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(kModel)) GTEST_SKIP() << "libonnx-testdata is not installed: " << kModel;
+    folder_ = fs::temp_directory_path() / ("mxlite_tune_cli_" + std::to_string(getpid()));
+    fs::remove_all(folder_);
+    fs::create_directories(folder_);
+    environment_ = "MXNET_TUNING_DB_PATH=" + (folder_ / "tuning.sqlite").string();
+  }
+  void TearDown() override { fs::remove_all(folder_); }
+
+  fs::path folder_;
+  std::string environment_;
+};
+
+TEST_F(TuneCommandTest, ASecondRunBenchmarksNothingAndPicksTheSame) {
+  CliResult first = RunCli(environment_, "tune " + kModel + " --training");
+  ASSERT_EQ(first.status, 0) << first.output;
+  EXPECT_TRUE(Contains(first.output, "tuned 3 convolution problems of 1 layer: 0 from DB, 3 benchmarked in"))
+      << first.output;
+  EXPECT_TRUE(Contains(first.output, " forward: ")) << first.output;
+  EXPECT_TRUE(Contains(first.output, " backward_filter: ")) << first.output;
+
+  CliResult second = RunCli(environment_, "tune " + kModel + " --training");
+  ASSERT_EQ(second.status, 0) << second.output;
+  EXPECT_TRUE(Contains(second.output, "tuned 3 convolution problems of 1 layer: 3 from DB, 0 benchmarked"))
+      << second.output;
+  // Same algorithm per layer and direction: the decision lines agree up to "from ...".
+  auto picks = [](const std::string& output) {
+    std::string lines = LinesWith(output, "; from ");
+    std::string stripped;
+    size_t start = 0;
+    while (start < lines.size()) {
+      size_t end = lines.find('\n', start);
+      const std::string line = lines.substr(start, end - start);
+      stripped += line.substr(0, line.find(" NCHW")) + "\n";
+      start = end + 1;
+    }
+    return stripped;
+  };
+  EXPECT_EQ(picks(first.output), picks(second.output));
+}
+
+TEST_F(TuneCommandTest, VerboseListsTheCandidatesAndModeFlagsApply) {
+  CliResult result = RunCli(environment_, "tune " + kModel + " --verbose --mode fastest");
+  ASSERT_EQ(result.status, 0) << result.output;
+  EXPECT_TRUE(Contains(result.output, "im2col_gemm")) << result.output;
+  EXPECT_TRUE(Contains(result.output, "<- pick")) << result.output;
+  EXPECT_TRUE(Contains(result.output, "fastest (from program MXNET_CUDNN_AUTOTUNE_DEFAULT)"))
+      << result.output;
+  EXPECT_TRUE(Contains(result.output, "skipped: unsupported")) << result.output;
+
+  CliResult off = RunCli(environment_ + " MXNET_CUDNN_AUTOTUNE_DEFAULT=0", "tune " + kModel);
+  ASSERT_EQ(off.status, 0) << off.output;
+  EXPECT_TRUE(Contains(off.output, "off (from environment MXNET_CUDNN_AUTOTUNE_DEFAULT)"))
+      << off.output;
+  EXPECT_TRUE(Contains(off.output, "1 by heuristic (off), 0 benchmarked")) << off.output;
+}
+
+TEST_F(TuneCommandTest, BadInputIsAClearError) {
+  CliResult missing = RunCli(environment_, "tune /nonexistent/model.onnx");
+  EXPECT_NE(missing.status, 0);
+  EXPECT_TRUE(Contains(missing.output, "/nonexistent/model.onnx")) << missing.output;
+  CliResult mode = RunCli(environment_, "tune " + kModel + " --mode quickest");
+  EXPECT_NE(mode.status, 0);
+  EXPECT_TRUE(Contains(mode.output, "quickest")) << mode.output;
+  CliResult none = RunCli(environment_, "tune");
+  EXPECT_EQ(none.status, 2);
+  EXPECT_TRUE(Contains(none.output, "usage: mxlite tune")) << none.output;
+}
+
+}  // namespace

@@ -1,0 +1,107 @@
+// `mxlite tune MODEL.onnx`: binds the model as `mxlite run` would, which tunes every convolution
+// (per cudnn_tune / MXNET_CUDNN_AUTOTUNE_DEFAULT and the tuning DB), and prints the report: a
+// line per layer and direction, every candidate with --verbose, then the one-line summary. A
+// second run finds everything in the DB and benchmarks nothing.
+#include <iostream>
+
+#include "core/error.h"
+#include "core/settings.h"
+#include "ops/cpu/parallel.h"
+#include "scheduler/executor.h"
+#include "scheduler/onnx_import.h"
+#include "tools/mxlite/command_line.h"
+#include "tools/mxlite/commands.h"
+
+namespace mxlite::cli {
+namespace {
+
+const std::vector<FlagSpec> kTuneFlags = {
+    {"verbose", false, "list every candidate with its time and workspace, or why it was skipped"},
+    {"batch", true, "batch size: replaces the first dimension of every input (default: as declared)"},
+    {"training", false, "tune the backward directions too (backward_data, backward_filter)"},
+    {"mode", true,
+     "tuning mode for layers without cudnn_tune: off, limited_workspace or fastest "
+     "(default: MXNET_CUDNN_AUTOTUNE_DEFAULT)"},
+    {"device", true, "cpu or gpu (default cpu); gpu means gpu(0)"},
+    {"threads", true, "intra-op threads (MXNET_OMP_MAX_THREADS; default: one per core)"},
+    {"help", false, "show this help"},
+};
+
+constexpr const char* kTuneUsage =
+    "usage: mxlite tune MODEL.onnx [--verbose] [--batch N] [--training] [--mode MODE]\n"
+    "                              [--device cpu|gpu] [--threads N]\n\n"
+    "Tunes every convolution of the model and prints the report; results are stored in the\n"
+    "tuning DB (MXNET_TUNING_DB_PATH, mode MXNET_TUNING_DB_MODE), so a second run is instant.\n\n";
+
+int64_t PositiveInt(const std::string& flag, const std::string& text) {
+  size_t used = 0;
+  int64_t value = 0;
+  try {
+    value = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  MX_CHECK(used == text.size() && value >= 1)
+      << "mxlite tune: --" << flag << " expects an integer >= 1, got '" << text << "'";
+  return value;
+}
+
+Context ParseDevice(const std::string& text) {
+  if (text == "cpu") return Context::CPU();
+  if (text == "gpu") return Context::GPU(0);
+  MX_THROW() << "mxlite tune: --device expects cpu or gpu, got '" << text << "'";
+}
+
+// Every data input of the graph with its declared shape, the batch replaced when asked.
+std::map<std::string, Shape> InputShapes(const ImportedModel& model, std::optional<int64_t> batch) {
+  std::map<std::string, Shape> shapes;
+  for (const auto& [onnx_name, variable] : model.inputs) {
+    const int id = model.graph.Find(variable);
+    MX_CHECK(id >= 0 && model.graph.node(id).shape.has_value())
+        << "mxlite tune: input '" << onnx_name << "' has no declared shape";
+    Shape shape = *model.graph.node(id).shape;
+    if (batch) {
+      MX_CHECK(shape.ndim() >= 1) << "mxlite tune: input '" << onnx_name
+                                  << "' is a scalar; --batch needs a batch dimension";
+      shape[0] = *batch;
+    }
+    shapes[variable] = shape;
+  }
+  return shapes;
+}
+
+}  // namespace
+
+int RunTuneCommand(const std::vector<std::string>& args) {
+  const ParsedArgs parsed = Parse("mxlite tune", kTuneFlags, args);
+  if (parsed.Has("help")) {
+    std::cout << kTuneUsage << FlagsHelp(kTuneFlags);
+    return 0;
+  }
+  if (parsed.positional().size() != 1) {
+    std::cerr << "mxlite tune: expected one model file, got " << parsed.positional().size()
+              << "\n\n"
+              << kTuneUsage;
+    return 2;
+  }
+  if (auto mode = parsed.Value("mode")) settings().Set("MXNET_CUDNN_AUTOTUNE_DEFAULT", *mode);
+  if (auto threads = parsed.Value("threads")) {
+    cpu::SetIntraOpThreads(static_cast<int>(PositiveInt("threads", *threads)));
+  }
+  std::optional<int64_t> batch;
+  if (auto text = parsed.Value("batch")) batch = PositiveInt("batch", *text);
+  const Context ctx = ParseDevice(parsed.Value("device").value_or("cpu"));
+
+  const ImportedModel model = ImportOnnx(parsed.positional()[0]);
+  BindOptions options;
+  options.ctx = ctx;
+  options.training = parsed.Has("training");
+  options.input_shapes = InputShapes(model, batch);
+  // The report below replaces the summary binding would log.
+  settings().Set("MXNET_TUNING_REPORT", "off");
+  const std::unique_ptr<Executor> executor = Executor::Bind(model.graph, options);
+  std::cout << executor->TuningReport(parsed.Has("verbose"));
+  return 0;
+}
+
+}  // namespace mxlite::cli
