@@ -12,6 +12,7 @@ then the slowest nodes.
 import collections
 import json
 import re
+import signal
 import sys
 
 
@@ -21,6 +22,7 @@ def op_type(name):
 
 
 def main():
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # quiet when piped into head
     events = [e for e in json.load(open(sys.argv[1]))["traceEvents"]
               if e.get("ph") == "X" and e.get("cat") == "operator"]
     by_node = collections.defaultdict(list)
