@@ -272,8 +272,10 @@ std::vector<EnvironmentNotice> Settings::AuditEnvironment() const {
   std::shared_lock<std::shared_mutex> lock(mutex_);
   for (const auto& [variable, value] : environment_) {
     if (Find(variable)) continue;
+    // A named copy: clang 14 cannot capture a structured binding (needed by the fuzz build).
+    const std::string& name = variable;
     auto unused = std::find_if(unused_.begin(), unused_.end(),
-                               [&](const auto& entry) { return entry.name == variable; });
+                               [&](const auto& entry) { return entry.name == name; });
     if (unused != unused_.end()) {
       notices.push_back({EnvironmentNotice::Kind::kRecognisedUnused, variable,
                          variable + " is an MXNet setting that mxlite does not use: " +

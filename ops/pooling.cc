@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <vector>
 
 #include "ops/cpu/elementwise.h"
 #include "ops/cpu/parallel.h"
@@ -229,8 +230,63 @@ void FindWindowMaxima(const PoolingGeometry& g, const Window& w, const T* x, int
   });
 }
 
+// Every output position's window, in output order (shared by all channels and images).
+std::vector<Window> AllWindows(const PoolingGeometry& g) {
+  std::vector<Window> windows;
+  windows.reserve(static_cast<size_t>(g.out_positions()));
+  ForEachOutputPosition(g, [&](int64_t, const Window& w) { windows.push_back(w); });
+  return windows;
+}
+
+// Channels-first forward of one (image, channel) plane with the windows precomputed: the common
+// CNN case (NCHW max pooling after the first convolution) without a callback per element. Same
+// scan order and comparisons as the generic path, so results are bitwise equal to it.
+template <typename T>
+void PoolPlane(const PoolingGeometry& g, const std::vector<Window>& windows, const T* x, T* y) {
+  const int64_t row = g.in[2], plane_rows = g.in[1];
+  for (size_t i = 0; i < windows.size(); ++i) {
+    const Window& w = windows[i];
+    if (g.type == PoolType::kMax) {
+      const bool empty = w.begin[0] >= w.end[0] || w.begin[1] >= w.end[1] || w.begin[2] >= w.end[2];
+      if (empty) {
+        y[i] = T(0);
+        continue;
+      }
+      // Starts from the window's first element; `v > best ? v : best` keeps the generic path's
+      // NaN behaviour and compiles to a branch-free max (the comparisons are unpredictable).
+      T best = x[(w.begin[0] * plane_rows + w.begin[1]) * row + w.begin[2]];
+      for (int64_t d = w.begin[0]; d < w.end[0]; ++d) {
+        for (int64_t h = w.begin[1]; h < w.end[1]; ++h) {
+          const T* values = x + (d * plane_rows + h) * row;
+          for (int64_t c = w.begin[2]; c < w.end[2]; ++c)
+            best = values[c] > best ? values[c] : best;
+        }
+      }
+      y[i] = best;
+      continue;
+    }
+    T sum = T(0);
+    for (int64_t d = w.begin[0]; d < w.end[0]; ++d) {
+      for (int64_t h = w.begin[1]; h < w.end[1]; ++h) {
+        const T* values = x + (d * plane_rows + h) * row;
+        for (int64_t c = w.begin[2]; c < w.end[2]; ++c) sum += values[c];
+      }
+    }
+    y[i] = sum * (w.divisor == 0 ? T(0) : T(1) / static_cast<T>(w.divisor));
+  }
+}
+
 template <typename T>
 void PoolingForward(const PoolingGeometry& g, const T* x, T* y) {
+  if (!g.channels_last) {
+    const std::vector<Window> windows = AllWindows(g);
+    const int64_t in_plane = g.in_positions(), out_plane = g.out_positions();
+    ForEachChannelBlock(g, [&](int64_t n, int64_t c, int64_t) {
+      const int64_t plane = n * g.channels + c;
+      PoolPlane(g, windows, x + plane * in_plane, y + plane * out_plane);
+    });
+    return;
+  }
   const int64_t in_plane = g.in_positions(), out_plane = g.out_positions();
   const int64_t in_position_step = g.channels_last ? g.channels : 1;
   const int64_t out_position_step = in_position_step;

@@ -829,35 +829,84 @@ class Importer {
                 inputs));
   }
 
+  // ConvTranspose's begin and end padding per axis. With output_shape (or auto_pad SAME_*,
+  // whose output is input * stride) the pads come from the ONNX formula
+  //   total = stride * (in - 1) + output_padding + dilated kernel - output,
+  // split with floor division (SAME_UPPER puts the larger half at the end) — a negative total
+  // pads by extending the output, as ONNX's reference does; otherwise from the pads attribute.
+  std::vector<int64_t> TransposedPads(const Ctx& c, const Window& w,
+                                      const std::vector<int64_t>& output_padding) {
+    const size_t rank = w.kernel.size();
+    const std::string auto_pad = c.attrs.String("auto_pad", "NOTSET");
+    MX_CHECK(auto_pad == "NOTSET" || auto_pad == "VALID" || auto_pad == "SAME_UPPER" ||
+             auto_pad == "SAME_LOWER")
+        << c.where << ": unknown auto_pad '" << auto_pad << "'";
+    const bool same = auto_pad.starts_with("SAME");
+    if (!c.attrs.Has("output_shape") && !same) {
+      std::vector<int64_t> pads = c.attrs.Ints("pads", std::vector<int64_t>(2 * rank, 0));
+      MX_CHECK(pads.size() == 2 * rank)
+          << c.where << ": pads " << Tuple(pads) << " do not match the " << rank << "-D kernel";
+      return auto_pad == "VALID" ? std::vector<int64_t>(2 * rank, 0) : pads;
+    }
+    const Shape in = ShapeOf(c.In(0), c.where);
+    MX_CHECK(static_cast<size_t>(in.ndim()) == rank + 2)
+        << c.where << ": input " << in << " does not match the " << rank << "-D kernel";
+    std::vector<int64_t> target = c.attrs.Ints("output_shape");
+    if (target.size() == rank + 2) target.erase(target.begin(), target.begin() + 2);
+    if (target.empty()) {
+      for (size_t i = 0; i < rank; ++i) target.push_back(in[static_cast<int>(i) + 2] * w.stride[i]);
+    }
+    MX_CHECK(target.size() == rank) << c.where << ": output_shape " << Tuple(target)
+                                    << " does not match the " << rank << "-D kernel";
+    std::vector<int64_t> pads(2 * rank);
+    for (size_t i = 0; i < rank; ++i) {
+      const int64_t total = w.stride[i] * (in[static_cast<int>(i) + 2] - 1) + output_padding[i] +
+                            (w.kernel[i] - 1) * w.dilation[i] + 1 - target[i];
+      const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);  // floor(total / 2)
+      pads[i] = auto_pad == "SAME_UPPER" ? half : total - half;
+      pads[i + rank] = total - pads[i];
+    }
+    return pads;
+  }
+
   void ConvertConvTranspose(const Ctx& c) {
     const Shape weight = ShapeOf(c.In(1), c.where);
     MX_CHECK(weight.ndim() >= 3) << c.where << ": weight " << weight << " has no spatial axes";
     const std::vector<int64_t> weight_dims = weight.to_vector();
     std::vector<int64_t> kernel(weight_dims.begin() + 2, weight_dims.end());
+    MX_CHECK(c.attrs.Ints("kernel_shape", kernel) == kernel)
+        << c.where << ": kernel_shape does not match the weight " << weight;
     const size_t rank = kernel.size();
-    const std::string auto_pad = c.attrs.String("auto_pad", "NOTSET");
-    MX_CHECK(auto_pad == "NOTSET" || auto_pad == "VALID")
-        << c.where << ": auto_pad " << auto_pad << " is not supported for ConvTranspose";
     const int64_t group = c.attrs.Int("group", 1);
-    Window w{kernel, c.attrs.Ints("strides", std::vector<int64_t>(rank, 1)),
+    Window w{kernel,
+             c.attrs.Ints("strides", std::vector<int64_t>(rank, 1)),
              c.attrs.Ints("dilations", std::vector<int64_t>(rank, 1)),
-             c.attrs.Ints("pads", std::vector<int64_t>(2 * rank, 0))};
-    MX_CHECK(w.stride.size() == rank && w.dilation.size() == rank && w.pads.size() == 2 * rank)
-        << c.where << ": strides/dilations/pads do not match the " << rank << "-D kernel";
-    MX_CHECK(Symmetric(w.pads)) << c.where << ": asymmetric pads " << Tuple(w.pads)
-                                << " are not supported for ConvTranspose";
+             {}};
+    MX_CHECK(w.stride.size() == rank && w.dilation.size() == rank)
+        << c.where << ": strides/dilations do not match the " << rank << "-D kernel";
+    const std::vector<int64_t> output_padding =
+        c.attrs.Ints("output_padding", std::vector<int64_t>(rank, 0));
+    MX_CHECK(output_padding.size() == rank)
+        << c.where << ": output_padding " << Tuple(output_padding) << " does not match the " << rank
+        << "-D kernel";
+    w.pads = TransposedPads(c, w, output_padding);
+    // Deconvolution crops `pad` at both ends and then extends the end by `adj`: a begin pad b
+    // and an end pad e (after output_padding o) are pad = b, adj = b + o - e.
+    std::vector<int64_t> adj(rank);
+    for (size_t i = 0; i < rank; ++i) {
+      adj[i] = w.pads[i] + output_padding[i] - w.pads[i + rank];
+      MX_CHECK(w.pads[i] >= 0 && adj[i] >= 0)
+          << c.where << ": pads " << Tuple(w.pads) << " with output_padding "
+          << Tuple(output_padding) << " are not supported for ConvTranspose (a negative begin "
+          << "pad, or an end pad larger than the begin pad plus output_padding)";
+    }
     AttrText attrs = {{"kernel", Tuple(kernel)},
                       {"stride", Tuple(w.stride)},
                       {"dilate", Tuple(w.dilation)},
                       {"pad", Tuple(Begins(w))},
+                      {"adj", Tuple(adj)},
                       {"num_filter", std::to_string(weight[1] * group)},
                       {"num_group", std::to_string(group)}};
-    if (c.attrs.Has("output_padding")) attrs["adj"] = Tuple(c.attrs.Ints("output_padding"));
-    if (c.attrs.Has("output_shape")) {
-      std::vector<int64_t> target = c.attrs.Ints("output_shape");
-      if (target.size() == rank + 2) target.erase(target.begin(), target.begin() + 2);
-      attrs["target_shape"] = Tuple(target);
-    }
     std::vector<NodeEntry> inputs = {Entry(c.In(0), c.where), Entry(c.In(1), c.where)};
     const bool has_bias = !c.In(2).empty();
     if (has_bias) inputs.push_back(Entry(c.In(2), c.where));
@@ -1019,6 +1068,57 @@ ImportedModel ImportOnnx(const std::string& path, const ImportOptions& options) 
   const std::string bytes = ReadFileBytes(path, kMaxModelBytes);
   const std::string dir = std::filesystem::path(path).parent_path().string();
   return ImportOnnxBytes(bytes, path, dir.empty() ? "." : dir, options);
+}
+
+std::string OnnxInputInfo::ToString() const {
+  std::string text = std::string(DTypeName(dtype)) + " (";
+  if (!has_shape) return text + "any shape)";
+  for (size_t axis = 0; axis < dims.size(); ++axis) {
+    if (axis > 0) text += ",";
+    if (dims[axis] >= 0) {
+      text += std::to_string(dims[axis]);
+    } else {
+      text += dim_params[axis].empty() ? "?" : dim_params[axis];
+    }
+  }
+  return text + ")";
+}
+
+bool OnnxInputInfo::Accepts(const Shape& shape) const {
+  if (!has_shape) return true;
+  if (static_cast<size_t>(shape.ndim()) != dims.size()) return false;
+  for (size_t axis = 0; axis < dims.size(); ++axis) {
+    if (dims[axis] >= 0 && dims[axis] != shape[static_cast<int>(axis)]) return false;
+  }
+  return true;
+}
+
+std::vector<OnnxInputInfo> ReadOnnxInputs(const std::string& path) {
+  const std::string bytes = ReadFileBytes(path, kMaxModelBytes);
+  onnx::ModelProto model;
+  MX_CHECK(model.ParseFromString(bytes))
+      << path << ": not a valid ONNX model (truncated or malformed protobuf)";
+  MX_CHECK(model.has_graph()) << path << ": the model has no graph (empty or not an ONNX file)";
+  std::set<std::string> initializers;
+  for (const onnx::TensorProto& tensor : model.graph().initializer()) {
+    initializers.insert(tensor.name());
+  }
+  std::vector<OnnxInputInfo> inputs;
+  for (const onnx::ValueInfoProto& input : model.graph().input()) {
+    if (initializers.count(input.name())) continue;
+    const std::string where = path + ": graph input '" + input.name() + "'";
+    MX_CHECK(input.type().has_tensor_type()) << where << " is not a tensor";
+    const onnx::TypeProto::Tensor& type = input.type().tensor_type();
+    OnnxInputInfo info{.name = input.name(), .dtype = DTypeFromOnnx(type.elem_type(), where)};
+    info.has_shape = type.has_shape();
+    for (const auto& dim : type.shape().dim()) {
+      const bool known = dim.has_dim_value() && dim.dim_value() >= 0;
+      info.dims.push_back(known ? dim.dim_value() : -1);
+      info.dim_params.push_back(dim.has_dim_param() ? dim.dim_param() : "");
+    }
+    inputs.push_back(std::move(info));
+  }
+  return inputs;
 }
 
 NDArray ToNDArray(const HostTensor& tensor, Context ctx) {

@@ -59,6 +59,25 @@ ImportedModel ImportOnnx(const std::string& path, const ImportOptions& options =
 ImportedModel ImportOnnxBytes(const std::string& bytes, const std::string& display_name,
                               const std::string& model_dir, const ImportOptions& options = {});
 
+// A graph input the caller feeds (initialisers that are also listed as inputs are left out), as
+// the file declares it: what `mxlite run` checks given tensors against and `mxlite bench` fills.
+struct OnnxInputInfo {
+  std::string name;
+  DType dtype = DType::kFloat32;
+  bool has_shape = false;               // false: the file declares no shape (any rank)
+  std::vector<int64_t> dims;            // -1 where a dim is dynamic
+  std::vector<std::string> dim_params;  // a dynamic dim's name ("batch"), else ""
+
+  // "float32 (batch,3,224,224)"; "?" for an unnamed dynamic dim, "float32 (any shape)".
+  std::string ToString() const;
+  // Whether `shape` fits the declaration (same rank, equal static dims).
+  bool Accepts(const Shape& shape) const;
+};
+
+// The graph inputs of the model at `path`, in declaration order. Checks only what this needs
+// (a parsable model with a graph, tensor-typed inputs of supported dtypes).
+std::vector<OnnxInputInfo> ReadOnnxInputs(const std::string& path);
+
 // The model's parameter values as arrays on `ctx`, for BindOptions::arrays.
 std::map<std::string, NDArray> ParameterArrays(const ImportedModel& model, Context ctx);
 // One host tensor as an array on `ctx`.

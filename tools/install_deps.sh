@@ -10,6 +10,7 @@ MXLITE_APT_PACKAGES=(
   dataset-fashion-mnist
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
   python3-numpy python3-pytest
+  clang libclang-rt-14-dev  # the libFuzzer smoke test of the ONNX loader (tools/test.sh)
 )
 
 mxlite_missing_apt_packages() {

@@ -6,6 +6,7 @@
 #
 #   tools/test.sh                      # build/ in Release, all tests, then the TSAN stage
 #   MXLITE_SKIP_TSAN=1 tools/test.sh   # without the TSAN stage
+#   MXLITE_SKIP_FUZZ=1 tools/test.sh   # without the libFuzzer smoke test of the ONNX loader
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/install_deps.sh
@@ -16,6 +17,20 @@ jobs=${MXLITE_JOBS:-2}
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build_dir" -j "$jobs"
 ctest --test-dir "$build_dir" --output-on-failure -j "$jobs"
+
+# libFuzzer smoke test: the ONNX loader on mutated models for 60 s (clang, ASan + UBSan). Only the
+# library and the fuzz target are built.
+if [ "${MXLITE_SKIP_FUZZ:-0}" != "1" ]; then
+  fuzz_dir="$build_dir-fuzz"
+  cmake -S . -B "$fuzz_dir" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DMXLITE_BUILD_FUZZ=ON -DMXLITE_USE_CUDA=OFF -DMXLITE_BUILD_TESTS=OFF \
+    -DMXLITE_BUILD_BENCH=OFF >/dev/null
+  cmake --build "$fuzz_dir" -j "$jobs" --target onnx_import_fuzzer
+  tests/fuzz/seed_corpus.sh "$fuzz_dir/onnx_corpus"
+  echo "[mxlite] libFuzzer: onnx_import_fuzzer, 60 s"
+  "$fuzz_dir/bin/onnx_import_fuzzer" -max_total_time=60 -timeout=10 -rss_limit_mb=4096 \
+    -print_final_stats=1 "$fuzz_dir/onnx_corpus"
+fi
 
 # ThreadSanitizer: the pools and the engine are shared by many threads.
 if [ "${MXLITE_SKIP_TSAN:-0}" != "1" ]; then

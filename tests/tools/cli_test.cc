@@ -1,6 +1,7 @@
 // End-to-end checks of the `mxlite` binary: exit codes and messages as a user sees them.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -71,6 +72,31 @@ TEST(CliTest, HelpAndUsageErrors) {
   EXPECT_TRUE(Contains(bad_flag.output, "unknown flag --verbos")) << bad_flag.output;
   EXPECT_TRUE(Contains(bad_flag.output, "--markdown")) << bad_flag.output;
   EXPECT_NE(RunCli("", "").status, 0);
+}
+
+// The binary end to end: an ONNX node test through `mxlite run` on the engine the flag picks, and
+// the exit status of a usage error. (tests/tools/run_bench_test.cc covers the commands in depth.)
+TEST(CliTest, RunWritesOutputsAndPicksTheEngine) {
+  const std::string test = "/usr/share/libonnx-testdata/data/node/test_conv_with_strides_padding";
+  if (access(test.c_str(), R_OK) != 0) GTEST_SKIP() << "libonnx-testdata is not installed";
+  const std::string out = "/tmp/mxlite_cli_run_" + std::to_string(getpid());
+  CliResult result = RunCli("", "run " + test + "/model.onnx --input x=" + test +
+                                    "/test_data_set_0/input_0.pb --input W=" + test +
+                                    "/test_data_set_0/input_1.pb --engine NaiveEngine" +
+                                    " --output-dir " + out);
+  EXPECT_EQ(result.status, 0) << result.output;
+  EXPECT_TRUE(Contains(result.output, out + "/output_0.pb: 'y' float32 (1,1,4,3)")) << result.output;
+  std::remove((out + "/output_0.pb").c_str());
+  rmdir(out.c_str());
+
+  CliResult bad_engine =
+      RunCli("", "run " + test + "/model.onnx --engine Turbo --output-dir " + out);
+  EXPECT_EQ(bad_engine.status, 2) << bad_engine.output;
+  EXPECT_TRUE(Contains(bad_engine.output, "NaiveEngine")) << bad_engine.output;
+  CliResult missing = RunCli("", "run " + test + "/model.onnx --output-dir " + out);
+  EXPECT_EQ(missing.status, 2) << missing.output;
+  EXPECT_TRUE(Contains(missing.output, "missing input")) << missing.output;
+  EXPECT_TRUE(Contains(RunCli("", "--help").output, "bench")) << "bench is listed";
 }
 
 }  // namespace

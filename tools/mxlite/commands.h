@@ -16,6 +16,8 @@ struct Command {
 
 int RunInfoCommand(const std::vector<std::string>& args);
 int RunTuneCommand(const std::vector<std::string>& args);
+int RunRunCommand(const std::vector<std::string>& args);
+int RunBenchCommand(const std::vector<std::string>& args);
 
 // Every subcommand, in the order `mxlite --help` lists them.
 const std::vector<Command>& AllCommands();

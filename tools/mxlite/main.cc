@@ -11,8 +11,11 @@ namespace mxlite::cli {
 const std::vector<Command>& AllCommands() {
   static const std::vector<Command> commands = {
       {"info", "print every setting (value, source, default, doc) and the build", RunInfoCommand},
+      {"run", "run an ONNX model on TensorProto inputs; write its outputs as .pb files",
+       RunRunCommand},
       {"tune", "tune a model's convolutions, print the report and fill the tuning DB",
        RunTuneCommand},
+      {"bench", "inference latency percentiles and throughput of an ONNX model", RunBenchCommand},
   };
   return commands;
 }

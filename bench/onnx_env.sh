@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# What the ONNX benchmark scripts need, installed only when missing (sourced by onnx_check.sh and
+# onnx_compare.sh):
+#   mxlite_bench_python_deps   Debian python3-torch, python3-torchvision (for /usr/bin/python3)
+#   mxlite_bench_venv DIR      a virtual environment over /usr/bin/python3 (so it sees torch and
+#                              numpy) with onnxruntime from PyPI; prints its python
+mxlite_bench_python_deps() {
+  if ! /usr/bin/python3 -c "import torch, torchvision, numpy" 2>/dev/null; then
+    echo "[mxlite] installing python3-torch python3-torchvision" >&2
+    local sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq python3-torch python3-torchvision \
+      python3-numpy >/dev/null
+  fi
+}
+
+mxlite_bench_venv() {
+  local venv=$1
+  if ! "$venv/bin/python" -c "import onnxruntime, torch, numpy" 2>/dev/null; then
+    echo "[mxlite] creating $venv with onnxruntime" >&2
+    /usr/bin/python3 -m venv --system-site-packages "$venv"
+    # numpy stays Debian's (torch is built against it): pip must not replace it.
+    "$venv/bin/pip" install -q onnxruntime "numpy==$(/usr/bin/python3 -c 'import numpy; print(numpy.__version__)')" >&2
+  fi
+  echo "$venv/bin/python"
+}

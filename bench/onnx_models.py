@@ -1,0 +1,99 @@
+"""Exports the ONNX benchmark models from PyTorch, with an input and PyTorch's output.
+
+    /usr/bin/python3 bench/onnx_models.py OUT_DIR
+
+For ResNet-18 and MobileNet-V2 (torchvision, random weights from a fixed seed: no pretrained
+weights are downloaded) writes OUT_DIR/<model>.onnx (opset 13, dynamic batch dim "batch"),
+OUT_DIR/<model>_input.pb (a (2, 3, 224, 224) input from a fixed seed), OUT_DIR/<model>_expected.pb
+(PyTorch's output for it, eval mode) and OUT_DIR/models.json (input/output names and the
+convolution + linear FLOPs of one image, for GFLOP/s). BatchNorm's running statistics and affine
+parameters are randomised too, so the exported BatchNormalization nodes are not identities.
+"""
+import json
+import os
+import sys
+
+import torch
+import torchvision
+
+import tensor_pb
+
+MODELS = {
+    "resnet18": lambda: torchvision.models.resnet18(),
+    "mobilenet_v2": lambda: torchvision.models.mobilenet_v2(),
+}
+INPUT_SHAPE = (2, 3, 224, 224)
+
+
+def build(name, seed):
+    torch.manual_seed(seed)
+    model = MODELS[name]()
+    for module in model.modules():
+        if isinstance(module, torch.nn.BatchNorm2d):
+            module.running_mean.uniform_(-0.1, 0.1)
+            module.running_var.uniform_(0.5, 1.5)
+            module.weight.data.uniform_(0.5, 1.5)
+            module.bias.data.uniform_(-0.1, 0.1)
+    return model.eval()
+
+
+def flops_per_image(model):
+    """2 * multiply-adds of every Conv2d and Linear for one 224x224 image."""
+    total = 0
+
+    def conv_hook(module, inputs, output):
+        nonlocal total
+        kernel = module.kernel_size[0] * module.kernel_size[1] * module.in_channels // module.groups
+        total += 2 * output.numel() * kernel
+
+    def linear_hook(module, inputs, output):
+        nonlocal total
+        total += 2 * output.numel() * module.in_features
+
+    hooks = []
+    for module in model.modules():
+        if isinstance(module, torch.nn.Conv2d):
+            hooks.append(module.register_forward_hook(conv_hook))
+        elif isinstance(module, torch.nn.Linear):
+            hooks.append(module.register_forward_hook(linear_hook))
+    with torch.no_grad():
+        model(torch.zeros(1, 3, 224, 224))
+    for hook in hooks:
+        hook.remove()
+    return total
+
+
+def export(name, out_dir, seed):
+    model = build(name, seed)
+    torch.manual_seed(seed + 1000)
+    x = torch.empty(INPUT_SHAPE).uniform_(-1, 1)
+    with torch.no_grad():
+        expected = model(x)
+    path = os.path.join(out_dir, name + ".onnx")
+    tmp = path + ".tmp"
+    torch.onnx.export(model, x, tmp, opset_version=13, input_names=["input"],
+                      output_names=["logits"], do_constant_folding=True,
+                      dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}})
+    os.replace(tmp, path)
+    tensor_pb.write(os.path.join(out_dir, name + "_input.pb"), x.numpy(), "input")
+    tensor_pb.write(os.path.join(out_dir, name + "_expected.pb"), expected.numpy(), "logits")
+    return {"onnx": path, "input": "input", "output": "logits",
+            "flops_per_image": flops_per_image(model), "seed": seed,
+            "torch": torch.__version__, "torchvision": torchvision.__version__}
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    out_dir = sys.argv[1]
+    os.makedirs(out_dir, exist_ok=True)
+    meta = {}
+    for seed, name in enumerate(MODELS):
+        meta[name] = export(name, out_dir, seed)
+        print(f"{name}: {meta[name]['onnx']} ({meta[name]['flops_per_image'] / 1e9:.2f} GFLOP/image)")
+    with open(os.path.join(out_dir, "models.json"), "w") as f:
+        json.dump(meta, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

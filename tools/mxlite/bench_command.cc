@@ -1,0 +1,212 @@
+// `mxlite bench MODEL.onnx --batch N`: inference latency percentiles and throughput of an ONNX
+// model on random inputs. Binding (where convolutions are tuned) is timed apart; then --warmup
+// passes, then --iters timed passes, each one forward pass waited for to the last output.
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iomanip>
+#include <iostream>
+#include <random>
+
+#include "core/error.h"
+#include "core/settings.h"
+#include "ops/cpu/parallel.h"
+#include "tools/mxlite/command_line.h"
+#include "tools/mxlite/commands.h"
+#include "tools/mxlite/model_session.h"
+
+namespace mxlite::cli {
+
+namespace {
+
+constexpr uint64_t kInputSeed = 42;
+
+std::vector<FlagSpec> BenchFlags() {
+  return {
+      {"batch", true, "batch size: replaces the first input's batch (first) dim (default 1)"},
+      {"threads", true, "intra-op threads per operator, MXNET_OMP_MAX_THREADS (0: one per core)"},
+      DeviceFlag(),
+      {"warmup", true, "untimed passes before timing (default 5)"},
+      {"iters", true, "timed passes (default 50)"},
+      EngineFlag(),
+      {"help", false, "show this help"},
+  };
+}
+
+void PrintHelp() {
+  std::cout << "usage: mxlite bench MODEL.onnx [--batch N] [--threads T] [--device cpu|gpu]\n"
+               "                    [--warmup W] [--iters I] [--engine TYPE]\n\n"
+               "Measures inference of an ONNX model on random inputs (uniform in [-1, 1), seed "
+            << kInputSeed
+            << ";\ninteger inputs are zeros). The first input's first dim becomes --batch;\n"
+               "other inputs keep their declared shapes (a dynamic first dim also becomes\n"
+               "--batch). Binding, where convolutions are tuned, is timed on its own. Then come\n"
+               "--warmup untimed passes and --iters timed ones; each pass is one forward run\n"
+               "waited for to its last output. Prints latency p50/p90/p99 (nearest rank) and\n"
+               "throughput (batch * iters / total timed seconds).\n\nflags:\n"
+            << FlagsHelp(BenchFlags())
+            << "\nexample:\n  mxlite bench resnet18.onnx --batch 8 --threads 2 --iters 20\n";
+}
+
+// The shape a bench input gets: declared dims, with the first input's first dim (and any dynamic
+// first dim) set to `batch`. Other dynamic dims have no size to guess: an error.
+Shape BenchShape(const OnnxInputInfo& input, bool first_input, int64_t batch) {
+  MX_CHECK(input.has_shape) << "input '" << input.name
+                            << "' declares no shape; mxlite bench cannot make data for it";
+  std::vector<int64_t> dims = input.dims;
+  for (size_t axis = 0; axis < dims.size(); ++axis) {
+    const bool batch_axis = axis == 0 && (first_input || dims[0] < 0);
+    if (batch_axis) dims[0] = batch;
+    MX_CHECK(dims[axis] >= 0) << "input '" << input.name << "' " << input.ToString()
+                              << " has a dynamic dim at axis " << axis
+                              << " that mxlite bench cannot size";
+  }
+  MX_CHECK(!dims.empty() || !first_input)
+      << "input '" << input.name << "' is a scalar; it has no batch dim to set";
+  return CheckedOnnxShape(dims, "input '" + input.name + "'");
+}
+
+// Uniform [-1, 1) for floating-point inputs, zeros for integers (indices, shapes: 0 is valid).
+HostTensor RandomTensor(DType dtype, const Shape& shape, std::mt19937_64& random) {
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  const int64_t count = shape.size();
+  if (dtype == DType::kFloat32) {
+    std::vector<float> values(static_cast<size_t>(count));
+    for (float& value : values) value = static_cast<float>(uniform(random));
+    return HostTensor::From(values, shape);
+  }
+  if (dtype == DType::kFloat64) {
+    std::vector<double> values(static_cast<size_t>(count));
+    for (double& value : values) value = uniform(random);
+    return HostTensor::From(values, shape);
+  }
+  HostTensor zeros{dtype, shape, {}};
+  zeros.bytes.assign(static_cast<size_t>(count) * DTypeSize(dtype), 0);
+  return zeros;
+}
+
+// "warm-up 3/5" progress on stderr: redrawn in place on a terminal, else a line every 5 s.
+class PassProgress {
+ public:
+  PassProgress(std::string label, int64_t total)
+      : label_(std::move(label)),
+        total_(total),
+        terminal_(isatty(fileno(stderr)) != 0),
+        start_(Clock::now()),
+        last_(start_) {}
+
+  void Done(int64_t passes) {
+    const Clock::time_point now = Clock::now();
+    if (terminal_) {
+      std::cerr << "\r" << label_ << " " << passes << "/" << total_ << std::flush;
+      if (passes == total_) std::cerr << "\n";
+    } else if (now - last_ > std::chrono::seconds(5) && passes < total_) {
+      std::cerr << label_ << " " << passes << "/" << total_ << "\n";
+      last_ = now;
+    }
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  std::string label_;
+  int64_t total_;
+  bool terminal_;
+  Clock::time_point start_, last_;
+};
+
+double Seconds(std::chrono::steady_clock::duration duration) {
+  return std::chrono::duration<double>(duration).count();
+}
+
+// Nearest-rank percentile of sorted values: the smallest value with at least p% at or below it.
+double Percentile(const std::vector<double>& sorted, double p) {
+  const size_t rank =
+      static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
+  return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
+}
+
+// Wall-clock seconds of each of `passes` forward passes.
+std::vector<double> TimePasses(Executor& executor, int64_t passes, const std::string& label) {
+  PassProgress progress(label, passes);
+  std::vector<double> seconds;
+  for (int64_t i = 0; i < passes; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    RunForward(executor);
+    seconds.push_back(Seconds(std::chrono::steady_clock::now() - start));
+    progress.Done(i + 1);
+  }
+  return seconds;
+}
+
+void ReportLatency(const std::vector<double>& seconds, int64_t batch) {
+  std::vector<double> sorted = seconds;
+  std::sort(sorted.begin(), sorted.end());
+  double total = 0;
+  for (double value : seconds) total += value;
+  std::cout << std::fixed << std::setprecision(3);
+  for (double p : {50.0, 90.0, 99.0}) {
+    std::cout << "latency p" << static_cast<int>(p) << ": " << Percentile(sorted, p) * 1e3
+              << " ms\n";
+  }
+  std::cout << std::setprecision(1) << "throughput: "
+            << static_cast<double>(batch) * static_cast<double>(seconds.size()) / total
+            << " images/s (batch " << batch << ", " << seconds.size() << " passes in "
+            << std::setprecision(3) << total << " s)\n";
+}
+
+}  // namespace
+
+int RunBenchCommand(const std::vector<std::string>& args) {
+  const std::vector<FlagSpec> flags = BenchFlags();
+  ParsedArgs parsed = Parse("mxlite bench", flags, args);
+  if (parsed.Has("help")) {
+    PrintHelp();
+    return 0;
+  }
+  const std::string model_path = ModelPath(parsed, "mxlite bench");
+  const int64_t batch = IntFlag(parsed, "batch", 1, 1, 1 << 20);
+  const int64_t threads = IntFlag(parsed, "threads", -1, 0, 1024);
+  const int64_t warmup = IntFlag(parsed, "warmup", 5, 0, 1 << 20);
+  const int64_t iters = IntFlag(parsed, "iters", 50, 1, 1 << 20);
+  const Context ctx = ParseDevice(parsed.Value("device"));
+  if (threads >= 0) {
+    // The setting records the choice (source: program); the override makes it hold even when
+    // the thread pool was sized earlier in this process.
+    settings().Set("MXNET_OMP_MAX_THREADS", std::to_string(threads));
+    cpu::SetIntraOpThreads(static_cast<int>(threads));
+  }
+  ApplyEngine(parsed.Value("engine"));
+
+  const std::vector<OnnxInputInfo> declared = ReadOnnxInputs(model_path);
+  MX_CHECK(!declared.empty()) << model_path << " has no inputs to feed";
+  std::mt19937_64 random(kInputSeed);
+  std::map<std::string, HostTensor> inputs;
+  for (size_t i = 0; i < declared.size(); ++i) {
+    const Shape shape = BenchShape(declared[i], i == 0, batch);
+    inputs[declared[i].name] = RandomTensor(declared[i].dtype, shape, random);
+    std::cout << "input '" << declared[i].name << "': " << DTypeName(declared[i].dtype) << " "
+              << shape.ToString() << "\n";
+  }
+  std::cout << "device " << ctx.ToString() << ", engine "
+            << settings().GetString("MXNET_ENGINE_TYPE") << ", intra-op threads "
+            << cpu::IntraOpThreads() << std::endl;
+
+  std::cerr << "binding " << model_path << " (shapes, memory plan, convolution tuning)...\n";
+  const auto bind_start = std::chrono::steady_clock::now();
+  BoundModel bound = BindOnnxModel(model_path, inputs, ctx, /*fold_inputs=*/false);
+  std::cout << std::fixed << std::setprecision(3)
+            << "bind: " << Seconds(std::chrono::steady_clock::now() - bind_start) << " s"
+            << std::endl;
+
+  const std::vector<double> warm = TimePasses(*bound.executor, warmup, "warm-up");
+  double warm_total = 0;
+  for (double value : warm) warm_total += value;
+  std::cout << "warm-up: " << warmup << " passes in " << warm_total << " s" << std::endl;
+  ReportLatency(TimePasses(*bound.executor, iters, "timing"), batch);
+  return 0;
+}
+
+}  // namespace mxlite::cli

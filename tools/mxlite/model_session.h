@@ -1,0 +1,66 @@
+// What `mxlite run` and `mxlite bench` share: the --device / --engine / integer flags, and an ONNX
+// model imported and bound for inference on given input tensors.
+//
+// Errors are mxlite::Errors that name the flag or the input and say what was expected. Functions
+// touch process-wide state only where they say so (the engine type, the intra-op thread count);
+// one thread (the command's) calls them.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scheduler/executor.h"
+#include "scheduler/onnx_import.h"
+#include "tools/mxlite/command_line.h"
+
+namespace mxlite::cli {
+
+// The flags both commands take, for their FlagSpec lists.
+FlagSpec DeviceFlag();
+FlagSpec EngineFlag();
+
+// --device: "cpu" (also when absent), "gpu" or "gpu:N". A GPU needs a CUDA build and a visible GPU;
+// otherwise the error says which is missing.
+Context ParseDevice(const std::optional<std::string>& value);
+
+// --engine: sets MXNET_ENGINE_TYPE for this process (an invalid value lists the allowed ones) and
+// starts the engine. Without the flag the setting (environment or default) applies. Throws if
+// the engine had already started as another type (commands called in-process, as tests do).
+void ApplyEngine(const std::optional<std::string>& value);
+
+// The value of an integer flag, `fallback` when absent; errors name the flag and the range.
+int64_t IntFlag(const ParsedArgs& args, const std::string& flag, int64_t fallback, int64_t min,
+                int64_t max);
+
+// The model's single positional argument, checked to be an existing file.
+std::string ModelPath(const ParsedArgs& args, const std::string& command);
+
+// Checks `given` against the model's declared inputs: every input given, no unknown name, each
+// tensor of the declared dtype and shape. Errors name the input, what the model expects and what
+// was given (and, for an unknown name, list the model's inputs).
+void CheckInputs(const std::string& model_path, const std::vector<OnnxInputInfo>& declared,
+                 const std::map<std::string, HostTensor>& given,
+                 const std::map<std::string, std::string>& sources);
+
+struct BoundModel {
+  ImportedModel model;
+  std::unique_ptr<Executor> executor;
+};
+
+// Imports `model_path` with the inputs' shapes (and, when `fold_inputs`, their values for what
+// ONNX needs at load, e.g. a Reshape's shape given as an input), binds it for inference on `ctx`
+// and copies the input values in.
+BoundModel BindOnnxModel(const std::string& model_path,
+                         const std::map<std::string, HostTensor>& inputs, Context ctx,
+                         bool fold_inputs);
+
+// Runs one forward pass and waits for every output (rethrowing an op's error).
+void RunForward(Executor& executor);
+
+// A copy of `array` in host memory.
+HostTensor ToHostTensor(const NDArray& array);
+
+}  // namespace mxlite::cli
