@@ -51,24 +51,6 @@ void PrintHelp() {
             << "\nexample:\n  mxlite bench resnet18.onnx --batch 8 --threads 2 --iters 20\n";
 }
 
-// The shape a bench input gets: declared dims, with the first input's first dim (and any dynamic
-// first dim) set to `batch`. Other dynamic dims have no size to guess: an error.
-Shape BenchShape(const OnnxInputInfo& input, bool first_input, int64_t batch) {
-  MX_CHECK(input.has_shape) << "input '" << input.name
-                            << "' declares no shape; mxlite bench cannot make data for it";
-  std::vector<int64_t> dims = input.dims;
-  for (size_t axis = 0; axis < dims.size(); ++axis) {
-    const bool batch_axis = axis == 0 && (first_input || dims[0] < 0);
-    if (batch_axis) dims[0] = batch;
-    MX_CHECK(dims[axis] >= 0) << "input '" << input.name << "' " << input.ToString()
-                              << " has a dynamic dim at axis " << axis
-                              << " that mxlite bench cannot size";
-  }
-  MX_CHECK(!dims.empty() || !first_input)
-      << "input '" << input.name << "' is a scalar; it has no batch dim to set";
-  return CheckedOnnxShape(dims, "input '" + input.name + "'");
-}
-
 // Uniform [-1, 1) for floating-point inputs, zeros for integers (indices, shapes: 0 is valid).
 HostTensor RandomTensor(DType dtype, const Shape& shape, std::mt19937_64& random) {
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
@@ -185,7 +167,7 @@ int RunBenchCommand(const std::vector<std::string>& args) {
   std::mt19937_64 random(kInputSeed);
   std::map<std::string, HostTensor> inputs;
   for (size_t i = 0; i < declared.size(); ++i) {
-    const Shape shape = BenchShape(declared[i], i == 0, batch);
+    const Shape shape = BatchedInputShape(declared[i], i == 0, batch, "mxlite bench");
     inputs[declared[i].name] = RandomTensor(declared[i].dtype, shape, random);
     std::cout << "input '" << declared[i].name << "': " << DTypeName(declared[i].dtype) << " "
               << shape.ToString() << "\n";

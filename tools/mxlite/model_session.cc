@@ -148,4 +148,21 @@ HostTensor ToHostTensor(const NDArray& array) {
   return tensor;
 }
 
+Shape BatchedInputShape(const OnnxInputInfo& input, bool first_input, int64_t batch,
+                        const std::string& command) {
+  MX_CHECK(input.has_shape) << "input '" << input.name << "' declares no shape; " << command
+                            << " cannot make data for it";
+  std::vector<int64_t> dims = input.dims;
+  for (size_t axis = 0; axis < dims.size(); ++axis) {
+    const bool batch_axis = axis == 0 && (first_input || dims[0] < 0);
+    if (batch_axis) dims[0] = batch;
+    MX_CHECK(dims[axis] >= 0) << "input '" << input.name << "' " << input.ToString()
+                              << " has a dynamic dim at axis " << axis << " that " << command
+                              << " cannot size";
+  }
+  MX_CHECK(!dims.empty() || !first_input)
+      << "input '" << input.name << "' is a scalar; it has no batch dim to set";
+  return CheckedOnnxShape(dims, "input '" + input.name + "'");
+}
+
 }  // namespace mxlite::cli

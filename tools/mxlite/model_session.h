@@ -45,6 +45,12 @@ void CheckInputs(const std::string& model_path, const std::vector<OnnxInputInfo>
                  const std::map<std::string, HostTensor>& given,
                  const std::map<std::string, std::string>& sources);
 
+// The shape an input gets when a command sets the batch: the declared dims, with the first
+// input's first dim (and any dynamic first dim) set to `batch`. Other dynamic dims, a missing
+// shape or a scalar first input are errors naming the input and `command`.
+Shape BatchedInputShape(const OnnxInputInfo& input, bool first_input, int64_t batch,
+                        const std::string& command);
+
 struct BoundModel {
   ImportedModel model;
   std::unique_ptr<Executor> executor;

@@ -11,6 +11,7 @@
 #include "scheduler/onnx_import.h"
 #include "tools/mxlite/command_line.h"
 #include "tools/mxlite/commands.h"
+#include "tools/mxlite/model_session.h"
 
 namespace mxlite::cli {
 namespace {
@@ -22,7 +23,7 @@ const std::vector<FlagSpec> kTuneFlags = {
     {"mode", true,
      "tuning mode for layers without cudnn_tune: off, limited_workspace or fastest "
      "(default: MXNET_CUDNN_AUTOTUNE_DEFAULT)"},
-    {"device", true, "cpu or gpu (default cpu); gpu means gpu(0)"},
+    DeviceFlag(),
     {"threads", true, "intra-op threads (MXNET_OMP_MAX_THREADS; default: one per core)"},
     {"help", false, "show this help"},
 };
@@ -46,30 +47,6 @@ int64_t PositiveInt(const std::string& flag, const std::string& text) {
   return value;
 }
 
-Context ParseDevice(const std::string& text) {
-  if (text == "cpu") return Context::CPU();
-  if (text == "gpu") return Context::GPU(0);
-  MX_THROW() << "mxlite tune: --device expects cpu or gpu, got '" << text << "'";
-}
-
-// Every data input of the graph with its declared shape, the batch replaced when asked.
-std::map<std::string, Shape> InputShapes(const ImportedModel& model, std::optional<int64_t> batch) {
-  std::map<std::string, Shape> shapes;
-  for (const auto& [onnx_name, variable] : model.inputs) {
-    const int id = model.graph.Find(variable);
-    MX_CHECK(id >= 0 && model.graph.node(id).shape.has_value())
-        << "mxlite tune: input '" << onnx_name << "' has no declared shape";
-    Shape shape = *model.graph.node(id).shape;
-    if (batch) {
-      MX_CHECK(shape.ndim() >= 1) << "mxlite tune: input '" << onnx_name
-                                  << "' is a scalar; --batch needs a batch dimension";
-      shape[0] = *batch;
-    }
-    shapes[variable] = shape;
-  }
-  return shapes;
-}
-
 }  // namespace
 
 int RunTuneCommand(const std::vector<std::string>& args) {
@@ -88,15 +65,23 @@ int RunTuneCommand(const std::vector<std::string>& args) {
   if (auto threads = parsed.Value("threads")) {
     cpu::SetIntraOpThreads(static_cast<int>(PositiveInt("threads", *threads)));
   }
-  std::optional<int64_t> batch;
-  if (auto text = parsed.Value("batch")) batch = PositiveInt("batch", *text);
-  const Context ctx = ParseDevice(parsed.Value("device").value_or("cpu"));
+  const int64_t batch = PositiveInt("batch", parsed.Value("batch").value_or("1"));
+  const Context ctx = ParseDevice(parsed.Value("device"));
 
-  const ImportedModel model = ImportOnnx(parsed.positional()[0]);
+  // Shapes are fixed at import: a dynamic batch dim gets --batch (default 1), and with --batch
+  // the first input's batch dim is replaced.
+  const std::string model_path = ModelPath(parsed, "mxlite tune");
+  const std::vector<OnnxInputInfo> declared = ReadOnnxInputs(model_path);
+  ImportOptions import;
+  for (size_t i = 0; i < declared.size(); ++i) {
+    const bool set_batch = parsed.Has("batch") && i == 0;
+    import.input_shapes[declared[i].name] =
+        BatchedInputShape(declared[i], set_batch, batch, "mxlite tune");
+  }
+  const ImportedModel model = ImportOnnx(model_path, import);
   BindOptions options;
   options.ctx = ctx;
   options.training = parsed.Has("training");
-  options.input_shapes = InputShapes(model, batch);
   // The report below replaces the summary binding would log.
   settings().Set("MXNET_TUNING_REPORT", "off");
   const std::unique_ptr<Executor> executor = Executor::Bind(model.graph, options);
