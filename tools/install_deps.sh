@@ -9,6 +9,7 @@ MXLITE_APT_PACKAGES=(
   libeigen3-dev libsqlite3-dev zlib1g-dev
   dataset-fashion-mnist
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
+  libopenmpi-dev openmpi-bin
 )
 
 mxlite_missing_apt_packages() {
