@@ -239,16 +239,20 @@ void KVStore::CheckSignatures(const std::vector<std::string>& keys,
 }
 
 void KVStore::BroadcastFromRank0(const std::vector<std::string>& keys) {
+  // One collective for all the keys (a broadcast per piece, all in flight together).
+  Collective broadcast{.kind = CollectiveKind::kBroadcast,
+                       .description = DescribeKeys(keys) + " at init",
+                       .dtype = DType::kUInt8};
   for (const std::string& key : keys) {
-    Entry& entry = entries_.at(key);
-    entry.stored.WaitToWrite();
-    ArrayCommunicator().Run(
-        {.kind = CollectiveKind::kBroadcast,
-         .description = "key '" + key + "' at init",
-         .pieces = SplitPieces(entry.stored.data(), entry.stored.size(),
-                               DTypeSize(entry.stored.dtype()), bigarray_bound_),
-         .dtype = entry.stored.dtype()});
+    NDArray& stored = entries_.at(key).stored;
+    stored.WaitToWrite();
+    const int64_t bytes = static_cast<int64_t>(stored.bytes());
+    for (const CollectivePiece& piece :
+         SplitPieces(stored.data(), bytes, 1, bigarray_bound_ * DTypeSize(stored.dtype()))) {
+      broadcast.pieces.push_back(piece);
+    }
   }
+  ArrayCommunicator().Run(std::move(broadcast));
 }
 
 void KVStore::Push(const std::vector<std::string>& keys,

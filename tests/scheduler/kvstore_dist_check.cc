@@ -7,10 +7,12 @@
 //   mpirun -np 2 kvstore_dist_check mismatch   # exit 0: every rank got the init mismatch error
 //   mpirun -np 2 kvstore_dist_check hang       # the last rank hangs; the others report the
 //                                              # timeout (checked by run_mpi_failure.sh)
+//   mpirun -np 2 kvstore_dist_check die        # the last rank exits mid-training; the job ends
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -98,13 +100,15 @@ int CheckMismatch() {
   return 1;
 }
 
-int CheckHang() {
+// The last rank hangs (`die`: exits) after init; the others push and must not hang.
+int CheckFailedRank(bool die) {
   settings().Set("MXNET_KVSTORE_TIMEOUT", "3");
   auto kv = KVStore::Create("dist_sync");
   kv->Init("w", NDArray::Zeros({1000}, Context::CPU()));
   if (kv->rank() == kv->num_workers() - 1) {
-    std::printf("rank %d: hanging\n", kv->rank());
+    std::printf("rank %d: %s\n", kv->rank(), die ? "exiting" : "hanging");
     std::fflush(stdout);
+    if (die) std::_Exit(3);
     std::this_thread::sleep_for(std::chrono::seconds(120));
     return 1;
   }
@@ -129,8 +133,9 @@ int main(int argc, char** argv) try {
     return CheckTraining(argv[2]);
   }
   if (mode == "mismatch") return CheckMismatch();
-  if (mode == "hang") return CheckHang();
-  std::fprintf(stderr, "usage: kvstore_dist_check train <folder> [bound] | mismatch | hang\n");
+  if (mode == "hang" || mode == "die") return CheckFailedRank(mode == "die");
+  std::fprintf(stderr,
+               "usage: kvstore_dist_check train <folder> [bound] | mismatch | hang | die\n");
   return 2;
 } catch (const std::exception& error) {
   std::fprintf(stderr, "kvstore_dist_check: %s\n", error.what());
