@@ -38,7 +38,7 @@
 // versions. A collective that does not complete within MXNET_KVSTORE_TIMEOUT seconds reports the
 // key, the collective, the rank and the timeout on every rank that waits, and the job is aborted.
 //
-// Ownership: the store owns its stored and merge arrays (on the CPU); Push and Pull take the
+// Ownership: the store owns its stored and merge arrays (on context()); Push and Pull take the
 // caller's arrays by handle and read or write them through the engine. Thread safety: one thread
 // drives a KVStore (as for an Executor).
 #pragma once
