@@ -158,7 +158,7 @@ int main(int argc, char** argv) try {
       exec->Forward(true);
       exec->Backward();
       if (kv) {
-        kv->Push(push_order, gradients);
+        kv->Push(push_order, gradients, /*priority=*/1);  // > 0: ahead of queued backward ops
         kv->Pull(names, weights);
       } else {
         optimizer.UpdateAll(*exec);

@@ -29,7 +29,9 @@
 //
 // Overlap. Push only pushes engine ops: each key's local sum waits for its gradients, and each
 // bucket's allreduce starts as soon as its keys are summed, while backward still computes earlier
-// layers. Push keys in the order their gradients become ready (last layer first) for the most
+// layers. Push keys in the order their gradients become ready (last layer first), and with a
+// priority > 0 so that the engine runs these small ops on its priority threads
+// (MXNET_CPU_PRIORITY_NTHREADS) instead of queueing them behind the rest of backward, for the most
 // overlap. The allreduces start in push order on every rank (communicator tickets), so every rank
 // must push the same keys in the same order.
 //
