@@ -6,9 +6,9 @@
 //   mpirun -np 2 build/bin/train_fashion_mnist --kvstore dist_sync    (data parallel, 2 ranks)
 //
 // conv5x5 32 -> relu -> maxpool -> conv5x5 64 -> relu -> maxpool -> fc 1024 -> relu -> fc 10,
-// SGD with momentum 0.9, learning rate 0.01, batch 64. With dist_sync each rank trains on its shard of
-// the training set with batch 64 / ranks; gradients are summed over the ranks, so the recipe is the
-// one-process one; rank 0 prints and writes the checkpoint. Expected output (one epoch, CPU):
+// SGD with momentum 0.9, learning rate 0.01, batch 64. With dist_sync each rank trains on its shard
+// of the training set with batch 64 / ranks; gradients are summed over the ranks, so the recipe is
+// the one-process one; rank 0 prints and writes the checkpoint. Expected output (one epoch, CPU):
 //   Layer (type)                        Output shape            Params
 //   ...
 //   Total parameters: 3,274,634
@@ -113,10 +113,12 @@ int main(int argc, char** argv) try {
   if (options.threads > 0) settings().Set("MXNET_OMP_MAX_THREADS", std::to_string(options.threads));
   MX_CHECK(!options.gpu || VisibleGpuCount() > 0) << "--gpu given but no GPU is visible";
   const Context ctx = options.gpu ? Context::GPU(0) : Context::CPU();
-  std::unique_ptr<KVStore> kv = options.kvstore.empty() ? nullptr : KVStore::Create(options.kvstore);
+  std::unique_ptr<KVStore> kv;
+  if (!options.kvstore.empty()) kv = KVStore::Create(options.kvstore);
   const int rank = kv ? kv->rank() : 0, ranks = kv ? kv->num_workers() : 1;
   MX_CHECK(options.batch_size % ranks == 0)
-      << "--batch-size " << options.batch_size << " must be a multiple of the " << ranks << " ranks";
+      << "--batch-size " << options.batch_size << " is not a multiple of the " << ranks
+      << " ranks";
   const int local_batch = options.batch_size / ranks;
   IdxIterator train = OpenSplit(options, "train", true, local_batch, rank, ranks);
   IdxIterator test = OpenSplit(options, "t10k", false, options.batch_size);
@@ -166,7 +168,9 @@ int main(int argc, char** argv) try {
       accuracy.Update(batch.label, exec->outputs()[0]);
       loss.Update(batch.label, exec->outputs()[0]);
       ++batches;
-      if (rank == 0) progress.Update({batches, batches * options.batch_size, loss.Get(), accuracy.Get()});
+      if (rank == 0) {
+        progress.Update({batches, batches * options.batch_size, loss.Get(), accuracy.Get()});
+      }
     }
     const double test_accuracy = Evaluate(*eval, test);
     char line[64];
