@@ -114,6 +114,16 @@ std::vector<SettingSpec> BuiltinSettingSpecs() {
            "What binding a network logs about convolution tuning: nothing, a one-line summary, "
            "a line per layer and direction, or every candidate (new in mxlite)."),
 
+      // KVStore (data-parallel training, scheduler/kvstore/).
+      Int("MXNET_KVSTORE_REDUCTION_NTHREADS", 4, 1, kNoMax,
+          "CPU threads that sum a big array's copies from several devices in one process."),
+      Int("MXNET_KVSTORE_BIGARRAY_BOUND", 1000000, 1, kNoMax,
+          "Elements from which an array is big: summed with several threads, and in dist_sync "
+          "split into allreduces of at most this many; smaller ones are fused into buckets of it."),
+      Int("MXNET_KVSTORE_TIMEOUT", 300, 1, kNoMax,
+          "Seconds a dist_sync collective may wait for the other ranks before every rank reports "
+          "the key, collective and rank and the job is aborted (new in mxlite)."),
+
       // Files and logging.
       Path("MXNET_HOME", "~/.mxnet", "Data folder of mxlite (the user tuning database lives here)."),
       Path("MXNET_LIBRARY_PATH", "",
@@ -125,7 +135,7 @@ std::vector<SettingSpec> BuiltinSettingSpecs() {
 }
 
 std::vector<RecognisedUnusedVariable> BuiltinRecognisedUnusedVariables() {
-  const std::string no_kvstore = "mxlite has no KVStore yet";
+  const std::string no_kvstore = "mxlite's KVStore has no tree reduction or GPU peer-to-peer";
   return {
       {"MXNET_CPU_NNPACK_NTHREADS", "mxlite has no NNPACK; its own CPU algorithms are tuned"},
       {"MXNET_MP_WORKER_NTHREADS", "mxlite has no multiprocess data workers"},
@@ -136,8 +146,6 @@ std::vector<RecognisedUnusedVariable> BuiltinRecognisedUnusedVariables() {
       {"MXNET_USE_OPERATOR_TUNING", "mxlite has no OpenMP operator tuning"},
       {"MXNET_USE_NUM_CORES_OPERATOR_TUNING", "mxlite has no OpenMP operator tuning"},
       {"MXNET_ENABLE_GPU_P2P", no_kvstore},
-      {"MXNET_KVSTORE_REDUCTION_NTHREADS", no_kvstore},
-      {"MXNET_KVSTORE_BIGARRAY_BOUND", no_kvstore},
       {"MXNET_KVSTORE_USETREE", no_kvstore},
       {"MXNET_KVSTORE_LOGTREE", no_kvstore},
       {"MXNET_KVSTORE_TREE_ARRAY_BOUND", no_kvstore},

@@ -2,9 +2,13 @@
 //
 //   build/bin/train_fashion_mnist [--epochs 5] [--batchnorm] [--gpu] [--checkpoint model.mxckpt]
 //                                 [--threads N] [--max-batches N]   (the last two for benchmarks)
+//                                 [--kvstore local|dist_sync]
+//   mpirun -np 2 build/bin/train_fashion_mnist --kvstore dist_sync    (data parallel, 2 ranks)
 //
 // conv5x5 32 -> relu -> maxpool -> conv5x5 64 -> relu -> maxpool -> fc 1024 -> relu -> fc 10,
-// SGD with momentum 0.9, learning rate 0.01, batch 64. Expected output (one epoch, CPU):
+// SGD with momentum 0.9, learning rate 0.01, batch 64. With dist_sync each rank trains on its shard
+// of the training set with batch 64 / ranks; gradients are summed over the ranks, so the recipe is
+// the one-process one; rank 0 prints and writes the checkpoint. Expected output (one epoch, CPU):
 //   Layer (type)                        Output shape            Params
 //   ...
 //   Total parameters: 3,274,634
@@ -21,6 +25,7 @@
 #include "scheduler/executor.h"
 #include "scheduler/idx_iterator.h"
 #include "scheduler/initializer.h"
+#include "scheduler/kvstore/kvstore.h"
 #include "scheduler/metric.h"
 #include "scheduler/model_zoo.h"
 #include "scheduler/optimizer.h"
@@ -38,6 +43,7 @@ struct Options {
   std::string checkpoint = "fashion_mnist.mxckpt";
   int threads = 0;        // intra-op threads; 0: MXNET_OMP_MAX_THREADS
   int64_t max_batches = 0;  // stop each epoch after this many batches; 0: the whole epoch
+  std::string kvstore;      // empty: the optimiser updates the executor directly
 };
 
 Options ParseOptions(int argc, char** argv) {
@@ -57,17 +63,22 @@ Options ParseOptions(int argc, char** argv) {
     else if (arg == "--checkpoint") options.checkpoint = value();
     else if (arg == "--threads") options.threads = std::stoi(value());
     else if (arg == "--max-batches") options.max_batches = std::stoll(value());
+    else if (arg == "--kvstore") options.kvstore = value();
     else MX_THROW() << "unknown flag " << arg << " (see the comment at the top of this example)";
   }
   return options;
 }
 
-IdxIterator OpenSplit(const Options& options, const std::string& split, bool shuffle) {
+// `part` of `parts` of the split (each rank trains on its own shard), batches of `batch_size`.
+IdxIterator OpenSplit(const Options& options, const std::string& split, bool shuffle,
+                      int batch_size, int part = 0, int parts = 1) {
   return IdxIterator({.image_path = options.data_dir + "/" + split + "-images-idx3-ubyte.gz",
                       .label_path = options.data_dir + "/" + split + "-labels-idx1-ubyte.gz",
-                      .batch_size = options.batch_size,
+                      .batch_size = batch_size,
                       .shuffle = shuffle,
-                      .seed = 7});
+                      .seed = 7,
+                      .part_index = part,
+                      .num_parts = parts});
 }
 
 // Accuracy of the current parameters on the test split (padding samples not counted).
@@ -89,26 +100,45 @@ int main(int argc, char** argv) try {
   if (options.threads > 0) settings().Set("MXNET_OMP_MAX_THREADS", std::to_string(options.threads));
   MX_CHECK(!options.gpu || VisibleGpuCount() > 0) << "--gpu given but no GPU is visible";
   const Context ctx = options.gpu ? Context::GPU(0) : Context::CPU();
-  IdxIterator train = OpenSplit(options, "train", true);
-  IdxIterator test = OpenSplit(options, "t10k", false);
+  std::unique_ptr<KVStore> kv;
+  if (!options.kvstore.empty()) kv = KVStore::Create(options.kvstore);
+  const int rank = kv ? kv->rank() : 0, ranks = kv ? kv->num_workers() : 1;
+  MX_CHECK(options.batch_size % ranks == 0)
+      << "--batch-size " << options.batch_size << " is not a multiple of the " << ranks
+      << " ranks";
+  const int local_batch = options.batch_size / ranks;
+  IdxIterator train = OpenSplit(options, "train", true, local_batch, rank, ranks);
+  IdxIterator test = OpenSplit(options, "t10k", false, options.batch_size);
 
-  auto exec = Executor::Bind(FashionMnistNet(options.batch_size, options.batchnorm),
+  auto exec = Executor::Bind(FashionMnistNet(local_batch, options.batchnorm),
                              {.ctx = ctx, .training = true});
-  std::cout << exec->Summary() << std::flush;
+  auto eval_graph = FashionMnistNet(options.batch_size, options.batchnorm);
+  if (rank == 0) std::cout << exec->Summary() << std::flush;
   InitializeParameters(*exec, Xavier{}, /*seed=*/1);
   BindOptions eval_options{.ctx = ctx};
   for (const std::string& name : exec->ParameterNames()) eval_options.arrays[name] = exec->Arg(name);
   for (const std::string& name : exec->AuxiliaryNames()) eval_options.arrays[name] = exec->Arg(name);
-  auto eval = Executor::Bind(exec->graph(), eval_options);
+  auto eval = Executor::Bind(eval_graph, eval_options);
 
   auto sgd = Optimizer::Sgd({.learning_rate = options.learning_rate, .momentum = 0.9,
                              .rescale_grad = 1.0 / options.batch_size});
+  const std::vector<std::string> names = exec->ParameterNames();
+  const std::vector<std::string> push_order(names.rbegin(), names.rend());  // backward's order
+  std::vector<NDArray> weights, gradients;
+  for (const std::string& name : names) weights.push_back(exec->Arg(name));
+  for (const std::string& name : push_order) gradients.push_back(exec->Gradient(name));
+  if (kv) {
+    kv->Init(names, weights);  // rank 0's initial weights everywhere
+    kv->SetOptimizer(std::move(sgd));
+    kv->Pull(names, weights);
+  }
+  Optimizer& optimizer = kv ? *kv->optimizer() : *sgd;
   ProgressBar progress;
   for (int epoch = 1; epoch <= options.epochs; ++epoch) {
     AccuracyMetric accuracy;
     CrossEntropyMetric loss;
     train.Reset();
-    progress.StartEpoch(epoch, train.num_batches());
+    if (rank == 0) progress.StartEpoch(epoch, train.num_batches());
     DataBatch batch;
     int64_t batches = 0;
     while ((options.max_batches == 0 || batches < options.max_batches) && train.Next(&batch)) {
@@ -116,14 +146,23 @@ int main(int argc, char** argv) try {
       CopyFromTo(batch.label, exec->Arg("softmax_label"));
       exec->Forward(true);
       exec->Backward();
-      sgd->UpdateAll(*exec);
+      if (kv) {
+        kv->Push(push_order, gradients, /*priority=*/1);  // > 0: ahead of queued backward ops
+        kv->Pull(names, weights);
+      } else {
+        optimizer.UpdateAll(*exec);
+      }
       accuracy.Update(batch.label, exec->outputs()[0]);
       loss.Update(batch.label, exec->outputs()[0]);
-      progress.Update({++batches, batches * options.batch_size, loss.Get(), accuracy.Get()});
+      ++batches;
+      if (rank == 0) {
+        progress.Update({batches, batches * options.batch_size, loss.Get(), accuracy.Get()});
+      }
     }
     const double test_accuracy = Evaluate(*eval, test);
     char line[64];
     std::snprintf(line, sizeof(line), "test accuracy %.2f%%", 100 * test_accuracy);
+    if (rank != 0) continue;
     progress.EndEpoch(line);
     std::printf("epoch %d: test accuracy %.2f%%\n", epoch, 100 * test_accuracy);
     std::fflush(stdout);
@@ -131,10 +170,14 @@ int main(int argc, char** argv) try {
   Checkpoint checkpoint;
   for (const std::string& name : exec->ParameterNames()) checkpoint.arrays[name] = exec->Arg(name);
   for (const std::string& name : exec->AuxiliaryNames()) checkpoint.arrays[name] = exec->Arg(name);
-  checkpoint.optimizer_states = sgd->States();
+  checkpoint.optimizer_states = optimizer.States();
   checkpoint.metadata["epochs"] = std::to_string(options.epochs);
-  SaveCheckpoint(options.checkpoint, checkpoint);
-  std::printf("saved %s\n", options.checkpoint.c_str());
+  if (kv) {
+    kv->SaveCheckpoint(options.checkpoint, checkpoint);  // written by rank 0
+  } else {
+    SaveCheckpoint(options.checkpoint, checkpoint);
+  }
+  if (rank == 0) std::printf("saved %s\n", options.checkpoint.c_str());
   return 0;
 } catch (const mxlite::Error& error) {
   std::fprintf(stderr, "train_fashion_mnist: %s\n", error.what());

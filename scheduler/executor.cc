@@ -1,6 +1,7 @@
 #include "scheduler/executor.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -281,12 +282,26 @@ void Executor::Backward(const std::vector<NDArray>& head_gradients) {
   MX_CHECK(head_gradients.empty() || head_gradients.size() == plan_.head_gradient_slots.size())
       << "Backward got " << head_gradients.size() << " head gradients for "
       << plan_.head_gradient_slots.size() << " outputs";
-  BulkScope bulk(*engine_, BulkSizeFromSettings(true));
+  const int bulk_size = BulkSizeFromSettings(true);
+  std::optional<BulkScope> bulk(std::in_place, *engine_, bulk_size);
   for (size_t i = 0; i < plan_.head_gradient_slots.size(); ++i) {
     const int slot = plan_.head_gradient_slots[i];
     if (slot >= 0) PushHeadGradient(slot, head_gradients.empty() ? nullptr : &head_gradients[i]);
   }
-  for (const Step& step : plan_.backward) PushStep(step, true);
+  // A bulk segment ends after each step that writes a parameter's gradient, so that what waits
+  // for that gradient (a KVStore's allreduce) starts while the rest of backward runs, as MXNet
+  // ends its backward segments at gradient outputs.
+  std::set<int> gradient_slots;
+  for (const auto& [variable, slot] : plan_.variable_gradient_slot) gradient_slots.insert(slot);
+  for (const Step& step : plan_.backward) {
+    PushStep(step, true);
+    const bool writes_gradient = std::any_of(step.writes.begin(), step.writes.end(),
+                                             [&](int slot) { return gradient_slots.count(slot); });
+    if (writes_gradient && bulk_size > 0) {
+      bulk.reset();
+      bulk.emplace(*engine_, bulk_size);
+    }
+  }
 }
 
 NDArray& Executor::Arg(const std::string& name) {

@@ -84,6 +84,8 @@ class Optimizer {
   // The rate the next update uses.
   double learning_rate() const { return schedule_.Rate(base_learning_rate_, num_update_); }
   int64_t num_update() const { return num_update_; }
+  // Sets the update count (a KVStore counts updates per key, as MXNet's updater does).
+  void set_num_update(int64_t num_update) { num_update_ = num_update; }
 
   std::map<std::string, NDArray> States() const;
   // Restores states saved by States() (names must match parameters updated by this optimiser).

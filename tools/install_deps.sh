@@ -11,6 +11,7 @@ MXLITE_APT_PACKAGES=(
   libprotobuf-dev protobuf-compiler libonnx-dev libonnx-testdata
   python3-numpy python3-pytest
   clang libclang-rt-14-dev  # the libFuzzer smoke test of the ONNX loader (tools/test.sh)
+  libopenmpi-dev openmpi-bin
 )
 
 mxlite_missing_apt_packages() {
