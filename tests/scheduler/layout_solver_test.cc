@@ -157,22 +157,23 @@ TEST(LayoutSolver, RIIMergesWithAnExistingEdge) {
   LayoutProblem problem;
   const int input = problem.AddNode("input", {3, 5, 4});
   const int branch1 = problem.AddNode("branch1", {9, 2, 7});
-  const int branch2 = problem.AddNode("branch2", {8, 8, 1});
+  const int branch2 = problem.AddNode("branch2", {8, 6, 1});
   const int output = problem.AddNode("output", {2, 6, 3});
   problem.AddEdge(input, branch1, Transform(3, 4));
   problem.AddEdge(input, branch2, Transform(3, 5));
   problem.AddEdge(branch1, output, Transform(3, 3));
   problem.AddEdge(branch2, output, Transform(3, 2));
-  problem.AddEdge(input, output, {{0, 1, 9}, {4, 0, 2}, {7, 3, 0}});
+  problem.AddEdge(input, output, {{0, 1, 9}, {4, 0, 2}, {7, 3, 20}});
 
+  // Without the skip edge, all-candidate-2 (cost 15) would win; with it, all-1 (unique).
   const LayoutSolution global = SolveLayoutProblem(problem);
-  const BruteForceResult best = BruteForce(problem);
-  EXPECT_EQ(global.total_cost, best.cost);
-  EXPECT_EQ(AssignmentCost(problem, global.choice), global.total_cost);
+  EXPECT_EQ(global.choice, (std::vector<int>{1, 1, 1, 1}));
+  EXPECT_EQ(global.total_cost, 5 + 2 + 6 + 6);
+  EXPECT_EQ(global.total_cost, BruteForce(problem).cost);
   EXPECT_TRUE(global.proven_optimal);
   EXPECT_GE(global.reductions.r2, 2);
   EXPECT_EQ(global.reductions.rn, 0);
-  EXPECT_LT(global.total_cost, LocalLayoutSolution(problem).total_cost);
+  EXPECT_EQ(LocalLayoutSolution(problem).total_cost, 3 + 2 + 1 + 2 + 4 + 5 + 3 + 2);
 }
 
 // K4 with two candidates per node: every node has degree 3, so RN must be used once and the
@@ -405,6 +406,7 @@ TEST(LayoutSolver, RandomSeriesParallelGraphsMatchBruteForce) {
     infeasible += !global.feasible;
     with_rii += global.reductions.r2 > 0;
   }
+  // With this seed: 94 trials with RII, 45 infeasible, 199 where the local choice was worse.
   // The generator must exercise what it is meant to: cycles, forbidden problems, local losses.
   EXPECT_GT(with_rii, 50);
   EXPECT_GT(infeasible, 0);
@@ -415,6 +417,8 @@ TEST(LayoutSolver, RandomDenseGraphsAreFeasibleAndExactWhenProven) {
   RandomProblems random(77);
   int heuristic = 0;
   int heuristic_exact = 0;
+  int polished = 0;
+  int infeasible_missed = 0;
   for (int trial = 0; trial < 200; ++trial) {
     const LayoutProblem problem = random.Dense(random.Uniform(4, 7), 0.5 + 0.1 * (trial % 5));
     const LayoutSolution global = SolveLayoutProblem(problem);
@@ -429,10 +433,16 @@ TEST(LayoutSolver, RandomDenseGraphsAreFeasibleAndExactWhenProven) {
     ++heuristic;
     ASSERT_GE(global.total_cost, best.cost);
     heuristic_exact += global.total_cost == best.cost;
+    polished += global.reductions.polish_moves > 0;
+    infeasible_missed += best.cost != kInf && !global.feasible;
   }
+  // With this seed: 69 RN trials, 61 of them optimal, 10 polished, none infeasible.
   EXPECT_GT(heuristic, 20);
-  // RN with polishing should usually find the optimum on such small graphs.
-  EXPECT_GE(heuristic_exact, heuristic * 7 / 10) << heuristic_exact << " of " << heuristic;
+  EXPECT_GT(polished, 0);
+  // RN with polishing finds the optimum of most small graphs, and a finite assignment whenever
+  // one exists.
+  EXPECT_GE(heuristic_exact * 5, heuristic * 4) << heuristic_exact << " of " << heuristic;
+  EXPECT_EQ(infeasible_missed, 0);
 }
 
 // --- Malformed problems --------------------------------------------------------------------------
