@@ -33,17 +33,18 @@
 // over all assignments. Otherwise the assignment is a good one, not necessarily the best.
 //
 // No finite solution. Not an exception: the solution is returned with total_cost = +infinity,
-// feasible = false, and `infeasibility` naming the first node whose every candidate had become
-// infinite during the reductions. With proven_optimal it is proven that every assignment costs
-// +infinity; after RN it is not (a finite assignment may exist that the heuristic missed).
+// feasible = false, and `infeasibility` saying why: the first node whose every candidate had
+// become infinite during the reductions, and one forbidden term of the returned assignment. With
+// proven_optimal it is proven that every assignment costs +infinity; after RN it is not (a finite
+// assignment may exist that the heuristic missed).
 //
 // Errors. A malformed problem (no candidates, index out of range, self-loop, matrix size not
 // k_from x k_to, NaN or -infinity) throws mxlite::Error naming the node or edge.
 //
 // Complexity. With n nodes, E edges and at most k candidates per node: time
-// O((n + E)·log n + E·k² + n·k³) when no RN step is needed (each RII costs k³); an RN step on a
-// node of degree d costs d·k². Memory O(E·k²). Edges created by RII are bounded by the
-// eliminations, so memory stays O((n + E)·k²).
+// O((n + E)·(log n + k²) + n·k³) when no RN step is needed (an RII costs k³); an RN step on a
+// node of degree d costs d·k², and polishing after it O(passes·(n + E)·k). Memory O((n + E)·k²):
+// RII adds at most one edge per elimination.
 #pragma once
 
 #include <string>
