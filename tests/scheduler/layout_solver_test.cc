@@ -26,6 +26,14 @@ std::vector<std::vector<double>> Transform(int k, double cost) {
   return rows;
 }
 
+// "prefix<index>" (appended rather than `"x" + std::to_string(i)`, which trips GCC 12's
+// -Wrestrict false positive).
+std::string Numbered(const char* prefix, int index) {
+  std::string name = prefix;
+  name += std::to_string(index);
+  return name;
+}
+
 struct BruteForceResult {
   double cost = kInf;
   std::vector<int> choice;
@@ -181,7 +189,7 @@ TEST(LayoutSolver, RIIMergesWithAnExistingEdge) {
 TEST(LayoutSolver, CompleteGraphNeedsRN) {
   LayoutProblem problem;
   const std::vector<std::vector<double>> costs = {{4, 6}, {7, 3}, {5, 5}, {2, 9}};
-  for (int v = 0; v < 4; ++v) problem.AddNode("n" + std::to_string(v), costs[v]);
+  for (int v = 0; v < 4; ++v) problem.AddNode(Numbered("n", v), costs[v]);
   for (int u = 0; u < 4; ++u) {
     for (int v = u + 1; v < 4; ++v) problem.AddEdge(u, v, Transform(2, 1 + u + v));
   }
@@ -202,7 +210,7 @@ TEST(LayoutSolver, CompleteGraphNeedsRN) {
 TEST(LayoutSolver, SingleCandidateNodeAvoidsRN) {
   LayoutProblem problem;
   problem.AddNode("fixed", {3});
-  for (int v = 1; v < 4; ++v) problem.AddNode("n" + std::to_string(v), {double(v), 5.0 - v});
+  for (int v = 1; v < 4; ++v) problem.AddNode(Numbered("n", v), {double(v), 5.0 - v});
   for (int u = 0; u < 4; ++u) {
     for (int v = u + 1; v < 4; ++v) {
       if (u == 0) {
@@ -325,7 +333,7 @@ class RandomProblems {
   int AddNode(LayoutProblem& problem) {
     std::vector<double> costs(Uniform(1, 4));
     for (double& c : costs) c = Cost(0.08);
-    return problem.AddNode("v" + std::to_string(problem.nodes.size()), costs);
+    return problem.AddNode(Numbered("v", static_cast<int>(problem.nodes.size())), costs);
   }
 
   // Either a layout-transform table (0 on the diagonal) or arbitrary costs; random direction.
@@ -395,7 +403,7 @@ TEST(LayoutSolver, RandomSeriesParallelGraphsMatchBruteForce) {
     const LayoutProblem problem = random.SeriesParallel(random.Uniform(3, 8));
     const LayoutSolution global = SolveLayoutProblem(problem);
     const BruteForceResult best = BruteForce(problem);
-    SCOPED_TRACE("trial " + std::to_string(trial) + ", " + global.reductions.ToString());
+    SCOPED_TRACE(Numbered("trial ", trial) + ", " + global.reductions.ToString());
     ASSERT_TRUE(global.proven_optimal);
     ASSERT_EQ(global.total_cost, best.cost);
     ASSERT_EQ(AssignmentCost(problem, global.choice), global.total_cost);
@@ -423,7 +431,7 @@ TEST(LayoutSolver, RandomDenseGraphsAreFeasibleAndExactWhenProven) {
     const LayoutProblem problem = random.Dense(random.Uniform(4, 7), 0.5 + 0.1 * (trial % 5));
     const LayoutSolution global = SolveLayoutProblem(problem);
     const BruteForceResult best = BruteForce(problem);
-    SCOPED_TRACE("trial " + std::to_string(trial) + ", " + global.reductions.ToString());
+    SCOPED_TRACE(Numbered("trial ", trial) + ", " + global.reductions.ToString());
     ASSERT_EQ(AssignmentCost(problem, global.choice), global.total_cost);
     ASSERT_EQ(global.proven_optimal, global.reductions.rn == 0);
     if (global.proven_optimal) {
