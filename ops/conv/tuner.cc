@@ -388,8 +388,10 @@ LayerTuning ConvTuner::Tune(const Request& request) {
     }
   }
   const std::vector<Candidate> candidates = request.candidates();
-  MX_LOG(INFO) << "tuning " << label << ": timing " << candidates.size() << " candidates ("
-               << request.mode.Describe() << ")";
+  const auto runnable = std::count_if(candidates.begin(), candidates.end(),
+                                      [](const Candidate& c) { return c.unsupported.empty(); });
+  MX_LOG(INFO) << "tuning " << label << ": " << runnable << " of " << candidates.size()
+               << " candidates run this problem (" << request.mode.Describe() << ")";
   Selection selection =
       SelectCandidate(label, candidates, request.policy, request.timer, request.heuristic);
   decision.record = std::move(selection.record);
