@@ -19,6 +19,7 @@
 #include "ops/conv_attributes.h"
 #include "ops/cpu/conv_gemm.h"
 #include "ops/operator.h"
+#include "ops/weighted_layer.h"
 
 namespace mxlite {
 namespace {
@@ -59,17 +60,6 @@ ConvGeometry ConvolutionGeometry(const ConvWindow& window, const Shape& data_sha
 
 Shape OutputShape(const ConvWindow& window, const ConvGeometry& g) {
   return ActivationShape(window, {g.batch, g.out_channels, g.out_h, g.out_w});
-}
-
-std::vector<std::string> ConvolutionInputs(const Attributes& attrs) {
-  if (attrs.GetBool("no_bias")) return {"data", "weight"};
-  return {"data", "weight", "bias"};
-}
-
-std::vector<InputRole> ConvolutionRoles(const Attributes& attrs) {
-  std::vector<InputRole> roles = {InputRole::kData, InputRole::kParameter};
-  if (!attrs.GetBool("no_bias")) roles.push_back(InputRole::kParameter);
-  return roles;
 }
 
 void InferShape(const Attributes& attrs, ShapeInference& shapes) {
@@ -190,18 +180,8 @@ MXLITE_REGISTER_OP(Convolution) {
       .Enum("layout", {"NCW", "NWC", "NCHW", "NHWC", "NCDHW", "NDHWC"},
             "data layout; absent: NCW for 1-D, NCHW for 2-D", Optional());
   AddConvTuningAttributes(op.attributes, 1024);
-  op.input_names = ConvolutionInputs;
-  op.input_roles = ConvolutionRoles;
-  op.output_names = [](const Attributes&) { return std::vector<std::string>{"output"}; };
+  SetWeightedLayerSignature(op);
   op.infer_shape = InferShape;
-  // The data gradient needs the weight, the weight gradient the data; the output is not read.
-  op.backward_dependencies = [](const Attributes& attrs) {
-    BackwardDependencies deps;
-    deps.inputs = {true, true};
-    if (!attrs.GetBool("no_bias")) deps.inputs.push_back(false);
-    deps.outputs = {false};
-    return deps;
-  };
   op.create_state[DeviceType::kCPU] = CreateState;
   op.forward[DeviceType::kCPU] = ForwardCpu;
   op.backward[DeviceType::kCPU] = BackwardCpu;

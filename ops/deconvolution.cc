@@ -18,6 +18,7 @@
 #include "ops/conv_attributes.h"
 #include "ops/cpu/conv_gemm.h"
 #include "ops/operator.h"
+#include "ops/weighted_layer.h"
 
 namespace mxlite {
 namespace {
@@ -87,17 +88,6 @@ ConvGeometry AdjointGeometry(const Attributes& attrs, const ConvWindow& window,
     g.pad_h = height.pad;
   }
   return g;
-}
-
-std::vector<std::string> DeconvolutionInputs(const Attributes& attrs) {
-  if (attrs.GetBool("no_bias")) return {"data", "weight"};
-  return {"data", "weight", "bias"};
-}
-
-std::vector<InputRole> DeconvolutionRoles(const Attributes& attrs) {
-  std::vector<InputRole> roles = {InputRole::kData, InputRole::kParameter};
-  if (!attrs.GetBool("no_bias")) roles.push_back(InputRole::kParameter);
-  return roles;
 }
 
 void InferShape(const Attributes& attrs, ShapeInference& shapes) {
@@ -173,17 +163,8 @@ MXLITE_REGISTER_OP(Deconvolution) {
       .Enum("layout", {"NCW", "NCHW", "NCDHW", "NHWC", "NDHWC"},
             "data layout; absent: NCW for 1-D, NCHW for 2-D", Optional());
   AddConvTuningAttributes(op.attributes, 512);
-  op.input_names = DeconvolutionInputs;
-  op.input_roles = DeconvolutionRoles;
-  op.output_names = [](const Attributes&) { return std::vector<std::string>{"output"}; };
+  SetWeightedLayerSignature(op);
   op.infer_shape = InferShape;
-  op.backward_dependencies = [](const Attributes& attrs) {
-    BackwardDependencies deps;
-    deps.inputs = {true, true};
-    if (!attrs.GetBool("no_bias")) deps.inputs.push_back(false);
-    deps.outputs = {false};
-    return deps;
-  };
   op.forward[DeviceType::kCPU] = ForwardCpu;
   op.backward[DeviceType::kCPU] = BackwardCpu;
   return op;

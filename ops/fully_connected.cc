@@ -13,6 +13,7 @@
 #include "ops/cpu/blas.h"
 #include "ops/cpu/conv_gemm.h"
 #include "ops/operator.h"
+#include "ops/weighted_layer.h"
 
 namespace mxlite {
 namespace {
@@ -30,17 +31,6 @@ MatrixExtents DataMatrix(const Attributes& attrs, const Shape& data, const std::
                              << " but FullyConnected needs at least one axis";
   if (attrs.GetBool("flatten")) return {data[0], data.size(1, data.ndim())};
   return {data.size(0, data.ndim() - 1), data.dim(-1)};
-}
-
-std::vector<std::string> FullyConnectedInputs(const Attributes& attrs) {
-  if (attrs.GetBool("no_bias")) return {"data", "weight"};
-  return {"data", "weight", "bias"};
-}
-
-std::vector<InputRole> FullyConnectedRoles(const Attributes& attrs) {
-  std::vector<InputRole> roles = {InputRole::kData, InputRole::kParameter};
-  if (!attrs.GetBool("no_bias")) roles.push_back(InputRole::kParameter);
-  return roles;
 }
 
 void InferShape(const Attributes& attrs, ShapeInference& shapes) {
@@ -120,17 +110,8 @@ MXLITE_REGISTER_OP(FullyConnected) {
   op.attributes.Int("num_hidden", "output features", Required(), 1)
       .Bool("no_bias", "no bias input", Default("false"))
       .Bool("flatten", "flatten all axes after the first into one", Default("true"));
-  op.input_names = FullyConnectedInputs;
-  op.input_roles = FullyConnectedRoles;
-  op.output_names = [](const Attributes&) { return std::vector<std::string>{"output"}; };
+  SetWeightedLayerSignature(op);
   op.infer_shape = InferShape;
-  op.backward_dependencies = [](const Attributes& attrs) {
-    BackwardDependencies deps;
-    deps.inputs = {true, true};
-    if (!attrs.GetBool("no_bias")) deps.inputs.push_back(false);
-    deps.outputs = {false};
-    return deps;
-  };
   op.forward[DeviceType::kCPU] = ForwardCpu;
   op.backward[DeviceType::kCPU] = BackwardCpu;
   return op;
