@@ -67,6 +67,7 @@ struct StateRequest {
   const Attributes& attrs;
   std::vector<Shape> input_shapes;
   std::vector<DType> input_dtypes;
+  std::vector<Shape> output_shapes;  // every output's, hidden ones included
   Context ctx;
   std::string node_name;
   bool training = false;  // backward will run too

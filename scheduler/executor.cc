@@ -147,7 +147,8 @@ void Executor::CreateNodeStates() {
   for (int id = 0; id < graph_.num_nodes(); ++id) {
     const Node& node = graph_.node(id);
     if (node.is_variable()) continue;
-    StateRequest request{node.attrs, {}, {}, options_.ctx, node.name, options_.training};
+    StateRequest request{node.attrs, {}, {}, shapes_.shapes[static_cast<size_t>(id)],
+                         options_.ctx, node.name, options_.training};
     for (const NodeEntry& input : node.inputs) {
       request.input_shapes.push_back(shapes_.of(input));
       request.input_dtypes.push_back(shapes_.dtype_of(input));

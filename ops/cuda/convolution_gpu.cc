@@ -237,18 +237,12 @@ std::unique_ptr<OpState> CreateConvolutionStateGpu(const StateRequest& request) 
   CudnnConvolution c;
   c.owner = "Convolution " + request.node_name;
   const ConvWindow window = ReadConvWindow(request.attrs, c.owner);
-  ShapeInference shapes;
-  shapes.op = "Convolution";
-  shapes.node = request.node_name;
-  for (const Shape& shape : request.input_shapes) shapes.inputs.emplace_back(shape);
-  shapes.outputs.resize(1);
-  InferShapes(OpRegistry::Global().Get("Convolution"), request.attrs, shapes);
-  const Shape output_shape = *shapes.outputs[0];
+  const Shape& output_shape = request.output_shapes.at(0);
   const DType dtype = request.input_dtypes.empty() ? DType::kFloat32 : request.input_dtypes[0];
   cuda::DescribeConvolution(c, request.attrs, window, dtype, request.input_shapes.at(0),
                             output_shape, window.pad);
   return std::make_unique<ConvolutionGpuState>(
-      cuda::TuneCudnnConvolution(request, c, output_shape));
+      cuda::TuneCudnnConvolution(request, c));
 }
 
 CudnnAlgorithm Planned(const OpContext& ctx, ConvDirection direction, const Shape& data,

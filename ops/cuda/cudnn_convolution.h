@@ -59,8 +59,8 @@ struct CudnnConvPlan {
 };
 
 // Tunes the forward (and for training both backward directions) of the convolution `c` (already
-// described) through ConvTuner::Global(), per the layer's cudnn_tune and workspace attributes.
-CudnnConvPlan TuneCudnnConvolution(const StateRequest& request, CudnnConvolution& c,
-                                   const Shape& output_shape);
+// described for request's input and output shapes) through ConvTuner::Global(), per the layer's
+// cudnn_tune and workspace attributes.
+CudnnConvPlan TuneCudnnConvolution(const StateRequest& request, CudnnConvolution& c);
 
 }  // namespace mxlite::cuda

@@ -249,7 +249,7 @@ Candidate ToCandidate(const CudnnPerf& row, ConvDirection direction, DType dtype
 }
 
 conv::ConvProblem Problem(const StateRequest& request, ConvDirection direction, DType dtype,
-                          const std::string& layout, int64_t groups, const ConvWindow& window) {
+                          const ConvWindow& window) {
   conv::ConvProblem problem;
   problem.direction = direction;
   problem.data = request.input_shapes.at(0);
@@ -257,9 +257,9 @@ conv::ConvProblem Problem(const StateRequest& request, ConvDirection direction, 
   problem.stride = window.stride;
   problem.pad = window.pad;
   problem.dilation = window.dilate;
-  problem.groups = groups;
+  problem.groups = window.num_group;
   problem.dtype = dtype;
-  problem.layout = layout;
+  problem.layout = window.layout;
   return problem;
 }
 
@@ -294,8 +294,8 @@ const CudnnAlgorithm& CudnnConvPlan::For(ConvDirection direction) const {
   return forward;
 }
 
-CudnnConvPlan TuneCudnnConvolution(const StateRequest& request, CudnnConvolution& c,
-                                   const Shape& output_shape) {
+CudnnConvPlan TuneCudnnConvolution(const StateRequest& request, CudnnConvolution& c) {
+  const Shape& output_shape = request.output_shapes.at(0);
   const ConvWindow window = ReadConvWindow(request.attrs, c.owner);
   CudnnConvPlan plan;
   plan.data_shape = request.input_shapes.at(0);
@@ -327,7 +327,7 @@ CudnnConvPlan TuneCudnnConvolution(const StateRequest& request, CudnnConvolution
 
     conv::ConvTuner::Request tune;
     tune.layer = request.node_name;
-    tune.problem = Problem(request, direction, c.dtype, layout, window.num_group, window);
+    tune.problem = Problem(request, direction, c.dtype, window);
     tune.environment = conv::TuningEnvironment::ForGpu(request.ctx.device_id);
     tune.mode = mode;
     tune.policy = policy;

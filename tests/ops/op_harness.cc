@@ -134,11 +134,12 @@ std::vector<HostTensor> MakeInputs(const OpCase& test_case, DType dtype, uint64_
   return inputs;
 }
 
-// The op's per-node state for these inputs on the CPU (null when it keeps none).
-std::unique_ptr<OpState> CreateState(const OpDef& op, const Attributes& attrs,
-                                     const std::vector<HostTensor>& inputs, bool training) {
-  StateRequest request{attrs, {}, {}, Context::CPU(), kNode, training};
-  for (const HostTensor& input : inputs) {
+// The op's per-node state for this call on the CPU (null when it keeps none).
+std::unique_ptr<OpState> CreateState(const OpDef& op, const Attributes& attrs, const OpRun& run,
+                                     bool training) {
+  StateRequest request{attrs, {}, {}, {}, Context::CPU(), kNode, training};
+  for (const HostTensor& output : run.outputs) request.output_shapes.push_back(output.shape());
+  for (const HostTensor& input : run.inputs) {
     request.input_shapes.push_back(input.shape());
     request.input_dtypes.push_back(input.dtype());
   }
@@ -152,7 +153,7 @@ OpRun RunForward(const OpCase& test_case, const std::vector<HostTensor>& inputs)
   OpRun run;
   run.inputs = inputs;
   for (const auto& shape : shapes.outputs) run.outputs.emplace_back(*shape, inputs[0].dtype());
-  std::unique_ptr<OpState> state = CreateState(op, attrs, inputs, /*training=*/false);
+  std::unique_ptr<OpState> state = CreateState(op, attrs, run, /*training=*/false);
   ScratchSpace scratch(Context::CPU());
   std::mt19937_64 random(42);  // the same draws on every run, so finite differences see one mask
   OpContext ctx{Context::CPU(), test_case.is_train, nullptr, &scratch, &random, state.get(), kNode};
@@ -185,7 +186,7 @@ std::vector<HostTensor> RunBackward(const OpCase& test_case, const OpRun& forwar
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (!deps.outputs[i]) outputs[i] = TensorView{};
   }
-  std::unique_ptr<OpState> state = CreateState(op, attrs, run.inputs, /*training=*/true);
+  std::unique_ptr<OpState> state = CreateState(op, attrs, run, /*training=*/true);
   ScratchSpace scratch(Context::CPU());
   std::mt19937_64 random(42);
   OpContext ctx{Context::CPU(), test_case.is_train, nullptr, &scratch, &random, state.get(), kNode};
