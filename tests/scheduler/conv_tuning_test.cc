@@ -56,15 +56,13 @@ class ConvTuningTest : public ::testing::Test {
   fs::path folder_;
 };
 
+// One inference pass on reproducible random data and parameters.
 std::vector<float> Forward(Executor& exec) {
   std::mt19937_64 random(5);
   std::uniform_real_distribution<float> uniform(-1, 1);
-  for (const std::string& name : {std::string("data")}) {
-    std::vector<float> values(static_cast<size_t>(exec.Arg(name).size()));
-    for (float& v : values) v = uniform(random);
-    exec.Arg(name).SyncCopyFromCPU(values.data(), values.size() * sizeof(float));
-  }
-  for (const std::string& name : exec.ParameterNames()) {
+  std::vector<std::string> names = exec.ParameterNames();
+  names.insert(names.begin(), "data");
+  for (const std::string& name : names) {
     std::vector<float> values(static_cast<size_t>(exec.Arg(name).size()));
     for (float& v : values) v = uniform(random);
     exec.Arg(name).SyncCopyFromCPU(values.data(), values.size() * sizeof(float));

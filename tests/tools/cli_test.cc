@@ -1,38 +1,16 @@
 // End-to-end checks of the `mxlite` binary: exit codes and messages as a user sees them.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
-#include <cstdio>
 #include <string>
+
+#include "tests/tools/cli_runner.h"
 
 namespace {
 
-struct CliResult {
-  int status = -1;
-  std::string output;  // stdout and stderr together
-};
-
-// Runs `env -i PATH=... HOME=... <environment> mxlite <args>` so the test's own environment
-// (e.g. a developer's MXNET_* variables) cannot leak in.
-CliResult RunCli(const std::string& environment, const std::string& args) {
-  std::string command = "env -i PATH=/usr/bin:/bin HOME=/tmp " + environment + " " +
-                        MXLITE_CLI_PATH + " " + args + " 2>&1";
-  CliResult result;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return result;
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) result.output.append(buffer.data(), n);
-  int status = pclose(pipe);
-  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
-
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
+using mxlite::cli_test::CliResult;
+using mxlite::cli_test::Contains;
+using mxlite::cli_test::RunCli;
 
 TEST(CliTest, InfoListsEverySettingWithSource) {
   CliResult result = RunCli("MXNET_ENGINE_TYPE=NaiveEngine", "info");

@@ -1,45 +1,22 @@
 // `mxlite tune` as a user runs it: the report per layer, --verbose candidates, and a second run (a
 // new process over the same tuning DB) that benchmarks nothing and picks the same algorithms.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <string>
+
+#include "tests/tools/cli_runner.h"
 
 namespace {
 
 namespace fs = std::filesystem;
+using mxlite::cli_test::CliResult;
+using mxlite::cli_test::Contains;
+using mxlite::cli_test::RunCli;
 
 const std::string kModel =
     "/usr/share/libonnx-testdata/data/node/test_conv_with_strides_padding/model.onnx";
-
-struct CliResult {
-  int status = -1;
-  std::string output;  // stdout and stderr together
-};
-
-CliResult RunCli(const std::string& environment, const std::string& args) {
-  const std::string command = "env -i PATH=/usr/bin:/bin HOME=/tmp " + environment + " " +
-                              MXLITE_CLI_PATH + " " + args + " 2>&1";
-  CliResult result;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return result;
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) {
-    result.output.append(buffer.data(), n);
-  }
-  const int status = pclose(pipe);
-  result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
-
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
 
 // The lines of `text` that contain `part`.
 std::string LinesWith(const std::string& text, const std::string& part) {

@@ -3,6 +3,7 @@
 // line per layer and direction, every candidate with --verbose, then the one-line summary. A
 // second run finds everything in the DB and benchmarks nothing.
 #include <iostream>
+#include <string>
 
 #include "core/error.h"
 #include "core/settings.h"
@@ -34,19 +35,6 @@ constexpr const char* kTuneUsage =
     "Tunes every convolution of the model and prints the report; results are stored in the\n"
     "tuning DB (MXNET_TUNING_DB_PATH, mode MXNET_TUNING_DB_MODE), so a second run is instant.\n\n";
 
-int64_t PositiveInt(const std::string& flag, const std::string& text) {
-  size_t used = 0;
-  int64_t value = 0;
-  try {
-    value = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  MX_CHECK(used == text.size() && value >= 1)
-      << "mxlite tune: --" << flag << " expects an integer >= 1, got '" << text << "'";
-  return value;
-}
-
 }  // namespace
 
 int RunTuneCommand(const std::vector<std::string>& args) {
@@ -62,10 +50,12 @@ int RunTuneCommand(const std::vector<std::string>& args) {
     return 2;
   }
   if (auto mode = parsed.Value("mode")) settings().Set("MXNET_CUDNN_AUTOTUNE_DEFAULT", *mode);
-  if (auto threads = parsed.Value("threads")) {
-    cpu::SetIntraOpThreads(static_cast<int>(PositiveInt("threads", *threads)));
+  const int64_t threads = IntFlag(parsed, "threads", 0, 1, 1024);
+  if (threads > 0) {
+    settings().Set("MXNET_OMP_MAX_THREADS", std::to_string(threads));
+    cpu::SetIntraOpThreads(static_cast<int>(threads));
   }
-  const int64_t batch = PositiveInt("batch", parsed.Value("batch").value_or("1"));
+  const int64_t batch = IntFlag(parsed, "batch", 1, 1, 1 << 20);
   const Context ctx = ParseDevice(parsed.Value("device"));
 
   // Shapes are fixed at import: a dynamic batch dim gets --batch (default 1), and with --batch
