@@ -1,7 +1,7 @@
 // GFLOP/s of every CPU convolution algorithm (ops/cpu/conv_algorithms.h) that supports the layer,
 // forward, backward-data and backward-filter, float32, batch 1 (and 16 on the 3x3 layers), 1 and 2
-// intra-op threads, on the ResNet-50 layer set (as bench/conv_bench.cc). NCHW algorithms run NCHW tensors, NHWC ones NHWC
-// tensors. GFLOP/s counts the direct convolution's 2 * multiply-adds for every algorithm (so
+// intra-op threads, on the ResNet-50 layer set (bench/resnet50_layers.h). NCHW algorithms run NCHW tensors, NHWC
+// ones NHWC tensors. GFLOP/s counts the direct convolution's 2 * multiply-adds for every algorithm (so
 // Winograd's figure is "effective"). The tuner uses the same calls to time its candidates.
 //
 //   build-bench/bin/conv_algorithms_bench --benchmark_min_time=0.1
@@ -11,39 +11,19 @@
 #include <string>
 #include <vector>
 
+#include "bench/resnet50_layers.h"
 #include "ops/cpu/conv_algorithms.h"
 #include "ops/cpu/parallel.h"
 
 namespace mxlite::cpu {
 namespace {
 
-struct ConvLayer {
-  const char* name;
-  int64_t in_channels, out_channels, kernel, stride, pad, size;
-};
-
-const ConvLayer kLayers[] = {
-    {"3x3 64->64 56x56", 64, 64, 3, 1, 1, 56},       {"1x1 256->64 56x56", 256, 64, 1, 1, 0, 56},
-    {"3x3 128->128 28x28", 128, 128, 3, 1, 1, 28},   {"3x3 256->256 14x14", 256, 256, 3, 1, 1, 14},
-    {"1x1 1024->256 14x14", 1024, 256, 1, 1, 0, 14}, {"7x7 3->64 s2 224x224", 3, 64, 7, 2, 3, 224},
-};
+using mxlite::bench::ConvLayer;
+using mxlite::bench::kResNet50Layers;
+using mxlite::bench::LayerGeometry;
 
 constexpr ConvDirection kDirections[] = {ConvDirection::kForward, ConvDirection::kBackwardData,
                                          ConvDirection::kBackwardFilter};
-
-ConvGeometry LayerGeometry(const ConvLayer& layer, bool channels_last, int64_t batch) {
-  ConvGeometry g;
-  g.batch = batch;
-  g.in_channels = layer.in_channels;
-  g.out_channels = layer.out_channels;
-  g.in_h = g.in_w = layer.size;
-  g.kernel_h = g.kernel_w = layer.kernel;
-  g.stride_h = g.stride_w = layer.stride;
-  g.pad_h = g.pad_w = layer.pad;
-  g.out_h = g.out_w = (layer.size + 2 * layer.pad - layer.kernel) / layer.stride + 1;
-  g.channels_last = channels_last;
-  return g;
-}
 
 std::vector<float> RandomValues(int64_t count, uint64_t seed) {
   std::mt19937_64 random(seed);
@@ -56,7 +36,7 @@ std::vector<float> RandomValues(int64_t count, uint64_t seed) {
 // Args: algorithm index, layer, direction, threads, batch.
 void BM_ConvAlgorithm(benchmark::State& state) {
   const ConvAlgorithm& algorithm = *CpuConvAlgorithms()[state.range(0)];
-  const ConvLayer& layer = kLayers[state.range(1)];
+  const ConvLayer& layer = kResNet50Layers[state.range(1)];
   const ConvDirection direction = kDirections[state.range(2)];
   ScopedIntraOpThreads threads(static_cast<int>(state.range(3)));
   const ConvGeometry g =
@@ -91,15 +71,15 @@ void BM_ConvAlgorithm(benchmark::State& state) {
 // Only the (algorithm, layer, direction) triples the algorithm supports; batch 16 on 3x3 layers.
 void ConvAlgorithmArgs(benchmark::internal::Benchmark* bench) {
   const auto& algorithms = CpuConvAlgorithms();
-  for (int64_t layer = 0; layer < static_cast<int64_t>(std::size(kLayers)); ++layer) {
+  for (int64_t layer = 0; layer < static_cast<int64_t>(std::size(kResNet50Layers)); ++layer) {
     for (int64_t direction = 0; direction < 3; ++direction) {
       for (int64_t a = 0; a < static_cast<int64_t>(algorithms.size()); ++a) {
         const ConvAlgorithm& algorithm = *algorithms[a];
         const ConvGeometry g =
-            LayerGeometry(kLayers[layer], algorithm.layout() == ConvLayout::kNHWC, 1);
+            LayerGeometry(kResNet50Layers[layer], algorithm.layout() == ConvLayout::kNHWC, 1);
         if (!algorithm.Supports(g, kDirections[direction])) continue;
         for (int64_t batch : {1, 16}) {
-          if (batch > 1 && kLayers[layer].kernel != 3) continue;
+          if (batch > 1 && kResNet50Layers[layer].kernel != 3) continue;
           for (int64_t threads : {1, 2}) bench->Args({a, layer, direction, threads, batch});
         }
       }

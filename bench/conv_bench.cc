@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/resnet50_layers.h"
 #include "ops/cpu/gemm.h"
 #include "ops/cpu/parallel.h"
 #include "ops/operator.h"
@@ -20,17 +21,8 @@
 namespace mxlite {
 namespace {
 
-struct ConvLayer {
-  const char* name;
-  int64_t in_channels, out_channels, kernel, stride, pad, size;
-};
-
-// ResNet-50's characteristic convolutions.
-const ConvLayer kLayers[] = {
-    {"3x3 64->64 56x56", 64, 64, 3, 1, 1, 56},       {"1x1 256->64 56x56", 256, 64, 1, 1, 0, 56},
-    {"3x3 128->128 28x28", 128, 128, 3, 1, 1, 28},   {"3x3 256->256 14x14", 256, 256, 3, 1, 1, 14},
-    {"1x1 1024->256 14x14", 1024, 256, 1, 1, 0, 14}, {"7x7 3->64 s2 224x224", 3, 64, 7, 2, 3, 224},
-};
+using bench::ConvLayer;
+using bench::kResNet50Layers;
 
 std::vector<float> RandomValues(int64_t count, uint64_t seed) {
   std::mt19937_64 random(seed);
@@ -42,7 +34,7 @@ std::vector<float> RandomValues(int64_t count, uint64_t seed) {
 
 // Args: layer index, batch, intra-op threads.
 void BM_ConvolutionForward(benchmark::State& state) {
-  const ConvLayer& layer = kLayers[state.range(0)];
+  const ConvLayer& layer = kResNet50Layers[state.range(0)];
   const int64_t batch = state.range(1);
   cpu::ScopedIntraOpThreads threads(static_cast<int>(state.range(2)));
   const std::string k = std::to_string(layer.kernel), s = std::to_string(layer.stride),
@@ -87,7 +79,7 @@ void BM_ConvolutionForward(benchmark::State& state) {
 void ConvolutionArgs(benchmark::internal::Benchmark* bench) {
   for (int64_t threads : {1, 2}) {
     for (int64_t batch : {1, 16}) {
-      for (int64_t layer = 0; layer < static_cast<int64_t>(std::size(kLayers)); ++layer) {
+      for (int64_t layer = 0; layer < static_cast<int64_t>(std::size(kResNet50Layers)); ++layer) {
         bench->Args({layer, batch, threads});
       }
     }

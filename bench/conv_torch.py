@@ -24,7 +24,7 @@ import subprocess
 import sys
 import time
 
-# (name, in_channels, out_channels, kernel, stride, pad, size): as in bench/conv_bench.cc.
+# (name, in_channels, out_channels, kernel, stride, pad, size): as in bench/resnet50_layers.h.
 LAYERS = [
     ("3x3 64->64 56x56", 64, 64, 3, 1, 1, 56),
     ("1x1 256->64 56x56", 256, 64, 1, 1, 0, 56),

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/resnet50_layers.h"
 #include "core/error.h"
 #include "core/settings.h"
 #include "ops/conv/cpu_conv_tuning.h"
@@ -39,18 +40,6 @@ namespace {
 using conv::Candidate;
 using conv::ConvDirection;
 
-struct Layer {
-  const char* name;
-  int64_t in_channels, out_channels, kernel, stride, pad, size;
-};
-
-// ResNet-50's characteristic convolutions (as bench/conv_bench.cc and bench/conv_torch.py).
-const Layer kLayers[] = {
-    {"3x3 64->64 56x56", 64, 64, 3, 1, 1, 56},       {"1x1 256->64 56x56", 256, 64, 1, 1, 0, 56},
-    {"3x3 128->128 28x28", 128, 128, 3, 1, 1, 28},   {"3x3 256->256 14x14", 256, 256, 3, 1, 1, 14},
-    {"1x1 1024->256 14x14", 1024, 256, 1, 1, 0, 14}, {"7x7 3->64 s2 224x224", 3, 64, 7, 2, 3, 224},
-};
-
 conv::TimingOptions BenchTiming() {
   conv::TimingOptions options;
   options.warmup_runs = 2;
@@ -59,19 +48,6 @@ conv::TimingOptions BenchTiming() {
   options.max_spread = 0.05;
   options.cap_ms = 3000;
   return options;
-}
-
-cpu::ConvGeometry GeometryOf(const Layer& layer, int64_t batch) {
-  cpu::ConvGeometry g;
-  g.batch = batch;
-  g.in_channels = layer.in_channels;
-  g.out_channels = layer.out_channels;
-  g.in_h = g.in_w = layer.size;
-  g.kernel_h = g.kernel_w = layer.kernel;
-  g.stride_h = g.stride_w = layer.stride;
-  g.pad_h = g.pad_w = layer.pad;
-  g.out_h = g.out_w = (layer.size + 2 * layer.pad - layer.kernel) / layer.stride + 1;
-  return g;
 }
 
 std::vector<int> ParseList(const std::string& text) {
@@ -93,8 +69,8 @@ std::string Flag(const std::vector<std::string>& args, const std::string& name,
 void BenchLayers(const std::vector<int>& threads_list, int64_t batch) {
   for (int threads : threads_list) {
     cpu::ScopedIntraOpThreads scoped(threads);
-    for (const Layer& layer : kLayers) {
-      const cpu::ConvGeometry g = GeometryOf(layer, batch);
+    for (const bench::ConvLayer& layer : bench::kResNet50Layers) {
+      const cpu::ConvGeometry g = bench::LayerGeometry(layer, /*channels_last=*/false, batch);
       for (ConvDirection direction : {ConvDirection::kForward, ConvDirection::kBackwardData,
                                       ConvDirection::kBackwardFilter}) {
         const std::vector<Candidate> candidates = CpuConvCandidates(g, direction, DType::kFloat32);
