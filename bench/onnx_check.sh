@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# mxlite against PyTorch on real networks: exports ResNet-18 and MobileNet-V2 (torchvision, random
-# weights from a fixed seed) to ONNX, runs each through `mxlite run` on the exported input, and
+# mxlite against PyTorch on real networks: exports ResNet-18, MobileNet-V2, ResNet-50, VGG-16 and
+# GoogLeNet (torchvision, random weights from a fixed seed) to ONNX, runs each through `mxlite run`
+# on the exported input under each convolution plan (MXNET_CONV_PLAN none, local, global), and
 # checks mxlite's output against PyTorch's:
 #
 #   relative error = max |mxlite - pytorch| / max |pytorch|  over all logits, must be <= 1e-4.
 #
-#   bench/onnx_check.sh              # models and outputs go to build/onnx-bench/ (gitignored)
+#   bench/onnx_check.sh                       # models and outputs go to build/onnx-bench/
+#   bench/onnx_check.sh resnet18 googlenet    # some models only
 #
 # Installs python3-torch and python3-torchvision with apt when /usr/bin/python3 lacks them.
 # MXLITE_BUILD_DIR (default build) says where bin/mxlite is.
@@ -19,12 +21,15 @@ out=$build_dir/onnx-bench
 mxlite=$build_dir/bin/mxlite
 [ -x "$mxlite" ] || { echo "no $mxlite: build it first (cmake --build $build_dir --target mxlite_cli)" >&2; exit 1; }
 
-(cd bench && /usr/bin/python3 onnx_models.py "../$out")
+models=${*:-"resnet18 mobilenet_v2 resnet50 vgg16 googlenet"}
+(cd bench && /usr/bin/python3 onnx_models.py "../$out" $models)
 status=0
-for model in resnet18 mobilenet_v2; do
+for model in $models; do
+ for plan in none local global; do
   rm -rf "$out/$model-run"
-  "$mxlite" run "$out/$model.onnx" --input "input=$out/${model}_input.pb" --output-dir "$out/$model-run"
-  (cd bench && /usr/bin/python3 - "../$out/$model-run/output_0.pb" "../$out/${model}_expected.pb" "$model") <<'PY' || status=1
+  MXNET_CONV_PLAN=$plan "$mxlite" run "$out/$model.onnx" --input "input=$out/${model}_input.pb" \
+    --output-dir "$out/$model-run"
+  (cd bench && /usr/bin/python3 - "../$out/$model-run/output_0.pb" "../$out/${model}_expected.pb" "$model plan $plan") <<'PY' || status=1
 import sys
 import numpy as np
 import tensor_pb
@@ -38,5 +43,6 @@ print(f"{sys.argv[3]}: output {actual.shape}, max|mxlite-pytorch|/max|pytorch| =
       f"{bool((actual.argmax(1) == expected.argmax(1)).all())}")
 sys.exit(0 if ok else 1)
 PY
+ done
 done
 exit $status

@@ -1,9 +1,9 @@
 """Exports the ONNX benchmark models from PyTorch, with an input and PyTorch's output.
 
-    /usr/bin/python3 bench/onnx_models.py OUT_DIR
+    /usr/bin/python3 bench/onnx_models.py OUT_DIR [MODEL ...]
 
-For ResNet-18 and MobileNet-V2 (torchvision, random weights from a fixed seed: no pretrained
-weights are downloaded) writes OUT_DIR/<model>.onnx (opset 13, dynamic batch dim "batch"),
+For each MODEL (default: resnet18 mobilenet_v2; also resnet50, vgg16, googlenet — torchvision,
+random weights from a fixed seed: no pretrained weights are downloaded) writes OUT_DIR/<model>.onnx (opset 13, dynamic batch dim "batch"),
 OUT_DIR/<model>_input.pb (a (2, 3, 224, 224) input from a fixed seed), OUT_DIR/<model>_expected.pb
 (PyTorch's output for it, eval mode) and OUT_DIR/models.json (input/output names and the
 convolution + linear FLOPs of one image, for GFLOP/s). BatchNorm's running statistics and affine
@@ -21,7 +21,12 @@ import tensor_pb
 MODELS = {
     "resnet18": lambda: torchvision.models.resnet18(),
     "mobilenet_v2": lambda: torchvision.models.mobilenet_v2(),
+    "resnet50": lambda: torchvision.models.resnet50(),
+    "vgg16": lambda: torchvision.models.vgg16(),
+    # Inception v1; the auxiliary classifiers only matter in training.
+    "googlenet": lambda: torchvision.models.googlenet(aux_logits=False, init_weights=True),
 }
+DEFAULT_MODELS = ["resnet18", "mobilenet_v2"]
 INPUT_SHAPE = (2, 3, 224, 224)
 
 
@@ -83,16 +88,22 @@ def export(name, out_dir, seed):
 
 
 def main():
-    if len(sys.argv) != 2:
+    if len(sys.argv) < 2 or any(name not in MODELS for name in sys.argv[2:]):
         sys.exit(__doc__)
     out_dir = sys.argv[1]
     os.makedirs(out_dir, exist_ok=True)
+    meta_path = os.path.join(out_dir, "models.json")
     meta = {}
-    for seed, name in enumerate(MODELS):
+    if os.path.exists(meta_path):
+        with open(meta_path) as f:
+            meta = json.load(f)
+    for name in sys.argv[2:] or DEFAULT_MODELS:
+        seed = list(MODELS).index(name)  # the seed each model always had
         meta[name] = export(name, out_dir, seed)
         print(f"{name}: {meta[name]['onnx']} ({meta[name]['flops_per_image'] / 1e9:.2f} GFLOP/image)")
-    with open(os.path.join(out_dir, "models.json"), "w") as f:
+    with open(meta_path + ".tmp", "w") as f:
         json.dump(meta, f, indent=1)
+    os.replace(meta_path + ".tmp", meta_path)
 
 
 if __name__ == "__main__":

@@ -36,9 +36,10 @@ std::unique_ptr<Executor> Executor::Bind(const Graph& graph, const BindOptions& 
 }
 
 Executor::Executor(const Graph& graph, const BindOptions& options)
-    : graph_(graph), options_(options), engine_(Engine::GetShared()) {
+    : source_graph_(graph), graph_(graph), options_(options), engine_(Engine::GetShared()) {
   graph_.Validate();
   shapes_ = InferGraphShapes(graph_, options_.input_shapes);
+  PlanConvolutionLayouts();
   PlanOptions plan_options;
   plan_options.training = options_.training;
   plan_options.mirror = options_.training && settings().GetBool("MXNET_BACKWARD_DO_MIRROR");
@@ -56,13 +57,33 @@ Executor::Executor(const Graph& graph, const BindOptions& options)
   LogTuning();
 }
 
+void Executor::PlanConvolutionLayouts() {
+  ConvPlanOptions plan;
+  plan.kind = options_.conv_plan.value_or(ConvPlanKindFromSettings());
+  plan.training = options_.training;
+  if (options_.ctx.device_type != DeviceType::kCPU) plan.kind = ConvPlanKind::kNone;
+  PlannedGraph planned = PlanConvolutions(graph_, shapes_, plan);
+  conv_plan_ = std::move(planned.report);
+  if (!conv_plan_.planned) return;
+  graph_ = std::move(planned.graph);
+  shapes_ = InferGraphShapes(graph_, options_.input_shapes);
+}
+
 std::vector<conv::LayerTuning> Executor::TuningDecisions() const {
+  // Planning tuned every convolution in each candidate layout first, so binding the planned graph
+  // met its picks again in the cache; the planner's decision says where a pick really came from.
+  std::map<std::pair<std::string, std::string>, const conv::LayerTuning*> planned;
+  for (const conv::LayerTuning& decision : conv_plan_.decisions) {
+    planned[{decision.layer, decision.problem.ToString()}] = &decision;
+  }
   std::vector<conv::LayerTuning> decisions;
   for (const std::shared_ptr<OpState>& state : node_states_) {
     const auto* tuned = dynamic_cast<const conv::TunedState*>(state.get());
     if (tuned == nullptr) continue;
-    const auto& own = tuned->tuning_decisions();
-    decisions.insert(decisions.end(), own.begin(), own.end());
+    for (const conv::LayerTuning& decision : tuned->tuning_decisions()) {
+      auto found = planned.find({decision.layer, decision.problem.ToString()});
+      decisions.push_back(found != planned.end() ? *found->second : decision);
+    }
   }
   return decisions;
 }
@@ -74,6 +95,13 @@ std::string Executor::TuningReport(bool verbose) const {
 void Executor::LogTuning() const {
   const std::string what = settings().GetString("MXNET_TUNING_REPORT");
   if (what == "off") return;
+  if (conv_plan_.planned) {
+    if (what == "summary") {
+      MX_LOG(INFO) << conv_plan_.Summary();
+    } else {
+      MX_LOG(INFO) << "convolution planning:\n" << conv_plan_.Format(what == "verbose");
+    }
+  }
   const std::vector<conv::LayerTuning> decisions = TuningDecisions();
   if (decisions.empty()) return;
   if (what == "summary") {
@@ -335,18 +363,20 @@ std::unique_ptr<Executor> Executor::Reshape(const std::map<std::string, Shape>& 
   BindOptions options = options_;
   for (const auto& [name, shape] : input_shapes) options.input_shapes[name] = shape;
   options.arrays.clear();
-  const GraphShapes new_shapes = InferGraphShapes(graph_, options.input_shapes);
+  // Variables are the source graph's (planning never changes them); it is planned again for the
+  // new shapes.
+  const GraphShapes new_shapes = InferGraphShapes(source_graph_, options.input_shapes);
   for (const auto& [name, slot] : variable_slot_) {
-    const int id = graph_.Find(name);
-    if (graph_.node(id).role == VariableRole::kInput) continue;  // inputs follow the new shapes
+    const int id = source_graph_.Find(name);
+    if (source_graph_.node(id).role == VariableRole::kInput) continue;  // inputs follow the shapes
     if (new_shapes.of({id, 0}) == slot_arrays_[slot].shape()) options.arrays[name] = slot_arrays_[slot];
   }
   for (const auto& [name, slot] : gradient_slot_) {
-    if (new_shapes.of({graph_.Find(name), 0}) == slot_arrays_[slot].shape()) {
+    if (new_shapes.of({source_graph_.Find(name), 0}) == slot_arrays_[slot].shape()) {
       options.arrays[name + "_grad"] = slot_arrays_[slot];
     }
   }
-  return Bind(graph_, options);
+  return Bind(source_graph_, options);
 }
 
 void Executor::FillPlannedBuffers(double value) {

@@ -7,7 +7,8 @@
 //   exec->Backward();
 //   NDArray w_grad = exec->Gradient("conv0_weight");
 //
-// Binding infers shapes, builds the execution plan (scheduler/execution_plan.h: forward, and for
+// Binding infers shapes, plans the layouts of convolutions and pooling on the CPU
+// (scheduler/conv_planning.h, per MXNET_CONV_PLAN), builds the execution plan (scheduler/execution_plan.h: forward, and for
 // training the gradient pass, mirrored per MXNET_BACKWARD_DO_MIRROR) and the memory plan
 // (scheduler/memory_plan.h, per MXNET_EXEC_ENABLE_INPLACE and NNVM_EXEC_MATCH_RANGE), then
 // allocates one block per planned buffer. Kernels take scratch memory from MXNET_EXEC_NUM_TEMP
@@ -24,12 +25,14 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "engine/ndarray.h"
 #include "ops/conv/tuner.h"
+#include "scheduler/conv_planning.h"
 #include "scheduler/execution_plan.h"
 #include "scheduler/graph.h"
 #include "scheduler/infer_shapes.h"
@@ -49,6 +52,9 @@ struct BindOptions {
   std::map<std::string, NDArray> arrays = {};
   // Seed of the random streams (Dropout); each node gets its own stream.
   uint64_t seed = 0;
+  // How convolutions and pooling choose their layouts (scheduler/conv_planning.h); unset:
+  // MXNET_CONV_PLAN. Planning applies to CPU executors; on a GPU the layouts stay as written.
+  std::optional<ConvPlanKind> conv_plan = std::nullopt;
 };
 
 struct MemoryReport {
@@ -84,7 +90,11 @@ class Executor {
   // gradient arrays (what did not change shape) — rebinding to a new batch size.
   std::unique_ptr<Executor> Reshape(const std::map<std::string, Shape>& input_shapes) const;
 
+  // The graph as run: the bound graph after convolution planning (transposes inserted, layouts
+  // set), which is the bound graph itself when nothing changed.
   const Graph& graph() const { return graph_; }
+  // What convolution planning decided at bind (scheduler/conv_planning.h).
+  const ConvPlanReport& conv_plan() const { return conv_plan_; }
   const GraphShapes& shapes() const { return shapes_; }
   const ExecutionPlan& plan() const { return plan_; }
   Context context() const { return options_.ctx; }
@@ -94,7 +104,8 @@ class Executor {
   void FillPlannedBuffers(double value);
   // The graph summary (layers, output shapes, parameter counts) and the memory report.
   std::string Summary() const;
-  // What the convolution tuner decided at bind, per layer and direction, in graph order.
+  // What the convolution tuner decided at bind for the layouts that run, per layer and direction,
+  // in graph order (the planner's alternatives are in conv_plan().decisions).
   std::vector<conv::LayerTuning> TuningDecisions() const;
   // The tuning report (ops/conv/tuner.h): a line per decision (every candidate with `verbose`)
   // and the one-line summary. Binding logs it as MXNET_TUNING_REPORT says (default: the summary).
@@ -103,6 +114,7 @@ class Executor {
  private:
   Executor(const Graph& graph, const BindOptions& options);
   void AllocateArrays();
+  void PlanConvolutionLayouts();
   void CreateNodeStates();
   void LogTuning() const;
   void CreateTempSpaces();
@@ -111,8 +123,10 @@ class Executor {
   TensorView SlotView(int slot) const;
   VarHandle SlotVar(int slot) const;
 
+  Graph source_graph_;  // as bound, before planning (Reshape plans it again)
   Graph graph_;
   BindOptions options_;
+  ConvPlanReport conv_plan_;
   GraphShapes shapes_;
   ExecutionPlan plan_;
   MemoryPlan memory_;

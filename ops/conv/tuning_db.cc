@@ -507,7 +507,11 @@ std::unique_ptr<TuningDb::SqliteStore> TuningDb::OpenUser(const std::string& pat
 
 std::optional<TuningDbHit> TuningDb::Lookup(const ConvProblem& problem,
                                             const TuningEnvironment& environment) {
-  const std::string problem_text = problem.ToString();
+  return LookupKey(problem.ToString(), environment);
+}
+
+std::optional<TuningDbHit> TuningDb::LookupKey(const std::string& problem_text,
+                                               const TuningEnvironment& environment) {
   const std::string key = problem_text + '\n' + environment.device + '\n' + environment.versions;
   std::lock_guard<std::mutex> lock(mutex_);
   if (auto cached = cache_.find(key); cached != cache_.end()) {
@@ -550,7 +554,11 @@ std::optional<TuningDbHit> TuningDb::LookupStores(const std::string& problem,
 
 bool TuningDb::Store(const ConvProblem& problem, const TuningEnvironment& environment,
                      const TuningRecord& record) {
-  const std::string problem_text = problem.ToString();
+  return StoreKey(problem.ToString(), environment, record);
+}
+
+bool TuningDb::StoreKey(const std::string& problem_text, const TuningEnvironment& environment,
+                        const TuningRecord& record) {
   const std::string key = problem_text + '\n' + environment.device + '\n' + environment.versions;
   std::lock_guard<std::mutex> lock(mutex_);
   cache_[key] = TuningDbHit{record, TuningDbSource::kCache};

@@ -151,6 +151,15 @@ class TuningDb {
   bool Store(const ConvProblem& problem, const TuningEnvironment& environment,
              const TuningRecord& record);
 
+  // The same for a measured entry that is not a convolution problem, keyed by its own canonical
+  // text (the convolution planner's layout transforms: "transform NCHW->NHWC data=(...)
+  // dtype=float32"). The text must not start with a ConvDirectionName, so it never collides with
+  // a ConvProblem's.
+  std::optional<TuningDbHit> LookupKey(const std::string& key_text,
+                                       const TuningEnvironment& environment);
+  bool StoreKey(const std::string& key_text, const TuningEnvironment& environment,
+                const TuningRecord& record);
+
   // The mode in effect: the requested one, or read_only/off when the user DB could not be written.
   TuningDbMode mode() const;
   bool has_user_db() const;

@@ -1,6 +1,7 @@
 // `mxlite bench MODEL.onnx --batch N`: inference latency percentiles and throughput of an ONNX
 // model on random inputs. Binding (where convolutions are tuned) is timed apart; then --warmup
 // passes, then --iters timed passes, each one forward pass waited for to the last output.
+// --compare-plan does that under the local and the global convolution plan and prints the speedup.
 #include <unistd.h>
 
 #include <algorithm>
@@ -32,13 +33,18 @@ std::vector<FlagSpec> BenchFlags() {
       {"warmup", true, "untimed passes before timing (default 5)"},
       {"iters", true, "timed passes (default 50)"},
       EngineFlag(),
+      PlanFlag(),
+      {"compare-plan", false,
+       "bench the local and the global convolution plan one after the other and print the "
+       "speedup"},
       {"help", false, "show this help"},
   };
 }
 
 void PrintHelp() {
   std::cout << "usage: mxlite bench MODEL.onnx [--batch N] [--threads T] [--device cpu|gpu]\n"
-               "                    [--warmup W] [--iters I] [--engine TYPE]\n\n"
+               "                    [--warmup W] [--iters I] [--engine TYPE]\n"
+               "                    [--plan none|local|global | --compare-plan]\n\n"
                "Measures inference of an ONNX model on random inputs (uniform in [-1, 1), seed "
             << kInputSeed
             << ";\ninteger inputs are zeros). The first input's first dim becomes --batch;\n"
@@ -46,7 +52,10 @@ void PrintHelp() {
                "--batch). Binding, where convolutions are tuned, is timed on its own. Then come\n"
                "--warmup untimed passes and --iters timed ones; each pass is one forward run\n"
                "waited for to its last output. Prints latency p50/p90/p99 (nearest rank) and\n"
-               "throughput (batch * iters / total timed seconds).\n\nflags:\n"
+               "throughput (batch * iters / total timed seconds). With --compare-plan the\n"
+               "model is bound and timed under the local plan, then the global one, and a line\n"
+               "per plan gives its median latency next to the planner's prediction for the\n"
+               "costed work (convolutions, pooling, layout transforms).\n\nflags:\n"
             << FlagsHelp(BenchFlags())
             << "\nexample:\n  mxlite bench resnet18.onnx --batch 8 --threads 2 --iters 20\n";
 }
@@ -123,6 +132,11 @@ std::vector<double> TimePasses(Executor& executor, int64_t passes, const std::st
   return seconds;
 }
 
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return Percentile(values, 50.0);
+}
+
 void ReportLatency(const std::vector<double>& seconds, int64_t batch) {
   std::vector<double> sorted = seconds;
   std::sort(sorted.begin(), sorted.end());
@@ -137,6 +151,36 @@ void ReportLatency(const std::vector<double>& seconds, int64_t batch) {
             << static_cast<double>(batch) * static_cast<double>(seconds.size()) / total
             << " images/s (batch " << batch << ", " << seconds.size() << " passes in "
             << std::setprecision(3) << total << " s)\n";
+}
+
+struct PlanTiming {
+  double median_ms = 0.0;     // measured, per forward pass
+  double predicted_ms = 0.0;  // the planner's, for the costed work
+  std::string summary;        // the plan's summary line
+};
+
+// Binds the model under `plan`, warms up and times it, printing the bind time, the plan's summary
+// and the latency report.
+PlanTiming BenchPlan(const std::string& model_path,
+                     const std::map<std::string, HostTensor>& inputs, Context ctx,
+                     std::optional<ConvPlanKind> plan, int64_t warmup, int64_t iters,
+                     int64_t batch) {
+  std::cerr << "binding " << model_path << " (shapes, memory plan, convolution tuning)...\n";
+  const auto bind_start = std::chrono::steady_clock::now();
+  BoundModel bound = BindOnnxModel(model_path, inputs, ctx, /*fold_inputs=*/false, plan);
+  std::cout << std::fixed << std::setprecision(3)
+            << "bind: " << Seconds(std::chrono::steady_clock::now() - bind_start) << " s"
+            << std::endl;
+  const ConvPlanReport& report = bound.executor->conv_plan();
+  std::cout << report.Summary() << std::endl;
+
+  const std::vector<double> warm = TimePasses(*bound.executor, warmup, "warm-up");
+  double warm_total = 0;
+  for (double value : warm) warm_total += value;
+  std::cout << "warm-up: " << warmup << " passes in " << warm_total << " s" << std::endl;
+  const std::vector<double> seconds = TimePasses(*bound.executor, iters, "timing");
+  ReportLatency(seconds, batch);
+  return {Median(seconds) * 1e3, report.predicted_ms(), report.Summary()};
 }
 
 }  // namespace
@@ -176,18 +220,23 @@ int RunBenchCommand(const std::vector<std::string>& args) {
             << settings().GetString("MXNET_ENGINE_TYPE") << ", intra-op threads "
             << cpu::IntraOpThreads() << std::endl;
 
-  std::cerr << "binding " << model_path << " (shapes, memory plan, convolution tuning)...\n";
-  const auto bind_start = std::chrono::steady_clock::now();
-  BoundModel bound = BindOnnxModel(model_path, inputs, ctx, /*fold_inputs=*/false);
-  std::cout << std::fixed << std::setprecision(3)
-            << "bind: " << Seconds(std::chrono::steady_clock::now() - bind_start) << " s"
-            << std::endl;
-
-  const std::vector<double> warm = TimePasses(*bound.executor, warmup, "warm-up");
-  double warm_total = 0;
-  for (double value : warm) warm_total += value;
-  std::cout << "warm-up: " << warmup << " passes in " << warm_total << " s" << std::endl;
-  ReportLatency(TimePasses(*bound.executor, iters, "timing"), batch);
+  if (!parsed.Has("compare-plan")) {
+    BenchPlan(model_path, inputs, ctx, ParsePlanFlag(parsed), warmup, iters, batch);
+    return 0;
+  }
+  MX_CHECK(!parsed.Has("plan")) << "--compare-plan runs both plans; drop --plan";
+  std::vector<std::pair<ConvPlanKind, PlanTiming>> timings;
+  for (ConvPlanKind plan : {ConvPlanKind::kLocal, ConvPlanKind::kGlobal}) {
+    std::cout << "--- plan " << ConvPlanKindName(plan) << " ---\n";
+    timings.emplace_back(plan, BenchPlan(model_path, inputs, ctx, plan, warmup, iters, batch));
+  }
+  std::cout << std::fixed << std::setprecision(2);
+  for (const auto& [plan, timing] : timings) {
+    std::cout << ConvPlanKindName(plan) << ": " << timing.median_ms << " ms (predicted "
+              << timing.predicted_ms << " ms) " << timing.summary << "\n";
+  }
+  std::cout << std::setprecision(3) << "speedup global over local: "
+            << timings[0].second.median_ms / timings[1].second.median_ms << "x\n";
   return 0;
 }
 

@@ -122,19 +122,35 @@ void CheckInputs(const std::string& model_path, const std::vector<OnnxInputInfo>
 
 BoundModel BindOnnxModel(const std::string& model_path,
                          const std::map<std::string, HostTensor>& inputs, Context ctx,
-                         bool fold_inputs) {
+                         bool fold_inputs, std::optional<ConvPlanKind> conv_plan) {
   ImportOptions options;
   for (const auto& [name, tensor] : inputs) {
     options.input_shapes[name] = tensor.shape;
     if (fold_inputs) options.constant_inputs[name] = tensor;
   }
   BoundModel bound{.model = ImportOnnx(model_path, options)};
-  BindOptions bind{.ctx = ctx, .arrays = ParameterArrays(bound.model, ctx)};
+  BindOptions bind{.ctx = ctx, .arrays = ParameterArrays(bound.model, ctx), .conv_plan = conv_plan};
   for (const auto& [onnx_name, variable] : bound.model.inputs) {
     bind.arrays[variable] = ToNDArray(inputs.at(onnx_name), ctx);
   }
   bound.executor = Executor::Bind(bound.model.graph, bind);
   return bound;
+}
+
+FlagSpec PlanFlag() {
+  return {"plan", true,
+          "convolution layouts: none (as written), local (each layer its fastest) or global "
+          "(least total time with transforms) (default: MXNET_CONV_PLAN)"};
+}
+
+std::optional<ConvPlanKind> ParsePlanFlag(const ParsedArgs& args) {
+  const std::optional<std::string> value = args.Value("plan");
+  if (!value) return std::nullopt;
+  try {
+    return ParseConvPlanKind(*value);
+  } catch (const Error&) {
+    MX_THROW() << "--plan " << *value << ": expected none, local or global";
+  }
 }
 
 void RunForward(Executor& executor) {

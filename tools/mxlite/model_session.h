@@ -58,10 +58,14 @@ struct BoundModel {
 
 // Imports `model_path` with the inputs' shapes (and, when `fold_inputs`, their values for what
 // ONNX needs at load, e.g. a Reshape's shape given as an input), binds it for inference on `ctx`
-// and copies the input values in.
+// with the convolution plan `conv_plan` (unset: MXNET_CONV_PLAN) and copies the input values in.
 BoundModel BindOnnxModel(const std::string& model_path,
                          const std::map<std::string, HostTensor>& inputs, Context ctx,
-                         bool fold_inputs);
+                         bool fold_inputs, std::optional<ConvPlanKind> conv_plan = std::nullopt);
+
+// --plan: none, local or global (an error naming the flag otherwise); unset when absent.
+FlagSpec PlanFlag();
+std::optional<ConvPlanKind> ParsePlanFlag(const ParsedArgs& args);
 
 // Runs one forward pass and waits for every output (rethrowing an op's error).
 void RunForward(Executor& executor);

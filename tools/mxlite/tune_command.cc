@@ -1,7 +1,8 @@
-// `mxlite tune MODEL.onnx`: binds the model as `mxlite run` would, which tunes every convolution
-// (per cudnn_tune / MXNET_CUDNN_AUTOTUNE_DEFAULT and the tuning DB), and prints the report: a
-// line per layer and direction, every candidate with --verbose, then the one-line summary. A
-// second run finds everything in the DB and benchmarks nothing.
+// `mxlite tune MODEL.onnx`: binds the model as `mxlite run` would, which plans the layouts
+// (--plan / MXNET_CONV_PLAN) and tunes every convolution (per cudnn_tune /
+// MXNET_CUDNN_AUTOTUNE_DEFAULT and the tuning DB), and prints the plan and the report: a line per
+// layer and direction, every candidate with --verbose, then the one-line summary. A second run
+// finds everything in the DB and benchmarks nothing.
 #include <iostream>
 #include <string>
 
@@ -25,15 +26,18 @@ const std::vector<FlagSpec> kTuneFlags = {
      "tuning mode for layers without cudnn_tune: off, limited_workspace or fastest "
      "(default: MXNET_CUDNN_AUTOTUNE_DEFAULT)"},
     DeviceFlag(),
+    PlanFlag(),
     {"threads", true, "intra-op threads (MXNET_OMP_MAX_THREADS; default: one per core)"},
     {"help", false, "show this help"},
 };
 
 constexpr const char* kTuneUsage =
     "usage: mxlite tune MODEL.onnx [--verbose] [--batch N] [--training] [--mode MODE]\n"
-    "                              [--device cpu|gpu] [--threads N]\n\n"
-    "Tunes every convolution of the model and prints the report; results are stored in the\n"
-    "tuning DB (MXNET_TUNING_DB_PATH, mode MXNET_TUNING_DB_MODE), so a second run is instant.\n\n";
+    "                              [--device cpu|gpu] [--threads N] [--plan none|local|global]\n\n"
+    "Tunes every convolution of the model, plans the layouts (--plan, default MXNET_CONV_PLAN)\n"
+    "and prints the plan (per layer its layout and algorithms, the transforms inserted) and the\n"
+    "tuning report. Results are stored in the tuning DB (MXNET_TUNING_DB_PATH, mode\n"
+    "MXNET_TUNING_DB_MODE), so a second run is instant.\n\n";
 
 }  // namespace
 
@@ -72,9 +76,11 @@ int RunTuneCommand(const std::vector<std::string>& args) {
   BindOptions options;
   options.ctx = ctx;
   options.training = parsed.Has("training");
+  options.conv_plan = ParsePlanFlag(parsed);
   // The report below replaces the summary binding would log.
   settings().Set("MXNET_TUNING_REPORT", "off");
   const std::unique_ptr<Executor> executor = Executor::Bind(model.graph, options);
+  std::cout << executor->conv_plan().Format(parsed.Has("verbose"));
   std::cout << executor->TuningReport(parsed.Has("verbose"));
   return 0;
 }

@@ -1,0 +1,548 @@
+#include "scheduler/conv_planning.h"
+
+#include <chrono>
+#include <cmath>
+#include <iomanip>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/settings.h"
+
+namespace mxlite {
+namespace {
+
+using L = ActivationLayout;
+constexpr L kLayouts[kNumActivationLayouts] = {L::kNCHW, L::kNHWC};
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+int Index(L layout) { return static_cast<int>(layout); }
+
+// A 4-D activation or weight of written layout NCHW / OIHW as laid out for `layout`; other ranks
+// (a bias) as they are.
+Shape PermuteShapeIf4D(const Shape& shape, L layout) {
+  return shape.ndim() == 4 ? PermuteShape(shape, L::kNCHW, layout) : shape;
+}
+
+enum class Role { kFixed, kFlexible, kAgnostic };
+
+// Ops that compute the same thing in either layout once their channel or concat axis follows.
+const std::set<std::string>& AgnosticOps() {
+  static const std::set<std::string> ops = {
+      "Activation",    "LeakyReLU",     "BatchNorm",     "Dropout",       "clip",
+      "identity",      "elemwise_add",  "elemwise_sub",  "elemwise_mul",  "elemwise_div",
+      "broadcast_add", "broadcast_sub", "broadcast_mul", "broadcast_div", "add_n",
+      "Concat"};
+  return ops;
+}
+
+// The data (non-parameter, non-auxiliary) inputs of an op node.
+std::vector<NodeEntry> DataInputs(const Node& node) {
+  const std::vector<InputRole> roles = InputRoles(*node.op, node.attrs);
+  std::vector<NodeEntry> data;
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    if (i >= roles.size() || roles[i] == InputRole::kData) data.push_back(node.inputs[i]);
+  }
+  return data;
+}
+
+bool WrittenChannelsFirst(const Node& node) {
+  return !node.attrs.Has("layout") || node.attrs.GetString("layout") == "NCHW";
+}
+
+Role RoleOf(const Node& node, const GraphShapes& shapes, int id) {
+  if (node.is_variable()) return Role::kFixed;
+  const std::vector<NodeEntry> data = DataInputs(node);
+  if (data.empty() || shapes.of({id, 0}).ndim() != 4) return Role::kFixed;
+  for (const NodeEntry& entry : data) {
+    if (shapes.of(entry).ndim() != 4) return Role::kFixed;
+  }
+  const std::string& op = node.op->name;
+  if (op == "Convolution" || op == "Pooling") {
+    return WrittenChannelsFirst(node) ? Role::kFlexible : Role::kFixed;
+  }
+  if (AgnosticOps().count(op) == 0) return Role::kFixed;
+  if (op != "Concat") {  // elementwise: only without broadcasting
+    for (const NodeEntry& entry : data) {
+      if (shapes.of(entry) != shapes.of(data[0])) return Role::kFixed;
+    }
+  }
+  return Role::kAgnostic;
+}
+
+// Whether the graph as written is channels-first throughout (the planner's starting point).
+bool HasChannelsLastLayer(const Graph& graph) {
+  for (const Node& node : graph.nodes()) {
+    if (node.is_variable()) continue;
+    const std::string& op = node.op->name;
+    if ((op == "Convolution" || op == "Pooling" || op == "Deconvolution") &&
+        node.attrs.Has("layout") && node.attrs.GetString("layout").back() == 'C') {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::map<std::string, std::string> WithLayout(const Node& node, L layout) {
+  std::map<std::string, std::string> attrs = node.attr_text;
+  attrs["layout"] = ActivationLayoutName(layout);
+  return attrs;
+}
+
+std::string DirectionShortName(conv::ConvDirection direction) {
+  switch (direction) {
+    case conv::ConvDirection::kForward: return "fwd";
+    case conv::ConvDirection::kBackwardData: return "bwd-data";
+    case conv::ConvDirection::kBackwardFilter: return "bwd-filter";
+  }
+  return "?";
+}
+
+// Whether some flexible convolution has timings to plan with (its tuning mode is not off).
+bool AnyConvolutionTuned(const Graph& graph, const GraphShapes& shapes) {
+  for (int id = 0; id < graph.num_nodes(); ++id) {
+    const Node& node = graph.node(id);
+    if (node.is_variable() || node.op->name != "Convolution") continue;
+    if (RoleOf(node, shapes, id) != Role::kFlexible) continue;
+    const conv::EffectiveMode mode = conv::ResolveTuneMode(
+        settings(), node.attrs.GetOptionalString("cudnn_tune"), node.name);
+    if (mode.mode != conv::TuneMode::kOff) return true;
+  }
+  return false;
+}
+
+// ---- Node costs ----
+
+// The convolution tuned in `layout` through the op's own state creator, exactly as the executor
+// will bind it (so binding the planned graph finds every pick in the tuner's cache).
+void CostConvolution(const Node& node, const GraphShapes& shapes, int id, L layout, bool training,
+                     PlannedLayer& layer, ConvPlanReport& report) {
+  const Attributes attrs = ParseOpAttributes(*node.op, WithLayout(node, layout), node.name);
+  StateRequest request{attrs, {}, {}, {}, Context::CPU(), node.name, training};
+  for (const NodeEntry& input : node.inputs) {
+    request.input_shapes.push_back(PermuteShapeIf4D(shapes.of(input), layout));
+    request.input_dtypes.push_back(shapes.dtype_of(input));
+  }
+  request.output_shapes.push_back(PermuteShape(shapes.of({id, 0}), L::kNCHW, layout));
+  std::unique_ptr<OpState> state = CreateOpState(*node.op, request);
+  const auto* tuned = dynamic_cast<const conv::TunedState*>(state.get());
+  MX_CHECK(tuned != nullptr) << "Convolution " << node.name << ": the CPU op state has no tuning";
+  double total = 0.0;
+  std::ostringstream algorithms;
+  const bool several = tuned->tuning_decisions().size() > 1;
+  for (const conv::LayerTuning& decision : tuned->tuning_decisions()) {
+    if (decision.origin == conv::PickOrigin::kHeuristic) layer.fixed_reason = "tuning off";
+    total += decision.record.time_ms;
+    if (algorithms.tellp() > 0) algorithms << ", ";
+    if (several) algorithms << DirectionShortName(decision.problem.direction) << ' ';
+    algorithms << decision.record.algorithm;
+    report.decisions.push_back(decision);
+  }
+  if (layout != L::kNCHW) {  // the weight is written OIHW
+    const MeasuredMs weight = LayoutTransformMs(shapes.of(node.inputs[1]), L::kNCHW, layout,
+                                                shapes.dtype_of(node.inputs[1]), training);
+    total += weight.ms;
+    report.timings_run += weight.timings_run;
+  }
+  layer.cost_ms[Index(layout)] = total;
+  layer.algorithms[Index(layout)] = algorithms.str();
+}
+
+PlannedLayer CostFlexibleNode(const Node& node, const GraphShapes& shapes, int id, bool training,
+                              ConvPlanReport& report) {
+  PlannedLayer layer;
+  layer.node = node.name;
+  layer.op = node.op->name;
+  if (node.op->name == "Convolution") {
+    CostConvolution(node, shapes, id, L::kNCHW, training, layer, report);
+    if (!layer.fixed_reason.empty()) {  // tuning off: no timings to plan with
+      layer.cost_ms[Index(L::kNCHW)] = 0.0;   // unknown; the same in every plan
+      return layer;
+    }
+    CostConvolution(node, shapes, id, L::kNHWC, training, layer, report);
+    return layer;
+  }
+  const Shape& data = shapes.of(node.inputs[0]);
+  for (L layout : kLayouts) {
+    const MeasuredMs cost =
+        MeasureNodeMs(node.op->name, WithLayout(node, layout), PermuteShape(data, L::kNCHW, layout),
+                      shapes.dtype_of(node.inputs[0]), training);
+    layer.cost_ms[Index(layout)] = cost.ms;
+    report.timings_run += cost.timings_run;
+  }
+  return layer;
+}
+
+// ---- The problem ----
+
+struct Planning {
+  std::vector<Role> roles;        // per graph node
+  std::vector<int> problem_node;  // per graph node: its index in `problem`, or -1
+  LayoutProblem problem;
+  std::vector<int> layer_of;      // per problem node: index in report.layers, or -1 (agnostic)
+};
+
+// Transform cost matrix of a value (written NCHW shape) between any two layouts.
+std::vector<std::vector<double>> TransformMatrix(const Shape& written, DType dtype, bool training,
+                                                 ConvPlanReport& report) {
+  std::vector<std::vector<double>> matrix(kNumActivationLayouts,
+                                          std::vector<double>(kNumActivationLayouts, 0.0));
+  for (L from : kLayouts) {
+    for (L to : kLayouts) {
+      const MeasuredMs cost =
+          LayoutTransformMs(PermuteShape(written, L::kNCHW, from), from, to, dtype, training);
+      matrix[Index(from)][Index(to)] = cost.ms;
+      report.timings_run += cost.timings_run;
+    }
+  }
+  return matrix;
+}
+
+Planning BuildProblem(const Graph& graph, const GraphShapes& shapes, bool training,
+                      ConvPlanReport& report) {
+  Planning p;
+  p.roles.resize(graph.num_nodes(), Role::kFixed);
+  p.problem_node.resize(graph.num_nodes(), -1);
+  for (int id = 0; id < graph.num_nodes(); ++id) {
+    const Node& node = graph.node(id);
+    p.roles[id] = RoleOf(node, shapes, id);
+    if (p.roles[id] == Role::kFixed) continue;
+    std::vector<double> costs(kNumActivationLayouts, 0.0);
+    int layer_index = -1;
+    if (p.roles[id] == Role::kFlexible) {
+      PlannedLayer layer = CostFlexibleNode(node, shapes, id, training, report);
+      for (L layout : kLayouts) {
+        const double cost = layer.cost_ms[Index(layout)];
+        costs[Index(layout)] = cost < 0.0 ? kInfinity : cost;
+      }
+      layer_index = static_cast<int>(report.layers.size());
+      report.layers.push_back(std::move(layer));
+    }
+    p.problem_node[id] = p.problem.AddNode(node.name, costs);
+    p.layer_of.push_back(layer_index);
+  }
+  // Edges: every 4-D value into a planned node, or out of one into a fixed consumer or the caller.
+  auto add_value = [&](NodeEntry value, int consumer_problem_node) {
+    const int producer = p.problem_node[value.node];
+    if (producer < 0 && consumer_problem_node < 0) return;
+    const auto matrix =
+        TransformMatrix(shapes.of(value), shapes.dtype_of(value), training, report);
+    if (producer >= 0 && consumer_problem_node >= 0) {
+      p.problem.AddEdge(producer, consumer_problem_node, matrix);
+    } else if (producer >= 0) {  // the consumer wants the value as written
+      for (L from : kLayouts) {
+        p.problem.nodes[producer].costs[Index(from)] += matrix[Index(from)][Index(L::kNCHW)];
+      }
+    } else {  // the value is as written
+      for (L to : kLayouts) {
+        p.problem.nodes[consumer_problem_node].costs[Index(to)] +=
+            matrix[Index(L::kNCHW)][Index(to)];
+      }
+    }
+  };
+  for (int id = 0; id < graph.num_nodes(); ++id) {
+    const Node& node = graph.node(id);
+    if (node.is_variable()) continue;
+    for (const NodeEntry& value : DataInputs(node)) {
+      if (shapes.of(value).ndim() == 4) add_value(value, p.problem_node[id]);
+    }
+  }
+  for (const NodeEntry& output : graph.outputs()) {
+    if (shapes.of(output).ndim() == 4) add_value(output, -1);
+  }
+  return p;
+}
+
+// Local: each flexible node takes its own cheapest layout (the written one on ties), as a
+// per-layer autotuner would; agnostic nodes follow the producer of their first input.
+std::vector<int> LocalChoice(const Graph& graph, const GraphShapes& shapes, const Planning& p,
+                             const ConvPlanReport& report) {
+  std::vector<int> choice(p.problem.nodes.size(), Index(L::kNCHW));
+  for (int id = 0; id < graph.num_nodes(); ++id) {
+    const int v = p.problem_node[id];
+    if (v < 0) continue;
+    if (p.roles[id] == Role::kFlexible) {
+      const PlannedLayer& layer = report.layers[p.layer_of[v]];
+      const double nhwc = layer.cost_ms[Index(L::kNHWC)];
+      if (nhwc >= 0.0 && nhwc < layer.cost_ms[Index(L::kNCHW)]) choice[v] = Index(L::kNHWC);
+      continue;
+    }
+    for (const NodeEntry& input : DataInputs(graph.node(id))) {
+      if (shapes.of(input).ndim() != 4) continue;
+      const int producer = p.problem_node[input.node];
+      choice[v] = producer >= 0 ? choice[producer] : Index(L::kNCHW);
+      break;
+    }
+  }
+  return choice;
+}
+
+// ---- Rewriting ----
+
+class Rewriter {
+ public:
+  Rewriter(const Graph& source, const GraphShapes& shapes, bool training,
+           std::vector<PlannedTransform>* transforms)
+      : source_(source), shapes_(shapes), training_(training), transforms_(transforms) {}
+
+  // `layout_of[id]`: the layout node `id` runs in (NCHW for every node that is not planned).
+  Graph Rewrite(const std::vector<L>& layout_of) {
+    new_entry_.assign(source_.num_nodes(), {});
+    for (int id = 0; id < source_.num_nodes(); ++id) {
+      const Node& node = source_.node(id);
+      int new_id;
+      if (node.is_variable()) {
+        // Parameters get their inferred shapes and dtypes: a transform in front of the consumer
+        // that used to infer them would otherwise meet unknowns.
+        const bool input = node.role == VariableRole::kInput;
+        new_id = graph_.AddVariable(
+            node.name, node.role, input ? node.shape : std::optional<Shape>(shapes_.of({id, 0})),
+            input ? node.dtype : std::optional<DType>(shapes_.dtype_of({id, 0})));
+      } else {
+        new_id = AddOp(node, layout_of[id]);
+      }
+      new_entry_[id] = new_id;
+      layout_[id] = layout_of[id];
+    }
+    for (const NodeEntry& output : source_.outputs()) {
+      graph_.AddOutput(shapes_.of(output).ndim() == 4 ? EntryIn(output, L::kNCHW) : Plain(output));
+    }
+    graph_.Validate();
+    return std::move(graph_);
+  }
+
+ private:
+  int AddOp(const Node& node, L layout) {
+    std::map<std::string, std::string> attrs = node.attr_text;
+    std::vector<NodeEntry> inputs;
+    const std::vector<InputRole> roles = InputRoles(*node.op, node.attrs);
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      const NodeEntry input = node.inputs[i];
+      const bool data = i >= roles.size() || roles[i] == InputRole::kData;
+      const bool activation = data && shapes_.of(input).ndim() == 4;
+      inputs.push_back(activation ? EntryIn(input, layout) : Plain(input));
+    }
+    if (layout != L::kNCHW) Retarget(node, layout, attrs, inputs);
+    return graph_.AddOpNode(node.op->name, node.name, attrs, inputs);
+  }
+
+  // Attributes (and the convolution's weight) of a node moved from NCHW to `layout`.
+  void Retarget(const Node& node, L layout, std::map<std::string, std::string>& attrs,
+                std::vector<NodeEntry>& inputs) {
+    const std::string& op = node.op->name;
+    if (op == "Convolution" || op == "Pooling") attrs["layout"] = ActivationLayoutName(layout);
+    if (op == "Convolution") {
+      inputs[1] = Transformed(node.inputs[1], Plain(node.inputs[1]), L::kNCHW, layout,
+                              node.name + "_weight", layout == L::kNHWC ? "ohwi" : "oihw");
+    }
+    if (op == "BatchNorm") attrs["axis"] = MovedAxis(node.attrs.GetInt("axis"), layout);
+    if (op == "Concat") attrs["dim"] = MovedAxis(node.attrs.GetInt("dim"), layout);
+  }
+
+  static std::string MovedAxis(int64_t axis, L layout) {
+    const int written = static_cast<int>(axis < 0 ? axis + 4 : axis);
+    return std::to_string(PermutedAxis(written, L::kNCHW, layout));
+  }
+
+  NodeEntry Plain(NodeEntry source_entry) const {
+    return {new_entry_[source_entry.node], source_entry.index};
+  }
+
+  // The value `source_entry` laid out as `layout`: the producer's output, or a transform of it
+  // (one per value and layout, shared by every consumer).
+  NodeEntry EntryIn(NodeEntry source_entry, L layout) {
+    const L produced = layout_[source_entry.node];
+    if (produced == layout) return Plain(source_entry);
+    const auto key = std::make_pair(source_entry, layout);
+    if (auto found = transformed_.find(key); found != transformed_.end()) return found->second;
+    const std::string suffix = layout == L::kNHWC ? "nhwc" : "nchw";
+    const NodeEntry entry = Transformed(source_entry, Plain(source_entry), produced, layout,
+                                        source_.EntryName(source_entry), suffix);
+    transformed_[key] = entry;
+    return entry;
+  }
+
+  NodeEntry Transformed(NodeEntry source_entry, NodeEntry input, L from, L to,
+                        const std::string& value, const std::string& suffix) {
+    const std::string name = UniqueName(value + "_to_" + suffix);
+    std::ostringstream axes;
+    axes << '(';
+    const std::vector<int> permutation = LayoutPermutation(from, to);
+    for (size_t i = 0; i < permutation.size(); ++i) axes << (i ? "," : "") << permutation[i];
+    axes << ')';
+    const int id = graph_.AddOpNode("transpose", name, {{"axes", axes.str()}}, {input});
+    PlannedTransform transform;
+    transform.node = name;
+    transform.value = value;
+    transform.from = from;
+    transform.to = to;
+    transform.shape = PermuteShape(shapes_.of(source_entry), L::kNCHW, from);
+    transform.cost_ms =
+        LayoutTransformMs(transform.shape, from, to, shapes_.dtype_of(source_entry), training_).ms;
+    if (transforms_ != nullptr) transforms_->push_back(transform);
+    return {id, 0};
+  }
+
+  std::string UniqueName(const std::string& base) const {
+    std::string name = base;
+    for (int n = 1; source_.HasName(name) || graph_.HasName(name); ++n) {
+      name = base + "_" + std::to_string(n);
+    }
+    return name;
+  }
+
+  const Graph& source_;
+  const GraphShapes& shapes_;
+  const bool training_;
+  std::vector<PlannedTransform>* transforms_;  // may be null
+  Graph graph_;
+  std::vector<int> new_entry_;       // per source node: its node in graph_
+  std::map<int, L> layout_;          // per source node: the layout its outputs are in
+  std::map<std::pair<NodeEntry, L>, NodeEntry> transformed_;
+};
+
+std::string FormatMs(double ms) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(ms < 10.0 ? 3 : 1) << ms << " ms";
+  return out.str();
+}
+
+}  // namespace
+
+Graph RewriteLayouts(const Graph& graph, const GraphShapes& shapes,
+                     const std::map<std::string, ActivationLayout>& layouts, bool training,
+                     std::vector<PlannedTransform>* transforms) {
+  MX_CHECK(!HasChannelsLastLayer(graph))
+      << "layouts can only be rewritten in a graph written channels-first (NCHW)";
+  std::vector<L> layout_of(graph.num_nodes(), L::kNCHW);
+  for (const auto& [name, layout] : layouts) {
+    const int id = graph.Find(name);
+    MX_CHECK(id >= 0) << "a layout was given for '" << name << "', which is not a node";
+    const Node& node = graph.node(id);
+    MX_CHECK(layout == L::kNCHW || RoleOf(node, shapes, id) != Role::kFixed)
+        << "node '" << name << "' (" << node.TypeName() << ") runs only as written (NCHW), not "
+        << ActivationLayoutName(layout);
+    layout_of[id] = layout;
+  }
+  return Rewriter(graph, shapes, training, transforms).Rewrite(layout_of);
+}
+
+const char* ConvPlanKindName(ConvPlanKind kind) {
+  switch (kind) {
+    case ConvPlanKind::kNone: return "none";
+    case ConvPlanKind::kLocal: return "local";
+    case ConvPlanKind::kGlobal: return "global";
+  }
+  return "?";
+}
+
+ConvPlanKind ParseConvPlanKind(std::string_view text) {
+  for (ConvPlanKind kind : {ConvPlanKind::kNone, ConvPlanKind::kLocal, ConvPlanKind::kGlobal}) {
+    if (text == ConvPlanKindName(kind)) return kind;
+  }
+  MX_THROW() << "unknown convolution plan '" << text << "'; expected none, local or global";
+}
+
+ConvPlanKind ConvPlanKindFromSettings() {
+  return ParseConvPlanKind(settings().GetString("MXNET_CONV_PLAN"));
+}
+
+double ConvPlanReport::predicted_ms() const {
+  switch (kind) {
+    case ConvPlanKind::kNone: return predicted_none_ms;
+    case ConvPlanKind::kLocal: return predicted_local_ms;
+    case ConvPlanKind::kGlobal: return predicted_global_ms;
+  }
+  return 0.0;
+}
+
+std::string ConvPlanReport::Summary() const {
+  std::ostringstream out;
+  out << ConvPlanKindName(kind) << " plan: ";
+  if (!planned) {
+    out << "layouts as written";
+    return out.str();
+  }
+  int nhwc = 0;
+  for (const PlannedLayer& layer : layers) nhwc += layer.chosen == L::kNHWC;
+  out << nhwc << " of " << layers.size() << " layers NHWC, " << transforms.size()
+      << " transforms; predicted " << FormatMs(predicted_ms()) << " (none "
+      << FormatMs(predicted_none_ms) << ", local " << FormatMs(predicted_local_ms) << ", global "
+      << FormatMs(predicted_global_ms) << ")";
+  out << std::fixed << std::setprecision(1) << ", measured in " << seconds << " s";
+  if (kind == ConvPlanKind::kGlobal) {
+    out << (proven_optimal ? ", proven optimal" : ", not proven optimal (RN heuristic used)");
+  }
+  return out.str();
+}
+
+std::string ConvPlanReport::Format(bool verbose) const {
+  std::ostringstream out;
+  out << Summary() << '\n';
+  if (!planned) return out.str();
+  for (const PlannedLayer& layer : layers) {
+    const int chosen = Index(layer.chosen);
+    out << "  " << layer.node << " (" << layer.op << "): " << ActivationLayoutName(layer.chosen);
+    if (!layer.algorithms[chosen].empty()) out << ' ' << layer.algorithms[chosen];
+    out << ", " << FormatMs(layer.cost_ms[chosen]);
+    if (!layer.fixed_reason.empty()) out << " (fixed: " << layer.fixed_reason << ")";
+    out << '\n';
+    if (!verbose) continue;
+    for (L layout : kLayouts) {
+      const int i = Index(layout);
+      if (i == chosen || layer.cost_ms[i] < 0.0) continue;
+      out << "      not chosen: " << ActivationLayoutName(layout);
+      if (!layer.algorithms[i].empty()) out << ' ' << layer.algorithms[i];
+      out << ", " << FormatMs(layer.cost_ms[i]) << '\n';
+    }
+  }
+  for (const PlannedTransform& t : transforms) {
+    out << "  transform " << t.node << ": " << t.value << ' ' << t.shape << ' '
+        << ActivationLayoutName(t.from) << " -> " << ActivationLayoutName(t.to) << ", "
+        << FormatMs(t.cost_ms) << '\n';
+  }
+  if (kind == ConvPlanKind::kGlobal && verbose) {
+    out << "  solver: " << reductions.ToString() << '\n';
+  }
+  return out.str();
+}
+
+PlannedGraph PlanConvolutions(const Graph& graph, const GraphShapes& shapes,
+                              const ConvPlanOptions& options) {
+  PlannedGraph planned{graph, {}};
+  ConvPlanReport& report = planned.report;
+  report.kind = options.kind;
+  if (options.kind == ConvPlanKind::kNone || HasChannelsLastLayer(graph) ||
+      !AnyConvolutionTuned(graph, shapes)) {
+    return planned;  // nothing to choose, or nothing measured to choose by
+  }
+  const auto start = std::chrono::steady_clock::now();
+  Planning p = BuildProblem(graph, shapes, options.training, report);
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  report.planned = true;
+
+  const std::vector<int> written(p.problem.nodes.size(), Index(L::kNCHW));
+  const std::vector<int> local = LocalChoice(graph, shapes, p, report);
+  const LayoutSolution global = SolveLayoutProblem(p.problem);
+  report.predicted_none_ms = AssignmentCost(p.problem, written);
+  report.predicted_local_ms = AssignmentCost(p.problem, local);
+  report.predicted_global_ms = global.total_cost;
+  report.proven_optimal = global.proven_optimal;
+  report.reductions = global.reductions;
+  MX_CHECK(global.feasible) << "convolution planning found no finite plan: "
+                            << global.infeasibility;
+
+  const std::vector<int>& choice = options.kind == ConvPlanKind::kLocal ? local : global.choice;
+  std::vector<L> layout_of(graph.num_nodes(), L::kNCHW);
+  for (int id = 0; id < graph.num_nodes(); ++id) {
+    const int v = p.problem_node[id];
+    if (v < 0) continue;
+    layout_of[id] = kLayouts[choice[v]];
+    if (p.layer_of[v] >= 0) report.layers[p.layer_of[v]].chosen = layout_of[id];
+  }
+  planned.graph = Rewriter(graph, shapes, options.training, &report.transforms).Rewrite(layout_of);
+  return planned;
+}
+
+}  // namespace mxlite

@@ -1,0 +1,137 @@
+#include "scheduler/layout_costs.h"
+
+#include <cstring>
+#include <optional>
+#include <sstream>
+
+#include "core/error.h"
+#include "memory/storage.h"
+#include "ops/conv/tuner.h"
+#include "ops/cpu/transpose.h"
+#include "scheduler/executor.h"
+
+namespace mxlite {
+namespace {
+
+// The DB entry under `key`, or the time `measure` returns (then stored).
+template <typename Measure>
+MeasuredMs CachedMs(const std::string& key, const std::string& what, Measure&& measure) {
+  const conv::TuningEnvironment here = conv::TuningEnvironment::ForCpu();
+  std::shared_ptr<conv::TuningDb> db = conv::ConvTuner::Global().db();
+  if (db) {
+    if (auto hit = db->LookupKey(key, here)) return {hit->record.time_ms, 0};
+  }
+  conv::TuningRecord record;
+  record.algorithm = what;
+  record.time_ms = measure();
+  record.tuning_mode = "measured";
+  record.timestamp = static_cast<int64_t>(std::time(nullptr));
+  if (db) db->StoreKey(key, here, record);
+  return {record.time_ms, 1};
+}
+
+// Pooled, zero-filled host buffer for timing (first-touch cost paid before timing starts).
+class TimingBuffer {
+ public:
+  explicit TimingBuffer(size_t bytes)
+      : handle_(Storage::Global().Alloc(bytes == 0 ? 1 : bytes, Context::CPU())) {
+    std::memset(handle_.ptr, 0, bytes);
+  }
+  ~TimingBuffer() { Storage::Global().Free(handle_); }
+  TimingBuffer(const TimingBuffer&) = delete;
+  TimingBuffer& operator=(const TimingBuffer&) = delete;
+  void* data() const { return handle_.ptr; }
+
+ private:
+  StorageHandle handle_;
+};
+
+double TimeTransformMs(const Shape& shape, ActivationLayout from, ActivationLayout to,
+                       DType dtype) {
+  const size_t bytes = static_cast<size_t>(shape.size()) * DTypeSize(dtype);
+  TimingBuffer in(bytes), out(bytes);
+  const std::vector<int> axes = LayoutPermutation(from, to);
+  return conv::TimeCandidate([&] { cpu::TransposeAxes(in.data(), shape, axes, out.data(), dtype); })
+      .median_ms;
+}
+
+std::string AttributeText(const std::map<std::string, std::string>& attrs) {
+  std::ostringstream text;
+  for (const auto& [name, value] : attrs) text << ' ' << name << '=' << value;
+  return text.str();
+}
+
+}  // namespace
+
+const char* ActivationLayoutName(ActivationLayout layout) {
+  return layout == ActivationLayout::kNCHW ? "NCHW" : "NHWC";
+}
+
+std::vector<int> LayoutPermutation(ActivationLayout from, ActivationLayout to) {
+  if (from == to) return {0, 1, 2, 3};
+  if (from == ActivationLayout::kNCHW) return {0, 2, 3, 1};
+  return {0, 3, 1, 2};
+}
+
+Shape PermuteShape(const Shape& shape, ActivationLayout from, ActivationLayout to) {
+  MX_CHECK(shape.ndim() == 4) << "a layout transform needs a 4-D tensor, not " << shape;
+  const std::vector<int> axes = LayoutPermutation(from, to);
+  return Shape{shape[axes[0]], shape[axes[1]], shape[axes[2]], shape[axes[3]]};
+}
+
+int PermutedAxis(int axis, ActivationLayout from, ActivationLayout to) {
+  const std::vector<int> axes = LayoutPermutation(from, to);
+  for (int i = 0; i < 4; ++i) {
+    if (axes[i] == axis) return i;
+  }
+  MX_THROW() << "axis " << axis << " is not an axis of a 4-D tensor";
+}
+
+MeasuredMs LayoutTransformMs(const Shape& shape, ActivationLayout from, ActivationLayout to,
+                             DType dtype, bool training) {
+  if (from == to) return {};
+  auto one_way = [&](const Shape& in_shape, ActivationLayout a, ActivationLayout b) {
+    std::ostringstream key;
+    key << "transform " << ActivationLayoutName(a) << "->" << ActivationLayoutName(b)
+        << " data=" << in_shape << " dtype=" << DTypeName(dtype);
+    return CachedMs(key.str(), "transpose",
+                    [&] { return TimeTransformMs(in_shape, a, b, dtype); });
+  };
+  MeasuredMs cost = one_way(shape, from, to);
+  if (training) {
+    const MeasuredMs back = one_way(PermuteShape(shape, from, to), to, from);
+    cost.ms += back.ms;
+    cost.timings_run += back.timings_run;
+  }
+  return cost;
+}
+
+MeasuredMs MeasureNodeMs(const std::string& op_name, const std::map<std::string, std::string>& attrs,
+                     const Shape& data_shape, DType dtype, bool training) {
+  std::ostringstream key;
+  key << "node " << op_name << AttributeText(attrs) << " data=" << data_shape
+      << " dtype=" << DTypeName(dtype) << " training=" << (training ? 1 : 0);
+  return CachedMs(key.str(), op_name, [&] {
+    Graph graph;
+    const int data = graph.AddVariable("data", VariableRole::kInput, data_shape, dtype);
+    const int node = graph.AddOpNode(op_name, "measured", attrs, {{data, 0}});
+    graph.AddOutput({node, 0});
+    BindOptions options;
+    options.training = training;
+    if (training) options.input_gradients = {"data"};
+    options.conv_plan = ConvPlanKind::kNone;  // the node as given: no planning inside planning
+    std::unique_ptr<Executor> exec = Executor::Bind(graph, options);
+    return conv::TimeCandidate([&] {
+             exec->Forward(training);
+             if (training) {
+               exec->Backward();
+               exec->Gradient("data").WaitToRead();
+             } else {
+               exec->outputs()[0].WaitToRead();
+             }
+           })
+        .median_ms;
+  });
+}
+
+}  // namespace mxlite

@@ -1,0 +1,58 @@
+// Measured costs for the convolution planner (scheduler/conv_planning.h): the time of a layout
+// transform of one activation, and the time of one layout-sensitive node (pooling) in a given
+// layout. Like convolution timings they are measured once per device and library versions and
+// kept in the tuning DB (ops/conv/tuning_db.h, TuningDb::LookupKey), so a second run measures
+// nothing.
+//
+//   double ms = LayoutTransformMs(Shape{16, 64, 56, 56}, ActivationLayout::kNCHW,
+//                                 ActivationLayout::kNHWC, DType::kFloat32, /*training=*/false).ms;
+//
+// A transform is the planner's edge cost: the transpose kernel the rewritten graph runs
+// (cpu::TransposeAxes via the transpose op), timed with conv::TimeCandidate on pooled buffers.
+// In training the gradient flows back through the same edge, so the cost is the forward transform
+// plus its inverse on a tensor of the same size. Equal layouts cost 0 and time nothing.
+//
+// MXNET_TUNING_DB_MODE applies as it does to convolutions (off: measured once per process; refresh:
+// re-measured and overwritten). Thread safety: call from one thread at a time (timing two things
+// at once would measure the contention); the DB itself is thread-safe.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "core/dtype.h"
+#include "core/shape.h"
+
+namespace mxlite {
+
+// The 4-D activation layouts the planner chooses between.
+enum class ActivationLayout { kNCHW, kNHWC };
+inline constexpr int kNumActivationLayouts = 2;
+
+const char* ActivationLayoutName(ActivationLayout layout);  // "NCHW", "NHWC"
+// The shape of a tensor of shape `shape` (in `from`) once laid out as `to`.
+Shape PermuteShape(const Shape& shape, ActivationLayout from, ActivationLayout to);
+// The transpose op's `axes` that take `from` to `to`: NCHW->NHWC (0,2,3,1), NHWC->NCHW (0,3,1,2),
+// equal layouts (0,1,2,3).
+std::vector<int> LayoutPermutation(ActivationLayout from, ActivationLayout to);
+// Where axis `axis` (of a tensor in `from`; 0..3) sits once the tensor is laid out as `to`.
+int PermutedAxis(int axis, ActivationLayout from, ActivationLayout to);
+
+// A cost and how many timings it took (0: all from the tuning DB or this process's cache).
+struct MeasuredMs {
+  double ms = 0.0;
+  int timings_run = 0;
+};
+
+// Milliseconds to transform a tensor of shape `shape` (given in layout `from`) to `to` on this
+// CPU with the current intra-op threads; in training, plus the inverse transform.
+MeasuredMs LayoutTransformMs(const Shape& shape, ActivationLayout from, ActivationLayout to,
+                             DType dtype, bool training);
+
+// Milliseconds of one CPU op node with a single data input of shape `data_shape`, run through a
+// one-node executor (forward; in training forward and backward with the data's gradient). The
+// attributes are as the node would have them (layout included). Errors of the op propagate.
+MeasuredMs MeasureNodeMs(const std::string& op_name, const std::map<std::string, std::string>& attrs,
+                     const Shape& data_shape, DType dtype, bool training);
+
+}  // namespace mxlite

@@ -1,0 +1,299 @@
+// Convolution planning (scheduler/conv_planning.h): every layout assignment computes the same
+// network, forward and backward; the planner's three plans agree on the outputs and the global one
+// is predicted no slower than the others; a second bind measures nothing; tuning off plans
+// nothing; nodes that run only as written refuse another layout.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cmath>
+#include <filesystem>
+#include <random>
+
+#include "core/error.h"
+#include "core/settings.h"
+#include "scheduler/conv_planning.h"
+#include "scheduler/executor.h"
+#include "scheduler/graph_builder.h"
+
+namespace mxlite {
+namespace {
+
+namespace fs = std::filesystem;
+using L = ActivationLayout;
+
+// Every role the planner knows: convolutions (3x3, 1x1, strided), BatchNorm, ReLU, a Concat of two
+// branches, max pooling, a residual Add, global pooling, Flatten and FullyConnected (fixed).
+Graph PlanningNet() {
+  GraphBuilder g;
+  Symbol x = g.Input("data", {2, 8, 12, 12});
+  // No bias before BatchNorm (its gradient would be rounding noise around zero).
+  Symbol y = g.Relu(g.BatchNorm(g.Conv(x,
+                                       {.num_filter = 16, .kernel = {3, 3}, .pad = {1, 1},
+                                        .no_bias = true},
+                                       "stem"),
+                                {}, "stem_bn"),
+                    "stem_relu");
+  Symbol a = g.Conv(y, {.num_filter = 8, .kernel = {1, 1}}, "branch_a");
+  Symbol b = g.Conv(y, {.num_filter = 8, .kernel = {3, 3}, .pad = {1, 1}}, "branch_b");
+  Symbol joined = g.Concat({a, b}, 1, "joined");
+  Symbol pooled = g.MaxPool(joined, {.kernel = {2, 2}, .stride = {2, 2}}, "pool");
+  Symbol main = g.Conv(pooled, {.num_filter = 16, .kernel = {3, 3}, .pad = {1, 1}}, "main");
+  Symbol skip = g.Conv(pooled, {.num_filter = 16, .kernel = {1, 1}}, "skip");
+  Symbol sum = g.Relu(g.Add(main, skip, "sum"), "sum_relu");
+  Symbol down = g.Conv(sum, {.num_filter = 8, .kernel = {3, 3}, .stride = {2, 2}, .pad = {1, 1}},
+                       "down");
+  Symbol logits = g.FullyConnected(g.Flatten(g.GlobalAvgPool(down, "gap"), "flat"),
+                                   {.num_hidden = 5}, "fc");
+  return g.Build({logits, sum});
+}
+
+// The nodes of PlanningNet that may run NHWC.
+const std::vector<std::string> kMovable = {"stem",      "stem_bn", "stem_relu", "branch_a",
+                                           "branch_b",  "joined",  "pool",      "main",
+                                           "skip",      "sum",     "sum_relu",  "down",
+                                           "gap"};
+
+class ConvPlanningTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    static std::atomic<int> counter{0};
+    folder_ = fs::temp_directory_path() / ("mxlite_conv_planning_test_" +
+                                           std::to_string(getpid()) + "_" +
+                                           std::to_string(counter++));
+    fs::remove_all(folder_);
+    settings().Set("MXNET_TUNING_DB_PATH", (folder_ / "tuning.sqlite").string());
+  }
+  void TearDown() override {
+    for (const char* name : {"MXNET_TUNING_DB_PATH", "MXNET_CUDNN_AUTOTUNE_DEFAULT",
+                             "MXNET_CONV_PLAN"}) {
+      settings().Reset(name);
+    }
+    fs::remove_all(folder_);
+  }
+
+  fs::path folder_;
+};
+
+// Reproducible inputs and parameters (the same values whatever the plan: names are kept).
+void FillArguments(Executor& exec) {
+  std::mt19937_64 random(11);
+  std::uniform_real_distribution<float> uniform(-1, 1);
+  std::vector<std::string> names = exec.ParameterNames();
+  names.insert(names.begin(), "data");
+  for (const std::string& name : names) {
+    std::vector<float> values(static_cast<size_t>(exec.Arg(name).size()));
+    for (float& v : values) v = uniform(random);
+    exec.Arg(name).SyncCopyFromCPU(values.data(), values.size() * sizeof(float));
+  }
+}
+
+struct RunResult {
+  std::vector<std::vector<float>> outputs;
+  std::map<std::string, std::vector<float>> gradients;
+};
+
+RunResult RunPlanned(const Graph& graph, bool training, std::optional<ConvPlanKind> plan) {
+  BindOptions options;
+  options.training = training;
+  options.conv_plan = plan;
+  auto exec = Executor::Bind(graph, options);
+  FillArguments(*exec);
+  exec->Forward(training);
+  if (training) exec->Backward();
+  RunResult result;
+  for (const NDArray& output : exec->outputs()) result.outputs.push_back(output.ToVector<float>());
+  if (training) {
+    for (const std::string& name : exec->ParameterNames()) {
+      result.gradients[name] = exec->Gradient(name).ToVector<float>();
+    }
+  }
+  return result;
+}
+
+void ExpectClose(const std::vector<float>& expected, const std::vector<float>& actual,
+                 const std::string& what) {
+  ASSERT_EQ(expected.size(), actual.size()) << what;
+  double scale = 1e-6;
+  for (float v : expected) scale = std::max(scale, static_cast<double>(std::fabs(v)));
+  for (size_t i = 0; i < expected.size(); ++i) {
+    ASSERT_NEAR(expected[i], actual[i], 1e-4 * scale) << what << " element " << i;
+  }
+}
+
+void ExpectSameRun(const RunResult& expected, const RunResult& actual, const std::string& what) {
+  ASSERT_EQ(expected.outputs.size(), actual.outputs.size());
+  for (size_t i = 0; i < expected.outputs.size(); ++i) {
+    ExpectClose(expected.outputs[i], actual.outputs[i], what + " output " + std::to_string(i));
+  }
+  for (const auto& [name, gradient] : expected.gradients) {
+    ExpectClose(gradient, actual.gradients.at(name), what + " gradient of " + name);
+  }
+}
+
+// Binds a rewritten graph without planning it again.
+RunResult RunRewritten(const Graph& source, const std::map<std::string, L>& layouts,
+                       bool training, std::vector<PlannedTransform>* transforms = nullptr) {
+  const GraphShapes shapes = InferGraphShapes(source);
+  return RunPlanned(RewriteLayouts(source, shapes, layouts, training, transforms), training,
+             ConvPlanKind::kNone);
+}
+
+TEST_F(ConvPlanningTest, AllNhwcComputesTheSameForwardAndGradients) {
+  const Graph net = PlanningNet();
+  std::map<std::string, L> layouts;
+  for (const std::string& name : kMovable) layouts[name] = L::kNHWC;
+  std::vector<PlannedTransform> transforms;
+  for (bool training : {false, true}) {
+    transforms.clear();
+    ExpectSameRun(RunPlanned(net, training, ConvPlanKind::kNone),
+                  RunRewritten(net, layouts, training, &transforms),
+                  training ? "training" : "inference");
+  }
+  // In: the data. Out: gap (to Flatten) and sum_relu (a graph output). Plus 6 conv weights.
+  std::set<std::string> names;
+  for (const PlannedTransform& t : transforms) names.insert(t.node);
+  EXPECT_EQ(names, (std::set<std::string>{"data_to_nhwc", "gap_output_to_nchw",
+                                          "sum_relu_output_to_nchw", "stem_weight_to_ohwi",
+                                          "branch_a_weight_to_ohwi", "branch_b_weight_to_ohwi",
+                                          "main_weight_to_ohwi", "skip_weight_to_ohwi",
+                                          "down_weight_to_ohwi"}));
+}
+
+TEST_F(ConvPlanningTest, MixedLayoutsInsertTransformsBetweenDisagreeingNeighbours) {
+  const Graph net = PlanningNet();
+  // Alternate: every edge where neighbours disagree gets a transform, the sum meets two layouts.
+  const std::map<std::string, L> layouts = {
+      {"stem", L::kNHWC}, {"stem_relu", L::kNHWC}, {"branch_b", L::kNHWC}, {"pool", L::kNHWC},
+      {"skip", L::kNHWC}, {"sum_relu", L::kNHWC}, {"gap", L::kNHWC}};
+  for (bool training : {false, true}) {
+    std::vector<PlannedTransform> transforms;
+    ExpectSameRun(RunPlanned(net, training, ConvPlanKind::kNone),
+                  RunRewritten(net, layouts, training, &transforms),
+                  training ? "training" : "inference");
+    // stem's output goes back to NCHW once for stem_bn; stem_relu's output is shared by the
+    // two branches: one NCHW copy for branch_a, branch_b reads it as is.
+    int from_relu = 0;
+    for (const PlannedTransform& t : transforms) from_relu += t.value == "stem_relu_output";
+    EXPECT_EQ(from_relu, 1);
+    for (const PlannedTransform& t : transforms) EXPECT_GE(t.cost_ms, 0.0) << t.node;
+  }
+}
+
+TEST_F(ConvPlanningTest, EveryPlanComputesTheSameNetwork) {
+  const Graph net = PlanningNet();
+  for (bool training : {false, true}) {
+    const RunResult none = RunPlanned(net, training, ConvPlanKind::kNone);
+    ExpectSameRun(none, RunPlanned(net, training, ConvPlanKind::kLocal), "local");
+    ExpectSameRun(none, RunPlanned(net, training, ConvPlanKind::kGlobal), "global");
+  }
+}
+
+TEST_F(ConvPlanningTest, GlobalIsPredictedNoSlowerAndReportsEveryLayer) {
+  auto exec = Executor::Bind(PlanningNet(), {.conv_plan = ConvPlanKind::kGlobal});
+  const ConvPlanReport& report = exec->conv_plan();
+  ASSERT_TRUE(report.planned);
+  EXPECT_EQ(report.kind, ConvPlanKind::kGlobal);
+  EXPECT_TRUE(report.proven_optimal);  // residual + concat: series-parallel
+  EXPECT_EQ(report.reductions.rn, 0);
+  EXPECT_LE(report.predicted_global_ms, report.predicted_local_ms * (1 + 1e-9));
+  EXPECT_LE(report.predicted_global_ms, report.predicted_none_ms * (1 + 1e-9));
+  EXPECT_DOUBLE_EQ(report.predicted_ms(), report.predicted_global_ms);
+  std::vector<std::string> layers;
+  for (const PlannedLayer& layer : report.layers) {
+    layers.push_back(layer.node);
+    EXPECT_GE(layer.cost_ms[0], 0.0) << layer.node;
+    EXPECT_GE(layer.cost_ms[1], 0.0) << layer.node;
+    if (layer.op == "Convolution") {
+      EXPECT_FALSE(layer.algorithms[1].empty()) << layer.node;
+    }
+  }
+  EXPECT_EQ(layers, (std::vector<std::string>{"stem", "branch_a", "branch_b", "pool", "main",
+                                              "skip", "down", "gap"}));
+  // Each convolution tuned in both layouts; the executor reports the layout that runs.
+  EXPECT_EQ(report.decisions.size(), 12u);
+  EXPECT_EQ(exec->TuningDecisions().size(), 6u);
+  const std::string text = report.Format(/*verbose=*/true);
+  EXPECT_NE(text.find("global plan: "), std::string::npos) << text;
+  EXPECT_NE(text.find("proven optimal"), std::string::npos) << text;
+  EXPECT_NE(text.find("not chosen: "), std::string::npos) << text;
+  // Parameter names and output shapes are the source graph's.
+  EXPECT_EQ(exec->outputs()[1].shape(), (Shape{2, 16, 6, 6}));
+  EXPECT_EQ(exec->ParameterNames().size(), PlanningNet().Variables(VariableRole::kParameter).size());
+}
+
+TEST_F(ConvPlanningTest, SecondBindMeasuresNothing) {
+  for (bool training : {false, true}) {
+    auto first = Executor::Bind(PlanningNet(), {.training = training});
+    EXPECT_GT(first->conv_plan().timings_run, 0);
+    auto second = Executor::Bind(PlanningNet(), {.training = training});
+    EXPECT_EQ(second->conv_plan().timings_run, 0);
+    for (const conv::LayerTuning& decision : second->conv_plan().decisions) {
+      EXPECT_NE(decision.origin, conv::PickOrigin::kBenchmark) << decision.layer;
+    }
+    // The same measurements give the same plan.
+    ASSERT_EQ(first->conv_plan().layers.size(), second->conv_plan().layers.size());
+    for (size_t i = 0; i < first->conv_plan().layers.size(); ++i) {
+      EXPECT_EQ(first->conv_plan().layers[i].chosen, second->conv_plan().layers[i].chosen);
+    }
+  }
+}
+
+TEST_F(ConvPlanningTest, ReshapePlansTheNewShapes) {
+  auto exec = Executor::Bind(PlanningNet(), {.conv_plan = ConvPlanKind::kGlobal});
+  auto reshaped = exec->Reshape({{"data", Shape{3, 8, 12, 12}}});
+  EXPECT_EQ(reshaped->outputs()[1].shape(), (Shape{3, 16, 6, 6}));
+  EXPECT_TRUE(reshaped->conv_plan().planned);
+}
+
+TEST_F(ConvPlanningTest, TuningOffPlansNothing) {
+  settings().Set("MXNET_CUDNN_AUTOTUNE_DEFAULT", "off");
+  auto exec = Executor::Bind(PlanningNet(), {.conv_plan = ConvPlanKind::kGlobal});
+  EXPECT_FALSE(exec->conv_plan().planned);
+  EXPECT_EQ(exec->graph().num_nodes(), PlanningNet().num_nodes());
+  EXPECT_NE(exec->conv_plan().Summary().find("layouts as written"), std::string::npos);
+}
+
+TEST_F(ConvPlanningTest, PlanNoneKeepsTheGraph) {
+  settings().Set("MXNET_CONV_PLAN", "none");
+  auto exec = Executor::Bind(PlanningNet(), {});
+  EXPECT_FALSE(exec->conv_plan().planned);
+  EXPECT_EQ(exec->conv_plan().kind, ConvPlanKind::kNone);
+  EXPECT_EQ(exec->graph().num_nodes(), PlanningNet().num_nodes());
+}
+
+TEST_F(ConvPlanningTest, FixedNodesRefuseAnotherLayout) {
+  const Graph net = PlanningNet();
+  const GraphShapes shapes = InferGraphShapes(net);
+  try {
+    RewriteLayouts(net, shapes, {{"flat", L::kNHWC}}, false);
+    FAIL() << "Flatten moved to NHWC";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'flat' (Flatten) runs only as written"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(RewriteLayouts(net, shapes, {{"nothing", L::kNHWC}}, false), Error);
+}
+
+TEST_F(ConvPlanningTest, UnknownPlanNamesTheChoices) {
+  try {
+    ParseConvPlanKind("best");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("none, local or global"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(settings().Set("MXNET_CONV_PLAN", "best"), Error);
+}
+
+TEST(LayoutCostsTest, PermutationsRoundTrip) {
+  const Shape nchw{2, 3, 4, 5};
+  EXPECT_EQ(PermuteShape(nchw, L::kNCHW, L::kNHWC), (Shape{2, 4, 5, 3}));
+  EXPECT_EQ(PermuteShape(PermuteShape(nchw, L::kNCHW, L::kNHWC), L::kNHWC, L::kNCHW), nchw);
+  EXPECT_EQ(PermutedAxis(1, L::kNCHW, L::kNHWC), 3);
+  EXPECT_EQ(PermutedAxis(3, L::kNHWC, L::kNCHW), 1);
+  EXPECT_EQ(LayoutTransformMs(nchw, L::kNCHW, L::kNCHW, DType::kFloat32, true).ms, 0.0);
+}
+
+}  // namespace
+}  // namespace mxlite
