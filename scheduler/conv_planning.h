@@ -25,7 +25,9 @@
 // Costs. An edge — a 4-D value from one node to a consumer — costs the measured transform of the
 // value between the producer's and the consumer's layouts (0 when equal; forward plus inverse in
 // training). Graph inputs and fixed consumers, and graph outputs (which the caller receives as
-// written), pin one end of the edge. Every cost is in milliseconds.
+// written), pin one end of the edge. Every cost is in milliseconds. An edge is charged per
+// consumer, while the rewrite shares one transform between consumers that want the same layout,
+// so a value with several such consumers is predicted dearer than it runs.
 //
 // Plans.
 //   none    the graph as written: each convolution tunes its algorithm alone in its own layout.

@@ -8,8 +8,9 @@
 //   NDArray w_grad = exec->Gradient("conv0_weight");
 //
 // Binding infers shapes, plans the layouts of convolutions and pooling on the CPU
-// (scheduler/conv_planning.h, per MXNET_CONV_PLAN), builds the execution plan (scheduler/execution_plan.h: forward, and for
-// training the gradient pass, mirrored per MXNET_BACKWARD_DO_MIRROR) and the memory plan
+// (scheduler/conv_planning.h, per MXNET_CONV_PLAN), builds the execution plan
+// (scheduler/execution_plan.h: forward, and for training the gradient pass, mirrored per
+// MXNET_BACKWARD_DO_MIRROR) and the memory plan
 // (scheduler/memory_plan.h, per MXNET_EXEC_ENABLE_INPLACE and NNVM_EXEC_MATCH_RANGE), then
 // allocates one block per planned buffer. Kernels take scratch memory from MXNET_EXEC_NUM_TEMP
 // temporary workspaces, each used by one op at a time (ordered by an engine var), grown to the

@@ -215,6 +215,37 @@ TEST_F(RunBenchTest, BenchSetsADynamicBatchDim) {
   EXPECT_TRUE(Contains(output, "input 'data': float32 (5,2,3)")) << output;
 }
 
+TEST_F(RunBenchTest, BenchComparePlanTimesBothPlansAndPrintsTheSpeedup) {
+  testing::internal::CaptureStdout();
+  const int status = RunBenchCommand({Model(), "--iters", "3", "--warmup", "1", "--compare-plan"});
+  const std::string output = testing::internal::GetCapturedStdout();
+  ASSERT_EQ(status, 0) << output;
+  // One line per plan that starts with its name, then the speedup.
+  for (const char* line : {"\nlocal: ", "\nglobal: ", " ms (predicted ",
+                           "\nspeedup global over local: "}) {
+    EXPECT_TRUE(Contains(output, line)) << line << "\n" << output;
+  }
+  EXPECT_LT(output.find("\nlocal: "), output.find("\nglobal: ")) << output;
+}
+
+TEST_F(RunBenchTest, BenchTimesTrainingStepsUnderAGivenPlan) {
+  testing::internal::CaptureStdout();
+  const int status = RunBenchCommand(
+      {Model(), "--iters", "2", "--warmup", "0", "--training", "--plan", "global"});
+  const std::string output = testing::internal::GetCapturedStdout();
+  ASSERT_EQ(status, 0) << output;
+  EXPECT_TRUE(Contains(output, "timing training steps (forward + backward)")) << output;
+  EXPECT_TRUE(Contains(output, "\nglobal plan: ")) << output;
+  EXPECT_TRUE(Contains(output, "(batch 1, 2 passes in ")) << output;
+}
+
+TEST_F(RunBenchTest, BenchRejectsABadPlan) {
+  std::string error = ErrorOf(RunBenchCommand, {Model(), "--plan", "best"});
+  EXPECT_TRUE(Contains(error, "--plan best: expected none, local or global")) << error;
+  error = ErrorOf(RunBenchCommand, {Model(), "--plan", "local", "--compare-plan"});
+  EXPECT_TRUE(Contains(error, "--compare-plan runs both plans")) << error;
+}
+
 TEST_F(RunBenchTest, BenchRejectsBadNumbers) {
   std::string error = ErrorOf(RunBenchCommand, {Model(), "--iters", "0"});
   EXPECT_TRUE(Contains(error, "--iters '0' must be an integer from 1")) << error;

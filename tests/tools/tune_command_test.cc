@@ -91,6 +91,19 @@ TEST_F(TuneCommandTest, VerboseListsTheCandidatesAndModeFlagsApply) {
   EXPECT_TRUE(Contains(off.output, "1 by heuristic (off), 0 benchmarked")) << off.output;
 }
 
+TEST_F(TuneCommandTest, PrintsTheLayoutPlanItWasAskedFor) {
+  CliResult global = RunCli(environment_, "tune " + kModel + " --plan global --verbose");
+  ASSERT_EQ(global.status, 0) << global.output;
+  EXPECT_TRUE(Contains(global.output, "global plan: ")) << global.output;
+  EXPECT_TRUE(Contains(global.output, "(Convolution): ")) << global.output;
+  CliResult none = RunCli(environment_, "tune " + kModel + " --plan none");
+  ASSERT_EQ(none.status, 0) << none.output;
+  EXPECT_TRUE(Contains(none.output, "none plan: layouts as written")) << none.output;
+  CliResult bad = RunCli(environment_, "tune " + kModel + " --plan fastest");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_TRUE(Contains(bad.output, "--plan fastest: expected none, local or global")) << bad.output;
+}
+
 TEST_F(TuneCommandTest, BadInputIsAClearError) {
   CliResult missing = RunCli(environment_, "tune /nonexistent/model.onnx");
   EXPECT_NE(missing.status, 0);

@@ -34,6 +34,9 @@ std::vector<FlagSpec> BenchFlags() {
       {"iters", true, "timed passes (default 50)"},
       EngineFlag(),
       PlanFlag(),
+      {"training", false,
+       "time training steps instead: forward in training mode and backward (head gradients of "
+       "ones, no update)"},
       {"compare-plan", false,
        "bench the local and the global convolution plan one after the other and print the "
        "speedup"},
@@ -44,7 +47,7 @@ std::vector<FlagSpec> BenchFlags() {
 void PrintHelp() {
   std::cout << "usage: mxlite bench MODEL.onnx [--batch N] [--threads T] [--device cpu|gpu]\n"
                "                    [--warmup W] [--iters I] [--engine TYPE]\n"
-               "                    [--plan none|local|global | --compare-plan]\n\n"
+               "                    [--plan none|local|global | --compare-plan] [--training]\n\n"
                "Measures inference of an ONNX model on random inputs (uniform in [-1, 1), seed "
             << kInputSeed
             << ";\ninteger inputs are zeros). The first input's first dim becomes --batch;\n"
@@ -119,13 +122,18 @@ double Percentile(const std::vector<double>& sorted, double p) {
   return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
 }
 
-// Wall-clock seconds of each of `passes` forward passes.
-std::vector<double> TimePasses(Executor& executor, int64_t passes, const std::string& label) {
+// Wall-clock seconds of each of `passes` forward passes (training steps with `training`).
+std::vector<double> TimePasses(Executor& executor, int64_t passes, const std::string& label,
+                               bool training) {
   PassProgress progress(label, passes);
   std::vector<double> seconds;
   for (int64_t i = 0; i < passes; ++i) {
     const auto start = std::chrono::steady_clock::now();
-    RunForward(executor);
+    if (training) {
+      RunForwardBackward(executor);
+    } else {
+      RunForward(executor);
+    }
     seconds.push_back(Seconds(std::chrono::steady_clock::now() - start));
     progress.Done(i + 1);
   }
@@ -162,23 +170,24 @@ struct PlanTiming {
 // Binds the model under `plan`, warms up and times it, printing the bind time, the plan's summary
 // and the latency report.
 PlanTiming BenchPlan(const std::string& model_path,
-                     const std::map<std::string, HostTensor>& inputs, Context ctx,
-                     std::optional<ConvPlanKind> plan, int64_t warmup, int64_t iters,
-                     int64_t batch) {
+                     const std::map<std::string, HostTensor>& inputs, const OnnxBinding& binding,
+                     int64_t warmup, int64_t iters, int64_t batch) {
   std::cerr << "binding " << model_path << " (shapes, memory plan, convolution tuning)...\n";
   const auto bind_start = std::chrono::steady_clock::now();
-  BoundModel bound = BindOnnxModel(model_path, inputs, ctx, /*fold_inputs=*/false, plan);
+  BoundModel bound = BindOnnxModel(model_path, inputs, binding);
   std::cout << std::fixed << std::setprecision(3)
             << "bind: " << Seconds(std::chrono::steady_clock::now() - bind_start) << " s"
             << std::endl;
   const ConvPlanReport& report = bound.executor->conv_plan();
   std::cout << report.Summary() << std::endl;
 
-  const std::vector<double> warm = TimePasses(*bound.executor, warmup, "warm-up");
+  const std::vector<double> warm =
+      TimePasses(*bound.executor, warmup, "warm-up", binding.training);
   double warm_total = 0;
   for (double value : warm) warm_total += value;
   std::cout << "warm-up: " << warmup << " passes in " << warm_total << " s" << std::endl;
-  const std::vector<double> seconds = TimePasses(*bound.executor, iters, "timing");
+  const std::vector<double> seconds =
+      TimePasses(*bound.executor, iters, "timing", binding.training);
   ReportLatency(seconds, batch);
   return {Median(seconds) * 1e3, report.predicted_ms(), report.Summary()};
 }
@@ -220,15 +229,19 @@ int RunBenchCommand(const std::vector<std::string>& args) {
             << settings().GetString("MXNET_ENGINE_TYPE") << ", intra-op threads "
             << cpu::IntraOpThreads() << std::endl;
 
+  OnnxBinding binding{.ctx = ctx, .training = parsed.Has("training")};
+  if (binding.training) std::cout << "timing training steps (forward + backward)\n";
   if (!parsed.Has("compare-plan")) {
-    BenchPlan(model_path, inputs, ctx, ParsePlanFlag(parsed), warmup, iters, batch);
+    binding.conv_plan = ParsePlanFlag(parsed);
+    BenchPlan(model_path, inputs, binding, warmup, iters, batch);
     return 0;
   }
   MX_CHECK(!parsed.Has("plan")) << "--compare-plan runs both plans; drop --plan";
   std::vector<std::pair<ConvPlanKind, PlanTiming>> timings;
   for (ConvPlanKind plan : {ConvPlanKind::kLocal, ConvPlanKind::kGlobal}) {
     std::cout << "--- plan " << ConvPlanKindName(plan) << " ---\n";
-    timings.emplace_back(plan, BenchPlan(model_path, inputs, ctx, plan, warmup, iters, batch));
+    binding.conv_plan = plan;
+    timings.emplace_back(plan, BenchPlan(model_path, inputs, binding, warmup, iters, batch));
   }
   std::cout << std::fixed << std::setprecision(2);
   for (const auto& [plan, timing] : timings) {

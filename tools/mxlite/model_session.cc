@@ -121,20 +121,30 @@ void CheckInputs(const std::string& model_path, const std::vector<OnnxInputInfo>
 }
 
 BoundModel BindOnnxModel(const std::string& model_path,
-                         const std::map<std::string, HostTensor>& inputs, Context ctx,
-                         bool fold_inputs, std::optional<ConvPlanKind> conv_plan) {
+                         const std::map<std::string, HostTensor>& inputs,
+                         const OnnxBinding& binding) {
+  const Context ctx = binding.ctx;
   ImportOptions options;
   for (const auto& [name, tensor] : inputs) {
     options.input_shapes[name] = tensor.shape;
-    if (fold_inputs) options.constant_inputs[name] = tensor;
+    if (binding.fold_inputs) options.constant_inputs[name] = tensor;
   }
   BoundModel bound{.model = ImportOnnx(model_path, options)};
-  BindOptions bind{.ctx = ctx, .arrays = ParameterArrays(bound.model, ctx), .conv_plan = conv_plan};
+  BindOptions bind{.ctx = ctx,
+                   .training = binding.training,
+                   .arrays = ParameterArrays(bound.model, ctx),
+                   .conv_plan = binding.conv_plan};
   for (const auto& [onnx_name, variable] : bound.model.inputs) {
     bind.arrays[variable] = ToNDArray(inputs.at(onnx_name), ctx);
   }
   bound.executor = Executor::Bind(bound.model.graph, bind);
   return bound;
+}
+
+void RunForwardBackward(Executor& executor) {
+  executor.Forward(/*is_train=*/true);
+  executor.Backward();
+  for (const std::string& name : executor.ParameterNames()) executor.Gradient(name).WaitToRead();
 }
 
 FlagSpec PlanFlag() {

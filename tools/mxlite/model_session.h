@@ -56,12 +56,21 @@ struct BoundModel {
   std::unique_ptr<Executor> executor;
 };
 
-// Imports `model_path` with the inputs' shapes (and, when `fold_inputs`, their values for what
-// ONNX needs at load, e.g. a Reshape's shape given as an input), binds it for inference on `ctx`
-// with the convolution plan `conv_plan` (unset: MXNET_CONV_PLAN) and copies the input values in.
+// How a command binds an imported model.
+struct OnnxBinding {
+  Context ctx = Context::CPU();
+  // Also give the importer the inputs' values, for what ONNX needs at load (e.g. a Reshape's
+  // shape given as an input).
+  bool fold_inputs = false;
+  std::optional<ConvPlanKind> conv_plan = std::nullopt;  // unset: MXNET_CONV_PLAN
+  bool training = false;  // plan backward too (gradients of every parameter)
+};
+
+// Imports `model_path` with the inputs' shapes, binds it per `binding` and copies the input
+// values in.
 BoundModel BindOnnxModel(const std::string& model_path,
-                         const std::map<std::string, HostTensor>& inputs, Context ctx,
-                         bool fold_inputs, std::optional<ConvPlanKind> conv_plan = std::nullopt);
+                         const std::map<std::string, HostTensor>& inputs,
+                         const OnnxBinding& binding);
 
 // --plan: none, local or global (an error naming the flag otherwise); unset when absent.
 FlagSpec PlanFlag();
@@ -69,6 +78,9 @@ std::optional<ConvPlanKind> ParsePlanFlag(const ParsedArgs& args);
 
 // Runs one forward pass and waits for every output (rethrowing an op's error).
 void RunForward(Executor& executor);
+// One training step without the update: forward in training mode, backward from head gradients
+// of ones, waiting for every parameter gradient.
+void RunForwardBackward(Executor& executor);
 
 // A copy of `array` in host memory.
 HostTensor ToHostTensor(const NDArray& array);

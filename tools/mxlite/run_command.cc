@@ -96,7 +96,7 @@ int RunRunCommand(const std::vector<std::string>& args) {
   const std::map<std::string, HostTensor> inputs = ReadInputs(parsed, sources);
   CheckInputs(model_path, ReadOnnxInputs(model_path), inputs, sources);
 
-  BoundModel bound = BindOnnxModel(model_path, inputs, ctx, /*fold_inputs=*/true);
+  BoundModel bound = BindOnnxModel(model_path, inputs, {.ctx = ctx, .fold_inputs = true});
   RunForward(*bound.executor);
 
   const fs::path dir = *output_dir;
