@@ -338,6 +338,13 @@ class Rewriter {
     }
     if (op == "BatchNorm") attrs["axis"] = MovedAxis(node.attrs.GetInt("axis"), layout);
     if (op == "Concat") attrs["dim"] = MovedAxis(node.attrs.GetInt("dim"), layout);
+    if (op == "Dropout" && !node.attrs.GetInts("axes").empty()) {  // shared draws follow the dims
+      std::string axes = "(";
+      for (int64_t axis : node.attrs.GetInts("axes")) {
+        axes += (axes.size() > 1 ? "," : "") + MovedAxis(axis, layout);
+      }
+      attrs["axes"] = axes + ")";
+    }
   }
 
   static std::string MovedAxis(int64_t axis, L layout) {

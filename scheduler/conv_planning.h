@@ -41,7 +41,7 @@
 // is its tuner pick in that layout: the candidates of a node are its layouts.
 //
 // Rewriting. Chosen layouts become attributes (Convolution/Pooling `layout`, BatchNorm `axis`,
-// Concat `dim`); a transpose node is inserted once per value and target layout (named
+// Concat `dim`, Dropout `axes`); a transpose node is inserted once per value and target layout (named
 // "<value>_to_nhwc" / "_to_nchw"), and before a convolution's weight when its layout changes
 // ("<conv>_weight_to_ohwi" / "_to_oihw"). Node, parameter and output names, and output layouts,
 // are those of the original graph, so arrays, checkpoints and gradients are unaffected. The

@@ -276,6 +276,24 @@ TEST_F(ConvPlanningTest, FixedNodesRefuseAnotherLayout) {
   EXPECT_THROW(RewriteLayouts(net, shapes, {{"nothing", L::kNHWC}}, false), Error);
 }
 
+TEST_F(ConvPlanningTest, ChannelAndSharedAxesFollowTheLayout) {
+  GraphBuilder g;
+  Symbol x = g.Input("data", {2, 4, 6, 6});
+  Symbol y = g.Conv(x, {.num_filter = 4, .kernel = {1, 1}}, "conv");
+  y = g.BatchNorm(y, {}, "bn");
+  y = g.Op("Dropout", {y}, {{"p", "0.5"}, {"axes", "(2,3)"}}, "drop");
+  y = g.Concat({y, y}, 1, "cat");
+  const Graph net = g.Build({y});
+  const Graph nhwc = RewriteLayouts(
+      net, InferGraphShapes(net),
+      {{"conv", L::kNHWC}, {"bn", L::kNHWC}, {"drop", L::kNHWC}, {"cat", L::kNHWC}}, false);
+  EXPECT_EQ(nhwc.node(nhwc.Find("conv")).attrs.GetString("layout"), "NHWC");
+  EXPECT_EQ(nhwc.node(nhwc.Find("bn")).attrs.GetInt("axis"), 3);
+  EXPECT_EQ(nhwc.node(nhwc.Find("drop")).attrs.GetInts("axes"), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(nhwc.node(nhwc.Find("cat")).attrs.GetInt("dim"), 3);
+  EXPECT_EQ(InferGraphShapes(nhwc).of(nhwc.outputs()[0]), (Shape{2, 8, 6, 6}));
+}
+
 TEST_F(ConvPlanningTest, UnknownPlanNamesTheChoices) {
   try {
     ParseConvPlanKind("best");
