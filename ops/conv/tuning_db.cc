@@ -384,7 +384,9 @@ std::string ConvProblem::ToString() const {
 }
 
 TuningEnvironment TuningEnvironment::ForCpu(int threads) {
-  const BuildInfo info = GetBuildInfo();
+  // Asked for every tuning and planning lookup; GetBuildInfo reads /proc/cpuinfo and probes CUDA,
+  // and neither the CPU nor the build changes while the process runs.
+  static const BuildInfo info = GetBuildInfo();
   if (threads <= 0) threads = cpu::IntraOpThreads();
   std::string device =
       info.cpu_model + " (" + std::to_string(threads) + (threads == 1 ? " thread" : " threads");
