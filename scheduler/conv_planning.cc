@@ -37,12 +37,17 @@ const std::set<std::string>& AgnosticOps() {
   return ops;
 }
 
-// The data (non-parameter, non-auxiliary) inputs of an op node.
+// Whether input `i` of a node whose op declares `roles` is data (not a parameter or auxiliary).
+bool IsDataInput(const std::vector<InputRole>& roles, size_t i) {
+  return i >= roles.size() || roles[i] == InputRole::kData;
+}
+
+// The data inputs of an op node.
 std::vector<NodeEntry> DataInputs(const Node& node) {
   const std::vector<InputRole> roles = InputRoles(*node.op, node.attrs);
   std::vector<NodeEntry> data;
   for (size_t i = 0; i < node.inputs.size(); ++i) {
-    if (i >= roles.size() || roles[i] == InputRole::kData) data.push_back(node.inputs[i]);
+    if (IsDataInput(roles, i)) data.push_back(node.inputs[i]);
   }
   return data;
 }
@@ -282,12 +287,17 @@ std::vector<int> LocalChoice(const Graph& graph, const GraphShapes& shapes, cons
 
 class Rewriter {
  public:
-  Rewriter(const Graph& source, const GraphShapes& shapes, bool training,
-           std::vector<PlannedTransform>* transforms)
-      : source_(source), shapes_(shapes), training_(training), transforms_(transforms) {}
-
   // `layout_of[id]`: the layout node `id` runs in (NCHW for every node that is not planned).
-  Graph Rewrite(const std::vector<L>& layout_of) {
+  // `transforms`, when not null, receives every inserted transform with its measured cost.
+  Rewriter(const Graph& source, const GraphShapes& shapes, const std::vector<L>& layout_of,
+           bool training, std::vector<PlannedTransform>* transforms)
+      : source_(source),
+        shapes_(shapes),
+        layout_of_(layout_of),
+        training_(training),
+        transforms_(transforms) {}
+
+  Graph Rewrite() {
     new_entry_.assign(source_.num_nodes(), {});
     for (int id = 0; id < source_.num_nodes(); ++id) {
       const Node& node = source_.node(id);
@@ -300,10 +310,9 @@ class Rewriter {
             node.name, node.role, input ? node.shape : std::optional<Shape>(shapes_.of({id, 0})),
             input ? node.dtype : std::optional<DType>(shapes_.dtype_of({id, 0})));
       } else {
-        new_id = AddOp(node, layout_of[id]);
+        new_id = AddOp(node, layout_of_[id]);
       }
       new_entry_[id] = new_id;
-      layout_[id] = layout_of[id];
     }
     for (const NodeEntry& output : source_.outputs()) {
       graph_.AddOutput(shapes_.of(output).ndim() == 4 ? EntryIn(output, L::kNCHW) : Plain(output));
@@ -319,8 +328,7 @@ class Rewriter {
     const std::vector<InputRole> roles = InputRoles(*node.op, node.attrs);
     for (size_t i = 0; i < node.inputs.size(); ++i) {
       const NodeEntry input = node.inputs[i];
-      const bool data = i >= roles.size() || roles[i] == InputRole::kData;
-      const bool activation = data && shapes_.of(input).ndim() == 4;
+      const bool activation = IsDataInput(roles, i) && shapes_.of(input).ndim() == 4;
       inputs.push_back(activation ? EntryIn(input, layout) : Plain(input));
     }
     if (layout != L::kNCHW) Retarget(node, layout, attrs, inputs);
@@ -359,7 +367,7 @@ class Rewriter {
   // The value `source_entry` laid out as `layout`: the producer's output, or a transform of it
   // (one per value and layout, shared by every consumer).
   NodeEntry EntryIn(NodeEntry source_entry, L layout) {
-    const L produced = layout_[source_entry.node];
+    const L produced = layout_of_[source_entry.node];
     if (produced == layout) return Plain(source_entry);
     const auto key = std::make_pair(source_entry, layout);
     if (auto found = transformed_.find(key); found != transformed_.end()) return found->second;
@@ -379,6 +387,7 @@ class Rewriter {
     for (size_t i = 0; i < permutation.size(); ++i) axes << (i ? "," : "") << permutation[i];
     axes << ')';
     const int id = graph_.AddOpNode("transpose", name, {{"axes", axes.str()}}, {input});
+    if (transforms_ == nullptr) return {id, 0};  // nobody asked for the costs
     PlannedTransform transform;
     transform.node = name;
     transform.value = value;
@@ -387,7 +396,7 @@ class Rewriter {
     transform.shape = PermuteShape(shapes_.of(source_entry), L::kNCHW, from);
     transform.cost_ms =
         LayoutTransformMs(transform.shape, from, to, shapes_.dtype_of(source_entry), training_).ms;
-    if (transforms_ != nullptr) transforms_->push_back(transform);
+    transforms_->push_back(transform);
     return {id, 0};
   }
 
@@ -401,11 +410,11 @@ class Rewriter {
 
   const Graph& source_;
   const GraphShapes& shapes_;
+  const std::vector<L>& layout_of_;  // per source node: the layout it runs in and outputs
   const bool training_;
   std::vector<PlannedTransform>* transforms_;  // may be null
   Graph graph_;
-  std::vector<int> new_entry_;       // per source node: its node in graph_
-  std::map<int, L> layout_;          // per source node: the layout its outputs are in
+  std::vector<int> new_entry_;  // per source node: its node in graph_
   std::map<std::pair<NodeEntry, L>, NodeEntry> transformed_;
 };
 
@@ -432,7 +441,7 @@ Graph RewriteLayouts(const Graph& graph, const GraphShapes& shapes,
         << ActivationLayoutName(layout);
     layout_of[id] = layout;
   }
-  return Rewriter(graph, shapes, training, transforms).Rewrite(layout_of);
+  return Rewriter(graph, shapes, layout_of, training, transforms).Rewrite();
 }
 
 const char* ConvPlanKindName(ConvPlanKind kind) {
@@ -548,7 +557,8 @@ PlannedGraph PlanConvolutions(const Graph& graph, const GraphShapes& shapes,
     layout_of[id] = kLayouts[choice[v]];
     if (p.layer_of[v] >= 0) report.layers[p.layer_of[v]].chosen = layout_of[id];
   }
-  planned.graph = Rewriter(graph, shapes, options.training, &report.transforms).Rewrite(layout_of);
+  planned.graph =
+      Rewriter(graph, shapes, layout_of, options.training, &report.transforms).Rewrite();
   return planned;
 }
 

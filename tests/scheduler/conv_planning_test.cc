@@ -8,13 +8,13 @@
 #include <atomic>
 #include <cmath>
 #include <filesystem>
-#include <random>
 
 #include "core/error.h"
 #include "core/settings.h"
 #include "scheduler/conv_planning.h"
 #include "scheduler/executor.h"
 #include "scheduler/graph_builder.h"
+#include "tests/scheduler/random_arguments.h"
 
 namespace mxlite {
 namespace {
@@ -75,19 +75,6 @@ class ConvPlanningTest : public ::testing::Test {
   fs::path folder_;
 };
 
-// Reproducible inputs and parameters (the same values whatever the plan: names are kept).
-void FillArguments(Executor& exec) {
-  std::mt19937_64 random(11);
-  std::uniform_real_distribution<float> uniform(-1, 1);
-  std::vector<std::string> names = exec.ParameterNames();
-  names.insert(names.begin(), "data");
-  for (const std::string& name : names) {
-    std::vector<float> values(static_cast<size_t>(exec.Arg(name).size()));
-    for (float& v : values) v = uniform(random);
-    exec.Arg(name).SyncCopyFromCPU(values.data(), values.size() * sizeof(float));
-  }
-}
-
 struct RunResult {
   std::vector<std::vector<float>> outputs;
   std::map<std::string, std::vector<float>> gradients;
@@ -98,7 +85,8 @@ RunResult RunPlanned(const Graph& graph, bool training, std::optional<ConvPlanKi
   options.training = training;
   options.conv_plan = plan;
   auto exec = Executor::Bind(graph, options);
-  FillArguments(*exec);
+  // The same values whatever the plan: planning keeps the variables' names and shapes.
+  testing_support::FillRandomArguments(*exec, 11);
   exec->Forward(training);
   if (training) exec->Backward();
   RunResult result;

@@ -8,12 +8,12 @@
 #include <atomic>
 #include <cmath>
 #include <filesystem>
-#include <random>
 
 #include "core/settings.h"
 #include "ops/conv/tuner.h"
 #include "scheduler/executor.h"
 #include "scheduler/graph_builder.h"
+#include "tests/scheduler/random_arguments.h"
 
 namespace mxlite {
 namespace {
@@ -58,15 +58,7 @@ class ConvTuningTest : public ::testing::Test {
 
 // One inference pass on reproducible random data and parameters.
 std::vector<float> Forward(Executor& exec) {
-  std::mt19937_64 random(5);
-  std::uniform_real_distribution<float> uniform(-1, 1);
-  std::vector<std::string> names = exec.ParameterNames();
-  names.insert(names.begin(), "data");
-  for (const std::string& name : names) {
-    std::vector<float> values(static_cast<size_t>(exec.Arg(name).size()));
-    for (float& v : values) v = uniform(random);
-    exec.Arg(name).SyncCopyFromCPU(values.data(), values.size() * sizeof(float));
-  }
+  testing_support::FillRandomArguments(exec, 5);
   exec.Forward(false);
   return exec.outputs()[0].ToVector<float>();
 }
