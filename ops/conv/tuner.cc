@@ -149,6 +149,7 @@ TuningPolicy TuningPolicy::For(TuneMode mode, uint64_t workspace_limit_bytes,
   policy.workspace_limit_bytes = workspace_limit_bytes;
   policy.deterministic_only = settings.GetBool("MXNET_ENFORCE_DETERMINISM");
   policy.allow_tensor_cores = settings.GetBool("MXNET_CUDA_ALLOW_TENSOR_CORE");
+  policy.allow_tf32_conversion = settings.GetBool("MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION");
   return policy;
 }
 
@@ -162,7 +163,8 @@ std::string TuningPolicy::KeyText() const {
       out << " ws=" << workspace_limit_bytes << "B";
     }
   }
-  out << " det=" << (deterministic_only ? 1 : 0) << " tc=" << (allow_tensor_cores ? 1 : 0);
+  out << " det=" << (deterministic_only ? 1 : 0) << " tc=" << (allow_tensor_cores ? 1 : 0)
+      << " tf32=" << (allow_tf32_conversion ? 1 : 0);
   return out.str();
 }
 

@@ -86,12 +86,15 @@ struct TuningPolicy {
   uint64_t workspace_limit_bytes = uint64_t{1024} << 20;
   bool deterministic_only = false;
   bool allow_tensor_cores = true;
+  // float32 on Tensor Cores through TF32 conversion: more (and faster) cuDNN candidates.
+  bool allow_tf32_conversion = false;
 
-  // The layer's mode and workspace limit with MXNET_ENFORCE_DETERMINISM and
-  // MXNET_CUDA_ALLOW_TENSOR_CORE from `settings`.
+  // The layer's mode and workspace limit with MXNET_ENFORCE_DETERMINISM,
+  // MXNET_CUDA_ALLOW_TENSOR_CORE and MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION from `settings`.
   static TuningPolicy For(TuneMode mode, uint64_t workspace_limit_bytes, const Settings& settings);
-  // What shapes the choice, e.g. "limited_workspace ws=1024MB det=0 tc=1": part of the DB key,
-  // because a pick under one policy is not the answer under another. fastest ignores the limit.
+  // What shapes the choice, e.g. "limited_workspace ws=1024MB det=0 tc=1 tf32=0": part of the DB
+  // key, because a pick under one policy is not the answer under another (a float32 pick made
+  // without TF32 is not the answer once TF32 candidates may run). fastest ignores the limit.
   std::string KeyText() const;
 };
 

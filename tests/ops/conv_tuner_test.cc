@@ -260,6 +260,26 @@ TEST(ConvTunerPrecedence, TheAttributeWinsOverTheEnvironmentAndSaysSo) {
   EXPECT_EQ(by_default.source, SettingSource::kDefault);
 }
 
+// Every setting that changes which candidates may run is part of the key: a pick stored without
+// TF32 must not answer a run that allows it (and the other way round).
+TEST(ConvTunerPolicy, TheKeyNamesEverySettingThatChangesTheCandidates) {
+  auto plain = SettingsWithEnvironment({});
+  const TuningPolicy by_default =
+      TuningPolicy::For(TuneMode::kLimitedWorkspace, uint64_t{1024} << 20, *plain);
+  EXPECT_EQ(by_default.KeyText(), "limited_workspace ws=1024MB det=0 tc=1 tf32=0");
+
+  auto tf32 = SettingsWithEnvironment({{"MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION", "1"}});
+  const TuningPolicy converting =
+      TuningPolicy::For(TuneMode::kLimitedWorkspace, uint64_t{1024} << 20, *tf32);
+  EXPECT_TRUE(converting.allow_tf32_conversion);
+  EXPECT_NE(converting.KeyText(), by_default.KeyText());
+
+  auto strict = SettingsWithEnvironment(
+      {{"MXNET_ENFORCE_DETERMINISM", "1"}, {"MXNET_CUDA_ALLOW_TENSOR_CORE", "0"}});
+  EXPECT_EQ(TuningPolicy::For(TuneMode::kFastest, 0, *strict).KeyText(),
+            "fastest det=1 tc=0 tf32=0");
+}
+
 TEST(ConvTunerPrecedence, AnInvalidAttributeNamesTheLayer) {
   auto settings = SettingsWithEnvironment({});
   try {
