@@ -10,7 +10,8 @@
 // `workspace` limit (MB), uses an allowed math type (cuda_util.h: float32 stays FMA unless
 // MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION=1) and, with MXNET_ENFORCE_DETERMINISM=1, is
 // deterministic. The workspace comes from the op's scratch space. Bias: cudnnAddTensor forward,
-// cudnnConvolutionBackwardBias backward. cudnn_off=true is refused (there is no non-cuDNN GPU
+// cudnnConvolutionBackwardBias backward. A bound node describes its tensors once (ConvolutionGpuState).
+// cudnn_off=true is refused (there is no non-cuDNN GPU
 // convolution) with an error naming the layer.
 #include <algorithm>
 #include <vector>
@@ -142,17 +143,33 @@ const void* Zero(DType dtype) {
   return dtype == DType::kFloat64 ? static_cast<const void*>(&zero_d) : &zero_f;
 }
 
+// The workspace bytes of a planned algorithm, asked of cuDNN once per bound node and direction
+// (`cached`, when given, keeps the answer; kUnknownBytes until then).
+constexpr size_t kUnknownBytes = static_cast<size_t>(-1);
+
+template <typename Query>
+size_t WorkspaceBytes(size_t* cached, Query&& query) {
+  if (cached != nullptr && *cached != kUnknownBytes) return *cached;
+  const size_t bytes = query();
+  if (cached != nullptr) *cached = bytes;
+  return bytes;
+}
+
 // y = conv(x, w) (beta = 0), with `planned` when chosen, else the heuristic's algorithm.
 void ConvolutionForward(const OpContext& ctx, CudnnConvolution& c, const void* x, const void* w,
-                        void* y, const CudnnAlgorithm& planned = {}) {
+                        void* y, const CudnnAlgorithm& planned = {},
+                        size_t* cached_bytes = nullptr) {
   cudnnHandle_t handle = cuda::CudnnHandle(ctx, c.owner);
   const CudnnAlgorithm pick = planned.chosen() ? planned : HeuristicForward(handle, c);
   const auto algo = static_cast<cudnnConvolutionFwdAlgo_t>(pick.algo);
   MXLITE_CUDNN_CALL(cudnnSetConvolutionMathType(c.conv.get(), pick.math), c.owner);
-  size_t bytes = 0;
-  MXLITE_CUDNN_CALL(cudnnGetConvolutionForwardWorkspaceSize(handle, c.x.get(), c.w.get(),
-                                                            c.conv.get(), c.y.get(), algo, &bytes),
-                    c.owner);
+  const size_t bytes = WorkspaceBytes(planned.chosen() ? cached_bytes : nullptr, [&] {
+    size_t asked = 0;
+    MXLITE_CUDNN_CALL(cudnnGetConvolutionForwardWorkspaceSize(
+                          handle, c.x.get(), c.w.get(), c.conv.get(), c.y.get(), algo, &asked),
+                      c.owner);
+    return asked;
+  });
   void* workspace = Workspace(ctx, bytes);
   MXLITE_CUDNN_CALL(cudnnConvolutionForward(handle, One(c.dtype), c.x.get(), x, c.w.get(), w,
                                             c.conv.get(), algo, workspace, bytes, Zero(c.dtype),
@@ -162,15 +179,19 @@ void ConvolutionForward(const OpContext& ctx, CudnnConvolution& c, const void* x
 
 // dx = the adjoint of the forward in x applied to dy.
 void ConvolutionBackwardData(const OpContext& ctx, CudnnConvolution& c, const void* w,
-                             const void* dy, void* dx, const CudnnAlgorithm& planned = {}) {
+                             const void* dy, void* dx, const CudnnAlgorithm& planned = {},
+                             size_t* cached_bytes = nullptr) {
   cudnnHandle_t handle = cuda::CudnnHandle(ctx, c.owner);
   const CudnnAlgorithm pick = planned.chosen() ? planned : HeuristicBackwardData(handle, c);
   const auto algo = static_cast<cudnnConvolutionBwdDataAlgo_t>(pick.algo);
   MXLITE_CUDNN_CALL(cudnnSetConvolutionMathType(c.conv.get(), pick.math), c.owner);
-  size_t bytes = 0;
-  MXLITE_CUDNN_CALL(cudnnGetConvolutionBackwardDataWorkspaceSize(
-                        handle, c.w.get(), c.y.get(), c.conv.get(), c.x.get(), algo, &bytes),
-                    c.owner);
+  const size_t bytes = WorkspaceBytes(planned.chosen() ? cached_bytes : nullptr, [&] {
+    size_t asked = 0;
+    MXLITE_CUDNN_CALL(cudnnGetConvolutionBackwardDataWorkspaceSize(
+                          handle, c.w.get(), c.y.get(), c.conv.get(), c.x.get(), algo, &asked),
+                      c.owner);
+    return asked;
+  });
   void* workspace = Workspace(ctx, bytes);
   MXLITE_CUDNN_CALL(cudnnConvolutionBackwardData(handle, One(c.dtype), c.w.get(), w, c.y.get(),
                                                  dy, c.conv.get(), algo, workspace, bytes,
@@ -180,15 +201,19 @@ void ConvolutionBackwardData(const OpContext& ctx, CudnnConvolution& c, const vo
 
 // dw = the adjoint of the forward in w applied to dy, summed over the batch.
 void ConvolutionBackwardFilter(const OpContext& ctx, CudnnConvolution& c, const void* x,
-                               const void* dy, void* dw, const CudnnAlgorithm& planned = {}) {
+                               const void* dy, void* dw, const CudnnAlgorithm& planned = {},
+                               size_t* cached_bytes = nullptr) {
   cudnnHandle_t handle = cuda::CudnnHandle(ctx, c.owner);
   const CudnnAlgorithm pick = planned.chosen() ? planned : HeuristicBackwardFilter(handle, c);
   const auto algo = static_cast<cudnnConvolutionBwdFilterAlgo_t>(pick.algo);
   MXLITE_CUDNN_CALL(cudnnSetConvolutionMathType(c.conv.get(), pick.math), c.owner);
-  size_t bytes = 0;
-  MXLITE_CUDNN_CALL(cudnnGetConvolutionBackwardFilterWorkspaceSize(
-                        handle, c.x.get(), c.y.get(), c.conv.get(), c.w.get(), algo, &bytes),
-                    c.owner);
+  const size_t bytes = WorkspaceBytes(planned.chosen() ? cached_bytes : nullptr, [&] {
+    size_t asked = 0;
+    MXLITE_CUDNN_CALL(cudnnGetConvolutionBackwardFilterWorkspaceSize(
+                          handle, c.x.get(), c.y.get(), c.conv.get(), c.w.get(), algo, &asked),
+                      c.owner);
+    return asked;
+  });
   void* workspace = Workspace(ctx, bytes);
   MXLITE_CUDNN_CALL(cudnnConvolutionBackwardFilter(handle, One(c.dtype), c.x.get(), x, c.y.get(),
                                                    dy, c.conv.get(), algo, workspace, bytes,
@@ -215,40 +240,69 @@ void BiasGradient(const OpContext& ctx, const CudnnConvolution& c,
 
 // ---- Convolution ---------------------------------------------------------------------------
 
-// The tuned plan of a bound Convolution node on the GPU.
+// A bound Convolution node on the GPU: its cuDNN descriptors, described once for the shapes it was
+// bound with, the tuned algorithm per direction and each one's workspace size. Building these per
+// call cost more host time than many of the kernels take (cuDNN 9 re-derives its execution plan
+// for new descriptors), so calls with the bound shapes reuse them; other calls (a reshaped
+// imperative call) describe their own. The engine runs one call of a node at a time.
 class ConvolutionGpuState : public OpState, public conv::TunedState {
  public:
-  explicit ConvolutionGpuState(cuda::CudnnConvPlan plan) : plan_(std::move(plan)) {}
+  ConvolutionGpuState(std::unique_ptr<CudnnConvolution> described, cuda::CudnnConvPlan plan)
+      : described_(std::move(described)), plan_(std::move(plan)) {}
   const std::vector<conv::LayerTuning>& tuning_decisions() const override {
     return plan_.decisions;
   }
-  // The planned algorithm for `direction` when the call has the shapes the node was tuned for.
-  CudnnAlgorithm For(ConvDirection direction, const Shape& data, const Shape& output,
-                     DType dtype) const {
-    if (data != plan_.data_shape || output != plan_.output_shape || dtype != plan_.dtype) return {};
-    return plan_.For(direction);
+  bool Binds(const Shape& data, const Shape& output, DType dtype) const {
+    return data == plan_.data_shape && output == plan_.output_shape && dtype == plan_.dtype;
+  }
+  CudnnConvolution& described() { return *described_; }
+  const CudnnAlgorithm& algorithm(ConvDirection direction) const { return plan_.For(direction); }
+  size_t* workspace_bytes(ConvDirection direction) {
+    return &workspace_bytes_[static_cast<int>(direction)];
   }
 
  private:
+  std::unique_ptr<CudnnConvolution> described_;
   cuda::CudnnConvPlan plan_;
+  size_t workspace_bytes_[3] = {kUnknownBytes, kUnknownBytes, kUnknownBytes};
 };
 
 std::unique_ptr<OpState> CreateConvolutionStateGpu(const StateRequest& request) {
-  CudnnConvolution c;
-  c.owner = "Convolution " + request.node_name;
-  const ConvWindow window = ReadConvWindow(request.attrs, c.owner);
+  auto c = std::make_unique<CudnnConvolution>();
+  c->owner = "Convolution " + request.node_name;
+  const ConvWindow window = ReadConvWindow(request.attrs, c->owner);
   const Shape& output_shape = request.output_shapes.at(0);
   const DType dtype = request.input_dtypes.empty() ? DType::kFloat32 : request.input_dtypes[0];
-  cuda::DescribeConvolution(c, request.attrs, window, dtype, request.input_shapes.at(0),
+  cuda::DescribeConvolution(*c, request.attrs, window, dtype, request.input_shapes.at(0),
                             output_shape, window.pad);
-  return std::make_unique<ConvolutionGpuState>(
-      cuda::TuneCudnnConvolution(request, c));
+  cuda::CudnnConvPlan plan = cuda::TuneCudnnConvolution(request, *c);
+  return std::make_unique<ConvolutionGpuState>(std::move(c), std::move(plan));
 }
 
-CudnnAlgorithm Planned(const OpContext& ctx, ConvDirection direction, const Shape& data,
-                       const Shape& output, DType dtype) {
-  const auto* state = dynamic_cast<const ConvolutionGpuState*>(ctx.state);
-  return state != nullptr ? state->For(direction, data, output, dtype) : CudnnAlgorithm{};
+// The call's convolution: the bound node's descriptors, algorithms and cached workspace sizes when
+// the call has the bound shapes; otherwise described now into `local`, with the heuristic's
+// algorithms and sizes asked per call.
+struct ConvolutionCall {
+  CudnnConvolution* c = nullptr;
+  ConvolutionGpuState* bound = nullptr;
+
+  CudnnAlgorithm algorithm(ConvDirection direction) const {
+    return bound != nullptr ? bound->algorithm(direction) : CudnnAlgorithm{};
+  }
+  size_t* workspace_bytes(ConvDirection direction) const {
+    return bound != nullptr ? bound->workspace_bytes(direction) : nullptr;
+  }
+};
+
+ConvolutionCall PrepareConvolution(const OpContext& ctx, const Attributes& attrs,
+                                   const Shape& data, const Shape& output, DType dtype,
+                                   CudnnConvolution& local) {
+  auto* state = dynamic_cast<ConvolutionGpuState*>(ctx.state);
+  if (state != nullptr && state->Binds(data, output, dtype)) return {&state->described(), state};
+  local.owner = "Convolution " + ctx.node_name;
+  const ConvWindow window = ReadConvWindow(attrs, local.owner);
+  cuda::DescribeConvolution(local, attrs, window, dtype, data, output, window.pad);
+  return {&local, nullptr};
 }
 
 void ConvolutionForwardGpu(const OpContext& ctx, const Attributes& attrs,
@@ -256,15 +310,13 @@ void ConvolutionForwardGpu(const OpContext& ctx, const Attributes& attrs,
                            const std::vector<TensorView>& outputs,
                            const std::vector<WriteMode>& req) {
   if (req[0] == WriteMode::kNull) return;
-  CudnnConvolution c;
-  c.owner = "Convolution " + ctx.node_name;
-  const ConvWindow window = ReadConvWindow(attrs, c.owner);
-  const DType dtype = inputs[0].dtype;
-  cuda::DescribeConvolution(c, attrs, window, dtype, inputs[0].shape, outputs[0].shape,
-                            window.pad);
-  ConvolutionForward(
-      ctx, c, inputs[0].data, inputs[1].data, outputs[0].data,
-      Planned(ctx, ConvDirection::kForward, inputs[0].shape, outputs[0].shape, dtype));
+  CudnnConvolution local;
+  const ConvolutionCall call =
+      PrepareConvolution(ctx, attrs, inputs[0].shape, outputs[0].shape, inputs[0].dtype, local);
+  CudnnConvolution& c = *call.c;
+  ConvolutionForward(ctx, c, inputs[0].data, inputs[1].data, outputs[0].data,
+                     call.algorithm(ConvDirection::kForward),
+                     call.workspace_bytes(ConvDirection::kForward));
   if (!attrs.GetBool("no_bias")) AddBias(ctx, c, c.y, inputs[2].data, outputs[0].data);
 }
 
@@ -273,20 +325,19 @@ void ConvolutionBackwardGpu(const OpContext& ctx, const Attributes& attrs,
                             const std::vector<TensorView>& inputs, const std::vector<TensorView>&,
                             const std::vector<TensorView>& input_grads,
                             const std::vector<WriteMode>& req) {
-  CudnnConvolution c;
-  c.owner = "Convolution " + ctx.node_name;
-  const ConvWindow window = ReadConvWindow(attrs, c.owner);
-  const DType dtype = inputs[0].dtype;
-  const Shape& data = inputs[0].shape;
-  const Shape& output = output_grads[0].shape;
-  cuda::DescribeConvolution(c, attrs, window, dtype, data, output, window.pad);
+  CudnnConvolution local;
+  const ConvolutionCall call = PrepareConvolution(ctx, attrs, inputs[0].shape,
+                                                  output_grads[0].shape, inputs[0].dtype, local);
+  CudnnConvolution& c = *call.c;
   if (req[0] != WriteMode::kNull) {
     ConvolutionBackwardData(ctx, c, inputs[1].data, output_grads[0].data, input_grads[0].data,
-                            Planned(ctx, ConvDirection::kBackwardData, data, output, dtype));
+                            call.algorithm(ConvDirection::kBackwardData),
+                            call.workspace_bytes(ConvDirection::kBackwardData));
   }
   if (req[1] != WriteMode::kNull) {
     ConvolutionBackwardFilter(ctx, c, inputs[0].data, output_grads[0].data, input_grads[1].data,
-                              Planned(ctx, ConvDirection::kBackwardFilter, data, output, dtype));
+                              call.algorithm(ConvDirection::kBackwardFilter),
+                              call.workspace_bytes(ConvDirection::kBackwardFilter));
   }
   if (!attrs.GetBool("no_bias") && req[2] != WriteMode::kNull) {
     BiasGradient(ctx, c, c.y, output_grads[0].data, input_grads[2].data);
