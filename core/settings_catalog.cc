@@ -110,9 +110,10 @@ std::vector<SettingSpec> BuiltinSettingSpecs() {
       Path("MXNET_TUNING_SYSTEM_DB_PATH", "",
            "Read-only tuning database consulted after the user one; empty: none (new in mxlite)."),
       Enum("MXNET_CONV_PLAN", "global", {{"none", {}}, {"local", {}}, {"global", {}}},
-           "How CPU convolutions and pooling choose their layout (NCHW or NHWC) at bind: none "
-           "(as written), local (each layer its own fastest, transforms where neighbours "
-           "disagree) or global (least total time, transforms included) (new in mxlite)."),
+           "How convolutions and pooling choose their layout (NCHW or NHWC) at bind, timed on "
+           "the device that runs them: none (as written), local (each layer its own fastest, "
+           "transforms where neighbours disagree) or global (least total time, transforms "
+           "included) (new in mxlite)."),
       Enum("MXNET_TUNING_REPORT", "summary",
            {{"off", {}}, {"summary", {}}, {"layers", {}}, {"verbose", {}}},
            "What binding a network logs about convolution tuning: nothing, a one-line summary, "

@@ -121,10 +121,10 @@ bool AnyConvolutionTuned(const Graph& graph, const GraphShapes& shapes) {
 
 // The convolution tuned in `layout` through the op's own state creator, exactly as the executor
 // will bind it (so binding the planned graph finds every pick in the tuner's cache).
-void CostConvolution(const Node& node, const GraphShapes& shapes, int id, L layout, bool training,
-                     PlannedLayer& layer, ConvPlanReport& report) {
+void CostConvolution(const Node& node, const GraphShapes& shapes, int id, L layout,
+                     const ConvPlanOptions& options, PlannedLayer& layer, ConvPlanReport& report) {
   const Attributes attrs = ParseOpAttributes(*node.op, WithLayout(node, layout), node.name);
-  StateRequest request{attrs, {}, {}, {}, Context::CPU(), node.name, training};
+  StateRequest request{attrs, {}, {}, {}, options.ctx, node.name, options.training};
   for (const NodeEntry& input : node.inputs) {
     request.input_shapes.push_back(PermuteShapeIf4D(shapes.of(input), layout));
     request.input_dtypes.push_back(shapes.dtype_of(input));
@@ -132,7 +132,8 @@ void CostConvolution(const Node& node, const GraphShapes& shapes, int id, L layo
   request.output_shapes.push_back(PermuteShape(shapes.of({id, 0}), L::kNCHW, layout));
   std::unique_ptr<OpState> state = CreateOpState(*node.op, request);
   const auto* tuned = dynamic_cast<const conv::TunedState*>(state.get());
-  MX_CHECK(tuned != nullptr) << "Convolution " << node.name << ": the CPU op state has no tuning";
+  MX_CHECK(tuned != nullptr) << "Convolution " << node.name << ": the op state on "
+                             << options.ctx.ToString() << " has no tuning";
   double total = 0.0;
   std::ostringstream algorithms;
   const bool several = tuned->tuning_decisions().size() > 1;
@@ -145,8 +146,9 @@ void CostConvolution(const Node& node, const GraphShapes& shapes, int id, L layo
     report.decisions.push_back(decision);
   }
   if (layout != L::kNCHW) {  // the weight is written OIHW
-    const MeasuredMs weight = LayoutTransformMs(shapes.of(node.inputs[1]), L::kNCHW, layout,
-                                                shapes.dtype_of(node.inputs[1]), training);
+    const MeasuredMs weight =
+        LayoutTransformMs(shapes.of(node.inputs[1]), L::kNCHW, layout,
+                          shapes.dtype_of(node.inputs[1]), options.training, options.ctx);
     total += weight.ms;
     report.timings_run += weight.timings_run;
   }
@@ -154,25 +156,25 @@ void CostConvolution(const Node& node, const GraphShapes& shapes, int id, L layo
   layer.algorithms[Index(layout)] = algorithms.str();
 }
 
-PlannedLayer CostFlexibleNode(const Node& node, const GraphShapes& shapes, int id, bool training,
-                              ConvPlanReport& report) {
+PlannedLayer CostFlexibleNode(const Node& node, const GraphShapes& shapes, int id,
+                              const ConvPlanOptions& options, ConvPlanReport& report) {
   PlannedLayer layer;
   layer.node = node.name;
   layer.op = node.op->name;
   if (node.op->name == "Convolution") {
-    CostConvolution(node, shapes, id, L::kNCHW, training, layer, report);
+    CostConvolution(node, shapes, id, L::kNCHW, options, layer, report);
     if (!layer.fixed_reason.empty()) {  // tuning off: no timings to plan with
       layer.cost_ms[Index(L::kNCHW)] = 0.0;   // unknown; the same in every plan
       return layer;
     }
-    CostConvolution(node, shapes, id, L::kNHWC, training, layer, report);
+    CostConvolution(node, shapes, id, L::kNHWC, options, layer, report);
     return layer;
   }
   const Shape& data = shapes.of(node.inputs[0]);
   for (L layout : kLayouts) {
     const MeasuredMs cost =
         MeasureNodeMs(node.op->name, WithLayout(node, layout), PermuteShape(data, L::kNCHW, layout),
-                      shapes.dtype_of(node.inputs[0]), training);
+                      shapes.dtype_of(node.inputs[0]), options.training, options.ctx);
     layer.cost_ms[Index(layout)] = cost.ms;
     report.timings_run += cost.timings_run;
   }
@@ -189,14 +191,16 @@ struct Planning {
 };
 
 // Transform cost matrix of a value (written NCHW shape) between any two layouts.
-std::vector<std::vector<double>> TransformMatrix(const Shape& written, DType dtype, bool training,
+std::vector<std::vector<double>> TransformMatrix(const Shape& written, DType dtype,
+                                                 const ConvPlanOptions& options,
                                                  ConvPlanReport& report) {
   std::vector<std::vector<double>> matrix(kNumActivationLayouts,
                                           std::vector<double>(kNumActivationLayouts, 0.0));
   for (L from : kLayouts) {
     for (L to : kLayouts) {
       const MeasuredMs cost =
-          LayoutTransformMs(PermuteShape(written, L::kNCHW, from), from, to, dtype, training);
+          LayoutTransformMs(PermuteShape(written, L::kNCHW, from), from, to, dtype,
+                            options.training, options.ctx);
       matrix[Index(from)][Index(to)] = cost.ms;
       report.timings_run += cost.timings_run;
     }
@@ -204,8 +208,8 @@ std::vector<std::vector<double>> TransformMatrix(const Shape& written, DType dty
   return matrix;
 }
 
-Planning BuildProblem(const Graph& graph, const GraphShapes& shapes, bool training,
-                      ConvPlanReport& report) {
+Planning BuildProblem(const Graph& graph, const GraphShapes& shapes,
+                      const ConvPlanOptions& options, ConvPlanReport& report) {
   Planning p;
   p.roles.resize(graph.num_nodes(), Role::kFixed);
   p.problem_node.resize(graph.num_nodes(), -1);
@@ -216,7 +220,7 @@ Planning BuildProblem(const Graph& graph, const GraphShapes& shapes, bool traini
     std::vector<double> costs(kNumActivationLayouts, 0.0);
     int layer_index = -1;
     if (p.roles[id] == Role::kFlexible) {
-      PlannedLayer layer = CostFlexibleNode(node, shapes, id, training, report);
+      PlannedLayer layer = CostFlexibleNode(node, shapes, id, options, report);
       for (L layout : kLayouts) {
         const double cost = layer.cost_ms[Index(layout)];
         costs[Index(layout)] = cost < 0.0 ? kInfinity : cost;
@@ -232,7 +236,7 @@ Planning BuildProblem(const Graph& graph, const GraphShapes& shapes, bool traini
     const int producer = p.problem_node[value.node];
     if (producer < 0 && consumer_problem_node < 0) return;
     const auto matrix =
-        TransformMatrix(shapes.of(value), shapes.dtype_of(value), training, report);
+        TransformMatrix(shapes.of(value), shapes.dtype_of(value), options, report);
     if (producer >= 0 && consumer_problem_node >= 0) {
       p.problem.AddEdge(producer, consumer_problem_node, matrix);
     } else if (producer >= 0) {  // the consumer wants the value as written
@@ -288,14 +292,16 @@ std::vector<int> LocalChoice(const Graph& graph, const GraphShapes& shapes, cons
 class Rewriter {
  public:
   // `layout_of[id]`: the layout node `id` runs in (NCHW for every node that is not planned).
-  // `transforms`, when not null, receives every inserted transform with its measured cost.
+  // `transforms`, when not null, receives every inserted transform with its cost measured on
+  // `ctx`.
   Rewriter(const Graph& source, const GraphShapes& shapes, const std::vector<L>& layout_of,
-           bool training, std::vector<PlannedTransform>* transforms)
+           bool training, std::vector<PlannedTransform>* transforms, const Context& ctx)
       : source_(source),
         shapes_(shapes),
         layout_of_(layout_of),
         training_(training),
-        transforms_(transforms) {}
+        transforms_(transforms),
+        ctx_(ctx) {}
 
   Graph Rewrite() {
     new_entry_.assign(source_.num_nodes(), {});
@@ -395,7 +401,9 @@ class Rewriter {
     transform.to = to;
     transform.shape = PermuteShape(shapes_.of(source_entry), L::kNCHW, from);
     transform.cost_ms =
-        LayoutTransformMs(transform.shape, from, to, shapes_.dtype_of(source_entry), training_).ms;
+        LayoutTransformMs(transform.shape, from, to, shapes_.dtype_of(source_entry), training_,
+                          ctx_)
+            .ms;
     transforms_->push_back(transform);
     return {id, 0};
   }
@@ -413,6 +421,7 @@ class Rewriter {
   const std::vector<L>& layout_of_;  // per source node: the layout it runs in and outputs
   const bool training_;
   std::vector<PlannedTransform>* transforms_;  // may be null
+  const Context ctx_;
   Graph graph_;
   std::vector<int> new_entry_;  // per source node: its node in graph_
   std::map<std::pair<NodeEntry, L>, NodeEntry> transformed_;
@@ -428,7 +437,7 @@ std::string FormatMs(double ms) {
 
 Graph RewriteLayouts(const Graph& graph, const GraphShapes& shapes,
                      const std::map<std::string, ActivationLayout>& layouts, bool training,
-                     std::vector<PlannedTransform>* transforms) {
+                     std::vector<PlannedTransform>* transforms, const Context& ctx) {
   MX_CHECK(!HasChannelsLastLayer(graph))
       << "layouts can only be rewritten in a graph written channels-first (NCHW)";
   std::vector<L> layout_of(graph.num_nodes(), L::kNCHW);
@@ -441,7 +450,7 @@ Graph RewriteLayouts(const Graph& graph, const GraphShapes& shapes,
         << ActivationLayoutName(layout);
     layout_of[id] = layout;
   }
-  return Rewriter(graph, shapes, layout_of, training, transforms).Rewrite();
+  return Rewriter(graph, shapes, layout_of, training, transforms, ctx).Rewrite();
 }
 
 const char* ConvPlanKindName(ConvPlanKind kind) {
@@ -534,7 +543,7 @@ PlannedGraph PlanConvolutions(const Graph& graph, const GraphShapes& shapes,
     return planned;  // nothing to choose, or nothing measured to choose by
   }
   const auto start = std::chrono::steady_clock::now();
-  Planning p = BuildProblem(graph, shapes, options.training, report);
+  Planning p = BuildProblem(graph, shapes, options, report);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   report.planned = true;
 
@@ -558,7 +567,8 @@ PlannedGraph PlanConvolutions(const Graph& graph, const GraphShapes& shapes,
     if (p.layer_of[v] >= 0) report.layers[p.layer_of[v]].chosen = layout_of[id];
   }
   planned.graph =
-      Rewriter(graph, shapes, layout_of, options.training, &report.transforms).Rewrite();
+      Rewriter(graph, shapes, layout_of, options.training, &report.transforms, options.ctx)
+          .Rewrite();
   return planned;
 }
 

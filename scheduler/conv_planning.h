@@ -1,5 +1,5 @@
 // Convolution planning (DESIGN.md §7, last part; issue 9): the layout — NCHW or NHWC — that each
-// layout-sensitive op of a CPU network runs in, and with it each convolution's algorithm, chosen
+// layout-sensitive op of a network runs in, on the device that will run it (CPU kernels or cuDNN), and with it each convolution's algorithm, chosen
 // per layer (`local`) or for the whole network at once (`global`), and the graph rewritten so.
 //
 //   PlannedGraph planned = PlanConvolutions(graph, shapes, {.kind = ConvPlanKind::kGlobal});
@@ -74,6 +74,7 @@ ConvPlanKind ConvPlanKindFromSettings();
 struct ConvPlanOptions {
   ConvPlanKind kind = ConvPlanKind::kGlobal;
   bool training = false;
+  Context ctx = Context::CPU();  // where the graph will run: every cost is measured there
 };
 
 // One flexible node as planned.
@@ -132,11 +133,12 @@ struct PlannedGraph {
 
 // The rewrite alone: `graph` with the nodes named in `layouts` run in the given layout (every
 // other node as written, NCHW), transforms inserted as described above; `transforms` receives
-// them with their measured cost. Only flexible and agnostic nodes may be moved: another node, an
-// unknown name, or a graph with channels-last layers as written is an error naming it.
+// them with their cost measured on `ctx`. Only flexible and agnostic nodes may be moved: another
+// node, an unknown name, or a graph with channels-last layers as written is an error naming it.
 Graph RewriteLayouts(const Graph& graph, const GraphShapes& shapes,
                      const std::map<std::string, ActivationLayout>& layouts, bool training,
-                     std::vector<PlannedTransform>* transforms = nullptr);
+                     std::vector<PlannedTransform>* transforms = nullptr,
+                     const Context& ctx = Context::CPU());
 
 // Plans `graph` (whose shapes are `shapes`) per `options`. For `none`, a graph with no flexible
 // convolution whose tuning mode is not off, or one with channels-last layers as written, the

@@ -61,7 +61,7 @@ void Executor::PlanConvolutionLayouts() {
   ConvPlanOptions plan;
   plan.kind = options_.conv_plan.value_or(ConvPlanKindFromSettings());
   plan.training = options_.training;
-  if (options_.ctx.device_type != DeviceType::kCPU) plan.kind = ConvPlanKind::kNone;
+  plan.ctx = options_.ctx;
   PlannedGraph planned = PlanConvolutions(graph_, shapes_, plan);
   conv_plan_ = std::move(planned.report);
   if (!conv_plan_.planned) return;

@@ -13,10 +13,16 @@
 namespace mxlite {
 namespace {
 
-// The DB entry under `key`, or the time `measure` returns (then stored).
+conv::TuningEnvironment EnvironmentOf(const Context& ctx) {
+  return ctx.device_type == DeviceType::kCPU ? conv::TuningEnvironment::ForCpu()
+                                             : conv::TuningEnvironment::ForGpu(ctx.device_id);
+}
+
+// The DB entry under `key` for `ctx`'s device, or the time `measure` returns (then stored).
 template <typename Measure>
-MeasuredMs CachedMs(const std::string& key, const std::string& what, Measure&& measure) {
-  const conv::TuningEnvironment here = conv::TuningEnvironment::ForCpu();
+MeasuredMs CachedMs(const std::string& key, const std::string& what, const Context& ctx,
+                    Measure&& measure) {
+  const conv::TuningEnvironment here = EnvironmentOf(ctx);
   std::shared_ptr<conv::TuningDb> db = conv::ConvTuner::Global().db();
   if (db) {
     if (auto hit = db->LookupKey(key, here)) return {hit->record.time_ms, 0};
@@ -46,13 +52,49 @@ class TimingBuffer {
   StorageHandle handle_;
 };
 
-double TimeTransformMs(const Shape& shape, ActivationLayout from, ActivationLayout to,
-                       DType dtype) {
+double TimeTransformOnCpuMs(const Shape& shape, ActivationLayout from, ActivationLayout to,
+                            DType dtype) {
   const size_t bytes = static_cast<size_t>(shape.size()) * DTypeSize(dtype);
   TimingBuffer in(bytes), out(bytes);
   const std::vector<int> axes = LayoutPermutation(from, to);
   return conv::TimeCandidate([&] { cpu::TransposeAxes(in.data(), shape, axes, out.data(), dtype); })
       .median_ms;
+}
+
+// Median milliseconds of a one-node graph `op_name`(data) bound on `ctx`; each run is waited for.
+double TimeOneNodeMs(const std::string& op_name, const std::map<std::string, std::string>& attrs,
+                     const Shape& data_shape, DType dtype, bool training, const Context& ctx) {
+  Graph graph;
+  const int data = graph.AddVariable("data", VariableRole::kInput, data_shape, dtype);
+  const int node = graph.AddOpNode(op_name, "measured", attrs, {{data, 0}});
+  graph.AddOutput({node, 0});
+  BindOptions options;
+  options.ctx = ctx;
+  options.training = training;
+  if (training) options.input_gradients = {"data"};
+  options.conv_plan = ConvPlanKind::kNone;  // the node as given: no planning inside planning
+  std::unique_ptr<Executor> exec = Executor::Bind(graph, options);
+  return conv::TimeCandidate([&] {
+           exec->Forward(training);
+           if (training) {
+             exec->Backward();
+             exec->Gradient("data").WaitToRead();
+           } else {
+             exec->outputs()[0].WaitToRead();
+           }
+         })
+      .median_ms;
+}
+
+double TimeTransformMs(const Shape& shape, ActivationLayout from, ActivationLayout to, DType dtype,
+                       const Context& ctx) {
+  if (ctx.device_type == DeviceType::kCPU) return TimeTransformOnCpuMs(shape, from, to, dtype);
+  std::ostringstream axes;
+  axes << '(';
+  const std::vector<int> permutation = LayoutPermutation(from, to);
+  for (size_t i = 0; i < permutation.size(); ++i) axes << (i ? "," : "") << permutation[i];
+  axes << ')';
+  return TimeOneNodeMs("transpose", {{"axes", axes.str()}}, shape, dtype, /*training=*/false, ctx);
 }
 
 std::string AttributeText(const std::map<std::string, std::string>& attrs) {
@@ -88,14 +130,14 @@ int PermutedAxis(int axis, ActivationLayout from, ActivationLayout to) {
 }
 
 MeasuredMs LayoutTransformMs(const Shape& shape, ActivationLayout from, ActivationLayout to,
-                             DType dtype, bool training) {
+                             DType dtype, bool training, const Context& ctx) {
   if (from == to) return {};
   auto one_way = [&](const Shape& in_shape, ActivationLayout a, ActivationLayout b) {
     std::ostringstream key;
     key << "transform " << ActivationLayoutName(a) << "->" << ActivationLayoutName(b)
         << " data=" << in_shape << " dtype=" << DTypeName(dtype);
-    return CachedMs(key.str(), "transpose",
-                    [&] { return TimeTransformMs(in_shape, a, b, dtype); });
+    return CachedMs(key.str(), "transpose", ctx,
+                    [&] { return TimeTransformMs(in_shape, a, b, dtype, ctx); });
   };
   MeasuredMs cost = one_way(shape, from, to);
   if (training) {
@@ -107,30 +149,12 @@ MeasuredMs LayoutTransformMs(const Shape& shape, ActivationLayout from, Activati
 }
 
 MeasuredMs MeasureNodeMs(const std::string& op_name, const std::map<std::string, std::string>& attrs,
-                     const Shape& data_shape, DType dtype, bool training) {
+                         const Shape& data_shape, DType dtype, bool training, const Context& ctx) {
   std::ostringstream key;
   key << "node " << op_name << AttributeText(attrs) << " data=" << data_shape
       << " dtype=" << DTypeName(dtype) << " training=" << (training ? 1 : 0);
-  return CachedMs(key.str(), op_name, [&] {
-    Graph graph;
-    const int data = graph.AddVariable("data", VariableRole::kInput, data_shape, dtype);
-    const int node = graph.AddOpNode(op_name, "measured", attrs, {{data, 0}});
-    graph.AddOutput({node, 0});
-    BindOptions options;
-    options.training = training;
-    if (training) options.input_gradients = {"data"};
-    options.conv_plan = ConvPlanKind::kNone;  // the node as given: no planning inside planning
-    std::unique_ptr<Executor> exec = Executor::Bind(graph, options);
-    return conv::TimeCandidate([&] {
-             exec->Forward(training);
-             if (training) {
-               exec->Backward();
-               exec->Gradient("data").WaitToRead();
-             } else {
-               exec->outputs()[0].WaitToRead();
-             }
-           })
-        .median_ms;
+  return CachedMs(key.str(), op_name, ctx, [&] {
+    return TimeOneNodeMs(op_name, attrs, data_shape, dtype, training, ctx);
   });
 }
 

@@ -1,14 +1,18 @@
 // Measured costs for the convolution planner (scheduler/conv_planning.h): the time of a layout
 // transform of one activation, and the time of one layout-sensitive node (pooling) in a given
-// layout. Like convolution timings they are measured once per device and library versions and
-// kept in the tuning DB (ops/conv/tuning_db.h, TuningDb::LookupKey), so a second run measures
+// layout, on the device that will run them. Like convolution timings they are measured once per
+// device and library versions and kept in the tuning DB (ops/conv/tuning_db.h,
+// TuningDb::LookupKey, under the CPU's or that GPU's TuningEnvironment), so a second run measures
 // nothing.
 //
 //   double ms = LayoutTransformMs(Shape{16, 64, 56, 56}, ActivationLayout::kNCHW,
-//                                 ActivationLayout::kNHWC, DType::kFloat32, /*training=*/false).ms;
+//                                 ActivationLayout::kNHWC, DType::kFloat32, /*training=*/false,
+//                                 Context::CPU()).ms;
 //
-// A transform is the planner's edge cost: the transpose kernel the rewritten graph runs
-// (cpu::TransposeAxes via the transpose op), timed with conv::TimeCandidate on pooled buffers.
+// A transform is the planner's edge cost: the transpose kernel the rewritten graph runs. On the
+// CPU that is cpu::TransposeAxes timed with conv::TimeCandidate on pooled buffers; on a GPU the
+// transpose op run through a one-node executor, each run waited for (so a launch and a stream
+// synchronisation are part of the cost, as they are of every GPU op the engine runs).
 // In training the gradient flows back through the same edge, so the cost is the forward transform
 // plus its inverse on a tensor of the same size. Equal layouts cost 0 and time nothing.
 //
@@ -20,6 +24,7 @@
 #include <map>
 #include <string>
 
+#include "core/context.h"
 #include "core/dtype.h"
 #include "core/shape.h"
 
@@ -44,15 +49,16 @@ struct MeasuredMs {
   int timings_run = 0;
 };
 
-// Milliseconds to transform a tensor of shape `shape` (given in layout `from`) to `to` on this
-// CPU with the current intra-op threads; in training, plus the inverse transform.
+// Milliseconds to transform a tensor of shape `shape` (given in layout `from`) to `to` on `ctx`
+// (a CPU with the current intra-op threads, or that GPU); in training, plus the inverse transform.
 MeasuredMs LayoutTransformMs(const Shape& shape, ActivationLayout from, ActivationLayout to,
-                             DType dtype, bool training);
+                             DType dtype, bool training, const Context& ctx);
 
-// Milliseconds of one CPU op node with a single data input of shape `data_shape`, run through a
-// one-node executor (forward; in training forward and backward with the data's gradient). The
-// attributes are as the node would have them (layout included). Errors of the op propagate.
+// Milliseconds of one op node on `ctx` with a single data input of shape `data_shape`, run
+// through a one-node executor (forward; in training forward and backward with the data's
+// gradient). The attributes are as the node would have them (layout included). Errors of the op
+// propagate.
 MeasuredMs MeasureNodeMs(const std::string& op_name, const std::map<std::string, std::string>& attrs,
-                     const Shape& data_shape, DType dtype, bool training);
+                         const Shape& data_shape, DType dtype, bool training, const Context& ctx);
 
 }  // namespace mxlite

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "core/build_info.h"
 #include "core/error.h"
 #include "core/settings.h"
 #include "scheduler/conv_planning.h"
@@ -80,8 +81,10 @@ struct RunResult {
   std::map<std::string, std::vector<float>> gradients;
 };
 
-RunResult RunPlanned(const Graph& graph, bool training, std::optional<ConvPlanKind> plan) {
+RunResult RunPlanned(const Graph& graph, bool training, std::optional<ConvPlanKind> plan,
+                     const Context& ctx = Context::CPU()) {
   BindOptions options;
+  options.ctx = ctx;
   options.training = training;
   options.conv_plan = plan;
   auto exec = Executor::Bind(graph, options);
@@ -121,10 +124,11 @@ void ExpectSameRun(const RunResult& expected, const RunResult& actual, const std
 
 // Binds a rewritten graph without planning it again.
 RunResult RunRewritten(const Graph& source, const std::map<std::string, L>& layouts,
-                       bool training, std::vector<PlannedTransform>* transforms = nullptr) {
+                       bool training, std::vector<PlannedTransform>* transforms = nullptr,
+                       const Context& ctx = Context::CPU()) {
   const GraphShapes shapes = InferGraphShapes(source);
-  return RunPlanned(RewriteLayouts(source, shapes, layouts, training, transforms), training,
-             ConvPlanKind::kNone);
+  return RunPlanned(RewriteLayouts(source, shapes, layouts, training, transforms, ctx), training,
+                    ConvPlanKind::kNone, ctx);
 }
 
 TEST_F(ConvPlanningTest, AllNhwcComputesTheSameForwardAndGradients) {
@@ -208,6 +212,47 @@ TEST_F(ConvPlanningTest, GlobalIsPredictedNoSlowerAndReportsEveryLayer) {
   // Parameter names and output shapes are the source graph's.
   EXPECT_EQ(exec->outputs()[1].shape(), (Shape{2, 16, 6, 6}));
   EXPECT_EQ(exec->ParameterNames().size(), PlanningNet().Variables(VariableRole::kParameter).size());
+}
+
+// On a GPU every op of PlanningNet runs channels-last through cuDNN and the CUDA kernels
+// (BatchNorm on axis 3, Concat on dim 3, transposes of activations and weights) and computes
+// what the CPU computes as written, forward and every gradient.
+TEST_F(ConvPlanningTest, GpuAllNhwcComputesWhatTheCpuComputes) {
+  if (VisibleGpuCount() == 0) GTEST_SKIP() << "no GPU visible: GPU planning not exercised";
+  const Graph net = PlanningNet();
+  std::map<std::string, L> layouts;
+  for (const std::string& name : kMovable) layouts[name] = L::kNHWC;
+  for (bool training : {false, true}) {
+    std::vector<PlannedTransform> transforms;
+    const RunResult cpu = RunPlanned(net, training, ConvPlanKind::kNone);
+    ExpectSameRun(cpu, RunRewritten(net, layouts, training, &transforms, Context::GPU(0)),
+                  training ? "GPU NHWC training" : "GPU NHWC inference");
+    ASSERT_FALSE(transforms.empty());
+    for (const PlannedTransform& transform : transforms) {
+      EXPECT_GT(transform.cost_ms, 0.0) << transform.node << ": measured on the GPU";
+    }
+  }
+}
+
+// The planner measures on the GPU it plans for (cuDNN's picks per layout, GPU transposes and
+// pooling) and every plan computes what the CPU computes.
+TEST_F(ConvPlanningTest, GpuPlansAreMeasuredThereAndComputeTheSameNetwork) {
+  if (VisibleGpuCount() == 0) GTEST_SKIP() << "no GPU visible: GPU planning not exercised";
+  const Graph net = PlanningNet();
+  for (bool training : {false, true}) {
+    const RunResult cpu = RunPlanned(net, training, ConvPlanKind::kNone);
+    for (ConvPlanKind kind : {ConvPlanKind::kLocal, ConvPlanKind::kGlobal}) {
+      ExpectSameRun(cpu, RunPlanned(net, training, kind, Context::GPU(0)),
+                    std::string("GPU ") + ConvPlanKindName(kind));
+    }
+  }
+  auto exec = Executor::Bind(net, {.ctx = Context::GPU(0), .conv_plan = ConvPlanKind::kGlobal});
+  const ConvPlanReport& report = exec->conv_plan();
+  ASSERT_TRUE(report.planned);
+  EXPECT_LE(report.predicted_global_ms, report.predicted_local_ms * (1 + 1e-9));
+  EXPECT_LE(report.predicted_global_ms, report.predicted_none_ms * (1 + 1e-9));
+  // Each convolution tuned by cuDNN in both layouts.
+  EXPECT_EQ(report.decisions.size(), 12u);
 }
 
 TEST_F(ConvPlanningTest, SecondBindMeasuresNothing) {
@@ -298,7 +343,7 @@ TEST(LayoutCostsTest, PermutationsRoundTrip) {
   EXPECT_EQ(PermuteShape(PermuteShape(nchw, L::kNCHW, L::kNHWC), L::kNHWC, L::kNCHW), nchw);
   EXPECT_EQ(PermutedAxis(1, L::kNCHW, L::kNHWC), 3);
   EXPECT_EQ(PermutedAxis(3, L::kNHWC, L::kNCHW), 1);
-  EXPECT_EQ(LayoutTransformMs(nchw, L::kNCHW, L::kNCHW, DType::kFloat32, true).ms, 0.0);
+  EXPECT_EQ(LayoutTransformMs(nchw, L::kNCHW, L::kNCHW, DType::kFloat32, true, Context::CPU()).ms, 0.0);
 }
 
 }  // namespace
