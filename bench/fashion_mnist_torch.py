@@ -43,15 +43,19 @@ def main():
     parser.add_argument("--batches", type=int, default=300)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--data-dir", default="/usr/share/datasets/fashion-mnist")
+    parser.add_argument("--device", default="cpu", help="cpu or cuda (cuDNN autotuning on)")
     args = parser.parse_args()
+    device = torch.device(args.device)
+    torch.backends.cudnn.benchmark = True
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     images = read_idx(f"{args.data_dir}/train-images-idx3-ubyte.gz").astype(np.float32) / 255.0
     labels = read_idx(f"{args.data_dir}/train-labels-idx1-ubyte.gz").astype(np.int64)
-    images = torch.from_numpy(images).unsqueeze(1)
-    labels = torch.from_numpy(labels)
-    order = torch.randperm(len(labels))
-    model = Net()
+    # The whole training set sits on the device, as mxlite's iterator copies each batch there.
+    images = torch.from_numpy(images).unsqueeze(1).to(device)
+    labels = torch.from_numpy(labels).to(device)
+    order = torch.randperm(len(labels)).to(device)
+    model = Net().to(device)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     warmup = 10
     start = None
@@ -63,8 +67,12 @@ def main():
         loss = F.cross_entropy(model(images[index]), labels[index])
         loss.backward()
         optimizer.step()
+        if b == warmup - 1 and device.type == "cuda":
+            torch.cuda.synchronize()
+    if device.type == "cuda":
+        torch.cuda.synchronize()
     seconds = time.perf_counter() - start
-    print(f"pytorch threads={args.threads} batches={args.batches} "
+    print(f"pytorch device={args.device} threads={args.threads} batches={args.batches} "
           f"images/s={args.batches * args.batch_size / seconds:.1f} seconds={seconds:.2f}")
 
 

@@ -68,6 +68,13 @@ def flops_per_image(model):
     return total
 
 
+def legacy_exporter():
+    """Newer PyTorch (2.9+) exports through dynamo by default; ask for the TorchScript exporter
+    that Debian's PyTorch 1.13 uses, so every machine writes the same kind of graph."""
+    import inspect
+    return {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
+
+
 def export(name, out_dir, seed):
     model = build(name, seed)
     torch.manual_seed(seed + 1000)
@@ -78,7 +85,8 @@ def export(name, out_dir, seed):
     tmp = path + ".tmp"
     torch.onnx.export(model, x, tmp, opset_version=13, input_names=["input"],
                       output_names=["logits"], do_constant_folding=True,
-                      dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}})
+                      dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}},
+                      **legacy_exporter())
     os.replace(tmp, path)
     tensor_pb.write(os.path.join(out_dir, name + "_input.pb"), x.numpy(), "input")
     tensor_pb.write(os.path.join(out_dir, name + "_expected.pb"), expected.numpy(), "logits")

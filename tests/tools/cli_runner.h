@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 namespace mxlite::cli_test {
@@ -15,10 +16,17 @@ struct CliResult {
   std::string output;  // stdout and stderr together
 };
 
-// Runs `env -i PATH=... HOME=/tmp <environment> mxlite <args>`.
+// The loader's search path is passed on: where CUDA or cuDNN live outside the system folders (a
+// pip wheel's cuDNN, say) the binary cannot start without it, and it sets no MXNET_* behaviour.
+inline std::string InheritedLibraryPath() {
+  const char* path = std::getenv("LD_LIBRARY_PATH");
+  return path ? "LD_LIBRARY_PATH='" + std::string(path) + "' " : std::string();
+}
+
+// Runs `env -i PATH=... HOME=/tmp [LD_LIBRARY_PATH=...] <environment> mxlite <args>`.
 inline CliResult RunCli(const std::string& environment, const std::string& args) {
-  const std::string command = "env -i PATH=/usr/bin:/bin HOME=/tmp " + environment + " " +
-                              MXLITE_CLI_PATH + " " + args + " 2>&1";
+  const std::string command = "env -i PATH=/usr/bin:/bin HOME=/tmp " + InheritedLibraryPath() +
+                              environment + " " + MXLITE_CLI_PATH + " " + args + " 2>&1";
   CliResult result;
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return result;

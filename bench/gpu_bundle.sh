@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Packs what bench/gpu_check.sh needs on a GPU machine that has CUDA, cuDNN (PyTorch's wheels) and
+# PyTorch but none of mxlite's Debian dependencies and no package registry: the CUDA-enabled test
+# binaries and programs of a build made here (stripped), the Debian shared libraries they link
+# (protobuf, ONNX, SQLite, Open MPI, Google Benchmark), and Fashion-MNIST's training split.
+#
+#   bench/gpu_bundle.sh                  # from build/ (MXLITE_BUILD_DIR), into .gpu/
+#
+# .gpu/ is ignored by git; pass it to the device tool as `carry: [".gpu"]`. The CUDA, cuBLAS,
+# cuDNN and NCCL libraries are not packed: the GPU machine's own are used.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build_dir=${MXLITE_BUILD_DIR:-build}
+grep -q "MXLITE_USE_CUDA=1" "$build_dir/CMakeFiles/mxlite_objects.dir/flags.make" 2>/dev/null ||
+  { echo "$build_dir was built without CUDA: nothing to check on a GPU" >&2; exit 1; }
+
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage/build/bin" "$stage/lib"
+for binary in "$build_dir"/tests/*/*_test "$build_dir"/bin/*; do
+  relative=build/${binary#"$build_dir"/}
+  mkdir -p "$stage/$(dirname "$relative")"
+  strip -o "$stage/$relative" "$binary"
+done
+# Shared libraries from Debian packages, i.e. everything but glibc, libstdc++ and CUDA's own.
+ldd "$build_dir"/tests/*/*_test "$build_dir"/bin/* | awk '$2 == "=>" {print $3}' | sort -u |
+  grep -vE '/(libc|libm|libdl|librt|libpthread|libgcc_s|libstdc\+\+)\.so|/usr/local/cuda' |
+  while read -r library; do cp -L "$library" "$stage/lib/"; done
+
+mkdir -p .gpu
+tar -C "$stage" -cJf .gpu/bundle.tar.xz build lib
+mkdir -p .gpu/fashion-mnist
+cp /usr/share/datasets/fashion-mnist/{train,t10k}-*-idx*-ubyte.gz .gpu/fashion-mnist/
+du -sh .gpu/bundle.tar.xz .gpu/fashion-mnist

@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# The whole GPU check in one command, for a GPU machine lent without mxlite's Debian dependencies
+# or a package registry (see bench/gpu_bundle.sh, run first on the build machine):
+#   1. every GoogleTest binary of the CUDA-enabled build (GPU tests included) on that machine;
+#   2. ResNet-18 and ResNet-50 exported there (bench/onnx_models.py): `mxlite run --device gpu`
+#      checked against PyTorch's output, `mxlite tune --device gpu` twice (cuDNN Find, then the
+#      tuning DB), `mxlite bench --device gpu` beside PyTorch with cuDNN autotuning, batch 1/16/64,
+#      each in float32 (mxlite's default; PyTorch with TF32 off) and with TF32 convolutions
+#      (MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION=1; PyTorch's default), mxlite under the
+#      convolution plans none (NCHW as written) and global (NCHW/NHWC planned), and one profiled
+#      ResNet-50 run (bench/profile_summary.py); ResNet-50 training steps under both plans;
+#   3. examples/train_fashion_mnist --gpu beside PyTorch on the same GPU (bench/fashion_mnist_torch.py).
+#
+#   bench/gpu_check.sh [STAGE ...]     # stages: tests onnx train (default all)
+#
+# $OUT (default /tmp/gpu_check) gets summary.txt, logs.tar.gz (every log) and the profile summary;
+# the tail of the output is the summary. Python is the machine's python3 (PyTorch with CUDA).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+results=${OUT:-/tmp/gpu_check}
+out=/tmp/gpu_check_work
+rm -rf "$out"
+mkdir -p "$out" "$results"
+stages=${*:-"tests onnx train"}
+summary=$out/summary.txt
+: >"$summary"
+note() { echo "$*" | tee -a "$summary"; }
+
+# --- the bundle and the machine's CUDA libraries ---------------------------------------------
+tar -xJf .gpu/bundle.tar.xz -C .
+# Tests find their fixtures under the source path compiled in (MXLITE_SOURCE_DIR).
+[ -e /work/main ] || { mkdir -p /work && ln -s "$PWD" /work/main; }
+library_path=$PWD/lib
+for dir in /usr/local/cuda/lib64 /usr/local/cuda/lib \
+           $(python3 -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null); do
+  [ -d "$dir" ] || continue
+  if [ -d "$dir/nvidia" ]; then
+    for lib in "$dir"/nvidia/*/lib; do library_path=$library_path:$lib; done
+  else
+    library_path=$library_path:$dir
+  fi
+done
+export LD_LIBRARY_PATH=$library_path${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | sed 's/^/gpu: /' | tee -a "$summary"
+missing=$(ldd build/tests/ops/ops_test build/bin/mxlite | grep "not found" | sort -u)
+[ -z "$missing" ] || { note "missing libraries: $missing"; exit 1; }
+ldd build/bin/mxlite | grep -E "cudnn|cublas\.|cudart|nccl" | sed 's/^\s*/linked: /' | tee -a "$summary"
+export MXNET_HOME=$out/mxnet_home MXNET_TUNING_REPORT=off
+
+# --- 1. tests ------------------------------------------------------------------------------------
+if [[ " $stages " == *" tests "* ]]; then
+  pids=()
+  for binary in build/tests/*/*_test; do
+    name=$(basename "$binary")
+    # ONNX conformance reads Debian's libonnx-testdata, absent here; MPI tests need mpirun.
+    (MXNET_HOME=$out/home_$name timeout 240 "$binary" --gtest_brief=1 \
+       --gtest_filter='-OnnxConformance*' >"$out/$name.log" 2>&1; echo "exit $?" >>"$out/$name.log") &
+    pids+=($!)
+  done
+  wait "${pids[@]}"
+  for log in "$out"/*_test.log; do
+    name=$(basename "$log" .log)
+    passed=$(grep -oE "\[  PASSED  \] [0-9]+" "$log" | grep -oE "[0-9]+$")
+    skipped=$(grep -oE "\[  SKIPPED \] [0-9]+ test" "$log" | grep -oE "[0-9]+" | head -1)
+    note "tests $name: passed ${passed:-?}, skipped ${skipped:-0}, $(tail -1 "$log")"
+    grep -E "^\[  FAILED  \] [A-Za-z]" "$log" | sort -u | head -20 | sed 's/^/    /' | tee -a "$summary"
+  done
+  grep -h -B1 -A3 "Skipped\|SKIPPED" "$out"/*_test.log | grep -iE "gpu|cuda|skip" | sort -u | head -10
+fi
+
+# --- 2. ONNX networks on the GPU -----------------------------------------------------------------
+if [[ " $stages " == *" onnx "* ]]; then
+  models=$out/models
+  (cd bench && timeout 240 python3 onnx_models.py "$models" resnet18 resnet50) >"$out/export.log" 2>&1 ||
+    { note "export failed: $(tail -3 "$out/export.log")"; exit 1; }
+  for model in resnet18 resnet50; do
+    for math in fp32 tf32; do
+      conversion=0
+      [ $math = tf32 ] && conversion=1
+      rm -rf "$out/$model-run-$math"
+      MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION=$conversion timeout 120 build/bin/mxlite run \
+        "$models/$model.onnx" --device gpu --input "input=$models/${model}_input.pb" \
+        --output-dir "$out/$model-run-$math" >"$out/$model-run-$math.log" 2>&1
+      (cd bench && python3 - "$out/$model-run-$math/output_0.pb" "$models/${model}_expected.pb" "$model $math") <<'PY' 2>&1 | tee -a "$summary"
+import sys
+import numpy as np
+import tensor_pb
+try:
+    _, actual = tensor_pb.read(sys.argv[1])
+except OSError as e:
+    sys.exit(f"run {sys.argv[3]} --device gpu: no output ({e})")
+_, expected = tensor_pb.read(sys.argv[2])
+error = np.abs(actual.astype(np.float64) - expected).max() / np.abs(expected).max()
+# float32 arithmetic: ~1e-6; TF32 (MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION=1): ~1e-3.
+print(f"run {sys.argv[3]} --device gpu: max|mxlite-pytorch|/max|pytorch| = {error:.2e}, "
+      f"argmax equal: {bool((actual.argmax(1) == expected.argmax(1)).all())}")
+PY
+    done
+    for pass in first second; do
+      start=$(date +%s%N)
+      timeout 240 build/bin/mxlite tune "$models/$model.onnx" --device gpu --batch 16 --verbose \
+        >"$out/$model-tune-$pass.log" 2>&1
+      status=$?
+      note "tune $model --device gpu batch 16 ($pass, exit $status, $(( ($(date +%s%N) - start) / 1000000 )) ms): $(tail -2 "$out/$model-tune-$pass.log" | tr '\n' ' ')"
+    done
+    for batch in 1 16 64; do
+      for math in fp32 tf32; do
+        conversion=0; tf32=off
+        [ $math = tf32 ] && { conversion=1; tf32=on; }
+        log=$out/$model-bench-b$batch-$math
+        for plan in none global; do
+          MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION=$conversion timeout 120 build/bin/mxlite bench \
+            "$models/$model.onnx" --device gpu --batch $batch --warmup 10 --iters 100 --plan $plan \
+            >"$log-$plan.log" 2>&1
+          note "bench $model b$batch $math mxlite plan $plan: $(grep -E 'p50|throughput|plan:' "$log-$plan.log" | tr '\n' ' ')"
+        done
+        (cd bench && timeout 120 python3 onnx_peer.py pytorch "$model" --onnx "$models/$model.onnx" \
+          --device cuda --tf32 $tf32 --batch $batch --warmup 10 --iters 100) >"$log-torch.log" 2>&1
+        note "bench $model b$batch $math pytorch: $(grep -E 'p50|throughput' "$log-torch.log" | tr '\n' ' ')"
+      done
+    done
+  done
+  # Training steps (forward + backward) of ResNet-50, batch 32, under both plans.
+  for plan in none global; do
+    log=$out/resnet50-train-b32-$plan.log
+    timeout 150 build/bin/mxlite bench "$models/resnet50.onnx" --device gpu --batch 32 --training \
+      --warmup 5 --iters 30 --plan $plan >"$log" 2>&1
+    note "bench resnet50 training b32 fp32 mxlite plan $plan: $(grep -E 'p50|plan:' "$log" | tr '\n' ' ')"
+  done
+  # How much of ResNet-50 batch 16 is the engine: one worker stream, no bulking, the naive engine.
+  for variant in MXNET_GPU_WORKER_NTHREADS=1 MXNET_EXEC_BULK_EXEC_INFERENCE=0 MXNET_ENGINE_TYPE=NaiveEngine; do
+    log=$out/resnet50-bench-b16-${variant%%=*}.log
+    env "$variant" timeout 120 build/bin/mxlite bench "$models/resnet50.onnx" --device gpu --batch 16 \
+      --warmup 10 --iters 100 >"$log" 2>&1
+    note "bench resnet50 b16 fp32 mxlite $variant: $(grep -E 'p50|throughput' "$log" | tr '\n' ' ')"
+  done
+  # Where the time goes: one profiled ResNet-50 batch-16 run (operator events, executor ops).
+  (cd "$out" && MXNET_PROFILER_AUTOSTART=1 timeout 120 "$OLDPWD/build/bin/mxlite" bench \
+     "$models/resnet50.onnx" --device gpu --batch 16 --warmup 0 --iters 10 >resnet50-profile.log 2>&1)
+  python3 bench/profile_summary.py "$out/profile.json" >"$results/profile_resnet50_b16.txt" 2>&1
+  head -40 "$results/profile_resnet50_b16.txt"
+fi
+
+# --- 3. Fashion-MNIST training on the GPU --------------------------------------------------------
+if [[ " $stages " == *" train "* ]]; then
+  timeout 200 build/bin/train_fashion_mnist --gpu --epochs 1 --data-dir .gpu/fashion-mnist \
+    --checkpoint "$out/fashion.mxckpt" >"$out/train_mxlite.log" 2>&1
+  note "train mxlite --gpu (exit $?): $(grep -aoE 'epoch 1 done[^;]*;' "$out/train_mxlite.log" | tail -1) $(grep -E '^epoch 1:' "$out/train_mxlite.log")"
+  timeout 200 build/bin/train_fashion_mnist --gpu --epochs 1 --batchnorm --data-dir .gpu/fashion-mnist \
+    --checkpoint "$out/fashion_bn.mxckpt" >"$out/train_mxlite_bn.log" 2>&1
+  note "train mxlite --gpu --batchnorm (exit $?): $(grep -aoE 'epoch 1 done[^;]*;' "$out/train_mxlite_bn.log" | tail -1) $(grep -E '^epoch 1:' "$out/train_mxlite_bn.log")"
+  timeout 120 python3 bench/fashion_mnist_torch.py --device cuda --batches 900 \
+    --data-dir .gpu/fashion-mnist >"$out/train_torch.log" 2>&1
+  note "train $(tail -1 "$out/train_torch.log")"
+fi
+
+cp "$summary" "$results/"
+tar -czf "$results/logs.tar.gz" -C "$out" --exclude='*.mxckpt' --exclude=models --exclude='*home*' \
+  --exclude=profile.json .
+echo "===== summary ====="
+cat "$summary"
