@@ -9,7 +9,9 @@
 #      (MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION=1; PyTorch's default), mxlite under the
 #      convolution plans none (NCHW as written) and global (NCHW/NHWC planned), and one profiled
 #      ResNet-50 run (bench/profile_summary.py); ResNet-50 training steps under both plans;
-#   3. examples/train_fashion_mnist --gpu beside PyTorch on the same GPU (bench/fashion_mnist_torch.py).
+#   3. examples/train_fashion_mnist --gpu beside PyTorch on the same GPU (bench/fashion_mnist_torch.py);
+#   4. (stage `layers`, not in the default set) the ResNet-50 layer set one convolution at a time:
+#      the tuned cuDNN pick and one mxlite pass beside PyTorch's (bench/gpu_conv_layers.py).
 #
 #   bench/gpu_check.sh [STAGE ...]     # stages: tests onnx train (default all)
 #
@@ -139,6 +141,24 @@ PY
      "$models/resnet50.onnx" --device gpu --batch 16 --warmup 0 --iters 10 >resnet50-profile.log 2>&1)
   python3 bench/profile_summary.py "$out/profile.json" >"$results/profile_resnet50_b16.txt" 2>&1
   head -40 "$results/profile_resnet50_b16.txt"
+fi
+
+# --- 4. the ResNet-50 layer set, one convolution at a time ----------------------------------------
+if [[ " $stages " == *" layers "* ]]; then
+  layers=$out/layers
+  timeout 120 python3 bench/gpu_conv_layers.py export "$layers" >"$out/layers-export.log" 2>&1 ||
+    note "layer export failed: $(tail -3 "$out/layers-export.log")"
+  for name in $(cat "$layers/layers.txt" 2>/dev/null); do
+    for batch in 1 16 64; do
+      pick=$(timeout 60 build/bin/mxlite tune "$layers/$name.onnx" --device gpu --batch $batch \
+               --plan none 2>/dev/null | grep -m1 -oE " forward: [^,]*" | sed 's/ forward: //')
+      mx=$(timeout 60 build/bin/mxlite bench "$layers/$name.onnx" --device gpu --batch $batch \
+             --warmup 10 --iters 100 --plan none 2>&1 | grep -oE "p50: [0-9.]+" | grep -oE "[0-9.]+$")
+      pt=$(timeout 60 python3 bench/gpu_conv_layers.py torch "$name" $batch --tf32 off 2>&1 |
+             grep -oE "p50: [0-9.]+" | grep -oE "[0-9.]+$")
+      note "layer $name b$batch fp32: mxlite pass ${mx:-?} ms (pick $pick), pytorch pass ${pt:-?} ms"
+    done
+  done
 fi
 
 # --- 3. Fashion-MNIST training on the GPU --------------------------------------------------------
