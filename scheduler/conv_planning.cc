@@ -387,12 +387,8 @@ class Rewriter {
   NodeEntry Transformed(NodeEntry source_entry, NodeEntry input, L from, L to,
                         const std::string& value, const std::string& suffix) {
     const std::string name = UniqueName(value + "_to_" + suffix);
-    std::ostringstream axes;
-    axes << '(';
-    const std::vector<int> permutation = LayoutPermutation(from, to);
-    for (size_t i = 0; i < permutation.size(); ++i) axes << (i ? "," : "") << permutation[i];
-    axes << ')';
-    const int id = graph_.AddOpNode("transpose", name, {{"axes", axes.str()}}, {input});
+    const int id =
+        graph_.AddOpNode("transpose", name, {{"axes", LayoutPermutationText(from, to)}}, {input});
     if (transforms_ == nullptr) return {id, 0};  // nobody asked for the costs
     PlannedTransform transform;
     transform.node = name;

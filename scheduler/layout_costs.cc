@@ -89,12 +89,8 @@ double TimeOneNodeMs(const std::string& op_name, const std::map<std::string, std
 double TimeTransformMs(const Shape& shape, ActivationLayout from, ActivationLayout to, DType dtype,
                        const Context& ctx) {
   if (ctx.device_type == DeviceType::kCPU) return TimeTransformOnCpuMs(shape, from, to, dtype);
-  std::ostringstream axes;
-  axes << '(';
-  const std::vector<int> permutation = LayoutPermutation(from, to);
-  for (size_t i = 0; i < permutation.size(); ++i) axes << (i ? "," : "") << permutation[i];
-  axes << ')';
-  return TimeOneNodeMs("transpose", {{"axes", axes.str()}}, shape, dtype, /*training=*/false, ctx);
+  return TimeOneNodeMs("transpose", {{"axes", LayoutPermutationText(from, to)}}, shape, dtype,
+                       /*training=*/false, ctx);
 }
 
 std::string AttributeText(const std::map<std::string, std::string>& attrs) {
@@ -113,6 +109,15 @@ std::vector<int> LayoutPermutation(ActivationLayout from, ActivationLayout to) {
   if (from == to) return {0, 1, 2, 3};
   if (from == ActivationLayout::kNCHW) return {0, 2, 3, 1};
   return {0, 3, 1, 2};
+}
+
+std::string LayoutPermutationText(ActivationLayout from, ActivationLayout to) {
+  std::ostringstream axes;
+  axes << '(';
+  const std::vector<int> permutation = LayoutPermutation(from, to);
+  for (size_t i = 0; i < permutation.size(); ++i) axes << (i ? "," : "") << permutation[i];
+  axes << ')';
+  return axes.str();
 }
 
 Shape PermuteShape(const Shape& shape, ActivationLayout from, ActivationLayout to) {

@@ -40,6 +40,8 @@ Shape PermuteShape(const Shape& shape, ActivationLayout from, ActivationLayout t
 // The transpose op's `axes` that take `from` to `to`: NCHW->NHWC (0,2,3,1), NHWC->NCHW (0,3,1,2),
 // equal layouts (0,1,2,3).
 std::vector<int> LayoutPermutation(ActivationLayout from, ActivationLayout to);
+// The same permutation as the transpose op's `axes` attribute text, e.g. "(0,2,3,1)".
+std::string LayoutPermutationText(ActivationLayout from, ActivationLayout to);
 // Where axis `axis` (of a tensor in `from`; 0..3) sits once the tensor is laid out as `to`.
 int PermutedAxis(int axis, ActivationLayout from, ActivationLayout to);
 

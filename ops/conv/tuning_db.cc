@@ -383,10 +383,17 @@ std::string ConvProblem::ToString() const {
   return out.str();
 }
 
-TuningEnvironment TuningEnvironment::ForCpu(int threads) {
-  // Asked for every tuning and planning lookup; GetBuildInfo reads /proc/cpuinfo and probes CUDA,
-  // and neither the CPU nor the build changes while the process runs.
+// Asked for every tuning and planning lookup; GetBuildInfo reads /proc/cpuinfo and probes CUDA,
+// and neither the machine nor the build changes while the process runs.
+namespace {
+const BuildInfo& ProcessBuildInfo() {
   static const BuildInfo info = GetBuildInfo();
+  return info;
+}
+}  // namespace
+
+TuningEnvironment TuningEnvironment::ForCpu(int threads) {
+  const BuildInfo& info = ProcessBuildInfo();
   if (threads <= 0) threads = cpu::IntraOpThreads();
   std::string device =
       info.cpu_model + " (" + std::to_string(threads) + (threads == 1 ? " thread" : " threads");
@@ -397,7 +404,7 @@ TuningEnvironment TuningEnvironment::ForCpu(int threads) {
 }
 
 TuningEnvironment TuningEnvironment::ForGpu(int device_id) {
-  const BuildInfo info = GetBuildInfo();
+  const BuildInfo& info = ProcessBuildInfo();
   for (const GpuInfo& gpu : info.gpus) {
     if (gpu.id != device_id) continue;
     return {gpu.name + " (sm_" + std::to_string(gpu.compute_major) +

@@ -143,8 +143,8 @@ const void* Zero(DType dtype) {
   return dtype == DType::kFloat64 ? static_cast<const void*>(&zero_d) : &zero_f;
 }
 
-// The workspace bytes of a planned algorithm, asked of cuDNN once per bound node and direction
-// (`cached`, when given, keeps the answer; kUnknownBytes until then).
+// The workspace bytes of the call's algorithm: `cached` (given for a bound node's planned
+// algorithm) keeps cuDNN's answer after the first call; kUnknownBytes until then.
 constexpr size_t kUnknownBytes = static_cast<size_t>(-1);
 
 template <typename Query>
@@ -163,7 +163,7 @@ void ConvolutionForward(const OpContext& ctx, CudnnConvolution& c, const void* x
   const CudnnAlgorithm pick = planned.chosen() ? planned : HeuristicForward(handle, c);
   const auto algo = static_cast<cudnnConvolutionFwdAlgo_t>(pick.algo);
   MXLITE_CUDNN_CALL(cudnnSetConvolutionMathType(c.conv.get(), pick.math), c.owner);
-  const size_t bytes = WorkspaceBytes(planned.chosen() ? cached_bytes : nullptr, [&] {
+  const size_t bytes = WorkspaceBytes(cached_bytes, [&] {
     size_t asked = 0;
     MXLITE_CUDNN_CALL(cudnnGetConvolutionForwardWorkspaceSize(
                           handle, c.x.get(), c.w.get(), c.conv.get(), c.y.get(), algo, &asked),
@@ -185,7 +185,7 @@ void ConvolutionBackwardData(const OpContext& ctx, CudnnConvolution& c, const vo
   const CudnnAlgorithm pick = planned.chosen() ? planned : HeuristicBackwardData(handle, c);
   const auto algo = static_cast<cudnnConvolutionBwdDataAlgo_t>(pick.algo);
   MXLITE_CUDNN_CALL(cudnnSetConvolutionMathType(c.conv.get(), pick.math), c.owner);
-  const size_t bytes = WorkspaceBytes(planned.chosen() ? cached_bytes : nullptr, [&] {
+  const size_t bytes = WorkspaceBytes(cached_bytes, [&] {
     size_t asked = 0;
     MXLITE_CUDNN_CALL(cudnnGetConvolutionBackwardDataWorkspaceSize(
                           handle, c.w.get(), c.y.get(), c.conv.get(), c.x.get(), algo, &asked),
@@ -207,7 +207,7 @@ void ConvolutionBackwardFilter(const OpContext& ctx, CudnnConvolution& c, const 
   const CudnnAlgorithm pick = planned.chosen() ? planned : HeuristicBackwardFilter(handle, c);
   const auto algo = static_cast<cudnnConvolutionBwdFilterAlgo_t>(pick.algo);
   MXLITE_CUDNN_CALL(cudnnSetConvolutionMathType(c.conv.get(), pick.math), c.owner);
-  const size_t bytes = WorkspaceBytes(planned.chosen() ? cached_bytes : nullptr, [&] {
+  const size_t bytes = WorkspaceBytes(cached_bytes, [&] {
     size_t asked = 0;
     MXLITE_CUDNN_CALL(cudnnGetConvolutionBackwardFilterWorkspaceSize(
                           handle, c.x.get(), c.y.get(), c.conv.get(), c.w.get(), algo, &asked),
@@ -289,8 +289,11 @@ struct ConvolutionCall {
   CudnnAlgorithm algorithm(ConvDirection direction) const {
     return bound != nullptr ? bound->algorithm(direction) : CudnnAlgorithm{};
   }
+  // Only a planned algorithm's size is kept: the heuristic may pick differently per call.
   size_t* workspace_bytes(ConvDirection direction) const {
-    return bound != nullptr ? bound->workspace_bytes(direction) : nullptr;
+    return bound != nullptr && bound->algorithm(direction).chosen()
+               ? bound->workspace_bytes(direction)
+               : nullptr;
   }
 };
 
