@@ -83,20 +83,9 @@ if [[ " $stages " == *" onnx "* ]]; then
       MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION=$conversion timeout 120 build/bin/mxlite run \
         "$models/$model.onnx" --device gpu --input "input=$models/${model}_input.pb" \
         --output-dir "$out/$model-run-$math" >"$out/$model-run-$math.log" 2>&1
-      (cd bench && python3 - "$out/$model-run-$math/output_0.pb" "$models/${model}_expected.pb" "$model $math") <<'PY' 2>&1 | tee -a "$summary"
-import sys
-import numpy as np
-import tensor_pb
-try:
-    _, actual = tensor_pb.read(sys.argv[1])
-except OSError as e:
-    sys.exit(f"run {sys.argv[3]} --device gpu: no output ({e})")
-_, expected = tensor_pb.read(sys.argv[2])
-error = np.abs(actual.astype(np.float64) - expected).max() / np.abs(expected).max()
-# float32 arithmetic: ~1e-6; TF32 (MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION=1): ~1e-3.
-print(f"run {sys.argv[3]} --device gpu: max|mxlite-pytorch|/max|pytorch| = {error:.2e}, "
-      f"argmax equal: {bool((actual.argmax(1) == expected.argmax(1)).all())}")
-PY
+      # float32 arithmetic: ~1e-6; TF32 (MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION=1): ~1e-3.
+      (cd bench && python3 output_error.py "$out/$model-run-$math/output_0.pb" \
+         "$models/${model}_expected.pb" "run $model $math --device gpu") 2>&1 | tee -a "$summary"
     done
     for pass in first second; do
       start=$(date +%s%N)
@@ -146,7 +135,7 @@ fi
 # --- 4. the ResNet-50 layer set, one convolution at a time ----------------------------------------
 if [[ " $stages " == *" layers "* ]]; then
   layers=$out/layers
-  timeout 120 python3 bench/gpu_conv_layers.py export "$layers" >"$out/layers-export.log" 2>&1 ||
+  (cd bench && timeout 120 python3 gpu_conv_layers.py export "$layers") >"$out/layers-export.log" 2>&1 ||
     note "layer export failed: $(tail -3 "$out/layers-export.log")"
   for name in $(cat "$layers/layers.txt" 2>/dev/null); do
     for batch in 1 16 64; do
@@ -154,7 +143,7 @@ if [[ " $stages " == *" layers "* ]]; then
                --plan none 2>/dev/null | grep -m1 -oE " forward: [^,]*" | sed 's/ forward: //')
       mx=$(timeout 60 build/bin/mxlite bench "$layers/$name.onnx" --device gpu --batch $batch \
              --warmup 10 --iters 100 --plan none 2>&1 | grep -oE "p50: [0-9.]+" | grep -oE "[0-9.]+$")
-      pt=$(timeout 60 python3 bench/gpu_conv_layers.py torch "$name" $batch --tf32 off 2>&1 |
+      pt=$(cd bench && timeout 60 python3 gpu_conv_layers.py torch "$name" $batch --tf32 off 2>&1 |
              grep -oE "p50: [0-9.]+" | grep -oE "[0-9.]+$")
       note "layer $name b$batch fp32: mxlite pass ${mx:-?} ms (pick $pick), pytorch pass ${pt:-?} ms"
     done

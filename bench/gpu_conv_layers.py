@@ -2,6 +2,8 @@
 `mxlite bench --device gpu`, and PyTorch's time for the same convolution in the same run.
 
     python3 bench/gpu_conv_layers.py export OUT_DIR          # OUT_DIR/<layer>.onnx, layers.txt
+    (run from bench/; a layer's name is its label with runs of other characters as "_",
+    e.g. 3x3_64_64_56x56)
     python3 bench/gpu_conv_layers.py torch LAYER BATCH [--tf32 on|off] [--iters I]
 
 Each model is one Conv (no bias, random weights from a fixed seed, dynamic batch) so that
@@ -9,29 +11,28 @@ mxlite's pass is that convolution alone. PyTorch runs the same nn.Conv2d on CUDA
 cudnn.benchmark=True; like `mxlite bench`, each timed pass is one call waited for
 (torch.cuda.synchronize), median of --iters after 10 warm-up calls. bench/gpu_check.sh runs both.
 """
-import inspect
+import os
+import re
 import statistics
 import sys
 import time
 
 import torch
 
-# name, in channels, out channels, kernel, stride, pad, input height = width
-LAYERS = [
-    ("3x3_64_56", 64, 64, 3, 1, 1, 56),
-    ("1x1_256_64_56", 256, 64, 1, 1, 0, 56),
-    ("3x3_128_28", 128, 128, 3, 1, 1, 28),
-    ("3x3_256_14", 256, 256, 3, 1, 1, 14),
-    ("1x1_1024_256_14", 1024, 256, 1, 1, 0, 14),
-    ("7x7_3_64_s2_224", 3, 64, 7, 2, 3, 224),
-]
+from conv_torch import LAYERS  # (label, in, out, kernel, stride, pad, size): resnet50_layers.h
+from onnx_models import legacy_exporter
+
+
+def file_name(label):
+    """"3x3 64->64 56x56" -> "3x3_64_64_56x56": the layer's model file and command-line name."""
+    return re.sub(r"[^0-9A-Za-z]+", "_", label).strip("_")
 
 
 def layer(name):
     for row in LAYERS:
-        if row[0] == name:
+        if file_name(row[0]) == name:
             return row
-    sys.exit(f"unknown layer {name}; expected one of {[row[0] for row in LAYERS]}")
+    sys.exit(f"unknown layer {name}; expected one of {[file_name(row[0]) for row in LAYERS]}")
 
 
 def conv(row):
@@ -41,19 +42,18 @@ def conv(row):
 
 
 def export(out_dir):
-    import os
     os.makedirs(out_dir, exist_ok=True)
-    legacy = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
     for row in LAYERS:
-        name, cin, _, _, _, _, size = row
+        _, cin, _, _, _, _, size = row
         x = torch.zeros(1, cin, size, size)
-        path = f"{out_dir}/{name}.onnx"
+        path = f"{out_dir}/{file_name(row[0])}.onnx"
         torch.onnx.export(conv(row), x, path + ".tmp", opset_version=13, input_names=["input"],
                           output_names=["output"],
-                          dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}}, **legacy)
+                          dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}},
+                          **legacy_exporter())
         os.replace(path + ".tmp", path)
     with open(f"{out_dir}/layers.txt", "w") as f:
-        f.write("\n".join(row[0] for row in LAYERS) + "\n")
+        f.write("\n".join(file_name(row[0]) for row in LAYERS) + "\n")
 
 
 def time_torch(name, batch, tf32, iters):

@@ -29,20 +29,8 @@ for model in $models; do
   rm -rf "$out/$model-run"
   MXNET_CONV_PLAN=$plan "$mxlite" run "$out/$model.onnx" --input "input=$out/${model}_input.pb" \
     --output-dir "$out/$model-run"
-  (cd bench && /usr/bin/python3 - "../$out/$model-run/output_0.pb" "../$out/${model}_expected.pb" "$model plan $plan") <<'PY' || status=1
-import sys
-import numpy as np
-import tensor_pb
-_, actual = tensor_pb.read(sys.argv[1])
-_, expected = tensor_pb.read(sys.argv[2])
-assert actual.shape == expected.shape, f"shape {actual.shape}, expected {expected.shape}"
-error = np.abs(actual.astype(np.float64) - expected).max() / np.abs(expected).max()
-ok = error <= 1e-4
-print(f"{sys.argv[3]}: output {actual.shape}, max|mxlite-pytorch|/max|pytorch| = {error:.2e} "
-      f"({'ok' if ok else 'FAIL'}: limit 1e-4); argmax equal: "
-      f"{bool((actual.argmax(1) == expected.argmax(1)).all())}")
-sys.exit(0 if ok else 1)
-PY
+  (cd bench && /usr/bin/python3 output_error.py "../$out/$model-run/output_0.pb" \
+     "../$out/${model}_expected.pb" "$model plan $plan" --limit 1e-4) || status=1
  done
 done
 exit $status

@@ -9,6 +9,7 @@ OUT_DIR/<model>_input.pb (a (2, 3, 224, 224) input from a fixed seed), OUT_DIR/<
 convolution + linear FLOPs of one image, for GFLOP/s). BatchNorm's running statistics and affine
 parameters are randomised too, so the exported BatchNormalization nodes are not identities.
 """
+import inspect
 import json
 import os
 import sys
@@ -71,7 +72,6 @@ def flops_per_image(model):
 def legacy_exporter():
     """Newer PyTorch (2.9+) exports through dynamo by default; ask for the TorchScript exporter
     that Debian's PyTorch 1.13 uses, so every machine writes the same kind of graph."""
-    import inspect
     return {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
 
 
