@@ -46,11 +46,42 @@ void MergePartialTile(const float* tile, float* c, int64_t ldc, int rows, int co
   }
 }
 
+// Tiles of at most 8 columns (the last panel of a matrix whose width is 1-8 past a multiple of 16,
+// e.g. 49 or 196 output pixels) use only the left half of the B panel: half the FMAs of a full
+// tile, where the full kernel would multiply zeros. Each lane sums its products in the same order as
+// the full kernel (one FMA per k step), so a column gets the same bits in either kernel.
+MXLITE_AVX2 void NarrowTile(int64_t kc, const float* a, const float* b, float* tile) {
+  // Six named accumulators: with an array GCC stores them back to the stack on every step.
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0, acc4 = acc0,
+         acc5 = acc0;
+  for (int64_t p = 0; p < kc; ++p, a += kMr, b += kNr) {
+    const __m256 b_step = _mm256_load_ps(b);
+    acc0 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(a + 0), acc0);
+    acc1 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(a + 1), acc1);
+    acc2 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(a + 2), acc2);
+    acc3 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(a + 3), acc3);
+    acc4 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(a + 4), acc4);
+    acc5 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(a + 5), acc5);
+  }
+  _mm256_store_ps(tile + 0 * kNr, acc0);
+  _mm256_store_ps(tile + 1 * kNr, acc1);
+  _mm256_store_ps(tile + 2 * kNr, acc2);
+  _mm256_store_ps(tile + 3 * kNr, acc3);
+  _mm256_store_ps(tile + 4 * kNr, acc4);
+  _mm256_store_ps(tile + 5 * kNr, acc5);
+}
+
 }  // namespace
 
 MXLITE_AVX2 void SgemmMicroKernelAvx2Fma(int64_t kc, const float* a_panel, const float* b_panel,
                                          float* c, int64_t ldc, int rows, int columns, float alpha,
                                          float beta) {
+  if (columns <= kNr / 2) {
+    alignas(32) float tile[kMr * kNr];
+    NarrowTile(kc, a_panel, b_panel, tile);
+    MergePartialTile(tile, c, ldc, rows, columns, alpha, beta);
+    return;
+  }
   // The C tile is needed right after the loop; start fetching it now.
   for (int r = 0; r < rows; ++r) {
     _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc), _MM_HINT_T0);
