@@ -238,6 +238,7 @@ const std::vector<const ConvAlgorithm*>& CpuConvAlgorithms() {
       &Winograd4x4Algorithm(),
       &DepthwiseAlgorithm(ConvLayout::kNCHW),
       &DepthwiseAlgorithm(ConvLayout::kNHWC),
+      &DirectNchwAlgorithm(),
   };
   return all;
 }

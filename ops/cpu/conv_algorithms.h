@@ -13,6 +13,10 @@
 //   depthwise_direct   NCHW, NHWC  fwd, bwd-data, bwd-filter  groups == in channels, out
 //                                                             channels a multiple of them; any
 //                                                             kernel, stride, pad, dilation
+//   direct_nchw        NCHW        fwd                        C/G * KH * KW <= 256 (short
+//                                                             reductions: a network's first
+//                                                             layer); any kernel, stride, pad,
+//                                                             dilation, groups
 //
 // A "valid geometry": every extent >= 1 (batch >= 0), groups dividing both channel counts, and
 // out_h/out_w any size (positions whose window leaves the input read zeros, as in im2col).
@@ -108,7 +112,7 @@ const ConvAlgorithm* FindCpuConvAlgorithm(std::string_view name, ConvLayout layo
 // The geometry checks shared by every algorithm (see "valid geometry" above).
 bool IsValidConvGeometry(const ConvGeometry& geometry);
 
-// ---- For the implementations (conv_algorithms.cc, conv_winograd.cc, conv_depthwise.cc) ----
+// ---- For the implementations (conv_algorithms.cc, conv_winograd.cc, conv_depthwise.cc, ...) ----
 
 // Routes both element types to Derived::Compute<T>(direction, geometry, tensors, scratch), which
 // is only called after the checks in Run.
@@ -143,5 +147,6 @@ class WorkspaceTally {
 const ConvAlgorithm& Winograd2x2Algorithm();                 // conv_winograd.cc
 const ConvAlgorithm& Winograd4x4Algorithm();                 // conv_winograd.cc
 const ConvAlgorithm& DepthwiseAlgorithm(ConvLayout layout);  // conv_depthwise.cc
+const ConvAlgorithm& DirectNchwAlgorithm();                  // conv_direct.cc
 
 }  // namespace mxlite::cpu

@@ -67,6 +67,12 @@ const std::vector<ConvCase> kCases = {
     {"depthwise_1ch_x3", 1, 1, 3, 1, 6, 6, 3, 1, 1, 1},
     {"5x5_s2_p2", 1, 3, 4, 1, 9, 8, 5, 2, 2, 1},
     {"3x3_dilate2", 1, 3, 2, 1, 8, 7, 3, 1, 2, 2},
+    // A ResNet-style stem (several 16-column chunks, a partial last one, 13 output channels: two
+    // blocks of 6 and one of 1), three phases with dilation, and a reduction too long for
+    // direct_nchw (32 * 9 = 288 > 256).
+    {"7x7_s2_p3_batch2_37x41_3to13", 2, 3, 13, 1, 37, 41, 7, 2, 3, 1},
+    {"3x3_s3_p1_d2_batch2_20x35", 2, 2, 7, 1, 20, 35, 3, 3, 1, 2},
+    {"3x3_p1_32to4", 1, 32, 4, 1, 6, 5, 3, 1, 1, 1},
 };
 
 const std::set<std::string> kAllCases = [] {
@@ -86,7 +92,8 @@ const std::set<std::string> kWinogradForward = {"3x3_p1_7x9",
                                                 "depthwise_1ch_x3",
                                                 "3x3_p1_batch2_19x22_11to13",
                                                 "3x3_p1_groups3_batch2_10x9",
-                                                "3x3_p0_batch5_4x4_9to7"};
+                                                "3x3_p0_batch5_4x4_9to7",
+                                                "3x3_p1_32to4"};
 const std::set<std::string> kDepthwise = {"depthwise_3x3_p1_batch3", "depthwise_x2_5x5_s2_p2_d2",
                                           "depthwise_3x3_s2_p0_batch3", "depthwise_1ch_x3"};
 
@@ -95,6 +102,12 @@ std::set<std::string> ExpectedClaims(std::string_view algorithm, ConvDirection d
   if (algorithm == "im2col_gemm" || algorithm == "im2row_gemm") return kAllCases;
   if (algorithm == "gemm_1x1") return {"1x1_batch3", "1x1_groups2"};
   if (algorithm == "depthwise_direct") return kDepthwise;
+  if (algorithm == "direct_nchw") {
+    if (direction != ConvDirection::kForward) return {};
+    std::set<std::string> claims = kAllCases;
+    claims.erase("3x3_p1_32to4");  // reduction 288 > 256
+    return claims;
+  }
   if (algorithm == "winograd_2x2_3x3" || algorithm == "winograd_4x4_3x3") {
     if (direction == ConvDirection::kBackwardFilter) return {};
     std::set<std::string> claims = kWinogradForward;
@@ -263,6 +276,20 @@ TEST(ConvAlgorithms, WinogradFloat32SameBitsOnOneAndTwoThreads) {
   }
 }
 
+// direct_nchw deals rows and channel blocks to threads; each value is summed the same way.
+TEST(ConvAlgorithms, DirectFloat32SameBitsOnOneAndTwoThreads) {
+  const ConvCase shape{"stem", 2, 3, 13, 1, 37, 41, 7, 2, 3, 1};
+  const ConvGeometry g = shape.Geometry(false);
+  const ConvInputs<float> inputs(g);
+  const ConvAlgorithm& direct = *FindCpuConvAlgorithm("direct_nchw", ConvLayout::kNCHW);
+  std::vector<float> results[2];
+  for (int threads : {1, 2}) {
+    ScopedIntraOpThreads scoped(threads);
+    results[threads - 1] = RunInNCHW(direct, ConvDirection::kForward, g, inputs);
+  }
+  EXPECT_EQ(results[0], results[1]);
+}
+
 TEST(ConvAlgorithms, RegistryHasEveryNamedAlgorithmOncePerLayout) {
   std::set<std::pair<std::string, ConvLayout>> seen;
   for (const ConvAlgorithm* algorithm : CpuConvAlgorithms()) {
@@ -274,7 +301,8 @@ TEST(ConvAlgorithms, RegistryHasEveryNamedAlgorithmOncePerLayout) {
       {"im2col_gemm", ConvLayout::kNCHW},      {"im2row_gemm", ConvLayout::kNHWC},
       {"gemm_1x1", ConvLayout::kNCHW},         {"gemm_1x1", ConvLayout::kNHWC},
       {"winograd_2x2_3x3", ConvLayout::kNCHW}, {"winograd_4x4_3x3", ConvLayout::kNCHW},
-      {"depthwise_direct", ConvLayout::kNCHW}, {"depthwise_direct", ConvLayout::kNHWC}};
+      {"depthwise_direct", ConvLayout::kNCHW}, {"depthwise_direct", ConvLayout::kNHWC},
+      {"direct_nchw", ConvLayout::kNCHW}};
   for (const auto& [name, layout] : expected) {
     const ConvAlgorithm* found = FindCpuConvAlgorithm(name, layout);
     ASSERT_NE(found, nullptr) << name;

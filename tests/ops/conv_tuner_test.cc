@@ -482,7 +482,10 @@ TEST(CpuConvTuning, TheHeuristicFollowsTheLayerShape) {
             "depthwise_direct");
   EXPECT_EQ(HeuristicName(Geometry(64, 32, 1, 1, 0, 8), ConvDirection::kForward), "gemm_1x1");
   EXPECT_EQ(HeuristicName(Geometry(64, 32, 1, 2, 0, 8), ConvDirection::kForward), "im2col_gemm");
-  EXPECT_EQ(HeuristicName(Geometry(3, 16, 7, 2, 3, 32), ConvDirection::kForward), "im2col_gemm");
+  EXPECT_EQ(HeuristicName(Geometry(3, 16, 7, 2, 3, 32), ConvDirection::kForward), "direct_nchw");
+  EXPECT_EQ(HeuristicName(Geometry(3, 16, 7, 2, 3, 32), ConvDirection::kBackwardData),
+            "im2col_gemm");  // direct_nchw is forward only
+  EXPECT_EQ(HeuristicName(Geometry(16, 16, 5, 1, 2, 12), ConvDirection::kForward), "im2col_gemm");
   EXPECT_EQ(HeuristicName(Geometry(3, 16, 7, 2, 3, 32, 1, true), ConvDirection::kForward),
             "im2row_gemm");
   EXPECT_EQ(HeuristicName(Geometry(64, 64, 3, 1, 1, 8), ConvDirection::kBackwardFilter),

@@ -1,0 +1,320 @@
+// direct_nchw: the forward convolution computed straight from the input, without a lowered matrix,
+// for problems whose reduction is short (C/G * KH * KW <= kMaxReduction): the first layer of an
+// image network (ResNet's 7x7/2 stem over 3 channels: 147 products per output) is the case it is
+// for. There im2col writes and the GEMM re-reads a matrix as large as the arithmetic is short.
+//
+// 1. The input is copied, zero-padded, into a "phase-split" buffer: for horizontal stride s, each
+//    padded row is stored as s rows, phase q holding the padded columns x = q (mod s). Output
+//    column ox at kernel column kw reads padded column ox * s + kw * dilate, that is entry
+//    ox + (kw * dilate) / s of phase (kw * dilate) % s: for every tap, a run of consecutive output
+//    columns reads consecutive floats, whatever the stride, padding and dilation. The runs are
+//    rounded up to whole 16-column chunks (the buffer has the slack; the extra columns are never
+//    stored).
+// 2. The weights are repacked as blocks of up to 6 output channels, tap-major.
+// 3. Each task (image, group, channel block, output row) sums, for every tap, one weight per
+//    channel times a 16-column run of inputs: on AVX2+FMA float32, 6 channels x 2 vectors of
+//    accumulators stay in registers for the whole reduction and are stored once.
+// Every output value is summed over the taps in the same order on any thread count (deterministic,
+// bitwise the same for 1 and 2 threads). float64 and CPUs without AVX2 run the same plan in plain
+// C++.
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+
+#include "ops/cpu/conv_algorithms.h"
+#include "ops/cpu/gemm.h"
+#include "ops/cpu/gemm_kernel_avx2.h"
+#include "ops/cpu/parallel.h"
+
+#if MXLITE_HAS_AVX2_KERNEL
+#include <immintrin.h>
+// As in gemm_kernel_avx2.cc: target attributes per function, never -mavx2 for the file.
+#define MXLITE_AVX2 __attribute__((target("avx2,fma")))
+#endif
+
+namespace mxlite::cpu {
+namespace {
+
+// Longest reduction claimed: 6 channels' weights (6 KiB at 256 taps) and the taps' input runs stay
+// in L1 across a row; beyond it the GEMM paths reuse their operands better.
+constexpr int64_t kMaxReduction = 256;
+constexpr int64_t kChunk = 16;         // output columns per register tile (two AVX2 vectors)
+constexpr int64_t kBlockChannels = 6;  // output channels per register tile
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// The sizes of one problem's buffers and the work split.
+struct DirectPlan {
+  int64_t cg, og, taps;  // per group: input channels, output channels, C/G * KH * KW
+  int64_t rows;          // padded rows the output reads: (OH-1)*sh + (KH-1)*dh + 1
+  int64_t phases;        // the horizontal stride
+  int64_t phase_width;   // entries per phase row (whole chunks plus the widest tap's shift)
+  int64_t chunks;        // 16-column runs per output row
+  int64_t blocks;        // channel blocks per group
+
+  explicit DirectPlan(const ConvGeometry& g)
+      : cg(g.in_channels_per_group()),
+        og(g.out_channels_per_group()),
+        taps(g.patch_size()),
+        rows((g.out_h - 1) * g.stride_h + (g.kernel_h - 1) * g.dilate_h + 1),
+        phases(g.stride_w),
+        // Rounded up to whole 64-byte lines: the runs of unshifted taps then load aligned.
+        phase_width(CeilDiv(CeilDiv(g.out_w, kChunk) * kChunk +
+                                (g.kernel_w - 1) * g.dilate_w / g.stride_w,
+                            kChunk) *
+                    kChunk),
+        chunks(CeilDiv(g.out_w, kChunk)),
+        blocks(CeilDiv(og, kBlockChannels)) {}
+
+  int64_t channel_size() const { return rows * phases * phase_width; }  // one channel, one image
+  int64_t input_size(const ConvGeometry& g) const { return g.batch * g.in_channels * channel_size(); }
+  int64_t weight_size(const ConvGeometry& g) const { return g.out_channels * taps; }
+};
+
+// Step 1: data (N, C, H, W) -> phased (N, C, rows, phases, phase_width), zero where the padded
+// position lies outside the image. One task per (image, channel, padded row): three input channels
+// would not keep two threads busy.
+template <typename T>
+void SplitPhases(const ConvGeometry& g, const DirectPlan& plan, const T* data, T* phased) {
+  ParallelFor(g.batch * g.in_channels * plan.rows, [&](int64_t task) {
+    const int64_t plane = task / plan.rows, y = task % plan.rows, iy = y - g.pad_h;
+    T* dst_row = phased + (plane * plan.rows + y) * plan.phases * plan.phase_width;
+    if (iy < 0 || iy >= g.in_h) {
+      std::fill(dst_row, dst_row + plan.phases * plan.phase_width, T(0));
+      return;
+    }
+    const T* src = data + plane * g.in_spatial() + iy * g.in_w;
+    for (int64_t q = 0; q < plan.phases; ++q) {
+      // Entry j holds input column j * phases + q - pad_w: inside the image for j in [begin, end).
+      const int64_t first = g.pad_w - q, last = g.in_w + g.pad_w - q;  // ix >= 0, ix < in_w
+      const int64_t begin = std::min(plan.phase_width, first <= 0 ? 0 : CeilDiv(first, plan.phases));
+      const int64_t end =
+          std::clamp<int64_t>(last <= 0 ? 0 : CeilDiv(last, plan.phases), begin, plan.phase_width);
+      T* dst = dst_row + q * plan.phase_width;
+      std::fill(dst, dst + begin, T(0));
+      const T* column = src + q - g.pad_w;
+      if (plan.phases == 1) {
+        std::copy(column + begin, column + end, dst + begin);
+      } else {
+        for (int64_t j = begin; j < end; ++j) dst[j] = column[j * plan.phases];
+      }
+      std::fill(dst + end, dst + plan.phase_width, T(0));
+    }
+  });
+}
+
+// Step 2: weight (O, C/G, KH, KW) -> per group and block, [tap][channel of the block] (a last block
+// of fewer than 6 channels is packed as narrow as it is).
+template <typename T>
+void PackWeights(const ConvGeometry& g, const DirectPlan& plan, const T* weight, T* packed) {
+  for (int64_t o = 0; o < g.out_channels; ++o) {
+    const int64_t group = o / plan.og, within = o % plan.og;
+    const int64_t block = within / kBlockChannels, lane = within % kBlockChannels;
+    const int64_t width = std::min(kBlockChannels, plan.og - block * kBlockChannels);
+    T* dst = packed + (group * plan.og + block * kBlockChannels) * plan.taps + lane;
+    for (int64_t r = 0; r < plan.taps; ++r) dst[r * width] = weight[o * plan.taps + r];
+  }
+}
+
+// Where tap r = (c, kh, kw) of output row 0, column 0 reads, relative to the group's first channel
+// in the phased buffer. Row oy adds oy * stride_h rows.
+void TapOffsets(const ConvGeometry& g, const DirectPlan& plan, int64_t* offsets) {
+  for (int64_t c = 0, r = 0; c < plan.cg; ++c) {
+    for (int64_t kh = 0; kh < g.kernel_h; ++kh) {
+      for (int64_t kw = 0; kw < g.kernel_w; ++kw, ++r) {
+        const int64_t shift = kw * g.dilate_w;
+        offsets[r] = c * plan.channel_size() +
+                     (kh * g.dilate_h * plan.phases + shift % plan.phases) * plan.phase_width +
+                     shift / plan.phases;
+      }
+    }
+  }
+}
+
+// One register tile, portable: out[o][0:columns] = bias[o] + sum_r w[r][o] * in[offsets[r] + i].
+template <typename T>
+void DirectTile(const T* in, const int64_t* offsets, int64_t taps, const T* w, int width,
+                const T* bias, T* out, int64_t out_stride, int64_t columns) {
+  T acc[kBlockChannels][kChunk];
+  for (int o = 0; o < width; ++o) std::fill(acc[o], acc[o] + kChunk, bias ? bias[o] : T(0));
+  for (int64_t r = 0; r < taps; ++r) {
+    const T* src = in + offsets[r];
+    for (int o = 0; o < width; ++o) {
+      const T weight = w[r * width + o];
+      for (int64_t i = 0; i < kChunk; ++i) acc[o][i] += weight * src[i];
+    }
+  }
+  for (int o = 0; o < width; ++o) std::copy(acc[o], acc[o] + columns, out + o * out_stride);
+}
+
+#if MXLITE_HAS_AVX2_KERNEL
+// The same tile for float32 on AVX2+FMA, WIDTH channels (1-6) x 16 columns. Named accumulators: GCC
+// keeps an array of vectors on the stack. Same order of operations per value as DirectTile's loop
+// would give with FMA, but not bitwise the same as DirectTile (which does not fuse).
+MXLITE_AVX2 inline __m256 InitialSum(const float* bias, int o) {
+  return bias != nullptr ? _mm256_set1_ps(bias[o]) : _mm256_setzero_ps();
+}
+
+// Row o of the tile into out (a partial chunk through an aligned tile row).
+MXLITE_AVX2 inline void StoreTileRow(__m256 lo, __m256 hi, float* out, int64_t columns) {
+  if (columns == kChunk) {
+    _mm256_storeu_ps(out, lo);
+    _mm256_storeu_ps(out + 8, hi);
+    return;
+  }
+  alignas(32) float row[kChunk];
+  _mm256_store_ps(row, lo);
+  _mm256_store_ps(row + 8, hi);
+  std::memcpy(out, row, sizeof(float) * columns);
+}
+
+template <int WIDTH>
+MXLITE_AVX2 void DirectTileAvx2(const float* in, const int64_t* offsets, int64_t taps,
+                                const float* w, const float* bias, float* out, int64_t out_stride,
+                                int64_t columns) {
+  __m256 lo0, hi0, lo1, hi1, lo2, hi2, lo3, hi3, lo4, hi4, lo5, hi5;
+  lo0 = hi0 = InitialSum(bias, 0);
+  if constexpr (WIDTH > 1) lo1 = hi1 = InitialSum(bias, 1);
+  if constexpr (WIDTH > 2) lo2 = hi2 = InitialSum(bias, 2);
+  if constexpr (WIDTH > 3) lo3 = hi3 = InitialSum(bias, 3);
+  if constexpr (WIDTH > 4) lo4 = hi4 = InitialSum(bias, 4);
+  if constexpr (WIDTH > 5) lo5 = hi5 = InitialSum(bias, 5);
+  for (int64_t r = 0; r < taps; ++r, w += WIDTH) {
+    const float* src = in + offsets[r];
+    const __m256 x0 = _mm256_loadu_ps(src), x1 = _mm256_loadu_ps(src + 8);
+    __m256 b = _mm256_broadcast_ss(w);
+    lo0 = _mm256_fmadd_ps(x0, b, lo0);
+    hi0 = _mm256_fmadd_ps(x1, b, hi0);
+    if constexpr (WIDTH > 1) {
+      b = _mm256_broadcast_ss(w + 1);
+      lo1 = _mm256_fmadd_ps(x0, b, lo1);
+      hi1 = _mm256_fmadd_ps(x1, b, hi1);
+    }
+    if constexpr (WIDTH > 2) {
+      b = _mm256_broadcast_ss(w + 2);
+      lo2 = _mm256_fmadd_ps(x0, b, lo2);
+      hi2 = _mm256_fmadd_ps(x1, b, hi2);
+    }
+    if constexpr (WIDTH > 3) {
+      b = _mm256_broadcast_ss(w + 3);
+      lo3 = _mm256_fmadd_ps(x0, b, lo3);
+      hi3 = _mm256_fmadd_ps(x1, b, hi3);
+    }
+    if constexpr (WIDTH > 4) {
+      b = _mm256_broadcast_ss(w + 4);
+      lo4 = _mm256_fmadd_ps(x0, b, lo4);
+      hi4 = _mm256_fmadd_ps(x1, b, hi4);
+    }
+    if constexpr (WIDTH > 5) {
+      b = _mm256_broadcast_ss(w + 5);
+      lo5 = _mm256_fmadd_ps(x0, b, lo5);
+      hi5 = _mm256_fmadd_ps(x1, b, hi5);
+    }
+  }
+  StoreTileRow(lo0, hi0, out, columns);
+  if constexpr (WIDTH > 1) StoreTileRow(lo1, hi1, out + out_stride, columns);
+  if constexpr (WIDTH > 2) StoreTileRow(lo2, hi2, out + 2 * out_stride, columns);
+  if constexpr (WIDTH > 3) StoreTileRow(lo3, hi3, out + 3 * out_stride, columns);
+  if constexpr (WIDTH > 4) StoreTileRow(lo4, hi4, out + 4 * out_stride, columns);
+  if constexpr (WIDTH > 5) StoreTileRow(lo5, hi5, out + 5 * out_stride, columns);
+}
+
+using Avx2Tile = void (*)(const float*, const int64_t*, int64_t, const float*, const float*,
+                          float*, int64_t, int64_t);
+constexpr Avx2Tile kAvx2Tiles[kBlockChannels] = {
+    DirectTileAvx2<1>, DirectTileAvx2<2>, DirectTileAvx2<3>,
+    DirectTileAvx2<4>, DirectTileAvx2<5>, DirectTileAvx2<6>,
+};
+#endif
+
+bool UsesAvx2(DType dtype) { return dtype == DType::kFloat32 && CpuSupportsAvx2Fma(); }
+
+// Step 3 for every (image, group, run of output rows, block), on the intra-op pool. A task takes a
+// few consecutive rows, which share input rows (KH - stride of each pair), and the blocks of one
+// run follow each other, so a run's input rows are read from memory once for all the channels.
+template <typename T>
+void DirectForward(const ConvGeometry& g, const DirectPlan& plan, const T* phased,
+                   const T* packed, const int64_t* offsets, const T* bias, T* output) {
+  constexpr int64_t kRowsPerTask = 4;
+  const int64_t row_runs = CeilDiv(g.out_h, kRowsPerTask);
+  const int64_t tasks = g.batch * g.groups * plan.blocks * row_runs;
+  [[maybe_unused]] const bool avx2 = UsesAvx2(DTypeOf<T>::value);
+  ParallelFor(tasks, [&](int64_t task) {
+    const int64_t block = task % plan.blocks;
+    const int64_t run = task / plan.blocks % row_runs;
+    const int64_t group = task / plan.blocks / row_runs % g.groups;
+    const int64_t n = task / plan.blocks / row_runs / g.groups;
+    const int64_t first = group * plan.og + block * kBlockChannels;  // output channel
+    const int width = static_cast<int>(std::min(kBlockChannels, plan.og - block * kBlockChannels));
+    const T* w = packed + first * plan.taps;
+    const T* b = bias != nullptr ? bias + first : nullptr;
+    const int64_t row_end = std::min(g.out_h, (run + 1) * kRowsPerTask);
+    for (int64_t oy = run * kRowsPerTask; oy < row_end; ++oy) {
+      const T* in = phased + (n * g.in_channels + group * plan.cg) * plan.channel_size() +
+                    oy * g.stride_h * plan.phases * plan.phase_width;
+      T* out = output + (n * g.out_channels + first) * g.out_spatial() + oy * g.out_w;
+      for (int64_t chunk = 0; chunk < plan.chunks; ++chunk) {
+        const int64_t column = chunk * kChunk;
+        const int64_t columns = std::min(kChunk, g.out_w - column);
+#if MXLITE_HAS_AVX2_KERNEL
+        if constexpr (std::is_same_v<T, float>) {
+          if (avx2) {
+            kAvx2Tiles[width - 1](in + column, offsets, plan.taps, w, b, out + column,
+                                  g.out_spatial(), columns);
+            continue;
+          }
+        }
+#endif
+        DirectTile(in + column, offsets, plan.taps, w, width, b, out + column, g.out_spatial(),
+                   columns);
+      }
+    }
+  });
+}
+
+class DirectAlgorithm final : public ConvAlgorithmBase<DirectAlgorithm> {
+ public:
+  std::string_view name() const override { return "direct_nchw"; }
+  ConvLayout layout() const override { return ConvLayout::kNCHW; }
+  bool HasDirection(ConvDirection direction) const override {
+    return direction == ConvDirection::kForward;
+  }
+  bool Supports(const ConvGeometry& g, ConvDirection direction) const override {
+    return direction == ConvDirection::kForward && IsValidConvGeometry(g) && !g.channels_last &&
+           g.patch_size() <= kMaxReduction;
+  }
+  size_t WorkspaceBytes(const ConvGeometry& g, ConvDirection direction,
+                        DType dtype) const override {
+    if (!Supports(g, direction)) return 0;
+    const DirectPlan plan(g);
+    WorkspaceTally tally(dtype);
+    tally.Add(plan.input_size(g));
+    tally.Add(plan.weight_size(g));
+    WorkspaceTally offsets(DType::kInt64);
+    offsets.Add(plan.taps);
+    return tally.bytes() + offsets.bytes();
+  }
+
+  template <typename T>
+  void Compute(ConvDirection, const ConvGeometry& g, const ConvTensors<T>& t,
+               ScratchSpace& scratch) const {
+    if (g.batch == 0) return;
+    const DirectPlan plan(g);
+    T* phased = scratch.GetArray<T>(plan.input_size(g));
+    T* packed = scratch.GetArray<T>(plan.weight_size(g));
+    auto* offsets = scratch.GetArray<int64_t>(plan.taps);
+    SplitPhases(g, plan, t.data, phased);
+    PackWeights(g, plan, t.weight, packed);
+    TapOffsets(g, plan, offsets);
+    DirectForward(g, plan, phased, packed, offsets, t.bias, t.output);
+  }
+};
+
+}  // namespace
+
+const ConvAlgorithm& DirectNchwAlgorithm() {
+  static const DirectAlgorithm algorithm;
+  return algorithm;
+}
+
+}  // namespace mxlite::cpu
