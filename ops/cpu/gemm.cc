@@ -158,7 +158,15 @@ void PackA(const OperandView& a, int64_t rows, int64_t depth, float* packed) {
   if (a.transposed) {
     PackFromStepRows<kMr>(a.data, a.ld, depth, rows, packed);
   } else {
-    PackFromStepColumns<kMr>(a.data, a.ld, depth, rows, packed);
+    // Full panels through the vector transpose, a partial last one element by element.
+    const int64_t full_rows = rows / kMr * kMr;
+    for (int64_t x0 = 0; x0 < full_rows; x0 += kMr) {
+      detail::PackRowPanelAvx2(a.data + x0 * a.ld, a.ld, depth, packed + x0 * depth);
+    }
+    if (full_rows < rows) {
+      PackFromStepColumns<kMr>(a.data + full_rows * a.ld, a.ld, depth, rows - full_rows,
+                               packed + full_rows * depth);
+    }
   }
 }
 

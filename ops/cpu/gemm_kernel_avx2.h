@@ -23,4 +23,9 @@ inline constexpr int kAvx2KernelColumns = 16;  // NR: columns of C per micro-til
 void SgemmMicroKernelAvx2Fma(int64_t kc, const float* a_panel, const float* b_panel, float* c,
                              int64_t ldc, int rows, int columns, float alpha, float beta);
 
+// Packs one full A panel from row-major A: packed[p * MR + r] = a[r * lda + p] for the MR rows
+// r and `depth` steps p (8 steps at a time through an 8x8 register transpose). Writes exactly
+// MR * depth floats.
+void PackRowPanelAvx2(const float* a, int64_t lda, int64_t depth, float* packed);
+
 }  // namespace mxlite::cpu::detail
