@@ -179,6 +179,7 @@ MXLITE_AVX2 void DirectTileAvx2(const float* in, const int64_t* offsets, int64_t
   if constexpr (WIDTH > 3) lo3 = hi3 = InitialSum(bias, 3);
   if constexpr (WIDTH > 4) lo4 = hi4 = InitialSum(bias, 4);
   if constexpr (WIDTH > 5) lo5 = hi5 = InitialSum(bias, 5);
+#pragma GCC unroll 4
   for (int64_t r = 0; r < taps; ++r, w += WIDTH) {
     const float* src = in + offsets[r];
     const __m256 x0 = _mm256_loadu_ps(src), x1 = _mm256_loadu_ps(src + 8);
@@ -229,21 +230,27 @@ constexpr Avx2Tile kAvx2Tiles[kBlockChannels] = {
 
 bool UsesAvx2(DType dtype) { return dtype == DType::kFloat32 && CpuSupportsAvx2Fma(); }
 
-// Step 3 for every (image, group, run of output rows, block), on the intra-op pool. A task takes a
-// few consecutive rows, which share input rows (KH - stride of each pair), and the blocks of one
-// run follow each other, so a run's input rows are read from memory once for all the channels.
+// Step 3 for every (image, group, run of output rows), on the intra-op pool. A task takes a few
+// consecutive rows, which share input rows (KH - stride of each pair), through every channel block,
+// so the run's input rows stay in this core's cache for all the channels.
 template <typename T>
 void DirectForward(const ConvGeometry& g, const DirectPlan& plan, const T* phased,
                    const T* packed, const int64_t* offsets, const T* bias, T* output) {
   constexpr int64_t kRowsPerTask = 4;
   const int64_t row_runs = CeilDiv(g.out_h, kRowsPerTask);
-  const int64_t tasks = g.batch * g.groups * plan.blocks * row_runs;
+  // The channel blocks are split only when runs alone would leave threads idle.
+  const int64_t runs = g.batch * g.groups * row_runs;
+  const int64_t block_parts =
+      std::clamp<int64_t>(CeilDiv(4 * IntraOpThreads(), runs), 1, plan.blocks);
+  const int64_t blocks_per_part = CeilDiv(plan.blocks, block_parts);
   [[maybe_unused]] const bool avx2 = UsesAvx2(DTypeOf<T>::value);
-  ParallelFor(tasks, [&](int64_t task) {
-    const int64_t block = task % plan.blocks;
-    const int64_t run = task / plan.blocks % row_runs;
-    const int64_t group = task / plan.blocks / row_runs % g.groups;
-    const int64_t n = task / plan.blocks / row_runs / g.groups;
+  ParallelFor(runs * block_parts, [&](int64_t task) {
+    const int64_t part = task % block_parts;
+    const int64_t run = task / block_parts % row_runs;
+    const int64_t group = task / block_parts / row_runs % g.groups;
+    const int64_t n = task / block_parts / row_runs / g.groups;
+    const int64_t block_end = std::min(plan.blocks, (part + 1) * blocks_per_part);
+    for (int64_t block = part * blocks_per_part; block < block_end; ++block) {
     const int64_t first = group * plan.og + block * kBlockChannels;  // output channel
     const int width = static_cast<int>(std::min(kBlockChannels, plan.og - block * kBlockChannels));
     const T* w = packed + first * plan.taps;
@@ -268,6 +275,7 @@ void DirectForward(const ConvGeometry& g, const DirectPlan& plan, const T* phase
         DirectTile(in + column, offsets, plan.taps, w, width, b, out + column, g.out_spatial(),
                    columns);
       }
+    }
     }
   });
 }
