@@ -11,9 +11,10 @@
 //    rounded up to whole 16-column chunks (the buffer has the slack; the extra columns are never
 //    stored).
 // 2. The weights are repacked as blocks of up to 6 output channels, tap-major.
-// 3. Each task (image, group, channel block, output row) sums, for every tap, one weight per
-//    channel times a 16-column run of inputs: on AVX2+FMA float32, 6 channels x 2 vectors of
-//    accumulators stay in registers for the whole reduction and are stored once.
+// 3. Each register tile (6 output channels x 16 columns of one output row) sums, for every tap,
+//    one weight per channel times a 16-column run of inputs: on AVX2+FMA float32 the 6 x 2 vectors
+//    of accumulators stay in registers for the whole reduction and are stored once. A task is a
+//    run of 4 output rows of one image and group, through every channel block.
 // Every output value is summed over the taps in the same order on any thread count (deterministic,
 // bitwise the same for 1 and 2 threads). float64 and CPUs without AVX2 run the same plan in plain
 // C++.
@@ -148,9 +149,7 @@ void DirectTile(const T* in, const int64_t* offsets, int64_t taps, const T* w, i
 }
 
 #if MXLITE_HAS_AVX2_KERNEL
-// The same tile for float32 on AVX2+FMA, WIDTH channels (1-6) x 16 columns. Named accumulators: GCC
-// keeps an array of vectors on the stack. Same order of operations per value as DirectTile's loop
-// would give with FMA, but not bitwise the same as DirectTile (which does not fuse).
+// A channel's starting sum: its bias, or zero.
 MXLITE_AVX2 inline __m256 InitialSum(const float* bias, int o) {
   return bias != nullptr ? _mm256_set1_ps(bias[o]) : _mm256_setzero_ps();
 }
@@ -168,6 +167,9 @@ MXLITE_AVX2 inline void StoreTileRow(__m256 lo, __m256 hi, float* out, int64_t c
   std::memcpy(out, row, sizeof(float) * columns);
 }
 
+// The same tile for float32 on AVX2+FMA, WIDTH channels (1-6) x 16 columns, in named accumulators
+// (GCC keeps an array of vectors on the stack). Sums in the same order as DirectTile, but fused
+// multiply-adds round once where DirectTile rounds twice, so the two differ in the last bits.
 template <int WIDTH>
 MXLITE_AVX2 void DirectTileAvx2(const float* in, const int64_t* offsets, int64_t taps,
                                 const float* w, const float* bias, float* out, int64_t out_stride,
