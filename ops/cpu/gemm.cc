@@ -9,6 +9,7 @@
 #include <cstring>
 #include <new>
 #include <sstream>
+#include <vector>
 
 #include "core/error.h"
 #include "ops/cpu/gemm_kernel_avx2.h"
@@ -236,6 +237,43 @@ void PackedSgemm(int64_t m, int64_t n, int64_t k, float alpha, const OperandView
   }
 }
 
+// C (1 x n) = alpha * op(A) (1 x k) * op(B) + beta * C: a row vector times a matrix (e.g.
+// FullyConnected at batch 1). Packing op(B) would copy the whole matrix to use each element once;
+// this reads it once, in place. Columns go out in fixed blocks, each element summed by one thread in
+// the same order whatever the thread count.
+void RowVectorTimesMatrix(int64_t n, int64_t k, float alpha, const OperandView& a,
+                          const OperandView& b, float beta, float* c) {
+  constexpr int64_t kColumnsPerTask = 64;
+  // op(A)'s one row: contiguous unless A is stored as a k x 1 column.
+  std::vector<float> gathered;
+  const float* x = a.data;
+  if (a.transposed && a.ld != 1) {
+    gathered.resize(static_cast<size_t>(k));
+    for (int64_t p = 0; p < k; ++p) gathered[p] = a.data[p * a.ld];
+    x = gathered.data();
+  }
+  const int64_t tasks = CeilDiv(n, kColumnsPerTask);
+  const auto finish = [alpha, beta](float sum, float* out) {
+    *out = beta == 0.0f ? alpha * sum : alpha * sum + beta * *out;
+  };
+  const auto run = [&](int64_t task) {
+    const int64_t j0 = task * kColumnsPerTask, j1 = std::min(n, j0 + kColumnsPerTask);
+    if (b.transposed) {  // column j of op(B) is row j of the stored matrix
+      for (int64_t j = j0; j < j1; ++j) finish(detail::DotAvx2(x, b.data + j * b.ld, k), c + j);
+      return;
+    }
+    float sums[kColumnsPerTask] = {};
+    for (int64_t p = 0; p < k; ++p) detail::AxpyAvx2(x[p], b.data + p * b.ld + j0, sums, j1 - j0);
+    for (int64_t j = j0; j < j1; ++j) finish(sums[j - j0], c + j);
+  };
+  const double flops = 2.0 * static_cast<double>(n) * static_cast<double>(k);
+  if (IntraOpThreads() == 1 || flops < 2 * kMinFlopsPerThread || tasks == 1) {
+    for (int64_t task = 0; task < tasks; ++task) run(task);
+    return;
+  }
+  ParallelFor(tasks, run);
+}
+
 #endif  // MXLITE_HAS_AVX2_KERNEL
 
 // ------------------------------------------------------------------------------------------------
@@ -436,6 +474,12 @@ void Sgemm(Transpose trans_a, Transpose trans_b, int64_t m, int64_t n, int64_t k
     EigenSgemm(rows, columns, k, alpha, a_block, b_block, beta, c_block, ldc);
   };
 
+#if MXLITE_HAS_AVX2_KERNEL
+  if (m == 1 && implementation == GemmImplementation::kAvx2Fma) {
+    RowVectorTimesMatrix(n, k, alpha, a_view, b_view, beta, c);
+    return;
+  }
+#endif
   const ThreadGrid grid = ChooseThreadGrid(m, n, k, IntraOpThreads());
   if (grid.grid_rows * grid.grid_columns == 1) {
     run_block(m, n, 0, 0);

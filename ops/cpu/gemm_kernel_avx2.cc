@@ -291,6 +291,34 @@ MXLITE_AVX2 void PackRowPanelAvx2(const float* a, int64_t lda, int64_t depth, fl
   }
 }
 
+MXLITE_AVX2 float DotAvx2(const float* x, const float* y, int64_t n) {
+  __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    s0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i), s0);
+    s1 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 8), _mm256_loadu_ps(y + i + 8), s1);
+    s2 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 16), _mm256_loadu_ps(y + i + 16), s2);
+    s3 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 24), _mm256_loadu_ps(y + i + 24), s3);
+  }
+  for (; i + 8 <= n; i += 8) s0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i), s0);
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, _mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
+  float sum = 0.0f;
+  for (float lane : lanes) sum += lane;
+  for (; i < n; ++i) sum += x[i] * y[i];
+  return sum;
+}
+
+MXLITE_AVX2 void AxpyAvx2(float s, const float* row, float* acc, int64_t n) {
+  const __m256 scale = _mm256_set1_ps(s);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    _mm256_storeu_ps(acc + i, _mm256_fmadd_ps(scale, _mm256_loadu_ps(row + i),
+                                              _mm256_loadu_ps(acc + i)));
+  }
+  for (; i < n; ++i) acc[i] += s * row[i];
+}
+
 }  // namespace mxlite::cpu::detail
 
 #endif  // MXLITE_HAS_AVX2_KERNEL

@@ -28,4 +28,11 @@ void SgemmMicroKernelAvx2Fma(int64_t kc, const float* a_panel, const float* b_pa
 // MR * depth floats.
 void PackRowPanelAvx2(const float* a, int64_t lda, int64_t depth, float* packed);
 
+// Sum of x[i] * y[i] over i < n (four vector partial sums, then a fixed-order reduction: the same
+// bits for the same inputs).
+float DotAvx2(const float* x, const float* y, int64_t n);
+
+// acc[i] += s * row[i] for i < n.
+void AxpyAvx2(float s, const float* row, float* acc, int64_t n);
+
 }  // namespace mxlite::cpu::detail

@@ -290,6 +290,37 @@ TEST(GemmTest, NarrowEdgeTilesSumLikeFullTiles) {
   }
 }
 
+// One row of C (FullyConnected at batch 1) takes its own unpacked path: every transpose, alpha and
+// beta, padded strides, long enough to split over threads, the same bits on 1 and 2 threads.
+TEST(GemmTest, RowVectorTimesMatrix) {
+  GemmImplementations implementations;
+  for (GemmImplementation implementation : implementations.list()) {
+    SCOPED_TRACE(Name(implementation));
+    SetGemmImplementation(implementation);
+    for (Transpose trans_a : kBothTransposes) {
+      for (Transpose trans_b : kBothTransposes) {
+        RunAndCheck({{1, 1000, 1280}, trans_a, trans_b, 1.0f, 0.0f, 3});
+        RunAndCheck({{1, 77, 45}, trans_a, trans_b, -0.5f, 2.0f, 1});
+        std::vector<float> one, two;
+        {
+          ScopedIntraOpThreads threads(1);
+          one = RunAndCheck({{1, 1000, 1280}, trans_a, trans_b, 1.0f, 1.0f, 0});
+        }
+        {
+          ScopedIntraOpThreads threads(2);
+          two = RunAndCheck({{1, 1000, 1280}, trans_a, trans_b, 1.0f, 1.0f, 0});
+        }
+        if (implementation == GemmImplementation::kAvx2Fma) {
+          EXPECT_EQ(one, two);
+        }
+      }
+    }
+    const std::vector<float> c =
+        RunAndCheck({{1, 37, 19}, Transpose::kNo, Transpose::kYes, 1.0f, 0.0f, 2}, true);
+    for (float value : c) ASSERT_FALSE(std::isnan(value));
+  }
+}
+
 TEST(GemmTest, BadArgumentsNameTheArgument) {
   std::vector<float> buffer(100, 0.0f);
   float* p = buffer.data();
