@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "ops/cpu/avx2_panel.h"
 #include "ops/cpu/conv_algorithms.h"
 #include "ops/cpu/gemm.h"
 #include "ops/cpu/gemm_kernel_avx2.h"
@@ -114,31 +115,15 @@ MXLITE_AVX2 inline void Sandwich(const float* in, int64_t in_stride, float* out,
   }
 }
 
-// dst[lane * 6 + r] = values[r][xi][lane] for 8 lanes (channels) and 6 rows: an 8x8 transpose in
-// registers (rows 6 and 7 are zeros), then 8 overlapping stores in address order; the last one
-// writes 2 floats past the 48, which the caller's next chunk overwrites.
+// dst[lane * 6 + r] = values[r][xi][lane] for 8 lanes (channels) and 6 rows, through the shared
+// register transpose; its 2 floats past the 48 are overwritten by the caller's next chunk.
 template <int P>
 MXLITE_AVX2 inline void StorePanelRows(const float (&values)[kPanelRows][P][kLanes], int xi,
                                        float* dst) {
-  static_assert(kPanelRows == 6 && kLanes == 8);
-  const __m256 zero = _mm256_setzero_ps();
-  __m256 row[kPanelRows];
-  for (int r = 0; r < kPanelRows; ++r) row[r] = _mm256_load_ps(values[r][xi]);
-  const __m256 t0 = _mm256_unpacklo_ps(row[0], row[1]), t1 = _mm256_unpackhi_ps(row[0], row[1]);
-  const __m256 t2 = _mm256_unpacklo_ps(row[2], row[3]), t3 = _mm256_unpackhi_ps(row[2], row[3]);
-  const __m256 t4 = _mm256_unpacklo_ps(row[4], row[5]), t5 = _mm256_unpackhi_ps(row[4], row[5]);
-  const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-  const __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-  const __m256 s4 = _mm256_shuffle_ps(t4, zero, 0x44), s5 = _mm256_shuffle_ps(t4, zero, 0xEE);
-  const __m256 s6 = _mm256_shuffle_ps(t5, zero, 0x44), s7 = _mm256_shuffle_ps(t5, zero, 0xEE);
-  _mm256_storeu_ps(dst + 0 * kPanelRows, _mm256_permute2f128_ps(s0, s4, 0x20));
-  _mm256_storeu_ps(dst + 1 * kPanelRows, _mm256_permute2f128_ps(s1, s5, 0x20));
-  _mm256_storeu_ps(dst + 2 * kPanelRows, _mm256_permute2f128_ps(s2, s6, 0x20));
-  _mm256_storeu_ps(dst + 3 * kPanelRows, _mm256_permute2f128_ps(s3, s7, 0x20));
-  _mm256_storeu_ps(dst + 4 * kPanelRows, _mm256_permute2f128_ps(s0, s4, 0x31));
-  _mm256_storeu_ps(dst + 5 * kPanelRows, _mm256_permute2f128_ps(s1, s5, 0x31));
-  _mm256_storeu_ps(dst + 6 * kPanelRows, _mm256_permute2f128_ps(s2, s6, 0x31));
-  _mm256_storeu_ps(dst + 7 * kPanelRows, _mm256_permute2f128_ps(s3, s7, 0x31));
+  static_assert(kPanelRows == kAvx2KernelRows && kLanes == 8);
+  StoreRowsAsPanelSteps(_mm256_load_ps(values[0][xi]), _mm256_load_ps(values[1][xi]),
+                        _mm256_load_ps(values[2][xi]), _mm256_load_ps(values[3][xi]),
+                        _mm256_load_ps(values[4][xi]), _mm256_load_ps(values[5][xi]), dst);
 }
 
 // U for the 6 output channels of panel `k_panel` of `group`, every input channel, into the packed

@@ -1,5 +1,7 @@
 #include "ops/cpu/gemm_kernel_avx2.h"
 
+#include "ops/cpu/avx2_panel.h"
+
 #if MXLITE_HAS_AVX2_KERNEL
 #include <immintrin.h>
 
@@ -259,8 +261,6 @@ MXLITE_AVX2 void SgemmMicroKernelAvx2Fma(int64_t kc, const float* a_panel, const
 }
 
 MXLITE_AVX2 void PackRowPanelAvx2(const float* a, int64_t lda, int64_t depth, float* packed) {
-  static_assert(kMr == 6, "the transpose below packs six rows");
-  const __m256 zero = _mm256_setzero_ps();
   int64_t p = 0;
   // Each group stores 8 floats per step, 2 past the step's 6; the next step overwrites them, so
   // vector groups stop while a later step (vector or scalar) remains inside the panel.
@@ -268,23 +268,7 @@ MXLITE_AVX2 void PackRowPanelAvx2(const float* a, int64_t lda, int64_t depth, fl
     const __m256 r0 = _mm256_loadu_ps(a + p), r1 = _mm256_loadu_ps(a + lda + p),
                  r2 = _mm256_loadu_ps(a + 2 * lda + p), r3 = _mm256_loadu_ps(a + 3 * lda + p),
                  r4 = _mm256_loadu_ps(a + 4 * lda + p), r5 = _mm256_loadu_ps(a + 5 * lda + p);
-    // Lanes i and i+4 of (r0..r3) and of (r4, r5, 0, 0), then whole steps.
-    const __m256 a0 = _mm256_unpacklo_ps(r0, r1), a1 = _mm256_unpackhi_ps(r0, r1);
-    const __m256 a2 = _mm256_unpacklo_ps(r2, r3), a3 = _mm256_unpackhi_ps(r2, r3);
-    const __m256 a4 = _mm256_unpacklo_ps(r4, r5), a5 = _mm256_unpackhi_ps(r4, r5);
-    const __m256 b0 = _mm256_shuffle_ps(a0, a2, 0x44), b1 = _mm256_shuffle_ps(a0, a2, 0xEE);
-    const __m256 b2 = _mm256_shuffle_ps(a1, a3, 0x44), b3 = _mm256_shuffle_ps(a1, a3, 0xEE);
-    const __m256 b4 = _mm256_shuffle_ps(a4, zero, 0x44), b5 = _mm256_shuffle_ps(a4, zero, 0xEE);
-    const __m256 b6 = _mm256_shuffle_ps(a5, zero, 0x44), b7 = _mm256_shuffle_ps(a5, zero, 0xEE);
-    float* out = packed + p * kMr;
-    _mm256_storeu_ps(out + 0 * kMr, _mm256_permute2f128_ps(b0, b4, 0x20));
-    _mm256_storeu_ps(out + 1 * kMr, _mm256_permute2f128_ps(b1, b5, 0x20));
-    _mm256_storeu_ps(out + 2 * kMr, _mm256_permute2f128_ps(b2, b6, 0x20));
-    _mm256_storeu_ps(out + 3 * kMr, _mm256_permute2f128_ps(b3, b7, 0x20));
-    _mm256_storeu_ps(out + 4 * kMr, _mm256_permute2f128_ps(b0, b4, 0x31));
-    _mm256_storeu_ps(out + 5 * kMr, _mm256_permute2f128_ps(b1, b5, 0x31));
-    _mm256_storeu_ps(out + 6 * kMr, _mm256_permute2f128_ps(b2, b6, 0x31));
-    _mm256_storeu_ps(out + 7 * kMr, _mm256_permute2f128_ps(b3, b7, 0x31));
+    StoreRowsAsPanelSteps(r0, r1, r2, r3, r4, r5, packed + p * kMr);
   }
   for (; p < depth; ++p) {
     for (int r = 0; r < kMr; ++r) packed[p * kMr + r] = a[r * lda + p];

@@ -238,6 +238,10 @@ TEST(GemmTest, OneAndTwoThreadsAgree) {
       {{64, 784, 576}, Transpose::kNo, Transpose::kNo, 1.0f, 0.0f, 0},   // a ResNet conv, scaled
       {{256, 49, 1024}, Transpose::kNo, Transpose::kNo, 1.0f, 0.0f, 0},  // split along M
       {{61, 333, 207}, Transpose::kYes, Transpose::kYes, 0.5f, 1.0f, 3},
+      {{1, 1000, 1280}, Transpose::kNo, Transpose::kYes, 1.0f, 1.0f, 0},  // one row, unpacked
+      {{1, 1000, 1280}, Transpose::kNo, Transpose::kNo, 1.0f, 1.0f, 0},
+      {{1, 1000, 1280}, Transpose::kYes, Transpose::kYes, 1.0f, 1.0f, 0},
+      {{1, 1000, 1280}, Transpose::kYes, Transpose::kNo, 1.0f, 1.0f, 0},
   };
   GemmImplementations implementations;
   for (GemmImplementation implementation : implementations.list()) {
@@ -291,7 +295,7 @@ TEST(GemmTest, NarrowEdgeTilesSumLikeFullTiles) {
 }
 
 // One row of C (FullyConnected at batch 1) takes its own unpacked path: every transpose, alpha and
-// beta, padded strides, long enough to split over threads, the same bits on 1 and 2 threads.
+// beta, padded strides, garbage in C with beta = 0. (OneAndTwoThreadsAgree covers its threads.)
 TEST(GemmTest, RowVectorTimesMatrix) {
   GemmImplementations implementations;
   for (GemmImplementation implementation : implementations.list()) {
@@ -301,18 +305,6 @@ TEST(GemmTest, RowVectorTimesMatrix) {
       for (Transpose trans_b : kBothTransposes) {
         RunAndCheck({{1, 1000, 1280}, trans_a, trans_b, 1.0f, 0.0f, 3});
         RunAndCheck({{1, 77, 45}, trans_a, trans_b, -0.5f, 2.0f, 1});
-        std::vector<float> one, two;
-        {
-          ScopedIntraOpThreads threads(1);
-          one = RunAndCheck({{1, 1000, 1280}, trans_a, trans_b, 1.0f, 1.0f, 0});
-        }
-        {
-          ScopedIntraOpThreads threads(2);
-          two = RunAndCheck({{1, 1000, 1280}, trans_a, trans_b, 1.0f, 1.0f, 0});
-        }
-        if (implementation == GemmImplementation::kAvx2Fma) {
-          EXPECT_EQ(one, two);
-        }
       }
     }
     const std::vector<float> c =
