@@ -218,19 +218,23 @@ TEST(SettingsEnvironmentTest, ReadsProcessEnvironment) {
 
 TEST(SettingsConcurrencyTest, ConcurrentReadsAndWrites) {
   Settings registry = MakeRegistry();
-  std::atomic<bool> stop{false};
+  std::atomic<bool> stop{false}, reading{false};
+  // The writer starts once the reader does, so that on a fast machine the 2000 writes cannot all
+  // land before the first read (the reads must overlap them to test anything).
   std::thread writer([&] {
+    while (!reading) std::this_thread::yield();
     for (int i = 0; i < 2000; ++i) {
       registry.Set("MXNET_EXEC_NUM_TEMP", std::to_string(1 + i % 7));
     }
     stop = true;
   });
   int64_t reads = 0;
-  while (!stop) {
+  reading = true;
+  do {
     int64_t value = registry.GetInt("MXNET_EXEC_NUM_TEMP");
     ASSERT_TRUE(value >= 1 && value <= 7);
     ++reads;
-  }
+  } while (!stop);
   writer.join();
   EXPECT_GT(reads, 0);
 }
