@@ -3,6 +3,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "core/half.h"
 #include "memory/storage.h"
 
 #if MXLITE_USE_CUDA
@@ -64,28 +65,6 @@ void CopyBytes(void* to, Context to_ctx, const void* from, Context from_ctx, siz
   (void)stream;
   MX_THROW() << "copy " << from_ctx << " -> " << to_ctx << ": mxlite was built without CUDA";
 #endif
-}
-
-float HalfToFloat(uint16_t half) {
-  uint32_t sign = (half & 0x8000u) << 16, exponent = (half >> 10) & 0x1f, mantissa = half & 0x3ff;
-  uint32_t bits;
-  if (exponent == 0x1f) {
-    bits = sign | 0x7f800000u | (mantissa << 13);  // inf / nan
-  } else if (exponent != 0) {
-    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
-  } else if (mantissa == 0) {
-    bits = sign;
-  } else {  // subnormal: normalise
-    exponent = 113;
-    while ((mantissa & 0x400) == 0) {
-      mantissa <<= 1;
-      --exponent;
-    }
-    bits = sign | (exponent << 23) | ((mantissa & 0x3ff) << 13);
-  }
-  float value;
-  std::memcpy(&value, &bits, sizeof(value));
-  return value;
 }
 
 void PrintElement(std::ostream& out, const uint8_t* element, DType dtype) {

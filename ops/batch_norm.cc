@@ -10,6 +10,9 @@
 // The statistics used are saved as the hidden outputs "mean" and "var" (visible with
 // output_mean_var), and backward reads them instead of the moving states.
 //
+// dtypes (MXNet's rule): gamma, beta, the moving states and the saved statistics have the data's
+// dtype, except for float16 data, whose statistics are kept in float32.
+//
 // fix_gamma (MXNet's default true): gamma is read as 1 and its gradient is 0.
 // Backward, batch statistics (the mean and variance depend on x):
 //   dx = gamma * invstd * (dy - mean(dy) - xhat * mean(dy * xhat)),  xhat = (x - mean) * invstd
@@ -17,6 +20,7 @@
 // dbeta = sum(dy).
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "ops/cpu/elementwise.h"
 #include "ops/cpu/parallel.h"
@@ -285,6 +289,28 @@ void BatchNormBackwardCpu(const OpContext& ctx, const Attributes& attrs,
 
 }  // namespace
 
+DType ParamDTypeFor(DType data) { return data == DType::kFloat16 ? DType::kFloat32 : data; }
+
+void BatchNormInferDType(const Attributes&, DTypeInference& dtypes) {
+  std::optional<DType> data = dtypes.inputs[kData];
+  if (!data) {  // from a declared parameter: float32 parameters mean float32 data
+    for (size_t i = 1; i < dtypes.inputs.size() && !data; ++i) data = dtypes.inputs[i];
+  }
+  MX_CHECK(data.has_value()) << "BatchNorm " << dtypes.node << ": no input has a known dtype";
+  const DType param = ParamDTypeFor(*data);
+  static const char* const kNames[] = {"data", "gamma", "beta", "moving_mean", "moving_var"};
+  for (size_t i = 1; i < dtypes.inputs.size(); ++i) {
+    MX_CHECK(!dtypes.inputs[i] || *dtypes.inputs[i] == param)
+        << "BatchNorm " << dtypes.node << ": " << kNames[i] << " has dtype " << *dtypes.inputs[i]
+        << " but data of dtype " << *data << " needs " << param;
+    dtypes.inputs[i] = param;
+  }
+  dtypes.inputs[kData] = data;
+  dtypes.outputs[kOut] = data;
+  dtypes.outputs[kMean] = param;
+  dtypes.outputs[kVar] = param;
+}
+
 MXLITE_REGISTER_OP(BatchNorm) {
   OpDef op;
   op.name = "BatchNorm";
@@ -311,6 +337,7 @@ MXLITE_REGISTER_OP(BatchNorm) {
     return attrs.GetBool("output_mean_var") ? 3 : 1;
   };
   op.infer_shape = BatchNormInferShape;
+  op.infer_dtype = BatchNormInferDType;
   op.backward_dependencies = [](const Attributes&) -> BackwardDependencies {
     return {{true, true, false, false, false}, {false, true, true}};
   };

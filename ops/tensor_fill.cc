@@ -9,14 +9,21 @@
 #endif
 
 #include "core/error.h"
+#include "core/half.h"
 
 namespace mxlite {
 
 namespace {
 
-template <typename T>
-void FillHost(void* data, int64_t count, double value) {
-  std::fill_n(static_cast<T*>(data), count, static_cast<T>(value));
+// Host memory of `count` elements of a floating dtype, each `value` (float16 rounded to nearest
+// even).
+void FillHost(void* data, DType dtype, int64_t count, double value) {
+  if (dtype == DType::kFloat16) {
+    std::fill_n(static_cast<uint16_t*>(data), count, FloatToHalf(static_cast<float>(value)));
+    return;
+  }
+  MXLITE_FLOAT_TYPE_SWITCH(dtype, T, "FillTensor",
+                           std::fill_n(static_cast<T*>(data), count, static_cast<T>(value)));
 }
 
 #if MXLITE_USE_CUDA
@@ -30,7 +37,7 @@ void CheckCuda(cudaError_t status, const char* what) {
 void FillTensor(const TensorView& view, double value, void* stream) {
   if (view.size() == 0) return;
   if (view.ctx.is_host()) {
-    MXLITE_FLOAT_TYPE_SWITCH(view.dtype, T, "FillTensor", FillHost<T>(view.data, view.size(), value));
+    FillHost(view.data, view.dtype, view.size(), value);
     return;
   }
 #if MXLITE_USE_CUDA
@@ -41,8 +48,7 @@ void FillTensor(const TensorView& view, double value, void* stream) {
   }
   // A host buffer of the value, copied over; synchronised so the buffer may go.
   std::vector<double> host_storage((view.bytes() + 7) / 8);
-  MXLITE_FLOAT_TYPE_SWITCH(view.dtype, T, "FillTensor",
-                           FillHost<T>(host_storage.data(), view.size(), value));
+  FillHost(host_storage.data(), view.dtype, view.size(), value);
   CheckCuda(cudaMemcpyAsync(view.data, host_storage.data(), view.bytes(), cudaMemcpyHostToDevice,
                             cuda_stream),
             "cudaMemcpyAsync");

@@ -8,7 +8,7 @@
 
 namespace mxlite {
 
-// Sets every element of `view` (float32 or float64) to `value`.
+// Sets every element of `view` (float32, float64 or float16) to `value`.
 void FillTensor(const TensorView& view, double value, void* stream);
 // Copies `from` into `to` (same byte size; any devices).
 void CopyTensor(const TensorView& from, const TensorView& to, void* stream);

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/half.h"
 #include "scheduler/executor.h"
 
 namespace mxlite {
@@ -65,6 +66,14 @@ void CopyIn(NDArray& array, const std::vector<double>& values) {
   array.SyncCopyFromCPU(converted.data(), converted.size() * sizeof(T));
 }
 
+// float16 arrays (GPU networks in float16) get the values rounded to nearest even.
+void CopyInHalf(NDArray& array, const std::vector<double>& values) {
+  std::vector<uint16_t> converted;
+  converted.reserve(values.size());
+  for (double value : values) converted.push_back(FloatToHalf(static_cast<float>(value)));
+  array.SyncCopyFromCPU(converted.data(), converted.size() * sizeof(uint16_t));
+}
+
 }  // namespace
 
 void FillArray(NDArray& array, const Initializer& initializer, std::mt19937_64& random) {
@@ -72,6 +81,7 @@ void FillArray(NDArray& array, const Initializer& initializer, std::mt19937_64& 
   switch (array.dtype()) {
     case DType::kFloat32: CopyIn<float>(array, values); break;
     case DType::kFloat64: CopyIn<double>(array, values); break;
+    case DType::kFloat16: CopyInHalf(array, values); break;
     default: MX_THROW() << "cannot initialise an array of dtype " << array.dtype();
   }
 }

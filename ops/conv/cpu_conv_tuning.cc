@@ -230,6 +230,12 @@ const ConvAlgorithm* CpuConvPlan::For(ConvDirection direction) const {
 }
 
 CpuConvPlan TuneCpuConvolution(const CpuConvTuningRequest& request) {
+  // The candidates compute in float32 or float64 only; timing them on other element types would
+  // read buffers of the wrong size.
+  MX_CHECK(request.dtype == DType::kFloat32 || request.dtype == DType::kFloat64)
+      << request.layer << ": dtype " << request.dtype
+      << " is not supported by the CPU convolutions (float32 and float64 are; float16 runs on the "
+      << "GPU)";
   const ConvGeometry& g = request.geometry;
   CpuConvPlan plan;
   plan.geometry = g;

@@ -1,4 +1,5 @@
-// GPU kernels of FullyConnected, Gemm and MatMul on cuBLAS (float32 and float64). Tensors are
+// GPU kernels of FullyConnected, Gemm and MatMul on cuBLAS (float32, float64, and float16 through
+// cublasGemmEx with float accumulation and float alpha / beta, as MXNet's float16 GEMMs). Tensors are
 // row-major; cuBLAS is column-major, so C = op(A) op(B) is computed as C^T = op(B)^T op(A)^T,
 // which reads the row-major buffers as they are (GemmRowMajor). Bias / C terms and the gradients
 // of broadcast operands use the reduction and broadcast kernels of elementwise_kernels.cu.
@@ -20,7 +21,8 @@ void GemmRowMajor(cublasHandle_t handle, bool trans_a, bool trans_b, int64_t m, 
                   int64_t k, double alpha, const T* a, int64_t lda, const T* b, int64_t ldb,
                   double beta, T* c, int64_t ldc, const std::string& owner) {
   if (m == 0 || n == 0) return;
-  const T alpha_t = static_cast<T>(alpha), beta_t = static_cast<T>(beta);
+  using Scalar = cuda::CudnnScalar<T>;  // float for float16 and float32, double for double
+  const Scalar alpha_t = static_cast<Scalar>(alpha), beta_t = static_cast<Scalar>(beta);
   const cublasOperation_t op_a = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_b = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   const int im = cuda::CheckedInt(m, owner, "GEMM rows"),
@@ -33,6 +35,11 @@ void GemmRowMajor(cublasHandle_t handle, bool trans_a, bool trans_b, int64_t m, 
     MXLITE_CUBLAS_CALL(
         cublasSgemm(handle, op_b, op_a, in, im, ik, &alpha_t, b, ildb, a, ilda, &beta_t, c, ildc),
         owner);
+  } else if constexpr (std::is_same_v<T, __half>) {
+    MXLITE_CUBLAS_CALL(cublasGemmEx(handle, op_b, op_a, in, im, ik, &alpha_t, b, CUDA_R_16F, ildb,
+                                    a, CUDA_R_16F, ilda, &beta_t, c, CUDA_R_16F, ildc,
+                                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                       owner);
   } else {
     MXLITE_CUBLAS_CALL(
         cublasDgemm(handle, op_b, op_a, in, im, ik, &alpha_t, b, ildb, a, ilda, &beta_t, c, ildc),
@@ -47,7 +54,7 @@ void GemmRowMajorBatched(cublasHandle_t handle, bool trans_a, bool trans_b, int6
                          int64_t ldb, int64_t stride_b, T* c, int64_t ldc, int64_t stride_c,
                          int64_t count, const std::string& owner) {
   if (m == 0 || n == 0 || count == 0) return;
-  const T one = 1, zero = 0;
+  const cuda::CudnnScalar<T> one = 1, zero = 0;
   const cublasOperation_t op_a = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_b = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   const int im = cuda::CheckedInt(m, owner, "GEMM rows"),
@@ -61,6 +68,13 @@ void GemmRowMajorBatched(cublasHandle_t handle, bool trans_a, bool trans_b, int6
     MXLITE_CUBLAS_CALL(
         cublasSgemmStridedBatched(handle, op_b, op_a, in, im, ik, &one, b, ildb, stride_b, a, ilda,
                                   stride_a, &zero, c, ildc, stride_c, batches),
+        owner);
+  } else if constexpr (std::is_same_v<T, __half>) {
+    MXLITE_CUBLAS_CALL(
+        cublasGemmStridedBatchedEx(handle, op_b, op_a, in, im, ik, &one, b, CUDA_R_16F, ildb,
+                                   stride_b, a, CUDA_R_16F, ilda, stride_a, &zero, c, CUDA_R_16F,
+                                   ildc, stride_c, batches, CUBLAS_COMPUTE_32F,
+                                   CUBLAS_GEMM_DEFAULT),
         owner);
   } else {
     MXLITE_CUBLAS_CALL(
@@ -92,7 +106,7 @@ void FullyConnectedForwardGpu(const OpContext& ctx, const Attributes& attrs,
   const bool has_bias = !attrs.GetBool("no_bias");
   cublasHandle_t handle = cuda::CublasHandle(ctx, inputs[0].dtype, owner);
   cudaStream_t stream = cuda::PrepareStream(ctx, owner);
-  MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
+  MXLITE_GPU_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
     T* out = outputs[0].data_as<T>();
     if (has_bias) {  // every row starts as the bias, then the GEMM adds to it
       const Shape out_shape{m.rows, hidden};
@@ -118,7 +132,7 @@ void FullyConnectedBackwardGpu(const OpContext& ctx, const Attributes& attrs,
   const int64_t hidden = attrs.GetInt("num_hidden");
   cublasHandle_t handle = cuda::CublasHandle(ctx, inputs[0].dtype, owner);
   cudaStream_t stream = cuda::PrepareStream(ctx, owner);
-  MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
+  MXLITE_GPU_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
     const T* grad = output_grads[0].data_as<T>();
     if (req[0] != WriteMode::kNull) {  // (rows x K) = grad (rows x hidden) * weight (hidden x K)
       GemmRowMajor<T>(handle, false, false, m.rows, m.inner, hidden, 1.0, grad, hidden,
@@ -153,7 +167,7 @@ void GemmForwardGpu(const OpContext& ctx, const Attributes& attrs,
   const bool add_c = !attrs.GetBool("no_bias") && beta != 0;
   cublasHandle_t handle = cuda::CublasHandle(ctx, outputs[0].dtype, owner);
   cudaStream_t stream = cuda::PrepareStream(ctx, owner);
-  MXLITE_FLOAT_TYPE_SWITCH(outputs[0].dtype, T, owner, {
+  MXLITE_GPU_FLOAT_TYPE_SWITCH(outputs[0].dtype, T, owner, {
     T* y = outputs[0].data_as<T>();
     if (add_c) {
       MXLITE_CUDA_CALL(
@@ -180,7 +194,7 @@ void GemmBackwardGpu(const OpContext& ctx, const Attributes& attrs,
   const double alpha = attrs.GetFloat("alpha"), beta = attrs.GetFloat("beta");
   cublasHandle_t handle = cuda::CublasHandle(ctx, output_grads[0].dtype, owner);
   cudaStream_t stream = cuda::PrepareStream(ctx, owner);
-  MXLITE_FLOAT_TYPE_SWITCH(output_grads[0].dtype, T, owner, {
+  MXLITE_GPU_FLOAT_TYPE_SWITCH(output_grads[0].dtype, T, owner, {
     const T* dy = output_grads[0].data_as<T>();
     if (req[0] != WriteMode::kNull) {
       if (!trans_a) {  // dA (M, K) = alpha * dY op(B)^T
@@ -284,7 +298,7 @@ void MatMulForwardGpu(const OpContext& ctx, const Attributes&,
   const std::string owner = "MatMul " + ctx.node_name;
   const MatMulLayout l = LayoutOf(inputs[0].shape, inputs[1].shape, owner);
   cublasHandle_t handle = cuda::CublasHandle(ctx, outputs[0].dtype, owner);
-  MXLITE_FLOAT_TYPE_SWITCH(outputs[0].dtype, T, owner, {
+  MXLITE_GPU_FLOAT_TYPE_SWITCH(outputs[0].dtype, T, owner, {
     BatchedProducts<T>(handle, l, false, false, l.m, l.n, l.k, inputs[0].data_as<T>(), l.k,
                        l.m * l.k, l.batch_a, inputs[1].data_as<T>(), l.n, l.k * l.n, l.batch_b,
                        outputs[0].data_as<T>(), owner);
@@ -307,7 +321,7 @@ void MatMulBackwardGpu(const OpContext& ctx, const Attributes&,
   cublasHandle_t handle = cuda::CublasHandle(ctx, output_grads[0].dtype, owner);
   cudaStream_t stream = cuda::PrepareStream(ctx, owner);
   const int64_t count = l.batch.size();
-  MXLITE_FLOAT_TYPE_SWITCH(output_grads[0].dtype, T, owner, {
+  MXLITE_GPU_FLOAT_TYPE_SWITCH(output_grads[0].dtype, T, owner, {
     const T* a = inputs[0].data_as<T>();
     const T* b = inputs[1].data_as<T>();
     const T* dy = output_grads[0].data_as<T>();

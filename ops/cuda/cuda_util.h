@@ -9,6 +9,10 @@
 // destroyed when the thread ends; CudnnHandle / CublasHandle bind them to the op's stream on every
 // call, so they are safe for the engine's per-worker streams. Descriptors are RAII wrappers.
 //
+// Element types: MXLITE_GPU_FLOAT_TYPE_SWITCH binds T to float, double or __half (float16 on
+// the GPU is computed in float, see kernels.h); CudnnScalar<T> is the type of cuDNN's alpha /
+// beta scaling arguments for data of type T (float for float16 and float32, double for double).
+//
 // Tensor Cores (MXNet's settings): MXNET_CUDA_ALLOW_TENSOR_CORE (default 1) allows them for
 // float16 (and float64 where the hardware has them); float32 may use them (TF32) only with
 // MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION=1 as well. Otherwise float32 runs FMA-only, which
@@ -16,10 +20,12 @@
 #pragma once
 
 #include <cublas_v2.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
 #include <string>
+#include <type_traits>
 
 #include "core/dtype.h"
 #include "core/error.h"
@@ -49,7 +55,42 @@
         << cublasGetStatusString(mxlite_status_) << ")";                                    \
   } while (0)
 
+namespace mxlite {
+
+template <>
+struct DTypeOf<__half> {
+  static constexpr DType value = DType::kFloat16;
+};
+
+}  // namespace mxlite
+
+// As MXLITE_FLOAT_TYPE_SWITCH (ops/tensor.h), with float16 (T = __half) as well.
+#define MXLITE_GPU_FLOAT_TYPE_SWITCH(dtype, T, op_name, ...)                               \
+  switch (dtype) {                                                                        \
+    case ::mxlite::DType::kFloat32: {                                                     \
+      using T = float;                                                                    \
+      __VA_ARGS__;                                                                        \
+      break;                                                                              \
+    }                                                                                     \
+    case ::mxlite::DType::kFloat64: {                                                     \
+      using T = double;                                                                   \
+      __VA_ARGS__;                                                                        \
+      break;                                                                              \
+    }                                                                                     \
+    case ::mxlite::DType::kFloat16: {                                                     \
+      using T = __half;                                                                   \
+      __VA_ARGS__;                                                                        \
+      break;                                                                              \
+    }                                                                                     \
+    default:                                                                              \
+      MX_THROW() << op_name << ": dtype " << (dtype) << " is not supported on the GPU "   \
+                 << "(float32, float64 and float16 are)";                                 \
+  }
+
 namespace mxlite::cuda {
+
+template <typename T>
+using CudnnScalar = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
 // The op's stream, after making the op's device current on this thread.
 cudaStream_t PrepareStream(const OpContext& ctx, const std::string& owner);

@@ -15,92 +15,124 @@ unsigned Blocks(int64_t n) {
   return static_cast<unsigned>(blocks < 65535 * 16 ? (blocks < 1 ? 1 : blocks) : 65535 * 16);
 }
 
-#define MXLITE_GRID_LOOP(i, n)                                                        \
+#define MXLITE_GRID_LOOP(i, n)                                                           \
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
        i += static_cast<int64_t>(blockDim.x) * gridDim.x)
 
 template <typename T>
 __global__ void ActivationForwardKernel(UnaryKind kind, const T* x, T* y, int64_t n) {
+  using C = ComputeType<T>;
   MXLITE_GRID_LOOP(i, n) {
-    const T v = x[i];
-    T r;
+    const C v = static_cast<C>(x[i]);
+    C r;
     switch (kind) {
-      case UnaryKind::kRelu: r = v > T(0) ? v : T(0); break;
-      case UnaryKind::kSigmoid: r = T(1) / (T(1) + exp(-v)); break;
-      case UnaryKind::kTanh: r = tanh(v); break;
-      case UnaryKind::kSoftrelu: r = (v > T(0) ? v : T(0)) + log1p(exp(-fabs(v))); break;
-      default: r = v / (T(1) + fabs(v)); break;
+      case UnaryKind::kRelu:
+        r = v > C(0) ? v : C(0);
+        break;
+      case UnaryKind::kSigmoid:
+        r = C(1) / (C(1) + exp(-v));
+        break;
+      case UnaryKind::kTanh:
+        r = tanh(v);
+        break;
+      case UnaryKind::kSoftrelu:
+        r = (v > C(0) ? v : C(0)) + log1p(exp(-fabs(v)));
+        break;
+      default:
+        r = v / (C(1) + fabs(v));
+        break;
     }
-    y[i] = r;
+    y[i] = static_cast<T>(r);
   }
 }
 
 template <typename T>
 __global__ void ActivationBackwardKernel(UnaryKind kind, const T* y, const T* dy, T* dx,
                                          int64_t n) {
+  using C = ComputeType<T>;
   MXLITE_GRID_LOOP(i, n) {
-    const T out = y[i], grad = dy[i];
-    T r;
+    const C out = static_cast<C>(y[i]), grad = static_cast<C>(dy[i]);
+    C r;
     switch (kind) {
-      case UnaryKind::kRelu: r = out > T(0) ? grad : T(0); break;
-      case UnaryKind::kSigmoid: r = grad * out * (T(1) - out); break;
-      case UnaryKind::kTanh: r = grad * (T(1) - out * out); break;
-      case UnaryKind::kSoftrelu: r = grad * (T(1) - exp(-out)); break;
+      case UnaryKind::kRelu:
+        r = out > C(0) ? grad : C(0);
+        break;
+      case UnaryKind::kSigmoid:
+        r = grad * out * (C(1) - out);
+        break;
+      case UnaryKind::kTanh:
+        r = grad * (C(1) - out * out);
+        break;
+      case UnaryKind::kSoftrelu:
+        r = grad * (C(1) - exp(-out));
+        break;
       default: {
-        const T d = T(1) - fabs(out);
+        const C d = C(1) - fabs(out);
         r = grad * (d * d);
       }
     }
-    dx[i] = r;
+    dx[i] = static_cast<T>(r);
   }
 }
 
 template <typename T>
-__global__ void LeakyForwardKernel(bool elu, T slope, const T* x, T* y, int64_t n) {
+__global__ void LeakyForwardKernel(bool elu, ComputeType<T> slope, const T* x, T* y, int64_t n) {
+  using C = ComputeType<T>;
   MXLITE_GRID_LOOP(i, n) {
-    const T v = x[i];
-    y[i] = v > T(0) ? v : (elu ? slope * (exp(v) - T(1)) : slope * v);
+    const C v = static_cast<C>(x[i]);
+    y[i] = static_cast<T>(v > C(0) ? v : (elu ? slope * (exp(v) - C(1)) : slope * v));
   }
 }
 
 template <typename T>
-__global__ void LeakyBackwardKernel(bool elu, T slope, const T* x, const T* dy, T* dx, int64_t n) {
+__global__ void LeakyBackwardKernel(bool elu, ComputeType<T> slope, const T* x, const T* dy, T* dx,
+                                    int64_t n) {
+  using C = ComputeType<T>;
   MXLITE_GRID_LOOP(i, n) {
-    const T v = x[i], g = dy[i];
-    dx[i] = v > T(0) ? g : (elu ? g * slope * exp(v) : g * slope);
+    const C v = static_cast<C>(x[i]), g = static_cast<C>(dy[i]);
+    dx[i] = static_cast<T>(v > C(0) ? g : (elu ? g * slope * exp(v) : g * slope));
   }
 }
 
+// The bounds are compared in the compute type (float for float16 data, like cuDNN's clipped
+// relu): a bound between two float16 values clips to the value itself, not to a rounded bound.
 template <typename T>
-__global__ void ClipForwardKernel(const T* x, T* y, int64_t n, T low, T high) {
+__global__ void ClipForwardKernel(const T* x, T* y, int64_t n, ComputeType<T> low,
+                                  ComputeType<T> high) {
+  using C = ComputeType<T>;
   MXLITE_GRID_LOOP(i, n) {
-    T v = x[i];
+    C v = static_cast<C>(x[i]);
     v = v < low ? low : v;
-    y[i] = high < v ? high : v;
+    y[i] = static_cast<T>(high < v ? high : v);
   }
 }
 
 template <typename T>
-__global__ void ClipBackwardKernel(const T* x, const T* dy, T* dx, int64_t n, T low, T high) {
+__global__ void ClipBackwardKernel(const T* x, const T* dy, T* dx, int64_t n, ComputeType<T> low,
+                                   ComputeType<T> high) {
+  using C = ComputeType<T>;
   MXLITE_GRID_LOOP(i, n) {
-    const T v = x[i];
-    dx[i] = (v >= low && v <= high) ? dy[i] : T(0);
+    const C v = static_cast<C>(x[i]);
+    dx[i] = (v >= low && v <= high) ? dy[i] : static_cast<T>(C(0));
   }
 }
 
 template <typename T>
 __global__ void AddKernel(const T* a, const T* b, T* out, int64_t n) {
-  MXLITE_GRID_LOOP(i, n) { out[i] = a[i] + b[i]; }
+  using C = ComputeType<T>;
+  MXLITE_GRID_LOOP(i, n) { out[i] = static_cast<T>(static_cast<C>(a[i]) + static_cast<C>(b[i])); }
 }
 
 template <typename T>
 __global__ void MultiplyKernel(const T* a, const T* b, T* out, int64_t n) {
-  MXLITE_GRID_LOOP(i, n) { out[i] = a[i] * b[i]; }
+  using C = ComputeType<T>;
+  MXLITE_GRID_LOOP(i, n) { out[i] = static_cast<T>(static_cast<C>(a[i]) * static_cast<C>(b[i])); }
 }
 
 template <typename T>
-__global__ void ScaleKernel(const T* x, T* y, T scale, int64_t n) {
-  MXLITE_GRID_LOOP(i, n) { y[i] = x[i] * scale; }
+__global__ void ScaleKernel(const T* x, T* y, ComputeType<T> scale, int64_t n) {
+  using C = ComputeType<T>;
+  MXLITE_GRID_LOOP(i, n) { y[i] = static_cast<T>(static_cast<C>(x[i]) * scale); }
 }
 
 // Offsets of output element i in operands 0 and 1.
@@ -123,25 +155,34 @@ __global__ void BroadcastBinaryKernel(BinaryKind kind, BroadcastGeometry g, cons
   MXLITE_GRID_LOOP(i, n) {
     int64_t a, b;
     BroadcastOffsets(g, i, &a, &b);
-    const T x = lhs[a], y = rhs[b];
-    T r;
+    using C = ComputeType<T>;
+    const C x = static_cast<C>(lhs[a]), y = static_cast<C>(rhs[b]);
+    C r;
     switch (kind) {
-      case BinaryKind::kAdd: r = x + y; break;
-      case BinaryKind::kSub: r = x - y; break;
-      case BinaryKind::kMul: r = x * y; break;
-      default: r = x / y; break;
+      case BinaryKind::kAdd:
+        r = x + y;
+        break;
+      case BinaryKind::kSub:
+        r = x - y;
+        break;
+      case BinaryKind::kMul:
+        r = x * y;
+        break;
+      default:
+        r = x / y;
+        break;
     }
-    out[i] = r;
+    out[i] = static_cast<T>(r);
   }
 }
 
 template <typename T>
-__global__ void BroadcastAssignKernel(BroadcastGeometry g, const T* x, T* out, T scale,
+__global__ void BroadcastAssignKernel(BroadcastGeometry g, const T* x, T* out, ComputeType<T> scale,
                                       int64_t n) {
   MXLITE_GRID_LOOP(i, n) {
     int64_t a, b;
     BroadcastOffsets(g, i, &a, &b);
-    out[i] = scale * x[a];
+    out[i] = static_cast<T>(scale * static_cast<ComputeType<T>>(x[a]));
   }
 }
 
@@ -169,8 +210,9 @@ __global__ void ReduceThreadKernel(ReduceGeometry g, const T* src, T* dst, doubl
   MXLITE_GRID_LOOP(j, g.kept_count) {
     const int64_t base = KeptBase(g, j);
     double sum = 0;
-    for (int64_t r = 0; r < g.reduced_count; ++r) sum += static_cast<double>(src[base + ReducedOffset(g, r)]);
-    dst[j] = static_cast<T>(scale * sum);
+    for (int64_t r = 0; r < g.reduced_count; ++r)
+      sum += static_cast<double>(static_cast<ComputeType<T>>(src[base + ReducedOffset(g, r)]));
+    dst[j] = static_cast<T>(static_cast<ComputeType<T>>(scale * sum));
   }
 }
 
@@ -182,15 +224,16 @@ __global__ void ReduceBlockKernel(ReduceGeometry g, const T* src, T* dst, double
     const int64_t base = KeptBase(g, j);
     double sum = 0;
     for (int64_t r = threadIdx.x; r < g.reduced_count; r += blockDim.x) {
-      sum += static_cast<double>(src[base + ReducedOffset(g, r)]);
+      sum += static_cast<double>(static_cast<ComputeType<T>>(src[base + ReducedOffset(g, r)]));
     }
     partial[threadIdx.x] = sum;
     __syncthreads();
     for (int width = kThreads / 2; width > 0; width /= 2) {
-      if (static_cast<int>(threadIdx.x) < width) partial[threadIdx.x] += partial[threadIdx.x + width];
+      if (static_cast<int>(threadIdx.x) < width)
+        partial[threadIdx.x] += partial[threadIdx.x + width];
       __syncthreads();
     }
-    if (threadIdx.x == 0) dst[j] = static_cast<T>(scale * partial[0]);
+    if (threadIdx.x == 0) dst[j] = static_cast<T>(static_cast<ComputeType<T>>(scale * partial[0]));
     __syncthreads();
   }
 }
@@ -204,8 +247,9 @@ __device__ uint64_t SplitMix64(uint64_t seed, uint64_t i) {
 }
 
 template <typename T>
-__global__ void DropoutKernel(DropoutGeometry g, uint64_t seed, double p, T scale, const T* x,
-                              T* y, T* mask, int64_t n) {
+__global__ void DropoutKernel(DropoutGeometry g, uint64_t seed, double p, ComputeType<T> scale,
+                              const T* x, T* y, T* mask, int64_t n) {
+  using C = ComputeType<T>;
   MXLITE_GRID_LOOP(i, n) {
     int64_t rest = i, drawn_index = 0, drawn_stride = 1;
     for (int d = g.ndim - 1; d >= 0; --d) {
@@ -217,97 +261,147 @@ __global__ void DropoutKernel(DropoutGeometry g, uint64_t seed, double p, T scal
     const double uniform =
         static_cast<double>(SplitMix64(seed, static_cast<uint64_t>(drawn_index)) >> 11) *
         (1.0 / 9007199254740992.0);
-    const T factor = uniform >= p ? scale : T(0);
-    y[i] = x[i] * factor;
-    if (mask != nullptr) mask[i] = factor;
+    const C factor = uniform >= p ? scale : C(0);
+    y[i] = static_cast<T>(static_cast<C>(x[i]) * factor);
+    if (mask != nullptr) mask[i] = static_cast<T>(factor);
   }
 }
 
 }  // namespace
 
-#define MXLITE_DEFINE_FOR(T)                                                                    \
-  cudaError_t ActivationForward(UnaryKind kind, const T* x, T* y, int64_t n, cudaStream_t s) {  \
-    if (n > 0) ActivationForwardKernel<T><<<Blocks(n), kThreads, 0, s>>>(kind, x, y, n);        \
-    return cudaGetLastError();                                                                  \
-  }                                                                                             \
-  cudaError_t ActivationBackward(UnaryKind kind, const T* y, const T* dy, T* dx, int64_t n,     \
-                                 cudaStream_t s) {                                              \
-    if (n > 0) ActivationBackwardKernel<T><<<Blocks(n), kThreads, 0, s>>>(kind, y, dy, dx, n);  \
-    return cudaGetLastError();                                                                  \
-  }                                                                                             \
-  cudaError_t LeakyForward(bool elu, double slope, const T* x, T* y, int64_t n,                 \
-                           cudaStream_t s) {                                                    \
-    if (n > 0)                                                                                  \
-      LeakyForwardKernel<T><<<Blocks(n), kThreads, 0, s>>>(elu, static_cast<T>(slope), x, y,    \
-                                                           n);                                  \
-    return cudaGetLastError();                                                                  \
-  }                                                                                             \
-  cudaError_t LeakyBackward(bool elu, double slope, const T* x, const T* dy, T* dx, int64_t n,  \
-                            cudaStream_t s) {                                                   \
-    if (n > 0)                                                                                  \
-      LeakyBackwardKernel<T><<<Blocks(n), kThreads, 0, s>>>(elu, static_cast<T>(slope), x, dy,  \
-                                                            dx, n);                             \
-    return cudaGetLastError();                                                                  \
-  }                                                                                             \
-  cudaError_t ClipForward(const T* x, T* y, int64_t n, double low, double high,                 \
-                          cudaStream_t s) {                                                     \
-    if (n > 0)                                                                                  \
-      ClipForwardKernel<T><<<Blocks(n), kThreads, 0, s>>>(x, y, n, static_cast<T>(low),         \
-                                                          static_cast<T>(high));                \
-    return cudaGetLastError();                                                                  \
-  }                                                                                             \
-  cudaError_t ClipBackward(const T* x, const T* dy, T* dx, int64_t n, double low, double high,  \
-                           cudaStream_t s) {                                                    \
-    if (n > 0)                                                                                  \
-      ClipBackwardKernel<T><<<Blocks(n), kThreads, 0, s>>>(x, dy, dx, n, static_cast<T>(low),   \
-                                                           static_cast<T>(high));               \
-    return cudaGetLastError();                                                                  \
-  }                                                                                             \
-  cudaError_t AddArrays(const T* a, const T* b, T* out, int64_t n, cudaStream_t s) {            \
-    if (n > 0) AddKernel<T><<<Blocks(n), kThreads, 0, s>>>(a, b, out, n);                       \
-    return cudaGetLastError();                                                                  \
-  }                                                                                             \
-  cudaError_t MultiplyArrays(const T* a, const T* b, T* out, int64_t n, cudaStream_t s) {       \
-    if (n > 0) MultiplyKernel<T><<<Blocks(n), kThreads, 0, s>>>(a, b, out, n);                  \
-    return cudaGetLastError();                                                                  \
-  }                                                                                             \
-  cudaError_t ScaleArray(const T* x, T* y, double scale, int64_t n, cudaStream_t s) {           \
-    if (n > 0) ScaleKernel<T><<<Blocks(n), kThreads, 0, s>>>(x, y, static_cast<T>(scale), n);   \
-    return cudaGetLastError();                                                                  \
-  }                                                                                             \
-  cudaError_t BroadcastBinary(BinaryKind kind, const BroadcastGeometry& g, const T* lhs,        \
-                              const T* rhs, T* out, int64_t n, cudaStream_t s) {                \
-    if (n > 0)                                                                                  \
-      BroadcastBinaryKernel<T><<<Blocks(n), kThreads, 0, s>>>(kind, g, lhs, rhs, out, n);       \
-    return cudaGetLastError();                                                                  \
-  }                                                                                             \
-  cudaError_t BroadcastAssign(const BroadcastGeometry& g, const T* x, T* out, double scale,     \
-                              int64_t n, cudaStream_t s) {                                      \
-    if (n > 0)                                                                                  \
-      BroadcastAssignKernel<T><<<Blocks(n), kThreads, 0, s>>>(g, x, out, static_cast<T>(scale), \
-                                                              n);                               \
-    return cudaGetLastError();                                                                  \
-  }                                                                                             \
-  cudaError_t ReduceSum(const ReduceGeometry& g, const T* src, T* dst, double scale,            \
-                        cudaStream_t s) {                                                       \
-    if (g.kept_count <= 0) return cudaGetLastError();                                           \
-    if (g.reduced_count >= kThreads) {                                                          \
-      ReduceBlockKernel<T><<<Blocks(g.kept_count * kThreads), kThreads, 0, s>>>(g, src, dst,    \
-                                                                                 scale);        \
-    } else {                                                                                    \
-      ReduceThreadKernel<T><<<Blocks(g.kept_count), kThreads, 0, s>>>(g, src, dst, scale);      \
-    }                                                                                           \
-    return cudaGetLastError();                                                                  \
-  }                                                                                             \
-  cudaError_t DropoutForward(const DropoutGeometry& g, uint64_t seed, double p, double scale,   \
-                             const T* x, T* y, T* mask, int64_t n, cudaStream_t s) {            \
-    if (n > 0)                                                                                  \
-      DropoutKernel<T><<<Blocks(n), kThreads, 0, s>>>(g, seed, p, static_cast<T>(scale), x, y,  \
-                                                      mask, n);                                 \
-    return cudaGetLastError();                                                                  \
-  }
+template <typename T>
+cudaError_t ActivationForward(UnaryKind kind, const T* x, T* y, int64_t n, cudaStream_t s) {
+  if (n > 0) ActivationForwardKernel<T><<<Blocks(n), kThreads, 0, s>>>(kind, x, y, n);
+  return cudaGetLastError();
+}
 
-MXLITE_DEFINE_FOR(float)
-MXLITE_DEFINE_FOR(double)
+template <typename T>
+cudaError_t ActivationBackward(UnaryKind kind, const T* y, const T* dy, T* dx, int64_t n,
+                               cudaStream_t s) {
+  if (n > 0) ActivationBackwardKernel<T><<<Blocks(n), kThreads, 0, s>>>(kind, y, dy, dx, n);
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t LeakyForward(bool elu, double slope, const T* x, T* y, int64_t n, cudaStream_t s) {
+  if (n > 0) {
+    LeakyForwardKernel<T>
+        <<<Blocks(n), kThreads, 0, s>>>(elu, static_cast<ComputeType<T>>(slope), x, y, n);
+  }
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t LeakyBackward(bool elu, double slope, const T* x, const T* dy, T* dx, int64_t n,
+                          cudaStream_t s) {
+  if (n > 0) {
+    LeakyBackwardKernel<T>
+        <<<Blocks(n), kThreads, 0, s>>>(elu, static_cast<ComputeType<T>>(slope), x, dy, dx, n);
+  }
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t ClipForward(const T* x, T* y, int64_t n, double low, double high, cudaStream_t s) {
+  using C = ComputeType<T>;
+  if (n > 0) {
+    ClipForwardKernel<T>
+        <<<Blocks(n), kThreads, 0, s>>>(x, y, n, static_cast<C>(low), static_cast<C>(high));
+  }
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t ClipBackward(const T* x, const T* dy, T* dx, int64_t n, double low, double high,
+                         cudaStream_t s) {
+  using C = ComputeType<T>;
+  if (n > 0) {
+    ClipBackwardKernel<T>
+        <<<Blocks(n), kThreads, 0, s>>>(x, dy, dx, n, static_cast<C>(low), static_cast<C>(high));
+  }
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t AddArrays(const T* a, const T* b, T* out, int64_t n, cudaStream_t s) {
+  if (n > 0) AddKernel<T><<<Blocks(n), kThreads, 0, s>>>(a, b, out, n);
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t MultiplyArrays(const T* a, const T* b, T* out, int64_t n, cudaStream_t s) {
+  if (n > 0) MultiplyKernel<T><<<Blocks(n), kThreads, 0, s>>>(a, b, out, n);
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t ScaleArray(const T* x, T* y, double scale, int64_t n, cudaStream_t s) {
+  if (n > 0) {
+    ScaleKernel<T><<<Blocks(n), kThreads, 0, s>>>(x, y, static_cast<ComputeType<T>>(scale), n);
+  }
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t BroadcastBinary(BinaryKind kind, const BroadcastGeometry& g, const T* lhs, const T* rhs,
+                            T* out, int64_t n, cudaStream_t s) {
+  if (n > 0) BroadcastBinaryKernel<T><<<Blocks(n), kThreads, 0, s>>>(kind, g, lhs, rhs, out, n);
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t BroadcastAssign(const BroadcastGeometry& g, const T* x, T* out, double scale, int64_t n,
+                            cudaStream_t s) {
+  if (n > 0) {
+    BroadcastAssignKernel<T>
+        <<<Blocks(n), kThreads, 0, s>>>(g, x, out, static_cast<ComputeType<T>>(scale), n);
+  }
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t ReduceSum(const ReduceGeometry& g, const T* src, T* dst, double scale, cudaStream_t s) {
+  if (g.kept_count <= 0) return cudaGetLastError();
+  if (g.reduced_count >= kThreads) {
+    ReduceBlockKernel<T><<<Blocks(g.kept_count * kThreads), kThreads, 0, s>>>(g, src, dst, scale);
+  } else {
+    ReduceThreadKernel<T><<<Blocks(g.kept_count), kThreads, 0, s>>>(g, src, dst, scale);
+  }
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t DropoutForward(const DropoutGeometry& g, uint64_t seed, double p, double scale,
+                           const T* x, T* y, T* mask, int64_t n, cudaStream_t s) {
+  if (n > 0) {
+    DropoutKernel<T><<<Blocks(n), kThreads, 0, s>>>(g, seed, p, static_cast<ComputeType<T>>(scale),
+                                                    x, y, mask, n);
+  }
+  return cudaGetLastError();
+}
+
+#define MXLITE_INSTANTIATE_FOR(T)                                                                  \
+  template cudaError_t ActivationForward(UnaryKind, const T*, T*, int64_t, cudaStream_t);          \
+  template cudaError_t ActivationBackward(UnaryKind, const T*, const T*, T*, int64_t,              \
+                                          cudaStream_t);                                           \
+  template cudaError_t LeakyForward(bool, double, const T*, T*, int64_t, cudaStream_t);            \
+  template cudaError_t LeakyBackward(bool, double, const T*, const T*, T*, int64_t, cudaStream_t); \
+  template cudaError_t ClipForward(const T*, T*, int64_t, double, double, cudaStream_t);           \
+  template cudaError_t ClipBackward(const T*, const T*, T*, int64_t, double, double,               \
+                                    cudaStream_t);                                                 \
+  template cudaError_t AddArrays(const T*, const T*, T*, int64_t, cudaStream_t);                   \
+  template cudaError_t MultiplyArrays(const T*, const T*, T*, int64_t, cudaStream_t);              \
+  template cudaError_t ScaleArray(const T*, T*, double, int64_t, cudaStream_t);                    \
+  template cudaError_t BroadcastBinary(BinaryKind, const BroadcastGeometry&, const T*, const T*,   \
+                                       T*, int64_t, cudaStream_t);                                 \
+  template cudaError_t BroadcastAssign(const BroadcastGeometry&, const T*, T*, double, int64_t,    \
+                                       cudaStream_t);                                              \
+  template cudaError_t ReduceSum(const ReduceGeometry&, const T*, T*, double, cudaStream_t);       \
+  template cudaError_t DropoutForward(const DropoutGeometry&, uint64_t, double, double, const T*,  \
+                                      T*, T*, int64_t, cudaStream_t);
+
+MXLITE_INSTANTIATE_FOR(float)
+MXLITE_INSTANTIATE_FOR(double)
+MXLITE_INSTANTIATE_FOR(__half)
 
 }  // namespace mxlite::cuda

@@ -5,58 +5,68 @@
 // Every launcher enqueues work on `stream` and returns cudaGetLastError() of the launch (the op
 // checks it with MXLITE_CUDA_CALL). Sizes are element counts; pointers are device memory. Each
 // kernel mirrors the CPU kernel of its op (named beside it) in formula and, where the CPU fixes
-// one, in summation order, so results agree to rounding. float and double overloads exist for
-// every typed launcher.
+// one, in summation order, so results agree to rounding.
+//
+// Typed launchers are templates over the element type T, defined (explicitly instantiated in
+// the .cu files) for float, double and __half. float16 data is computed in float: each kernel
+// widens what it loads to ComputeType<T> and rounds once when it stores, as cuDNN's and cuBLAS's
+// float16 paths with float accumulation do; float and double compute in their own type.
 #pragma once
 
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
+
+#include "core/dtype.h"
 
 namespace mxlite::cuda {
 
 constexpr int kMaxKernelDims = 6;  // Shape::kMaxDims
 
+// The arithmetic type of element type T: float for __half, T itself otherwise.
+template <typename T>
+struct ComputeTypeOf {
+  using type = T;
+};
+template <>
+struct ComputeTypeOf<__half> {
+  using type = float;
+};
+template <typename T>
+using ComputeType = typename ComputeTypeOf<T>::type;
+
 // ---- element-wise (elementwise_kernels.cu) ---------------------------------------------------
 
 enum class UnaryKind { kRelu, kSigmoid, kTanh, kSoftrelu, kSoftsign };
 // Activation (ops/activation.cc): y = f(x); dx = dy * f'(x) written with y.
-cudaError_t ActivationForward(UnaryKind kind, const float* x, float* y, int64_t n, cudaStream_t s);
-cudaError_t ActivationForward(UnaryKind kind, const double* x, double* y, int64_t n,
-                              cudaStream_t s);
-cudaError_t ActivationBackward(UnaryKind kind, const float* y, const float* dy, float* dx,
-                               int64_t n, cudaStream_t s);
-cudaError_t ActivationBackward(UnaryKind kind, const double* y, const double* dy, double* dx,
-                               int64_t n, cudaStream_t s);
+template <typename T>
+cudaError_t ActivationForward(UnaryKind kind, const T* x, T* y, int64_t n, cudaStream_t s);
+template <typename T>
+cudaError_t ActivationBackward(UnaryKind kind, const T* y, const T* dy, T* dx, int64_t n,
+                               cudaStream_t s);
 
 // LeakyReLU (leaky or elu), forward from x, backward from x.
-cudaError_t LeakyForward(bool elu, double slope, const float* x, float* y, int64_t n,
-                         cudaStream_t s);
-cudaError_t LeakyForward(bool elu, double slope, const double* x, double* y, int64_t n,
-                         cudaStream_t s);
-cudaError_t LeakyBackward(bool elu, double slope, const float* x, const float* dy, float* dx,
-                          int64_t n, cudaStream_t s);
-cudaError_t LeakyBackward(bool elu, double slope, const double* x, const double* dy, double* dx,
-                          int64_t n, cudaStream_t s);
+template <typename T>
+cudaError_t LeakyForward(bool elu, double slope, const T* x, T* y, int64_t n, cudaStream_t s);
+template <typename T>
+cudaError_t LeakyBackward(bool elu, double slope, const T* x, const T* dy, T* dx, int64_t n,
+                          cudaStream_t s);
 
 // clip: y = min(max(x, low), high); dx = dy where low <= x <= high, else 0.
-cudaError_t ClipForward(const float* x, float* y, int64_t n, double low, double high,
-                        cudaStream_t s);
-cudaError_t ClipForward(const double* x, double* y, int64_t n, double low, double high,
-                        cudaStream_t s);
-cudaError_t ClipBackward(const float* x, const float* dy, float* dx, int64_t n, double low,
-                         double high, cudaStream_t s);
-cudaError_t ClipBackward(const double* x, const double* dy, double* dx, int64_t n, double low,
-                         double high, cudaStream_t s);
+template <typename T>
+cudaError_t ClipForward(const T* x, T* y, int64_t n, double low, double high, cudaStream_t s);
+template <typename T>
+cudaError_t ClipBackward(const T* x, const T* dy, T* dx, int64_t n, double low, double high,
+                         cudaStream_t s);
 
 // out = a + b (out may be a or b); out += a.
-cudaError_t AddArrays(const float* a, const float* b, float* out, int64_t n, cudaStream_t s);
-cudaError_t AddArrays(const double* a, const double* b, double* out, int64_t n, cudaStream_t s);
-cudaError_t ScaleArray(const float* x, float* y, double scale, int64_t n, cudaStream_t s);
-cudaError_t ScaleArray(const double* x, double* y, double scale, int64_t n, cudaStream_t s);
-cudaError_t MultiplyArrays(const float* a, const float* b, float* out, int64_t n, cudaStream_t s);
-cudaError_t MultiplyArrays(const double* a, const double* b, double* out, int64_t n,
-                           cudaStream_t s);
+template <typename T>
+cudaError_t AddArrays(const T* a, const T* b, T* out, int64_t n, cudaStream_t s);
+template <typename T>
+cudaError_t ScaleArray(const T* x, T* y, double scale, int64_t n, cudaStream_t s);
+template <typename T>
+cudaError_t MultiplyArrays(const T* a, const T* b, T* out, int64_t n, cudaStream_t s);
 
 // A right-aligned broadcast of up to two operands over an output of `ndim` dims: operand k's
 // element for output multi-index i is at sum_d i[d] * strides[k][d] (0 where it is broadcast).
@@ -67,15 +77,13 @@ struct BroadcastGeometry {
 };
 enum class BinaryKind { kAdd, kSub, kMul, kDiv };
 // out[i] = lhs[.] op rhs[.] over the output's elements (broadcast_* / elemwise_*).
-cudaError_t BroadcastBinary(BinaryKind kind, const BroadcastGeometry& g, const float* lhs,
-                            const float* rhs, float* out, int64_t n, cudaStream_t s);
-cudaError_t BroadcastBinary(BinaryKind kind, const BroadcastGeometry& g, const double* lhs,
-                            const double* rhs, double* out, int64_t n, cudaStream_t s);
+template <typename T>
+cudaError_t BroadcastBinary(BinaryKind kind, const BroadcastGeometry& g, const T* lhs, const T* rhs,
+                            T* out, int64_t n, cudaStream_t s);
 // out[i] = scale * x[.] with x broadcast (operand 0 of g) to the output (Gemm's C).
-cudaError_t BroadcastAssign(const BroadcastGeometry& g, const float* x, float* out, double scale,
-                            int64_t n, cudaStream_t s);
-cudaError_t BroadcastAssign(const BroadcastGeometry& g, const double* x, double* out, double scale,
-                            int64_t n, cudaStream_t s);
+template <typename T>
+cudaError_t BroadcastAssign(const BroadcastGeometry& g, const T* x, T* out, double scale, int64_t n,
+                            cudaStream_t s);
 
 // dst (kept axes) = scale * the sum of src over the reduced axes (ReduceToShape). dst element j
 // is the row-major index over kept_extents; its src base is sum kept_index * kept_strides.
@@ -85,10 +93,8 @@ struct ReduceGeometry {
   int64_t reduced_extents[kMaxKernelDims] = {}, reduced_strides[kMaxKernelDims] = {};
   int64_t kept_count = 1, reduced_count = 1;
 };
-cudaError_t ReduceSum(const ReduceGeometry& g, const float* src, float* dst, double scale,
-                      cudaStream_t s);
-cudaError_t ReduceSum(const ReduceGeometry& g, const double* src, double* dst, double scale,
-                      cudaStream_t s);
+template <typename T>
+cudaError_t ReduceSum(const ReduceGeometry& g, const T* src, T* dst, double scale, cudaStream_t s);
 
 // Dropout (ops/dropout.cc): element e keeps with SplitMix64(seed, drawn index) as the CPU op
 // does; the drawn index decodes e over `extents` and re-encodes it over `drawn` (extent 1 on the
@@ -97,10 +103,15 @@ struct DropoutGeometry {
   int ndim = 0;
   int64_t extents[kMaxKernelDims] = {}, drawn[kMaxKernelDims] = {};
 };
+template <typename T>
 cudaError_t DropoutForward(const DropoutGeometry& g, uint64_t seed, double p, double scale,
-                           const float* x, float* y, float* mask, int64_t n, cudaStream_t s);
-cudaError_t DropoutForward(const DropoutGeometry& g, uint64_t seed, double p, double scale,
-                           const double* x, double* y, double* mask, int64_t n, cudaStream_t s);
+                           const T* x, T* y, T* mask, int64_t n, cudaStream_t s);
+
+// ---- Cast (cast_kernels.cu) ------------------------------------------------------------------
+
+// out (dtype `to`) = in (dtype `from`) converted by ops/cast.cc's rules; cudaErrorInvalidValue
+// when either dtype is not one Cast supports.
+cudaError_t CastArray(DType from, const void* in, DType to, void* out, int64_t n, cudaStream_t s);
 
 // ---- layout kernels (layout_kernels.cu), any dtype by element size (1, 2, 4 or 8 bytes) -----
 
@@ -122,14 +133,11 @@ struct PadGeometry {
   const int64_t* first[kMaxKernelDims] = {};
   const int64_t* outputs[kMaxKernelDims] = {};
 };
-cudaError_t PadForward(const PadGeometry& g, const float* x, float* y, double fill, int64_t n,
+template <typename T>
+cudaError_t PadForward(const PadGeometry& g, const T* x, T* y, double fill, int64_t n,
                        cudaStream_t s);
-cudaError_t PadForward(const PadGeometry& g, const double* x, double* y, double fill, int64_t n,
-                       cudaStream_t s);
-cudaError_t PadBackward(const PadGeometry& g, const float* dy, float* dx, int64_t n,
-                        cudaStream_t s);
-cudaError_t PadBackward(const PadGeometry& g, const double* dy, double* dx, int64_t n,
-                        cudaStream_t s);
+template <typename T>
+cudaError_t PadBackward(const PadGeometry& g, const T* dy, T* dx, int64_t n, cudaStream_t s);
 
 // ---- nn kernels (nn_kernels.cu) --------------------------------------------------------------
 
@@ -142,39 +150,33 @@ struct PoolingGeometry {
   int type = 0;  // 0 max, 1 avg, 2 sum
   bool count_include_pad = true;
 };
-cudaError_t PoolingForward(const PoolingGeometry& g, const float* x, float* y, cudaStream_t s);
-cudaError_t PoolingForward(const PoolingGeometry& g, const double* x, double* y, cudaStream_t s);
+template <typename T>
+cudaError_t PoolingForward(const PoolingGeometry& g, const T* x, T* y, cudaStream_t s);
 // x is read only for max (may be null otherwise).
-cudaError_t PoolingBackward(const PoolingGeometry& g, const float* x, const float* dy, float* dx,
-                            cudaStream_t s);
-cudaError_t PoolingBackward(const PoolingGeometry& g, const double* x, const double* dy, double* dx,
+template <typename T>
+cudaError_t PoolingBackward(const PoolingGeometry& g, const T* x, const T* dy, T* dx,
                             cudaStream_t s);
 
 // Softmax along the middle axis of (outer, length, inner) (ops/cpu/softmax.h).
 struct SoftmaxGeometry {
   int64_t outer = 1, length = 1, inner = 1;
 };
-cudaError_t SoftmaxForward(const SoftmaxGeometry& g, const float* x, float* y, double temperature,
-                           bool log, cudaStream_t s);
-cudaError_t SoftmaxForward(const SoftmaxGeometry& g, const double* x, double* y, double temperature,
-                           bool log, cudaStream_t s);
-cudaError_t SoftmaxBackward(const SoftmaxGeometry& g, const float* y, const float* dy, float* dx,
-                            double temperature, bool log, cudaStream_t s);
-cudaError_t SoftmaxBackward(const SoftmaxGeometry& g, const double* y, const double* dy, double* dx,
+template <typename T>
+cudaError_t SoftmaxForward(const SoftmaxGeometry& g, const T* x, T* y, double temperature, bool log,
+                           cudaStream_t s);
+template <typename T>
+cudaError_t SoftmaxBackward(const SoftmaxGeometry& g, const T* y, const T* dy, T* dx,
                             double temperature, bool log, cudaStream_t s);
 
 // SoftmaxOutput gradients (ops/softmax_output.cc). class_index: one per (outer, inner) position,
 // -1 for ignored positions; dy may be null (out_grad=false).
-cudaError_t SoftmaxOutputHardGradient(const SoftmaxGeometry& g, const float* y,
+template <typename T>
+cudaError_t SoftmaxOutputHardGradient(const SoftmaxGeometry& g, const T* y,
                                       const int64_t* class_index, double on, double off,
-                                      double scale, const float* dy, float* dx, cudaStream_t s);
-cudaError_t SoftmaxOutputHardGradient(const SoftmaxGeometry& g, const double* y,
-                                      const int64_t* class_index, double on, double off,
-                                      double scale, const double* dy, double* dx, cudaStream_t s);
-cudaError_t SoftmaxOutputSoftGradient(const float* y, const float* label, double scale,
-                                      const float* dy, float* dx, int64_t n, cudaStream_t s);
-cudaError_t SoftmaxOutputSoftGradient(const double* y, const double* label, double scale,
-                                      const double* dy, double* dx, int64_t n, cudaStream_t s);
+                                      double scale, const T* dy, T* dx, cudaStream_t s);
+template <typename T>
+cudaError_t SoftmaxOutputSoftGradient(const T* y, const T* label, double scale, const T* dy, T* dx,
+                                      int64_t n, cudaStream_t s);
 
 // BatchNorm (ops/batch_norm.cc) over (outer, channels, inner).
 struct BatchNormGeometry {
@@ -184,40 +186,45 @@ struct BatchNormParams {
   double eps = 1e-3, momentum = 0.9;
   bool fix_gamma = true, batch_stats = true;
 };
+// The type of BatchNorm's parameters, moving states and saved statistics for data type T:
+// float for float16 data (MXNet's rule: statistics of float16 data are kept in float32), T
+// otherwise.
+template <typename T>
+using BatchNormParamType = ComputeType<T>;
 // Per channel: the statistics (batch or moving), the moving-state update (batch_stats), the
 // hidden outputs (when not null), and y = x * a[c] + b[c] coefficients into `coefficients`
 // (2 * channels doubles: a then b).
 template <typename T>
 struct BatchNormForwardArgs {
+  using P = BatchNormParamType<T>;
   const T* x;
-  const T* gamma;
-  const T* beta;
-  T* moving_mean;
-  T* moving_var;
-  T* saved_mean;  // may be null
-  T* saved_var;   // may be null
+  const P* gamma;
+  const P* beta;
+  P* moving_mean;
+  P* moving_var;
+  P* saved_mean;  // may be null
+  P* saved_var;   // may be null
   T* y;           // may be null
   double* coefficients;
 };
+template <typename T>
 cudaError_t BatchNormForward(const BatchNormGeometry& g, const BatchNormParams& p,
-                             const BatchNormForwardArgs<float>& a, cudaStream_t s);
-cudaError_t BatchNormForward(const BatchNormGeometry& g, const BatchNormParams& p,
-                             const BatchNormForwardArgs<double>& a, cudaStream_t s);
+                             const BatchNormForwardArgs<T>& a, cudaStream_t s);
 template <typename T>
 struct BatchNormBackwardArgs {
+  using P = BatchNormParamType<T>;
   const T* x;
   const T* dy;
-  const T* gamma;
-  const T* saved_mean;
-  const T* saved_var;
+  const P* gamma;
+  const P* saved_mean;
+  const P* saved_var;
   T* dx;                 // may be null
-  T* dgamma;             // may be null
-  T* dbeta;              // may be null
+  P* dgamma;             // may be null
+  P* dbeta;              // may be null
   double* coefficients;  // 3 * channels doubles of scratch
 };
+template <typename T>
 cudaError_t BatchNormBackward(const BatchNormGeometry& g, const BatchNormParams& p,
-                              const BatchNormBackwardArgs<float>& a, cudaStream_t s);
-cudaError_t BatchNormBackward(const BatchNormGeometry& g, const BatchNormParams& p,
-                              const BatchNormBackwardArgs<double>& a, cudaStream_t s);
+                              const BatchNormBackwardArgs<T>& a, cudaStream_t s);
 
 }  // namespace mxlite::cuda

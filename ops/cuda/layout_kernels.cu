@@ -11,7 +11,7 @@ unsigned Blocks(int64_t n) {
   return static_cast<unsigned>(blocks < 65535 * 16 ? (blocks < 1 ? 1 : blocks) : 65535 * 16);
 }
 
-#define MXLITE_GRID_LOOP(i, n)                                                        \
+#define MXLITE_GRID_LOOP(i, n)                                                           \
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
        i += static_cast<int64_t>(blockDim.x) * gridDim.x)
 
@@ -57,11 +57,11 @@ __global__ void PadBackwardKernel(PadGeometry g, const T* dy, T* dx, int64_t n) 
       cursor[d] = g.first[d][index[d]];
       if (cursor[d] == g.first[d][index[d] + 1]) copied = false;
     }
-    T sum = T(0);
+    ComputeType<T> sum = 0;
     while (copied) {
       int64_t offset = 0;
       for (int d = 0; d < g.ndim; ++d) offset = offset * g.out_extents[d] + g.outputs[d][cursor[d]];
-      sum += dy[offset];
+      sum += static_cast<ComputeType<T>>(dy[offset]);
       int d = g.ndim - 1;
       for (; d >= 0; --d) {
         if (++cursor[d] < g.first[d][index[d] + 1]) break;
@@ -69,7 +69,7 @@ __global__ void PadBackwardKernel(PadGeometry g, const T* dy, T* dx, int64_t n) 
       }
       if (d < 0) break;
     }
-    dx[i] = sum;
+    dx[i] = static_cast<T>(sum);
   }
 }
 
@@ -80,20 +80,20 @@ cudaError_t TransposeCopy(const TransposeGeometry& g, const void* in, void* out,
   if (n <= 0) return cudaGetLastError();
   switch (element_size) {
     case 1:
-      TransposeKernel<uint8_t><<<Blocks(n), kThreads, 0, s>>>(
-          g, static_cast<const uint8_t*>(in), static_cast<uint8_t*>(out), n);
+      TransposeKernel<uint8_t><<<Blocks(n), kThreads, 0, s>>>(g, static_cast<const uint8_t*>(in),
+                                                              static_cast<uint8_t*>(out), n);
       break;
     case 2:
-      TransposeKernel<uint16_t><<<Blocks(n), kThreads, 0, s>>>(
-          g, static_cast<const uint16_t*>(in), static_cast<uint16_t*>(out), n);
+      TransposeKernel<uint16_t><<<Blocks(n), kThreads, 0, s>>>(g, static_cast<const uint16_t*>(in),
+                                                               static_cast<uint16_t*>(out), n);
       break;
     case 4:
-      TransposeKernel<uint32_t><<<Blocks(n), kThreads, 0, s>>>(
-          g, static_cast<const uint32_t*>(in), static_cast<uint32_t*>(out), n);
+      TransposeKernel<uint32_t><<<Blocks(n), kThreads, 0, s>>>(g, static_cast<const uint32_t*>(in),
+                                                               static_cast<uint32_t*>(out), n);
       break;
     case 8:
-      TransposeKernel<uint64_t><<<Blocks(n), kThreads, 0, s>>>(
-          g, static_cast<const uint64_t*>(in), static_cast<uint64_t*>(out), n);
+      TransposeKernel<uint64_t><<<Blocks(n), kThreads, 0, s>>>(g, static_cast<const uint64_t*>(in),
+                                                               static_cast<uint64_t*>(out), n);
       break;
     default:
       return cudaErrorInvalidValue;
@@ -101,18 +101,28 @@ cudaError_t TransposeCopy(const TransposeGeometry& g, const void* in, void* out,
   return cudaGetLastError();
 }
 
-#define MXLITE_DEFINE_FOR(T)                                                                   \
-  cudaError_t PadForward(const PadGeometry& g, const T* x, T* y, double fill, int64_t n,       \
-                         cudaStream_t s) {                                                     \
-    if (n > 0) PadForwardKernel<T><<<Blocks(n), kThreads, 0, s>>>(g, x, y, static_cast<T>(fill), n); \
-    return cudaGetLastError();                                                                 \
-  }                                                                                            \
-  cudaError_t PadBackward(const PadGeometry& g, const T* dy, T* dx, int64_t n, cudaStream_t s) { \
-    if (n > 0) PadBackwardKernel<T><<<Blocks(n), kThreads, 0, s>>>(g, dy, dx, n);               \
-    return cudaGetLastError();                                                                 \
-  }
+template <typename T>
+cudaError_t PadForward(const PadGeometry& g, const T* x, T* y, double fill, int64_t n,
+                       cudaStream_t s) {
+  if (n > 0)
+    PadForwardKernel<T><<<Blocks(n), kThreads, 0, s>>>(
+        g, x, y, static_cast<T>(static_cast<ComputeType<T>>(fill)), n);
+  return cudaGetLastError();
+}
 
-MXLITE_DEFINE_FOR(float)
-MXLITE_DEFINE_FOR(double)
+template <typename T>
+cudaError_t PadBackward(const PadGeometry& g, const T* dy, T* dx, int64_t n, cudaStream_t s) {
+  if (n > 0) PadBackwardKernel<T><<<Blocks(n), kThreads, 0, s>>>(g, dy, dx, n);
+  return cudaGetLastError();
+}
+
+#define MXLITE_INSTANTIATE_FOR(T)                                                    \
+  template cudaError_t PadForward(const PadGeometry&, const T*, T*, double, int64_t, \
+                                  cudaStream_t);                                     \
+  template cudaError_t PadBackward(const PadGeometry&, const T*, T*, int64_t, cudaStream_t);
+
+MXLITE_INSTANTIATE_FOR(float)
+MXLITE_INSTANTIATE_FOR(double)
+MXLITE_INSTANTIATE_FOR(__half)
 
 }  // namespace mxlite::cuda

@@ -54,13 +54,13 @@ void ActivationForwardGpu(const OpContext& ctx, const Attributes& attrs,
   const cuda::UnaryKind kind = KindOf(attrs.GetString("act_type"));
   const int64_t n = inputs[0].size();
   cudaStream_t stream = cuda::PrepareStream(ctx, owner);
-  MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
+  MXLITE_GPU_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
     if (UsesCudnn(kind, n)) {
       cuda::ActivationDescriptor act;
       SetActivation(act, kind, owner);
       cuda::TensorDescriptor desc;
       desc.Set(inputs[0].dtype, false, 1, 1, 1, n, owner);
-      const T one = 1, zero = 0;
+      const cuda::CudnnScalar<T> one = 1, zero = 0;
       MXLITE_CUDNN_CALL(
           cudnnActivationForward(cuda::CudnnHandle(ctx, owner), act.get(), &one, desc.get(),
                                  inputs[0].data, &zero, desc.get(), outputs[0].data),
@@ -85,13 +85,13 @@ void ActivationBackwardGpu(const OpContext& ctx, const Attributes& attrs,
   const cuda::UnaryKind kind = KindOf(attrs.GetString("act_type"));
   const int64_t n = outputs[0].size();
   cudaStream_t stream = cuda::PrepareStream(ctx, owner);
-  MXLITE_FLOAT_TYPE_SWITCH(outputs[0].dtype, T, owner, {
+  MXLITE_GPU_FLOAT_TYPE_SWITCH(outputs[0].dtype, T, owner, {
     if (UsesCudnn(kind, n)) {
       cuda::ActivationDescriptor act;
       SetActivation(act, kind, owner);
       cuda::TensorDescriptor desc;
       desc.Set(outputs[0].dtype, false, 1, 1, 1, n, owner);
-      const T one = 1, zero = 0;
+      const cuda::CudnnScalar<T> one = 1, zero = 0;
       MXLITE_CUDNN_CALL(
           cudnnActivationBackward(cuda::CudnnHandle(ctx, owner), act.get(), &one, desc.get(),
                                   outputs[0].data, desc.get(), output_grads[0].data, desc.get(),
@@ -115,7 +115,7 @@ void LeakyForwardGpu(const OpContext& ctx, const Attributes& attrs,
   const std::string owner = "LeakyReLU " + ctx.node_name;
   cudaStream_t stream = cuda::PrepareStream(ctx, owner);
   const bool elu = attrs.GetString("act_type") == "elu";
-  MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
+  MXLITE_GPU_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
     MXLITE_CUDA_CALL(cuda::LeakyForward(elu, attrs.GetFloat("slope"), inputs[0].data_as<T>(),
                                         outputs[0].data_as<T>(), inputs[0].size(), stream),
                      owner);
@@ -131,7 +131,7 @@ void LeakyBackwardGpu(const OpContext& ctx, const Attributes& attrs,
   const std::string owner = "LeakyReLU " + ctx.node_name;
   cudaStream_t stream = cuda::PrepareStream(ctx, owner);
   const bool elu = attrs.GetString("act_type") == "elu";
-  MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
+  MXLITE_GPU_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
     MXLITE_CUDA_CALL(cuda::LeakyBackward(elu, attrs.GetFloat("slope"), inputs[0].data_as<T>(),
                                          output_grads[0].data_as<T>(), input_grads[0].data_as<T>(),
                                          inputs[0].size(), stream),
@@ -197,7 +197,7 @@ void PoolingForwardGpu(const OpContext& ctx, const Attributes& attrs,
   cudaStream_t stream = cuda::PrepareStream(ctx, owner);
   const cuda::PoolingGeometry g =
       PoolingGeometryOf(attrs, inputs[0].shape, outputs[0].shape, owner);
-  MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
+  MXLITE_GPU_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
     MXLITE_CUDA_CALL(
         cuda::PoolingForward(g, inputs[0].data_as<T>(), outputs[0].data_as<T>(), stream), owner);
   });
@@ -213,7 +213,7 @@ void PoolingBackwardGpu(const OpContext& ctx, const Attributes& attrs,
   cudaStream_t stream = cuda::PrepareStream(ctx, owner);
   const cuda::PoolingGeometry g =
       PoolingGeometryOf(attrs, input_grads[0].shape, output_grads[0].shape, owner);
-  MXLITE_FLOAT_TYPE_SWITCH(input_grads[0].dtype, T, owner, {
+  MXLITE_GPU_FLOAT_TYPE_SWITCH(input_grads[0].dtype, T, owner, {
     const T* x = g.type == 0 ? inputs[0].data_as<T>() : nullptr;
     MXLITE_CUDA_CALL(cuda::PoolingBackward(g, x, output_grads[0].data_as<T>(),
                                            input_grads[0].data_as<T>(), stream),
@@ -254,15 +254,16 @@ void BatchNormForwardGpu(const OpContext& ctx, const Attributes& attrs,
   const cuda::BatchNormGeometry g = BatchNormGeometryOf(attrs, inputs[kData].shape, owner);
   const cuda::BatchNormParams p = BatchNormParamsOf(ctx, attrs);
   MX_CHECK(p.eps >= 0) << owner << ": eps=" << p.eps << " must be >= 0";
-  MXLITE_FLOAT_TYPE_SWITCH(inputs[kData].dtype, T, owner, {
+  MXLITE_GPU_FLOAT_TYPE_SWITCH(inputs[kData].dtype, T, owner, {
+    using P = cuda::BatchNormParamType<T>;  // float for float16 data
     cuda::BatchNormForwardArgs<T> a;
     a.x = inputs[kData].data_as<T>();
-    a.gamma = inputs[kGamma].data_as<T>();
-    a.beta = inputs[kBeta].data_as<T>();
-    a.moving_mean = inputs[kMovingMean].data_as<T>();
-    a.moving_var = inputs[kMovingVar].data_as<T>();
-    a.saved_mean = req[kMean] == WriteMode::kNull ? nullptr : outputs[kMean].data_as<T>();
-    a.saved_var = req[kVar] == WriteMode::kNull ? nullptr : outputs[kVar].data_as<T>();
+    a.gamma = inputs[kGamma].data_as<P>();
+    a.beta = inputs[kBeta].data_as<P>();
+    a.moving_mean = inputs[kMovingMean].data_as<P>();
+    a.moving_var = inputs[kMovingVar].data_as<P>();
+    a.saved_mean = req[kMean] == WriteMode::kNull ? nullptr : outputs[kMean].data_as<P>();
+    a.saved_var = req[kVar] == WriteMode::kNull ? nullptr : outputs[kVar].data_as<P>();
     a.y = req[kOut] == WriteMode::kNull ? nullptr : outputs[kOut].data_as<T>();
     a.coefficients = ctx.scratch->GetArray<double>(2 * g.channels);
     MXLITE_CUDA_CALL(cuda::BatchNormForward(g, p, a, stream), owner);
@@ -283,16 +284,17 @@ void BatchNormBackwardGpu(const OpContext& ctx, const Attributes& attrs,
   cudaStream_t stream = cuda::PrepareStream(ctx, owner);
   const cuda::BatchNormGeometry g = BatchNormGeometryOf(attrs, inputs[kData].shape, owner);
   const cuda::BatchNormParams p = BatchNormParamsOf(ctx, attrs);
-  MXLITE_FLOAT_TYPE_SWITCH(inputs[kData].dtype, T, owner, {
+  MXLITE_GPU_FLOAT_TYPE_SWITCH(inputs[kData].dtype, T, owner, {
+    using P = cuda::BatchNormParamType<T>;
     cuda::BatchNormBackwardArgs<T> a;
     a.x = inputs[kData].data_as<T>();
     a.dy = output_grads[kOut].data_as<T>();
-    a.gamma = inputs[kGamma].data_as<T>();
-    a.saved_mean = outputs[kMean].data_as<T>();
-    a.saved_var = outputs[kVar].data_as<T>();
+    a.gamma = inputs[kGamma].data_as<P>();
+    a.saved_mean = outputs[kMean].data_as<P>();
+    a.saved_var = outputs[kVar].data_as<P>();
     a.dx = req[kData] == WriteMode::kNull ? nullptr : input_grads[kData].data_as<T>();
-    a.dgamma = req[kGamma] == WriteMode::kNull ? nullptr : input_grads[kGamma].data_as<T>();
-    a.dbeta = req[kBeta] == WriteMode::kNull ? nullptr : input_grads[kBeta].data_as<T>();
+    a.dgamma = req[kGamma] == WriteMode::kNull ? nullptr : input_grads[kGamma].data_as<P>();
+    a.dbeta = req[kBeta] == WriteMode::kNull ? nullptr : input_grads[kBeta].data_as<P>();
     a.coefficients = ctx.scratch->GetArray<double>(3 * g.channels);
     MXLITE_CUDA_CALL(cuda::BatchNormBackward(g, p, a, stream), owner);
   });
@@ -324,7 +326,7 @@ void DropoutForwardGpu(const OpContext& ctx, const Attributes& attrs,
         << owner << ": axis " << axis << " of axes is out of range for data of shape " << shape;
     g.drawn[axis < 0 ? axis + shape.ndim() : axis] = 1;
   }
-  MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
+  MXLITE_GPU_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
     T* mask = req[1] == WriteMode::kNull ? nullptr : outputs[1].data_as<T>();
     MXLITE_CUDA_CALL(cuda::DropoutForward(g, seed, p, scale, inputs[0].data_as<T>(),
                                           outputs[0].data_as<T>(), mask, shape.size(), stream),
@@ -347,7 +349,7 @@ void DropoutBackwardGpu(const OpContext& ctx, const Attributes& attrs,
                           owner);
     return;
   }
-  MXLITE_FLOAT_TYPE_SWITCH(input_grads[0].dtype, T, owner, {
+  MXLITE_GPU_FLOAT_TYPE_SWITCH(input_grads[0].dtype, T, owner, {
     MXLITE_CUDA_CALL(
         cuda::MultiplyArrays(output_grads[0].data_as<T>(), outputs[1].data_as<T>(),
                              input_grads[0].data_as<T>(), input_grads[0].size(), stream),
@@ -382,7 +384,7 @@ void SoftmaxForwardGpu(const OpContext& ctx, const Attributes& attrs,
   cudaStream_t stream = cuda::PrepareStream(ctx, owner);
   const cuda::SoftmaxGeometry g = AroundAxis(attrs, inputs[0].shape, owner);
   const double temperature = Temperature(attrs, owner);
-  MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
+  MXLITE_GPU_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
     MXLITE_CUDA_CALL(cuda::SoftmaxForward(g, inputs[0].data_as<T>(), outputs[0].data_as<T>(),
                                           temperature, kLog, stream),
                      owner);
@@ -400,7 +402,7 @@ void SoftmaxBackwardGpu(const OpContext& ctx, const Attributes& attrs,
   cudaStream_t stream = cuda::PrepareStream(ctx, owner);
   const cuda::SoftmaxGeometry g = AroundAxis(attrs, outputs[0].shape, owner);
   const double temperature = Temperature(attrs, owner);
-  MXLITE_FLOAT_TYPE_SWITCH(outputs[0].dtype, T, owner, {
+  MXLITE_GPU_FLOAT_TYPE_SWITCH(outputs[0].dtype, T, owner, {
     MXLITE_CUDA_CALL(cuda::SoftmaxBackward(g, outputs[0].data_as<T>(), output_grads[0].data_as<T>(),
                                            input_grads[0].data_as<T>(), temperature, kLog, stream),
                      owner);
@@ -428,7 +430,7 @@ void SoftmaxOutputForwardGpu(const OpContext& ctx, const Attributes& attrs,
   const std::string owner = "SoftmaxOutput " + ctx.node_name;
   cudaStream_t stream = cuda::PrepareStream(ctx, owner);
   const cuda::SoftmaxGeometry g = ClassLayout(attrs, inputs[0].shape, owner);
-  MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
+  MXLITE_GPU_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
     MXLITE_CUDA_CALL(cuda::SoftmaxForward(g, inputs[0].data_as<T>(), outputs[0].data_as<T>(), 1.0,
                                           false, stream),
                      owner);
@@ -454,7 +456,7 @@ void HardLabelGradientGpu(const OpContext& ctx, const Attributes& attrs,
   std::vector<int64_t> class_index(static_cast<size_t>(positions));
   int64_t valid = 0;
   for (int64_t i = 0; i < positions; ++i) {
-    const double value = static_cast<double>(labels[i]);
+    const double value = static_cast<double>(static_cast<cuda::ComputeType<T>>(labels[i]));
     const bool matches_ignore = static_cast<int64_t>(value) == ignore_label;
     if (!matches_ignore) ++valid;
     if (use_ignore && matches_ignore) {
@@ -505,7 +507,7 @@ void SoftmaxOutputBackwardGpu(const OpContext& ctx, const Attributes& attrs,
   const cuda::SoftmaxGeometry g = ClassLayout(attrs, data_shape, owner);
   const TensorView& label = inputs[1];
   const bool out_grad = attrs.GetBool("out_grad");
-  MXLITE_FLOAT_TYPE_SWITCH(outputs[0].dtype, T, owner, {
+  MXLITE_GPU_FLOAT_TYPE_SWITCH(outputs[0].dtype, T, owner, {
     const T* y = outputs[0].data_as<T>();
     const T* dy = out_grad ? output_grads[0].data_as<T>() : nullptr;
     T* dx = input_grads[0].data_as<T>();

@@ -226,7 +226,7 @@ void RegisterBinary(const char* name, BinaryKind kind) {
         if (req[0] == WriteMode::kNull) return;
         const std::string owner = op + " " + ctx.node_name;
         cudaStream_t stream = cuda::PrepareStream(ctx, owner);
-        MXLITE_FLOAT_TYPE_SWITCH(outputs[0].dtype, T, owner, {
+        MXLITE_GPU_FLOAT_TYPE_SWITCH(outputs[0].dtype, T, owner, {
           Binary<T>(kind, inputs[0].data_as<T>(), inputs[0].shape, inputs[1].data_as<T>(),
                     inputs[1].shape, outputs[0].data_as<T>(), outputs[0].shape, stream, owner);
         });
@@ -238,7 +238,7 @@ void RegisterBinary(const char* name, BinaryKind kind) {
                                        const std::vector<TensorView>& input_grads,
                                        const std::vector<WriteMode>& req) {
     const std::string owner = op + " " + ctx.node_name;
-    MXLITE_FLOAT_TYPE_SWITCH(output_grads[0].dtype, T, owner, {
+    MXLITE_GPU_FLOAT_TYPE_SWITCH(output_grads[0].dtype, T, owner, {
       BinaryBackward<T>(kind, ctx, output_grads[0], inputs[0], inputs[1], input_grads, req, owner);
     });
   };
@@ -270,7 +270,7 @@ void AddNForwardGpu(const OpContext& ctx, const Attributes&, const std::vector<T
     cuda::CopyDeviceAsync(inputs[0].data, outputs[0].data, outputs[0].bytes(), stream, owner);
     return;
   }
-  MXLITE_FLOAT_TYPE_SWITCH(outputs[0].dtype, T, owner, {
+  MXLITE_GPU_FLOAT_TYPE_SWITCH(outputs[0].dtype, T, owner, {
     T* out = outputs[0].data_as<T>();
     const int64_t n = outputs[0].size();
     // out = arg0 + arg1, then out += arg_i: the CPU kernel's order (out may be arg0).
@@ -310,7 +310,7 @@ void ClipForwardGpu(const OpContext& ctx, const Attributes& attrs,
   if (req[0] == WriteMode::kNull) return;
   const std::string owner = Owner("clip", ctx);
   cudaStream_t stream = cuda::PrepareStream(ctx, owner);
-  MXLITE_FLOAT_TYPE_SWITCH(outputs[0].dtype, T, owner, {
+  MXLITE_GPU_FLOAT_TYPE_SWITCH(outputs[0].dtype, T, owner, {
     MXLITE_CUDA_CALL(
         cuda::ClipForward(inputs[0].data_as<T>(), outputs[0].data_as<T>(), outputs[0].size(),
                           LowerBound(attrs), UpperBound(attrs), stream),
@@ -326,7 +326,7 @@ void ClipBackwardGpu(const OpContext& ctx, const Attributes& attrs,
   if (req[0] == WriteMode::kNull) return;
   const std::string owner = Owner("clip", ctx);
   cudaStream_t stream = cuda::PrepareStream(ctx, owner);
-  MXLITE_FLOAT_TYPE_SWITCH(input_grads[0].dtype, T, owner, {
+  MXLITE_GPU_FLOAT_TYPE_SWITCH(input_grads[0].dtype, T, owner, {
     MXLITE_CUDA_CALL(cuda::ClipBackward(inputs[0].data_as<T>(), output_grads[0].data_as<T>(),
                                         input_grads[0].data_as<T>(), input_grads[0].size(),
                                         LowerBound(attrs), UpperBound(attrs), stream),
@@ -407,7 +407,7 @@ void PadForwardGpu(const OpContext& ctx, const Attributes& attrs,
   const std::string owner = Owner("Pad", ctx);
   cudaStream_t stream = cuda::PrepareStream(ctx, owner);
   const cuda::PadGeometry g = PadMaps(ctx, attrs, inputs[0].shape, outputs[0].shape, stream, owner);
-  MXLITE_FLOAT_TYPE_SWITCH(outputs[0].dtype, T, owner, {
+  MXLITE_GPU_FLOAT_TYPE_SWITCH(outputs[0].dtype, T, owner, {
     MXLITE_CUDA_CALL(cuda::PadForward(g, inputs[0].data_as<T>(), outputs[0].data_as<T>(),
                                       attrs.GetFloat("constant_value"), outputs[0].size(), stream),
                      owner);
@@ -423,7 +423,7 @@ void PadBackwardGpu(const OpContext& ctx, const Attributes& attrs,
   cudaStream_t stream = cuda::PrepareStream(ctx, owner);
   const cuda::PadGeometry g =
       PadMaps(ctx, attrs, input_grads[0].shape, output_grads[0].shape, stream, owner);
-  MXLITE_FLOAT_TYPE_SWITCH(input_grads[0].dtype, T, owner, {
+  MXLITE_GPU_FLOAT_TYPE_SWITCH(input_grads[0].dtype, T, owner, {
     MXLITE_CUDA_CALL(cuda::PadBackward(g, output_grads[0].data_as<T>(), input_grads[0].data_as<T>(),
                                        input_grads[0].size(), stream),
                      owner);

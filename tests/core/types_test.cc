@@ -1,10 +1,13 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <unordered_set>
 
 #include "core/context.h"
 #include "core/dtype.h"
 #include "core/error.h"
+#include "core/half.h"
 #include "core/shape.h"
 
 namespace mxlite {
@@ -84,6 +87,48 @@ TEST(ContextTest, ParsePrintCompare) {
   }
   std::unordered_set<Context> set{Context::CPU(), Context::GPU(0), Context::GPU(1)};
   EXPECT_EQ(set.size(), 3u);
+}
+
+// Every float16 survives the round trip, and float32 values between two neighbouring float16s go
+// to the nearer one (the even one on a tie): checked against a reference that works in doubles.
+TEST(HalfTest, RoundTripsEveryHalfAndRoundsToNearestEven) {
+  for (uint32_t bits = 0; bits <= 0xffff; ++bits) {
+    const uint16_t half = static_cast<uint16_t>(bits);
+    const float value = HalfToFloat(half);
+    if (std::isnan(value)) {
+      EXPECT_EQ((half >> 10) & 0x1f, 0x1f);
+      EXPECT_TRUE(std::isnan(HalfToFloat(FloatToHalf(value))));
+      continue;
+    }
+    ASSERT_EQ(FloatToHalf(value), half) << "bits " << bits;
+    if ((half & 0x7fff) >= 0x7bff) continue;  // the largest finite value and infinity: no next
+    const uint16_t next = static_cast<uint16_t>((half & 0x8000) ? half - 1 : half + 1);
+    if ((half & 0x7fff) == 0 && (half & 0x8000)) continue;  // -0: its neighbour is +0's
+    const double low = value, high = HalfToFloat(next);
+    const double middle = (low + high) / 2;
+    const bool low_is_even = (half & 1) == 0;
+    EXPECT_EQ(FloatToHalf(static_cast<float>(middle)), low_is_even ? half : next) << bits;
+    const float just_below = std::nextafter(static_cast<float>(middle), static_cast<float>(low));
+    const float just_above = std::nextafter(static_cast<float>(middle), static_cast<float>(high));
+    EXPECT_EQ(FloatToHalf(just_below), half) << bits;
+    EXPECT_EQ(FloatToHalf(just_above), next) << bits;
+  }
+}
+
+TEST(HalfTest, OverflowUnderflowAndSpecials) {
+  const float inf = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(FloatToHalf(65504.0f), 0x7bff);
+  EXPECT_EQ(FloatToHalf(65519.0f), 0x7bff);  // below the midpoint to 65536
+  EXPECT_EQ(FloatToHalf(65520.0f), 0x7c00);  // the midpoint ties away to infinity (odd 0x3ff)
+  EXPECT_EQ(FloatToHalf(1e10f), 0x7c00);
+  EXPECT_EQ(FloatToHalf(-inf), 0xfc00);
+  EXPECT_EQ(FloatToHalf(std::ldexp(1.0f, -25)), 0x0000);  // half the smallest subnormal: even 0
+  EXPECT_EQ(FloatToHalf(std::nextafter(std::ldexp(1.0f, -25), 1.0f)), 0x0001);
+  EXPECT_EQ(FloatToHalf(-1e-30f), 0x8000);
+  EXPECT_EQ(FloatToHalf(0.1f), 0x2e66);
+  EXPECT_EQ(HalfToFloat(0x3c00), 1.0f);
+  EXPECT_EQ(HalfToFloat(0x0001), std::ldexp(1.0f, -24));
+  EXPECT_TRUE(std::isnan(HalfToFloat(FloatToHalf(std::nanf("")))));
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 
 #include "tests/ops/op_harness.h"
 
@@ -206,6 +207,40 @@ TEST(BatchNormTest, InputRoles) {
                                     InputRole::kAuxiliary, InputRole::kAuxiliary}));
   EXPECT_EQ(NumVisibleOutputs(op, attrs), 1);
   EXPECT_EQ(InputHasGradient(op, attrs), (std::vector<bool>{true, true, true, false, false}));
+}
+
+// MXNet's dtype rule: float16 data keeps its statistics and parameters in float32; other dtypes
+// use the data's. A parameter declared with another dtype is an error naming it.
+TEST(BatchNormTest, ParametersOfFloat16DataAreFloat32) {
+  const OpDef& op = OpRegistry::Global().Get("BatchNorm");
+  const Attributes attrs = ParseOpAttributes(op, {}, "bn0");
+  auto infer = [&](std::vector<std::optional<DType>> inputs) {
+    DTypeInference dtypes;
+    dtypes.node = "bn0";
+    dtypes.inputs = std::move(inputs);
+    dtypes.inputs.resize(5);
+    InferDTypes(op, attrs, dtypes);
+    return dtypes;
+  };
+  const DTypeInference half = infer({DType::kFloat16});
+  EXPECT_EQ(half.inputs[0], DType::kFloat16);
+  for (int i = 1; i < 5; ++i) EXPECT_EQ(half.inputs[i], DType::kFloat32) << i;
+  EXPECT_EQ(half.outputs[0], DType::kFloat16);
+  EXPECT_EQ(half.outputs[1], DType::kFloat32);
+  EXPECT_EQ(half.outputs[2], DType::kFloat32);
+  const DTypeInference wide = infer({DType::kFloat64});
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(wide.inputs[i], DType::kFloat64) << i;
+  EXPECT_EQ(wide.outputs[1], DType::kFloat64);
+  EXPECT_EQ(infer({std::nullopt, DType::kFloat32}).inputs[0], DType::kFloat32);
+  try {
+    infer({DType::kFloat16, DType::kFloat16});
+    FAIL() << "float16 gamma accepted";
+  } catch (const Error& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("bn0"), std::string::npos) << message;
+    EXPECT_NE(message.find("gamma"), std::string::npos) << message;
+    EXPECT_NE(message.find("float32"), std::string::npos) << message;
+  }
 }
 
 }  // namespace

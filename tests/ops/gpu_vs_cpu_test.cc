@@ -1,6 +1,13 @@
 // Every op's GPU kernels against its CPU kernels (DESIGN.md §6), in float32 to 1e-4 relative to
 // max(1, |cpu|): forward (every output, hidden ones included, and the auxiliary states the op
 // updates) and backward (every input gradient), each on the same inputs, on a stream of its own.
+//
+// float16 (GPU only): the same cases with the GPU in float16 (BatchNorm's parameters and states
+// in float32, MXNet's rule) against the CPU in float32 on the same values (inputs and output
+// gradients rounded to float16 first), to 1e-2 relative to max(1, |cpu|): about 20 float16
+// rounding steps, room for the rounding of each stored intermediate but not for a wrong formula,
+// a misread element type or a lost term.
+//
 // Skipped without a visible GPU; the registry check (every op has GPU kernels) runs everywhere.
 #include <gtest/gtest.h>
 
@@ -36,6 +43,7 @@ TEST(GpuKernels, EveryOpHasGpuForwardAndBackward) {
 #if MXLITE_USE_CUDA
 
 constexpr double kTolerance = 1e-4;
+constexpr double kHalfTolerance = 1e-2;
 
 // Device memory holding one host tensor (copied in, and back out on request).
 class DeviceTensor {
@@ -78,12 +86,13 @@ std::vector<TensorView> Views(const std::vector<std::unique_ptr<DeviceTensor>>& 
   return views;
 }
 
-void ExpectClose(const HostTensor& cpu, const HostTensor& gpu, const std::string& what) {
+void ExpectClose(const HostTensor& cpu, const HostTensor& gpu, const std::string& what,
+                 double tolerance = kTolerance) {
   ASSERT_EQ(cpu.shape(), gpu.shape()) << what;
   int reported = 0;
   for (int64_t i = 0; i < cpu.size() && reported < 5; ++i) {
     const double expected = cpu.Get(i), actual = gpu.Get(i);
-    const double bound = kTolerance * std::max(1.0, std::fabs(expected));
+    const double bound = tolerance * std::max(1.0, std::fabs(expected));
     if (!(std::fabs(expected - actual) <= bound)) {
       ADD_FAILURE() << what << " element " << i << ": cpu " << expected << " gpu " << actual;
       ++reported;
@@ -205,6 +214,88 @@ void CompareGpuWithCpu(const OpCase& test_case) {
   }
 }
 
+// The dtype of each input and output when the data is `data_dtype` (the op's dtype inference).
+std::pair<std::vector<DType>, std::vector<DType>> DTypesFor(const OpDef& op, const Attributes& attrs,
+                                                            DType data_dtype) {
+  DTypeInference inference;
+  inference.node = "node0";
+  inference.inputs.resize(InputNames(op, attrs).size());
+  inference.inputs[0] = data_dtype;
+  InferDTypes(op, attrs, inference);
+  std::vector<DType> inputs, outputs;
+  for (const auto& dtype : inference.inputs) inputs.push_back(dtype.value());
+  for (const auto& dtype : inference.outputs) outputs.push_back(dtype.value());
+  return {inputs, outputs};
+}
+
+std::vector<HostTensor> Converted(const std::vector<HostTensor>& tensors,
+                                  const std::vector<DType>& dtypes) {
+  std::vector<HostTensor> result;
+  for (size_t i = 0; i < tensors.size(); ++i) result.push_back(tensors[i].As(dtypes[i]));
+  return result;
+}
+
+// Rounds each tensor to its float16-run dtype and back: the values both devices then see.
+std::vector<HostTensor> RoundedThrough(const std::vector<HostTensor>& tensors,
+                                       const std::vector<DType>& dtypes) {
+  std::vector<HostTensor> result;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    result.push_back(tensors[i].As(dtypes[i]).As(DType::kFloat32));
+  }
+  return result;
+}
+
+void CompareHalfGpuWithCpu(const OpCase& test_case) {
+  SCOPED_TRACE("float16: " + test_case.Describe());
+  const OpDef& op = OpRegistry::Global().Get(test_case.op);
+  const Attributes attrs = ParseOpAttributes(op, test_case.attrs, "node0");
+  const auto [input_dtypes, output_dtypes] = DTypesFor(op, attrs, DType::kFloat16);
+  const std::vector<HostTensor> inputs =
+      RoundedThrough(MakeInputs(test_case, DType::kFloat32, 3), input_dtypes);
+  const OpRun cpu = RunForward(test_case, inputs);
+  GpuRunner gpu(test_case);
+  const auto [outputs, updated] =
+      gpu.Forward(Converted(inputs, input_dtypes), Converted(cpu.outputs, output_dtypes));
+  const std::vector<std::string> input_names = InputNames(op, attrs);
+  const std::vector<std::string> output_names = OutputNames(op, attrs);
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    EXPECT_EQ(outputs[o].dtype(), output_dtypes[o]);
+    ExpectClose(cpu.outputs[o], outputs[o], "forward output '" + output_names[o] + "'",
+                kHalfTolerance);
+  }
+  for (size_t i = 0; i < updated.size(); ++i) {
+    ExpectClose(cpu.inputs[i], updated[i], "input '" + input_names[i] + "' after forward",
+                kHalfTolerance);
+  }
+  // Backward on the CPU forward's tensors, rounded to the float16 run's dtypes on both devices.
+  std::mt19937_64 random(11);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  const int visible = NumVisibleOutputs(op, attrs);
+  std::vector<HostTensor> output_grads;
+  for (size_t o = 0; o < cpu.outputs.size(); ++o) {
+    HostTensor grad(cpu.outputs[o].shape(), DType::kFloat32);
+    for (int64_t k = 0; k < grad.size(); ++k) {
+      grad.Set(k, static_cast<int>(o) < visible ? uniform(random) : 0.0);
+    }
+    output_grads.push_back(grad);
+  }
+  output_grads = RoundedThrough(output_grads, output_dtypes);
+  const OpRun rounded{RoundedThrough(cpu.inputs, input_dtypes),
+                      RoundedThrough(cpu.outputs, output_dtypes)};
+  const std::vector<HostTensor> cpu_grads = RunBackward(test_case, rounded, output_grads);
+  const OpRun half_run{Converted(rounded.inputs, input_dtypes),
+                       Converted(rounded.outputs, output_dtypes)};
+  const std::vector<HostTensor> gpu_grads =
+      gpu.Backward(half_run, Converted(output_grads, output_dtypes));
+  const std::vector<bool> has_gradient = InputHasGradient(op, attrs);
+  for (size_t i = 0; i < cpu_grads.size(); ++i) {
+    if (!has_gradient[i]) continue;
+    EXPECT_EQ(gpu_grads[i].dtype(), input_dtypes[i]);
+    ExpectClose(cpu_grads[i], gpu_grads[i], "gradient of input '" + input_names[i] + "'",
+                kHalfTolerance);
+  }
+}
+
 Initializer ClassLabels(int64_t classes) {
   return [classes](HostTensor& tensor, std::mt19937_64& random) {
     std::uniform_int_distribution<int64_t> pick(0, classes - 1);
@@ -237,6 +328,7 @@ class GpuVsCpu : public ::testing::TestWithParam<OpCase> {
 };
 
 TEST_P(GpuVsCpu, MatchesCpu) { CompareGpuWithCpu(GetParam()); }
+TEST_P(GpuVsCpu, Float16MatchesCpu) { CompareHalfGpuWithCpu(GetParam()); }
 
 std::vector<OpCase> Cases() {
   std::vector<OpCase> cases;
@@ -420,6 +512,10 @@ std::vector<OpCase> Cases() {
   add({"add_n", {{"num_args", "3"}}, {{3, 4}, {3, 4}, {3, 4}}});
   add({"clip", {{"a_min", "-0.5"}, {"a_max", "0.3"}}, {{4, 5}}});
   add({"clip", {{"a_max", "0.1"}}, {{4, 5}}});
+  // Cast: to float16 and back, widening, to integers (truncation on both devices).
+  for (const char* dtype : {"float16", "float32", "float64", "int32"}) {
+    add({"Cast", {{"dtype", dtype}}, {{3, 5}}});
+  }
   return cases;
 }
 

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/half.h"
 
 namespace mxlite::testing {
 
@@ -59,6 +60,7 @@ double HostTensor::Get(int64_t i) const {
     case DType::kInt32: return static_cast<const int32_t*>(base)[i];
     case DType::kInt64: return static_cast<double>(static_cast<const int64_t*>(base)[i]);
     case DType::kUInt8: return static_cast<const uint8_t*>(base)[i];
+    case DType::kFloat16: return HalfToFloat(static_cast<const uint16_t*>(base)[i]);
     default: MX_THROW() << "HostTensor: dtype " << dtype_ << " not supported";
   }
 }
@@ -71,6 +73,9 @@ void HostTensor::Set(int64_t i, double value) {
     case DType::kInt32: static_cast<int32_t*>(base)[i] = static_cast<int32_t>(value); break;
     case DType::kInt64: static_cast<int64_t*>(base)[i] = static_cast<int64_t>(value); break;
     case DType::kUInt8: static_cast<uint8_t*>(base)[i] = static_cast<uint8_t>(value); break;
+    case DType::kFloat16:
+      static_cast<uint16_t*>(base)[i] = FloatToHalf(static_cast<float>(value));
+      break;
     default: MX_THROW() << "HostTensor: dtype " << dtype_ << " not supported";
   }
 }
@@ -150,9 +155,16 @@ OpRun RunForward(const OpCase& test_case, const std::vector<HostTensor>& inputs)
   const OpDef& op = OpRegistry::Global().Get(test_case.op);
   Attributes attrs = ParseCase(test_case, op);
   ShapeInference shapes = InferCaseShapes(test_case, op, attrs);
+  // Output dtypes from the op's dtype inference (most follow the data; Cast's does not).
+  DTypeInference dtypes;
+  dtypes.node = kNode;
+  for (const HostTensor& input : inputs) dtypes.inputs.push_back(input.dtype());
+  InferDTypes(op, attrs, dtypes);
   OpRun run;
   run.inputs = inputs;
-  for (const auto& shape : shapes.outputs) run.outputs.emplace_back(*shape, inputs[0].dtype());
+  for (size_t o = 0; o < shapes.outputs.size(); ++o) {
+    run.outputs.emplace_back(*shapes.outputs[o], dtypes.outputs[o].value());
+  }
   std::unique_ptr<OpState> state = CreateState(op, attrs, run, /*training=*/false);
   ScratchSpace scratch(Context::CPU());
   std::mt19937_64 random(42);  // the same draws on every run, so finite differences see one mask
