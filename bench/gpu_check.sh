@@ -10,10 +10,14 @@
 #      convolution plans none (NCHW as written) and global (NCHW/NHWC planned), and one profiled
 #      ResNet-50 run (bench/profile_summary.py); ResNet-50 training steps under both plans;
 #   3. examples/train_fashion_mnist --gpu beside PyTorch on the same GPU (bench/fashion_mnist_torch.py);
-#   4. (stage `layers`, not in the default set) the ResNet-50 layer set one convolution at a time:
+#   4. (stage `fp16`, not in the default set) ResNet-18 and ResNet-50 with the body in float16
+#      (`--dtype float16`): `mxlite run` against PyTorch's float32 output, `mxlite bench` under the
+#      plans none and global beside PyTorch's model.half(), batch 1/16/64, and ResNet-50 training
+#      steps in float16 under both plans;
+#   5. (stage `layers`, not in the default set) the ResNet-50 layer set one convolution at a time:
 #      the tuned cuDNN pick and one mxlite pass beside PyTorch's (bench/gpu_conv_layers.py).
 #
-#   bench/gpu_check.sh [STAGE ...]     # stages: tests onnx train (default all)
+#   bench/gpu_check.sh [STAGE ...]     # stages: tests onnx train (default), fp16, layers
 #
 # $OUT (default /tmp/gpu_check) gets summary.txt, logs.tar.gz (every log) and the profile summary;
 # the tail of the output is the summary. Python is the machine's python3 (PyTorch with CUDA).
@@ -132,7 +136,41 @@ if [[ " $stages " == *" onnx "* ]]; then
   head -40 "$results/profile_resnet50_b16.txt"
 fi
 
-# --- 4. the ResNet-50 layer set, one convolution at a time ----------------------------------------
+# --- 4. float16 bodies ---------------------------------------------------------------------------
+if [[ " $stages " == *" fp16 "* ]]; then
+  models=$out/models
+  [ -f "$models/resnet50.onnx" ] ||
+    (cd bench && timeout 240 python3 onnx_models.py "$models" resnet18 resnet50) >"$out/export.log" 2>&1 ||
+    { note "export failed: $(tail -3 "$out/export.log")"; exit 1; }
+  for model in resnet18 resnet50; do
+    rm -rf "$out/$model-run-fp16"
+    timeout 120 build/bin/mxlite run "$models/$model.onnx" --device gpu --dtype float16 \
+      --input "input=$models/${model}_input.pb" --output-dir "$out/$model-run-fp16" \
+      >"$out/$model-run-fp16.log" 2>&1
+    # float16 keeps ~3 significant digits: expect ~1e-3 to 1e-2 of the largest logit.
+    (cd bench && python3 output_error.py "$out/$model-run-fp16/output_0.pb" \
+       "$models/${model}_expected.pb" "run $model fp16 --device gpu") 2>&1 | tee -a "$summary"
+    for batch in 1 16 64; do
+      log=$out/$model-bench-b$batch-fp16
+      for plan in none global; do
+        timeout 120 build/bin/mxlite bench "$models/$model.onnx" --device gpu --dtype float16 \
+          --batch $batch --warmup 10 --iters 100 --plan $plan >"$log-$plan.log" 2>&1
+        note "bench $model b$batch fp16 mxlite plan $plan: $(grep -E 'p50|throughput|plan:' "$log-$plan.log" | tr '\n' ' ')"
+      done
+      (cd bench && timeout 120 python3 onnx_peer.py pytorch "$model" --onnx "$models/$model.onnx" \
+        --device cuda --half --batch $batch --warmup 10 --iters 100) >"$log-torch.log" 2>&1
+      note "bench $model b$batch fp16 pytorch: $(grep -E 'p50|throughput' "$log-torch.log" | tr '\n' ' ')"
+    done
+  done
+  for plan in none global; do
+    log=$out/resnet50-train-b32-fp16-$plan.log
+    timeout 150 build/bin/mxlite bench "$models/resnet50.onnx" --device gpu --batch 32 --training \
+      --dtype float16 --warmup 5 --iters 30 --plan $plan >"$log" 2>&1
+    note "bench resnet50 training b32 fp16 mxlite plan $plan: $(grep -E 'p50|plan:' "$log" | tr '\n' ' ')"
+  done
+fi
+
+# --- 5. the ResNet-50 layer set, one convolution at a time ----------------------------------------
 if [[ " $stages " == *" layers "* ]]; then
   layers=$out/layers
   (cd bench && timeout 120 python3 gpu_conv_layers.py export "$layers") >"$out/layers-export.log" 2>&1 ||

@@ -2,6 +2,7 @@
 
     python onnx_peer.py onnxruntime|pytorch MODEL --onnx PATH --batch B --threads T
                         [--warmup W] [--iters I] [--jit] [--device cpu|cuda] [--tf32 on|off]
+                        [--half]
 
 onnxruntime runs the exported ONNX file (CPU provider, intra-op threads T, inter-op 1,
 sequential, all graph optimisations: its defaults otherwise). pytorch rebuilds the same network
@@ -11,7 +12,8 @@ fixed seed. With --device cuda (pytorch only) the model and the input live on th
 autotuning is on (torch.backends.cudnn.benchmark) and each pass waits for the device; --tf32
 sets torch.backends.cudnn.allow_tf32 and cuda.matmul.allow_tf32 (PyTorch's default: TF32 in
 convolutions, so "off" is the float32 arithmetic mxlite uses unless
-MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION=1). Each pass is one run on the batch; latency percentiles are nearest-rank, as in mxlite.
+MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION=1); --half (cuda) runs model.half() on a float16
+input, the peer of `mxlite bench --dtype float16`. Each pass is one run on the batch; latency percentiles are nearest-rank, as in mxlite.
 """
 import argparse
 import math
@@ -47,8 +49,10 @@ def pytorch_runner(args, x):
     if args.tf32 is not None:
         torch.backends.cudnn.allow_tf32 = args.tf32 == "on"
         torch.backends.cuda.matmul.allow_tf32 = args.tf32 == "on"
-    model = onnx_models.build(args.model, seed).to(device)
+    model = onnx_models.build(args.model, seed).to(device).eval()
     tensor = torch.from_numpy(x).to(device)
+    if args.half:
+        model, tensor = model.half(), tensor.half()
     if args.jit:
         with torch.no_grad():
             model = torch.jit.optimize_for_inference(torch.jit.trace(model, tensor))
@@ -74,6 +78,7 @@ def main():
     parser.add_argument("--jit", action="store_true")
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     parser.add_argument("--tf32", choices=["on", "off"], help="cuda: TF32 in convolutions and matmuls")
+    parser.add_argument("--half", action="store_true", help="cuda: the model and input in float16")
     args = parser.parse_args()
     if args.device == "cuda" and args.runtime != "pytorch":
         parser.error("--device cuda is for the pytorch runtime")

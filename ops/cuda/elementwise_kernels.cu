@@ -177,6 +177,31 @@ __global__ void BroadcastBinaryKernel(BinaryKind kind, BroadcastGeometry g, cons
 }
 
 template <typename T>
+__global__ void ElementwiseBinaryKernel(BinaryKind kind, const T* lhs, const T* rhs, T* out,
+                                        int64_t n) {
+  using C = ComputeType<T>;
+  MXLITE_GRID_LOOP(i, n) {
+    const C x = static_cast<C>(lhs[i]), y = static_cast<C>(rhs[i]);
+    C r;
+    switch (kind) {
+      case BinaryKind::kAdd:
+        r = x + y;
+        break;
+      case BinaryKind::kSub:
+        r = x - y;
+        break;
+      case BinaryKind::kMul:
+        r = x * y;
+        break;
+      default:
+        r = x / y;
+        break;
+    }
+    out[i] = static_cast<T>(r);
+  }
+}
+
+template <typename T>
 __global__ void BroadcastAssignKernel(BroadcastGeometry g, const T* x, T* out, ComputeType<T> scale,
                                       int64_t n) {
   MXLITE_GRID_LOOP(i, n) {
@@ -350,6 +375,13 @@ cudaError_t BroadcastBinary(BinaryKind kind, const BroadcastGeometry& g, const T
 }
 
 template <typename T>
+cudaError_t ElementwiseBinary(BinaryKind kind, const T* lhs, const T* rhs, T* out, int64_t n,
+                              cudaStream_t s) {
+  if (n > 0) ElementwiseBinaryKernel<T><<<Blocks(n), kThreads, 0, s>>>(kind, lhs, rhs, out, n);
+  return cudaGetLastError();
+}
+
+template <typename T>
 cudaError_t BroadcastAssign(const BroadcastGeometry& g, const T* x, T* out, double scale, int64_t n,
                             cudaStream_t s) {
   if (n > 0) {
@@ -394,6 +426,8 @@ cudaError_t DropoutForward(const DropoutGeometry& g, uint64_t seed, double p, do
   template cudaError_t ScaleArray(const T*, T*, double, int64_t, cudaStream_t);                    \
   template cudaError_t BroadcastBinary(BinaryKind, const BroadcastGeometry&, const T*, const T*,   \
                                        T*, int64_t, cudaStream_t);                                 \
+  template cudaError_t ElementwiseBinary(BinaryKind, const T*, const T*, T*, int64_t,              \
+                                         cudaStream_t);                                            \
   template cudaError_t BroadcastAssign(const BroadcastGeometry&, const T*, T*, double, int64_t,    \
                                        cudaStream_t);                                              \
   template cudaError_t ReduceSum(const ReduceGeometry&, const T*, T*, double, cudaStream_t);       \

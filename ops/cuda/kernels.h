@@ -80,6 +80,11 @@ enum class BinaryKind { kAdd, kSub, kMul, kDiv };
 template <typename T>
 cudaError_t BroadcastBinary(BinaryKind kind, const BroadcastGeometry& g, const T* lhs, const T* rhs,
                             T* out, int64_t n, cudaStream_t s);
+// out[i] = lhs[i] op rhs[i]: both operands of the output's shape (no index arithmetic; the common
+// case of residual adds).
+template <typename T>
+cudaError_t ElementwiseBinary(BinaryKind kind, const T* lhs, const T* rhs, T* out, int64_t n,
+                              cudaStream_t s);
 // out[i] = scale * x[.] with x broadcast (operand 0 of g) to the output (Gemm's C).
 template <typename T>
 cudaError_t BroadcastAssign(const BroadcastGeometry& g, const T* x, T* out, double scale, int64_t n,

@@ -169,6 +169,10 @@ void ConcatBackwardGpu(const OpContext& ctx, const Attributes& attrs,
 template <typename T>
 void Binary(BinaryKind kind, const T* x, const Shape& x_shape, const T* y, const Shape& y_shape,
             T* out, const Shape& out_shape, cudaStream_t stream, const std::string& owner) {
+  if (x_shape == out_shape && y_shape == out_shape) {  // no broadcast: no index arithmetic
+    MXLITE_CUDA_CALL(cuda::ElementwiseBinary(kind, x, y, out, out_shape.size(), stream), owner);
+    return;
+  }
   MXLITE_CUDA_CALL(
       cuda::BroadcastBinary(kind, cuda::MakeBroadcastGeometry(out_shape, x_shape, y_shape), x, y,
                             out, out_shape.size(), stream),

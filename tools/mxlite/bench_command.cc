@@ -34,6 +34,7 @@ std::vector<FlagSpec> BenchFlags() {
       {"iters", true, "timed passes (default 50)"},
       EngineFlag(),
       PlanFlag(),
+      DTypeFlag(),
       {"training", false,
        "time training steps instead: forward in training mode and backward (head gradients of "
        "ones, no update)"},
@@ -47,7 +48,8 @@ std::vector<FlagSpec> BenchFlags() {
 void PrintHelp() {
   std::cout << "usage: mxlite bench MODEL.onnx [--batch N] [--threads T] [--device cpu|gpu]\n"
                "                    [--warmup W] [--iters I] [--engine TYPE]\n"
-               "                    [--plan none|local|global | --compare-plan] [--training]\n\n"
+               "                    [--plan none|local|global | --compare-plan] [--training]\n"
+               "                    [--dtype float32|float16|float64]\n\n"
                "Measures inference of an ONNX model on random inputs (uniform in [-1, 1), seed "
             << kInputSeed
             << ";\ninteger inputs are zeros). The first input's first dim becomes --batch;\n"
@@ -229,8 +231,13 @@ int RunBenchCommand(const std::vector<std::string>& args) {
             << settings().GetString("MXNET_ENGINE_TYPE") << ", intra-op threads "
             << cpu::IntraOpThreads() << std::endl;
 
-  OnnxBinding binding{.ctx = ctx, .training = parsed.Has("training")};
+  OnnxBinding binding{
+      .ctx = ctx, .training = parsed.Has("training"), .dtype = ParseDTypeFlag(parsed)};
   if (binding.training) std::cout << "timing training steps (forward + backward)\n";
+  if (binding.dtype != DType::kFloat32) {
+    std::cout << "computing in " << DTypeName(binding.dtype)
+              << " (inputs cast in, outputs cast back to float32)\n";
+  }
   if (!parsed.Has("compare-plan")) {
     binding.conv_plan = ParsePlanFlag(parsed);
     BenchPlan(model_path, inputs, binding, warmup, iters, batch);

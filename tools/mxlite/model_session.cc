@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/settings.h"
 #include "engine/engine.h"
+#include "scheduler/onnx_precision.h"
 
 namespace mxlite::cli {
 
@@ -129,7 +130,7 @@ BoundModel BindOnnxModel(const std::string& model_path,
     options.input_shapes[name] = tensor.shape;
     if (binding.fold_inputs) options.constant_inputs[name] = tensor;
   }
-  BoundModel bound{.model = ImportOnnx(model_path, options)};
+  BoundModel bound{.model = CastModelTo(ImportOnnx(model_path, options), binding.dtype)};
   BindOptions bind{.ctx = ctx,
                    .training = binding.training,
                    .arrays = ParameterArrays(bound.model, ctx),
@@ -145,6 +146,19 @@ void RunForwardBackward(Executor& executor) {
   executor.Forward(/*is_train=*/true);
   executor.Backward();
   for (const std::string& name : executor.ParameterNames()) executor.Gradient(name).WaitToRead();
+}
+
+FlagSpec DTypeFlag() {
+  return {"dtype", true,
+          "what the model's body computes in: float32 (default, as imported), float16 (GPU; "
+          "float32 data is cast in and the outputs cast back) or float64"};
+}
+
+DType ParseDTypeFlag(const ParsedArgs& args) {
+  const std::string value = args.Value("dtype").value_or("float32");
+  MX_CHECK(value == "float32" || value == "float16" || value == "float64")
+      << "--dtype " << value << ": expected float32, float16 or float64";
+  return ParseDType(value);
 }
 
 FlagSpec PlanFlag() {

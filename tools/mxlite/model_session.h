@@ -64,6 +64,9 @@ struct OnnxBinding {
   bool fold_inputs = false;
   std::optional<ConvPlanKind> conv_plan = std::nullopt;  // unset: MXNET_CONV_PLAN
   bool training = false;  // plan backward too (gradients of every parameter)
+  // The dtype the model's body computes in (scheduler/onnx_precision.h): float32 as imported,
+  // float16 (GPU) or float64; inputs and outputs stay as the file declares them.
+  DType dtype = DType::kFloat32;
 };
 
 // Imports `model_path` with the inputs' shapes, binds it per `binding` and copies the input
@@ -71,6 +74,10 @@ struct OnnxBinding {
 BoundModel BindOnnxModel(const std::string& model_path,
                          const std::map<std::string, HostTensor>& inputs,
                          const OnnxBinding& binding);
+
+// --dtype: float32 (default), float16 or float64 (an error naming the flag otherwise).
+FlagSpec DTypeFlag();
+DType ParseDTypeFlag(const ParsedArgs& args);
 
 // --plan: none, local or global (an error naming the flag otherwise); unset when absent.
 FlagSpec PlanFlag();

@@ -24,13 +24,14 @@ std::vector<FlagSpec> RunFlags() {
       {"output-dir", true, "folder for output_0.pb, output_1.pb, ... (created when missing)"},
       DeviceFlag(),
       EngineFlag(),
+      DTypeFlag(),
       {"help", false, "show this help"},
   };
 }
 
 void PrintHelp() {
   std::cout << "usage: mxlite run MODEL.onnx --input NAME=FILE.pb [--input ...] --output-dir DIR\n"
-               "                  [--device cpu|gpu] [--engine TYPE]\n\n"
+               "                  [--device cpu|gpu] [--engine TYPE] [--dtype float32|float16|float64]\n\n"
                "Imports an ONNX model, runs one inference pass on the given inputs and writes\n"
                "output i as DIR/output_<i>.pb: an ONNX TensorProto named after the graph output,\n"
                "as in the ONNX test data (test_data_set_*/output_*.pb). Every graph input that\n"
@@ -96,7 +97,8 @@ int RunRunCommand(const std::vector<std::string>& args) {
   const std::map<std::string, HostTensor> inputs = ReadInputs(parsed, sources);
   CheckInputs(model_path, ReadOnnxInputs(model_path), inputs, sources);
 
-  BoundModel bound = BindOnnxModel(model_path, inputs, {.ctx = ctx, .fold_inputs = true});
+  BoundModel bound = BindOnnxModel(
+      model_path, inputs, {.ctx = ctx, .fold_inputs = true, .dtype = ParseDTypeFlag(parsed)});
   RunForward(*bound.executor);
 
   const fs::path dir = *output_dir;
