@@ -246,6 +246,30 @@ TEST_F(RunBenchTest, BenchRejectsABadPlan) {
   EXPECT_TRUE(Contains(error, "--compare-plan runs both plans")) << error;
 }
 
+// --dtype float64 computes the body in float64 and still writes the file's float32 output;
+// float16 is for the GPU (the CPU convolutions say so); other dtypes are refused by name.
+TEST_F(RunBenchTest, DtypeFlagCastsTheBodyAndKeepsTheOutputsDtype) {
+  std::string x_name, w_name;
+  ReadTensorFile(Data("input_0.pb"), &x_name);
+  ReadTensorFile(Data("input_1.pb"), &w_name);
+  const std::vector<std::string> inputs = {"--input", x_name + "=" + Data("input_0.pb"), "--input",
+                                           w_name + "=" + Data("input_1.pb")};
+  std::vector<std::string> args = {Model(), "--output-dir", Out(), "--dtype", "float64"};
+  args.insert(args.end(), inputs.begin(), inputs.end());
+  testing::internal::CaptureStdout();
+  ASSERT_EQ(RunRunCommand(args), 0);
+  testing::internal::GetCapturedStdout();
+  std::string name;
+  const HostTensor actual = ReadTensorFile(Out() + "/output_0.pb", &name);
+  const HostTensor expected = ReadTensorFile(Data("output_0.pb"), &name);
+  EXPECT_EQ(actual.dtype, DType::kFloat32);
+  EXPECT_LE(RelativeError(actual, expected), 1e-6);
+  std::string error = ErrorOf(RunBenchCommand, {Model(), "--dtype", "float16", "--iters", "1"});
+  EXPECT_TRUE(Contains(error, "float16 is not supported by the CPU convolutions")) << error;
+  error = ErrorOf(RunBenchCommand, {Model(), "--dtype", "int8"});
+  EXPECT_TRUE(Contains(error, "--dtype int8: expected float32, float16 or float64")) << error;
+}
+
 TEST_F(RunBenchTest, BenchRejectsBadNumbers) {
   std::string error = ErrorOf(RunBenchCommand, {Model(), "--iters", "0"});
   EXPECT_TRUE(Contains(error, "--iters '0' must be an integer from 1")) << error;
