@@ -94,23 +94,24 @@ class ScratchSpace {
 // Waits for the work queued on a GPU stream (nothing for the CPU).
 void SynchronizeStream(Context ctx, void* stream);
 
+// One case of a dtype switch: `body` with `T` bound to `type` (for the switches below and the
+// GPU's in ops/cuda/cuda_util.h).
+#define MXLITE_DTYPE_CASE(enumerator, type, T, ...) \
+  case ::mxlite::DType::enumerator: {               \
+    using T = type;                                 \
+    __VA_ARGS__;                                    \
+    break;                                          \
+  }
+
 // Runs `body` with `T` bound to the C++ type of a floating dtype (float32 or float64); other
 // dtypes are an error naming the op.
-#define MXLITE_FLOAT_TYPE_SWITCH(dtype, T, op_name, ...)                                     \
-  switch (dtype) {                                                                           \
-    case ::mxlite::DType::kFloat32: {                                                        \
-      using T = float;                                                                       \
-      __VA_ARGS__;                                                                           \
-      break;                                                                                 \
-    }                                                                                        \
-    case ::mxlite::DType::kFloat64: {                                                        \
-      using T = double;                                                                      \
-      __VA_ARGS__;                                                                           \
-      break;                                                                                 \
-    }                                                                                        \
-    default:                                                                                 \
-      MX_THROW() << op_name << ": dtype " << (dtype) << " is not supported on this device "  \
-                 << "(float32 and float64 are)";                                             \
+#define MXLITE_FLOAT_TYPE_SWITCH(dtype, T, op_name, ...)                                    \
+  switch (dtype) {                                                                          \
+    MXLITE_DTYPE_CASE(kFloat32, float, T, __VA_ARGS__)                                      \
+    MXLITE_DTYPE_CASE(kFloat64, double, T, __VA_ARGS__)                                     \
+    default:                                                                                \
+      MX_THROW() << op_name << ": dtype " << (dtype) << " is not supported on this device " \
+                 << "(float32 and float64 are)";                                            \
   }
 
 }  // namespace mxlite

@@ -2,17 +2,11 @@
 // Cast supports, with ops/cast.cc's conversion rules.
 #include <type_traits>
 
+#include "ops/cuda/grid.cuh"
 #include "ops/cuda/kernels.h"
 
 namespace mxlite::cuda {
 namespace {
-
-constexpr int kThreads = 256;
-
-unsigned Blocks(int64_t n) {
-  const int64_t blocks = (n + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(blocks < 65535 * 16 ? (blocks < 1 ? 1 : blocks) : 65535 * 16);
-}
 
 // The range of an integer type as doubles: values at or below `low` give `low`, values at or past
 // `past_high` (a power of two, exact in float and double) give the type's maximum.
@@ -58,8 +52,7 @@ __device__ To ConvertValue(From value) {
 
 template <typename To, typename From>
 __global__ void CastKernel(const From* in, To* out, int64_t n) {
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += static_cast<int64_t>(blockDim.x) * gridDim.x) {
+  MXLITE_GRID_LOOP(i, n) {
     out[i] = ConvertValue<To>(in[i]);
   }
 }

@@ -65,26 +65,14 @@ struct DTypeOf<__half> {
 }  // namespace mxlite
 
 // As MXLITE_FLOAT_TYPE_SWITCH (ops/tensor.h), with float16 (T = __half) as well.
-#define MXLITE_GPU_FLOAT_TYPE_SWITCH(dtype, T, op_name, ...)                               \
-  switch (dtype) {                                                                        \
-    case ::mxlite::DType::kFloat32: {                                                     \
-      using T = float;                                                                    \
-      __VA_ARGS__;                                                                        \
-      break;                                                                              \
-    }                                                                                     \
-    case ::mxlite::DType::kFloat64: {                                                     \
-      using T = double;                                                                   \
-      __VA_ARGS__;                                                                        \
-      break;                                                                              \
-    }                                                                                     \
-    case ::mxlite::DType::kFloat16: {                                                     \
-      using T = __half;                                                                   \
-      __VA_ARGS__;                                                                        \
-      break;                                                                              \
-    }                                                                                     \
-    default:                                                                              \
-      MX_THROW() << op_name << ": dtype " << (dtype) << " is not supported on the GPU "   \
-                 << "(float32, float64 and float16 are)";                                 \
+#define MXLITE_GPU_FLOAT_TYPE_SWITCH(dtype, T, op_name, ...)                            \
+  switch (dtype) {                                                                      \
+    MXLITE_DTYPE_CASE(kFloat32, float, T, __VA_ARGS__)                                  \
+    MXLITE_DTYPE_CASE(kFloat64, double, T, __VA_ARGS__)                                 \
+    MXLITE_DTYPE_CASE(kFloat16, __half, T, __VA_ARGS__)                                 \
+    default:                                                                            \
+      MX_THROW() << op_name << ": dtype " << (dtype) << " is not supported on the GPU " \
+                 << "(float32, float64 and float16 are)";                               \
   }
 
 namespace mxlite::cuda {

@@ -3,21 +3,11 @@
 // indices; every formula is the CPU kernel's.
 #include <cmath>
 
+#include "ops/cuda/grid.cuh"
 #include "ops/cuda/kernels.h"
 
 namespace mxlite::cuda {
 namespace {
-
-constexpr int kThreads = 256;
-
-unsigned Blocks(int64_t n) {
-  const int64_t blocks = (n + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(blocks < 65535 * 16 ? (blocks < 1 ? 1 : blocks) : 65535 * 16);
-}
-
-#define MXLITE_GRID_LOOP(i, n)                                                           \
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
-       i += static_cast<int64_t>(blockDim.x) * gridDim.x)
 
 template <typename T>
 __global__ void ActivationForwardKernel(UnaryKind kind, const T* x, T* y, int64_t n) {
@@ -149,30 +139,24 @@ __device__ void BroadcastOffsets(const BroadcastGeometry& g, int64_t i, int64_t*
   *second = b;
 }
 
+template <typename C>
+__device__ C ApplyBinary(BinaryKind kind, C x, C y) {
+  switch (kind) {
+    case BinaryKind::kAdd: return x + y;
+    case BinaryKind::kSub: return x - y;
+    case BinaryKind::kMul: return x * y;
+    default: return x / y;
+  }
+}
+
 template <typename T>
 __global__ void BroadcastBinaryKernel(BinaryKind kind, BroadcastGeometry g, const T* lhs,
                                       const T* rhs, T* out, int64_t n) {
+  using C = ComputeType<T>;
   MXLITE_GRID_LOOP(i, n) {
     int64_t a, b;
     BroadcastOffsets(g, i, &a, &b);
-    using C = ComputeType<T>;
-    const C x = static_cast<C>(lhs[a]), y = static_cast<C>(rhs[b]);
-    C r;
-    switch (kind) {
-      case BinaryKind::kAdd:
-        r = x + y;
-        break;
-      case BinaryKind::kSub:
-        r = x - y;
-        break;
-      case BinaryKind::kMul:
-        r = x * y;
-        break;
-      default:
-        r = x / y;
-        break;
-    }
-    out[i] = static_cast<T>(r);
+    out[i] = static_cast<T>(ApplyBinary(kind, static_cast<C>(lhs[a]), static_cast<C>(rhs[b])));
   }
 }
 
@@ -181,23 +165,7 @@ __global__ void ElementwiseBinaryKernel(BinaryKind kind, const T* lhs, const T* 
                                         int64_t n) {
   using C = ComputeType<T>;
   MXLITE_GRID_LOOP(i, n) {
-    const C x = static_cast<C>(lhs[i]), y = static_cast<C>(rhs[i]);
-    C r;
-    switch (kind) {
-      case BinaryKind::kAdd:
-        r = x + y;
-        break;
-      case BinaryKind::kSub:
-        r = x - y;
-        break;
-      case BinaryKind::kMul:
-        r = x * y;
-        break;
-      default:
-        r = x / y;
-        break;
-    }
-    out[i] = static_cast<T>(r);
+    out[i] = static_cast<T>(ApplyBinary(kind, static_cast<C>(lhs[i]), static_cast<C>(rhs[i])));
   }
 }
 

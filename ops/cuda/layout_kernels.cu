@@ -1,19 +1,9 @@
 // Layout CUDA kernels: transpose (any dtype, by element size) and Pad (see kernels.h).
+#include "ops/cuda/grid.cuh"
 #include "ops/cuda/kernels.h"
 
 namespace mxlite::cuda {
 namespace {
-
-constexpr int kThreads = 256;
-
-unsigned Blocks(int64_t n) {
-  const int64_t blocks = (n + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(blocks < 65535 * 16 ? (blocks < 1 ? 1 : blocks) : 65535 * 16);
-}
-
-#define MXLITE_GRID_LOOP(i, n)                                                           \
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
-       i += static_cast<int64_t>(blockDim.x) * gridDim.x)
 
 template <typename E>
 __global__ void TransposeKernel(TransposeGeometry g, const E* in, E* out, int64_t n) {

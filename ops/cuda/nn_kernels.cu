@@ -4,26 +4,16 @@
 // biased variance, as ops/batch_norm.cc.
 #include <cmath>
 
+#include "ops/cuda/grid.cuh"
 #include "ops/cuda/kernels.h"
 
 namespace mxlite::cuda {
 namespace {
 
-constexpr int kThreads = 256;
-
-unsigned Blocks(int64_t n) {
-  const int64_t blocks = (n + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(blocks < 65535 * 16 ? (blocks < 1 ? 1 : blocks) : 65535 * 16);
-}
-
 unsigned RowBlocks(int64_t rows) {
   return static_cast<unsigned>(rows < (int64_t{1} << 30) ? (rows < 1 ? 1 : rows)
                                                          : (int64_t{1} << 30));
 }
-
-#define MXLITE_GRID_LOOP(i, n)                                                           \
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
-       i += static_cast<int64_t>(blockDim.x) * gridDim.x)
 
 // ---- pooling ---------------------------------------------------------------------------------
 

@@ -1,17 +1,11 @@
 // SGD-momentum and Adam update kernels (see optimizer_update.h).
 #include <cmath>
 
+#include "ops/cuda/grid.cuh"
 #include "ops/cuda/optimizer_update.h"
 
 namespace mxlite::cuda {
 namespace {
-
-constexpr int kThreads = 256;
-
-unsigned Blocks(int64_t n) {
-  const int64_t blocks = (n + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(blocks < 65535 * 16 ? (blocks < 1 ? 1 : blocks) : 65535 * 16);
-}
 
 template <typename T>
 __device__ T ScaledGradient(T grad, T weight, GradientOptions o) {
@@ -26,8 +20,7 @@ __device__ T ScaledGradient(T grad, T weight, GradientOptions o) {
 template <typename T>
 __global__ void SgdKernel(T* w, const T* grad, T* mom, int64_t n, T lr, T momentum,
                           GradientOptions o) {
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += static_cast<int64_t>(blockDim.x) * gridDim.x) {
+  MXLITE_GRID_LOOP(i, n) {
     const T g = ScaledGradient(grad[i], w[i], o);
     if (mom == nullptr) {
       w[i] -= lr * g;
@@ -41,8 +34,7 @@ __global__ void SgdKernel(T* w, const T* grad, T* mom, int64_t n, T lr, T moment
 template <typename T>
 __global__ void AdamKernel(T* w, const T* grad, T* m, T* v, int64_t n, T lr, T b1, T b2, T eps,
                            GradientOptions o) {
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += static_cast<int64_t>(blockDim.x) * gridDim.x) {
+  MXLITE_GRID_LOOP(i, n) {
     const T g = ScaledGradient(grad[i], w[i], o);
     m[i] = b1 * m[i] + (1 - b1) * g;
     v[i] = b2 * v[i] + (1 - b2) * g * g;

@@ -194,16 +194,8 @@ void CompareGpuWithCpu(const OpCase& test_case) {
   }
   // Random output gradients (zero for hidden outputs), the same on both devices.
   std::mt19937_64 random(11);
-  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
-  const int visible = NumVisibleOutputs(op, attrs);
-  std::vector<HostTensor> output_grads;
-  for (size_t o = 0; o < cpu.outputs.size(); ++o) {
-    HostTensor grad(cpu.outputs[o].shape(), DType::kFloat32);
-    for (int64_t k = 0; k < grad.size(); ++k) {
-      grad.Set(k, static_cast<int>(o) < visible ? uniform(random) : 0.0);
-    }
-    output_grads.push_back(grad);
-  }
+  std::vector<HostTensor> output_grads = RandomOutputGradients(
+      cpu.outputs, NumVisibleOutputs(op, attrs), DType::kFloat32, random);
   const std::vector<HostTensor> cpu_grads = RunBackward(test_case, cpu, output_grads);
   const std::vector<HostTensor> gpu_grads = gpu.Backward(cpu, output_grads);
   const std::vector<bool> has_gradient = InputHasGradient(op, attrs);
@@ -269,16 +261,8 @@ void CompareHalfGpuWithCpu(const OpCase& test_case) {
   }
   // Backward on the CPU forward's tensors, rounded to the float16 run's dtypes on both devices.
   std::mt19937_64 random(11);
-  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
-  const int visible = NumVisibleOutputs(op, attrs);
-  std::vector<HostTensor> output_grads;
-  for (size_t o = 0; o < cpu.outputs.size(); ++o) {
-    HostTensor grad(cpu.outputs[o].shape(), DType::kFloat32);
-    for (int64_t k = 0; k < grad.size(); ++k) {
-      grad.Set(k, static_cast<int>(o) < visible ? uniform(random) : 0.0);
-    }
-    output_grads.push_back(grad);
-  }
+  std::vector<HostTensor> output_grads = RandomOutputGradients(
+      cpu.outputs, NumVisibleOutputs(op, attrs), DType::kFloat32, random);
   output_grads = RoundedThrough(output_grads, output_dtypes);
   const OpRun rounded{RoundedThrough(cpu.inputs, input_dtypes),
                       RoundedThrough(cpu.outputs, output_dtypes)};

@@ -94,6 +94,20 @@ std::vector<double> HostTensor::Values() const {
   return values;
 }
 
+std::vector<HostTensor> RandomOutputGradients(const std::vector<HostTensor>& outputs, int visible,
+                                              DType dtype, std::mt19937_64& random) {
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  std::vector<HostTensor> grads;
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    HostTensor grad(outputs[o].shape(), dtype);
+    for (int64_t i = 0; i < grad.size(); ++i) {
+      grad.Set(i, static_cast<int>(o) < visible ? uniform(random) : 0.0);
+    }
+    grads.push_back(grad);
+  }
+  return grads;
+}
+
 std::string OpCase::Describe() const {
   std::ostringstream out;
   out << op << "(";
@@ -224,15 +238,8 @@ void CheckGradients(const OpCase& test_case) {
   std::vector<HostTensor> inputs = MakeInputs(test_case, DType::kFloat64);
   OpRun forward = RunForward(test_case, inputs);
   std::mt19937_64 random(7);
-  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
-  std::vector<HostTensor> weights;
-  for (size_t o = 0; o < forward.outputs.size(); ++o) {
-    HostTensor weight(forward.outputs[o].shape(), DType::kFloat64);
-    for (int64_t i = 0; i < weight.size(); ++i) {
-      weight.Set(i, static_cast<int>(o) < visible ? uniform(random) : 0.0);
-    }
-    weights.push_back(weight);
-  }
+  const std::vector<HostTensor> weights =
+      RandomOutputGradients(forward.outputs, visible, DType::kFloat64, random);
   std::vector<HostTensor> analytic = RunBackward(test_case, forward, weights);
 
   for (size_t input = 0; input < inputs.size(); ++input) {

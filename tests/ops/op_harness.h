@@ -80,6 +80,11 @@ OpRun RunForward(const OpCase& test_case, const std::vector<HostTensor>& inputs)
 std::vector<HostTensor> RunBackward(const OpCase& test_case, const OpRun& forward,
                                     const std::vector<HostTensor>& output_grads);
 
+// Output gradients for a backward run: uniform in [-1, 1] from `random`, shaped like `outputs`, of
+// dtype `dtype`; zero for hidden outputs (index >= `visible`), which no loss reads.
+std::vector<HostTensor> RandomOutputGradients(const std::vector<HostTensor>& outputs, int visible,
+                                              DType dtype, std::mt19937_64& random);
+
 // Analytic gradients (backward of a random projection of the visible outputs) against central
 // differences, in float64. Reports every mismatch through GoogleTest.
 void CheckGradients(const OpCase& test_case);
