@@ -114,6 +114,11 @@ std::vector<SettingSpec> BuiltinSettingSpecs() {
            "the device that runs them: none (as written), local (each layer its own fastest, "
            "transforms where neighbours disagree) or global (least total time, transforms "
            "included) (new in mxlite)."),
+      Bool("MXNET_CONV_FUSE_ACTIVATION", "1",
+           "CPU inference executors fold a relu or clip that alone reads a Convolution's output "
+           "into the convolution (act_min / act_max: clamped as the kernel stores it, one pass "
+           "over the output instead of three); 0 keeps them separate. Training never fuses "
+           "(new in mxlite)."),
       Enum("MXNET_TUNING_REPORT", "summary",
            {{"off", {}}, {"summary", {}}, {"layers", {}}, {"verbose", {}}},
            "What binding a network logs about convolution tuning: nothing, a one-line summary, "

@@ -1,5 +1,7 @@
 #include "ops/conv_attributes.h"
 
+#include <cmath>
+
 #include "core/error.h"
 
 namespace mxlite {
@@ -108,6 +110,41 @@ void SetGeometryWindow(const ConvWindow& window, cpu::ConvGeometry& geometry) {
   geometry.dilate_w = window.dilate.back();
   geometry.pad_w = window.pad.back();
   geometry.channels_last = window.channels_last;
+}
+
+void AddFusedActivationAttributes(AttributeSchema& schema) {
+  schema
+      .Float("act_min",
+             "fused activation: clamp the output (after the bias) to at least this; 0 = a fused "
+             "relu. Inference only",
+             Optional())
+      .Float("act_max", "fused activation: clamp the output to at most this (6 with act_min=0: ReLU6)",
+             Optional());
+}
+
+bool OutputClamp::active() const {
+  return low != -std::numeric_limits<double>::infinity() ||
+         high != std::numeric_limits<double>::infinity();
+}
+
+OutputClamp ReadOutputClamp(const Attributes& attrs, const std::string& owner) {
+  OutputClamp clamp;
+  if (attrs.Has("act_min")) clamp.low = attrs.GetFloat("act_min");
+  if (attrs.Has("act_max")) clamp.high = attrs.GetFloat("act_max");
+  MX_CHECK(!std::isnan(clamp.low) && !std::isnan(clamp.high))
+      << owner << ": act_min / act_max must be numbers, got act_min=" << clamp.low
+      << " act_max=" << clamp.high;
+  MX_CHECK(clamp.low <= clamp.high) << owner << ": act_min=" << clamp.low
+                                    << " is above act_max=" << clamp.high;
+  return clamp;
+}
+
+void CheckNoFusedActivation(const Attributes& attrs, const std::string& owner) {
+  MX_CHECK(!attrs.Has("act_min") && !attrs.Has("act_max"))
+      << owner << ": has a fused activation (act_min / act_max), which is inference-only: its "
+      << "gradient needs the unclamped output. Bind for training without fusion "
+      << "(MXNET_CONV_FUSE_ACTIVATION applies to inference executors only) or remove the "
+      << "attributes";
 }
 
 }  // namespace mxlite

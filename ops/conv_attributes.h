@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -55,5 +56,23 @@ Shape ConvWeightShape(const ConvWindow& window, int64_t out, int64_t in_per_grou
 
 // Copies the window's kernel, stride, dilate and pad into `geometry` (1-D as height 1).
 void SetGeometryWindow(const ConvWindow& window, cpu::ConvGeometry& geometry);
+
+// Convolution's fused activation: act_min / act_max (optional floats) clamp every output element
+// after the bias, so a following relu (act_min=0), ReLU6 (0, 6) or clip costs no pass of its own.
+// Set by the inference fusion pass (scheduler/fusion.h) or by hand; forward only (the gradient of
+// a clamped output would need the pre-clamp values, which the fused op does not keep).
+void AddFusedActivationAttributes(AttributeSchema& schema);
+
+struct OutputClamp {
+  double low = -std::numeric_limits<double>::infinity();
+  double high = std::numeric_limits<double>::infinity();
+  bool active() const;
+};
+
+// The clamp of `attrs`; an error naming `owner` when act_min > act_max or a bound is NaN.
+OutputClamp ReadOutputClamp(const Attributes& attrs, const std::string& owner);
+
+// Backward's check: an error naming `owner` when the node has a fused activation.
+void CheckNoFusedActivation(const Attributes& attrs, const std::string& owner);
 
 }  // namespace mxlite

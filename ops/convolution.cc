@@ -15,6 +15,9 @@
 // limit, through the tuning DB); a call without that state, or with other shapes than were tuned,
 // runs the heuristic's pick. The bias gradient is a per-channel sum. cudnn_off is validated here
 // and used by the GPU kernels.
+//
+// act_min / act_max (conv_attributes.h) fuse a clamping activation: the kernels clamp each output
+// element as they store it. Inference only: backward refuses a node that has them.
 #include "ops/conv/cpu_conv_tuning.h"
 #include "ops/conv_attributes.h"
 #include "ops/cpu/conv_gemm.h"
@@ -66,6 +69,7 @@ void InferShape(const Attributes& attrs, ShapeInference& shapes) {
   const std::string owner = shapes.op + " " + shapes.node;
   const ConvWindow window = ReadConvWindow(attrs, owner);
   const ConvGeometry g = ConvolutionGeometry(window, shapes.Input(0), owner);
+  ReadOutputClamp(attrs, owner);  // validates act_min / act_max at bind
   shapes.AssignInput(1, ConvWeightShape(window, g.out_channels, g.in_channels_per_group()));
   if (!attrs.GetBool("no_bias")) shapes.AssignInput(2, Shape{g.out_channels});
   shapes.AssignOutput(0, OutputShape(window, g));
@@ -117,6 +121,7 @@ void ForwardCpu(const OpContext& ctx, const Attributes& attrs,
   const ConvGeometry g = ConvolutionGeometry(window, inputs[0].shape, owner);
   MX_CHECK(ctx.scratch != nullptr) << owner << ": no scratch space";
   const bool has_bias = !attrs.GetBool("no_bias");
+  const OutputClamp clamp = ReadOutputClamp(attrs, owner);
   const cpu::ConvAlgorithm& algorithm = AlgorithmFor(ctx, g, ConvDirection::kForward);
   MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
     cpu::ConvTensors<T> tensors;
@@ -124,6 +129,8 @@ void ForwardCpu(const OpContext& ctx, const Attributes& attrs,
     tensors.weight = inputs[1].data_as<T>();
     tensors.bias = has_bias ? inputs[2].data_as<T>() : nullptr;
     tensors.output = outputs[0].data_as<T>();
+    tensors.clamp_low = static_cast<T>(clamp.low);
+    tensors.clamp_high = static_cast<T>(clamp.high);
     algorithm.Run(ConvDirection::kForward, g, tensors, *ctx.scratch);
   });
 }
@@ -137,6 +144,7 @@ void BackwardCpu(const OpContext& ctx, const Attributes& attrs,
   const ConvGeometry g = ConvolutionGeometry(window, inputs[0].shape, owner);
   MX_CHECK(ctx.scratch != nullptr) << owner << ": no scratch space";
   const bool has_bias = !attrs.GetBool("no_bias");
+  CheckNoFusedActivation(attrs, owner);
   MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
     const T* output_grad = output_grads[0].data_as<T>();
     if (req[0] != WriteMode::kNull) {
@@ -180,6 +188,7 @@ MXLITE_REGISTER_OP(Convolution) {
       .Enum("layout", {"NCW", "NWC", "NCHW", "NHWC", "NCDHW", "NDHWC"},
             "data layout; absent: NCW for 1-D, NCHW for 2-D", Optional());
   AddConvTuningAttributes(op.attributes, 1024);
+  AddFusedActivationAttributes(op.attributes);
   SetWeightedLayerSignature(op);
   op.infer_shape = InferShape;
   op.create_state[DeviceType::kCPU] = CreateState;

@@ -39,6 +39,7 @@ Executor::Executor(const Graph& graph, const BindOptions& options)
     : source_graph_(graph), graph_(graph), options_(options), engine_(Engine::GetShared()) {
   graph_.Validate();
   shapes_ = InferGraphShapes(graph_, options_.input_shapes);
+  FuseActivations();
   PlanConvolutionLayouts();
   PlanOptions plan_options;
   plan_options.training = options_.training;
@@ -55,6 +56,20 @@ Executor::Executor(const Graph& graph, const BindOptions& options)
   CreateNodeStates();
   CreateTempSpaces();
   LogTuning();
+}
+
+void Executor::FuseActivations() {
+  // A fused convolution has no backward; the GPU kernels would only move the clamp into a kernel
+  // of its own after cuDNN's (no saving), so only CPU inference fuses.
+  if (options_.training || options_.ctx.device_type != DeviceType::kCPU) return;
+  if (!options_.fuse_activations.value_or(settings().GetBool("MXNET_CONV_FUSE_ACTIVATION"))) {
+    return;
+  }
+  FusionResult fusion = FuseConvolutionActivations(graph_);
+  if (fusion.fused.empty()) return;
+  fused_ = std::move(fusion.fused);
+  graph_ = std::move(fusion.graph);
+  shapes_ = InferGraphShapes(graph_, options_.input_shapes);
 }
 
 void Executor::PlanConvolutionLayouts() {
@@ -95,6 +110,7 @@ std::string Executor::TuningReport(bool verbose) const {
 void Executor::LogTuning() const {
   const std::string what = settings().GetString("MXNET_TUNING_REPORT");
   if (what == "off") return;
+  if (!fused_.empty()) MX_LOG(INFO) << FormatFusions(fused_, what == "layers" || what == "verbose");
   if (conv_plan_.planned) {
     if (what == "summary") {
       MX_LOG(INFO) << conv_plan_.Summary();

@@ -35,6 +35,7 @@
 #include "ops/conv/tuner.h"
 #include "scheduler/conv_planning.h"
 #include "scheduler/execution_plan.h"
+#include "scheduler/fusion.h"
 #include "scheduler/graph.h"
 #include "scheduler/infer_shapes.h"
 #include "scheduler/memory_plan.h"
@@ -56,6 +57,9 @@ struct BindOptions {
   // How convolutions and pooling choose their layouts (scheduler/conv_planning.h); unset:
   // MXNET_CONV_PLAN. Planning applies to CPU executors; on a GPU the layouts stay as written.
   std::optional<ConvPlanKind> conv_plan = std::nullopt;
+  // Fold relu / clip into the convolution before them (scheduler/fusion.h); unset:
+  // MXNET_CONV_FUSE_ACTIVATION. Applies to CPU executors bound without training.
+  std::optional<bool> fuse_activations = std::nullopt;
 };
 
 struct MemoryReport {
@@ -91,9 +95,12 @@ class Executor {
   // gradient arrays (what did not change shape) — rebinding to a new batch size.
   std::unique_ptr<Executor> Reshape(const std::map<std::string, Shape>& input_shapes) const;
 
-  // The graph as run: the bound graph after convolution planning (transposes inserted, layouts
-  // set), which is the bound graph itself when nothing changed.
+  // The graph as run: the bound graph after activation fusion and convolution planning
+  // (activations folded, transposes inserted, layouts set), which is the bound graph itself when
+  // nothing changed.
   const Graph& graph() const { return graph_; }
+  // The activations folded into convolutions at bind (scheduler/fusion.h), in graph order.
+  const std::vector<FusedActivation>& fused_activations() const { return fused_; }
   // What convolution planning decided at bind (scheduler/conv_planning.h).
   const ConvPlanReport& conv_plan() const { return conv_plan_; }
   const GraphShapes& shapes() const { return shapes_; }
@@ -115,6 +122,7 @@ class Executor {
  private:
   Executor(const Graph& graph, const BindOptions& options);
   void AllocateArrays();
+  void FuseActivations();
   void PlanConvolutionLayouts();
   void CreateNodeStates();
   void LogTuning() const;
@@ -127,6 +135,7 @@ class Executor {
   Graph source_graph_;  // as bound, before planning (Reshape plans it again)
   Graph graph_;
   BindOptions options_;
+  std::vector<FusedActivation> fused_;
   ConvPlanReport conv_plan_;
   GraphShapes shapes_;
   ExecutionPlan plan_;

@@ -1,5 +1,7 @@
 #include "ops/conv/tuning_db.h"
 
+#include "ops/cpu/conv_algorithms.h"
+
 #include <sqlite3.h>
 #include <unistd.h>
 
@@ -400,7 +402,8 @@ TuningEnvironment TuningEnvironment::ForCpu(int threads) {
   std::string features;
   for (const std::string& feature : info.cpu_features) features += " " + feature;
   device += features.empty() ? ")" : "," + features + ")";
-  return {device, "mxlite " + info.version};
+  return {device, "mxlite " + info.version + ", CPU kernels r" +
+                      std::to_string(cpu::kCpuConvKernelsRevision)};
 }
 
 TuningEnvironment TuningEnvironment::ForGpu(int device_id) {

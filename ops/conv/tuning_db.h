@@ -71,10 +71,10 @@ struct ConvProblem {
 // Where a choice was measured: the device model and the versions of the libraries that ran it.
 struct TuningEnvironment {
   std::string device;    // "AMD EPYC 7B13 (2 threads, avx2 fma)" or "NVIDIA H100 (sm_90)"
-  std::string versions;  // "mxlite 0.1.0" or "mxlite 0.1.0, cuDNN 9.19.0, cuBLAS 13.1.0"
+  std::string versions;  // "mxlite 0.1.0, CPU kernels r2" or "mxlite 0.1.0, cuDNN 9.19.0, ..."
 
-  // This CPU with `threads` intra-op threads (0: cpu::IntraOpThreads()), its SIMD features and
-  // mxlite's version.
+  // This CPU with `threads` intra-op threads (0: cpu::IntraOpThreads()), its SIMD features,
+  // mxlite's version and the CPU kernels' revision (cpu::kCpuConvKernelsRevision).
   static TuningEnvironment ForCpu(int threads = 0);
   // GPU `device_id` (name and compute capability) with mxlite's, cuDNN's and cuBLAS's versions.
   // Throws mxlite::Error when that GPU is not visible.

@@ -58,6 +58,12 @@ void ConvAlgorithm::CheckCall(ConvDirection direction, const ConvGeometry& geome
       << "convolution algorithm " << name() << ": " << ConvDirectionName(direction)
       << " needs every one of its tensors (forward: data, weight, output; backward_data: "
          "output_grad, weight, data_grad; backward_filter: data, output_grad, weight_grad)";
+  MX_CHECK(direction == ConvDirection::kForward || !t.OutputClamp().clamps())
+      << "convolution algorithm " << name() << ": an output clamp applies to the forward only, not "
+      << ConvDirectionName(direction);
+  MX_CHECK(!(t.clamp_low > t.clamp_high))
+      << "convolution algorithm " << name() << ": the output clamp's low bound " << t.clamp_low
+      << " is above its high bound " << t.clamp_high;
 }
 
 void ConvAlgorithm::Run(ConvDirection direction, const ConvGeometry& geometry,
@@ -113,7 +119,8 @@ class LoweringAlgorithm final : public ConvAlgorithmBase<LoweringAlgorithm> {
                ScratchSpace& scratch) const {
     switch (direction) {
       case ConvDirection::kForward:
-        ConvolutionForwardGemm<T>(g, t.data, t.weight, t.bias, t.output, scratch);
+        ConvolutionForwardGemm<T>(g, t.data, t.weight, t.bias, t.output, scratch,
+                                  t.OutputClamp());
         break;
       case ConvDirection::kBackwardData:
         ConvolutionBackwardDataGemm<T>(g, t.output_grad, t.weight, t.data_grad, scratch);
@@ -172,14 +179,10 @@ class Gemm1x1Algorithm final : public ConvAlgorithmBase<Gemm1x1Algorithm> {
         const int64_t w_offset = group * og * cg;
         switch (direction) {
           case ConvDirection::kForward: {
-            T* y = t.output + y_offset;
-            if (t.bias != nullptr) {
-              for (int64_t o = 0; o < og; ++o) {
-                std::fill(y + o * hw, y + (o + 1) * hw, t.bias[group * og + o]);
-              }
-            }
+            Epilogue<T> epilogue = t.OutputClamp();
+            if (t.bias != nullptr) epilogue.row_bias = t.bias + group * og;
             Gemm<T>(Transpose::kNo, Transpose::kNo, og, hw, cg, T(1), t.weight + w_offset, cg,
-                    t.data + x_offset, hw, t.bias != nullptr ? T(1) : T(0), y, hw);
+                    t.data + x_offset, hw, T(0), t.output + y_offset, hw, epilogue);
             break;
           }
           case ConvDirection::kBackwardData:
@@ -199,16 +202,16 @@ class Gemm1x1Algorithm final : public ConvAlgorithmBase<Gemm1x1Algorithm> {
   static void ComputeNHWC(ConvDirection direction, const ConvGeometry& g, const ConvTensors<T>& t) {
     const int64_t rows = g.batch * g.in_spatial(), cg = g.in_channels_per_group();
     const int64_t og = g.out_channels_per_group(), c = g.in_channels, o = g.out_channels;
-    if (direction == ConvDirection::kForward && t.bias != nullptr) {
-      for (int64_t r = 0; r < rows; ++r) std::copy(t.bias, t.bias + o, t.output + r * o);
-    }
     for (int64_t group = 0; group < g.groups; ++group) {
       const T* w = t.weight + group * og * cg;
       switch (direction) {
-        case ConvDirection::kForward:
+        case ConvDirection::kForward: {
+          Epilogue<T> epilogue = t.OutputClamp();
+          if (t.bias != nullptr) epilogue.column_bias = t.bias + group * og;
           Gemm<T>(Transpose::kNo, Transpose::kYes, rows, og, cg, T(1), t.data + group * cg, c, w,
-                  cg, t.bias != nullptr ? T(1) : T(0), t.output + group * og, o);
+                  cg, T(0), t.output + group * og, o, epilogue);
           break;
+        }
         case ConvDirection::kBackwardData:
           Gemm<T>(Transpose::kNo, Transpose::kNo, rows, cg, og, T(1), t.output_grad + group * og, o,
                   w, cg, T(0), t.data_grad + group * cg, c);

@@ -37,12 +37,14 @@
 #pragma once
 
 #include <cstddef>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/dtype.h"
 #include "ops/conv/conv_direction.h"
+#include "ops/cpu/epilogue.h"
 #include "ops/cpu/im2col.h"
 #include "ops/tensor.h"
 
@@ -60,6 +62,9 @@ std::string DescribeGeometry(const ConvGeometry& geometry);
 //   backward_data:    reads output_grad, weight               writes data_grad
 //   backward_filter:  reads data, output_grad                 writes weight_grad
 // Caller-owned; never retained after Run returns.
+// Forward only: every output element is clamped to [clamp_low, clamp_high] after the bias, in the
+// kernel's own store (a fused relu / ReLU6 / clip: Convolution's act_min / act_max); the defaults
+// clamp nothing. Other directions refuse a clamp.
 template <typename T>
 struct ConvTensors {
   const T* data = nullptr;
@@ -69,6 +74,16 @@ struct ConvTensors {
   T* output = nullptr;
   T* data_grad = nullptr;
   T* weight_grad = nullptr;
+  T clamp_low = -std::numeric_limits<T>::infinity();
+  T clamp_high = std::numeric_limits<T>::infinity();
+
+  // The forward output's clamp as an epilogue (no bias).
+  Epilogue<T> OutputClamp() const {
+    Epilogue<T> clamp;
+    clamp.low = clamp_low;
+    clamp.high = clamp_high;
+    return clamp;
+  }
 };
 
 class ConvAlgorithm {
@@ -103,6 +118,12 @@ class ConvAlgorithm {
   void CheckCall(ConvDirection direction, const ConvGeometry& geometry,
                  const ConvTensors<T>& tensors) const;
 };
+
+// The revision of the CPU kernels as a set. Bump it with any change that moves an algorithm's
+// speed (a new kernel behind an existing name, new blocking): the tuning DB keys CPU entries by it
+// (TuningEnvironment::ForCpu), so timings of the old kernels are not trusted for the new ones.
+//   2: GEMM epilogue (bias in the store), AVX2 NHWC depthwise kernel.
+inline constexpr int kCpuConvKernelsRevision = 2;
 
 // Every CPU algorithm, in a fixed order (im2col_gemm first: the reference and the fallback).
 const std::vector<const ConvAlgorithm*>& CpuConvAlgorithms();

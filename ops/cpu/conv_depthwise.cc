@@ -7,9 +7,13 @@
 // (KH*KW, O) so that the loop reads it contiguously too (the only workspace).
 // Every task owns what it writes (an output plane / row, a data-gradient plane / row, a weight
 // row / tap), so results do not depend on the thread count.
+// float32 NHWC forward with multiplier 1 on an AVX2+FMA CPU runs conv_depthwise_avx2.h instead
+// (register tiles of 4 pixels x 8 channels); everything else runs the portable loops here.
 #include <algorithm>
+#include <type_traits>
 
 #include "ops/cpu/conv_algorithms.h"
+#include "ops/cpu/conv_depthwise_avx2.h"
 #include "ops/cpu/parallel.h"
 
 namespace mxlite::cpu {
@@ -32,7 +36,8 @@ int64_t Multiplier(const ConvGeometry& g) { return g.out_channels / g.in_channel
 // ---- NCHW --------------------------------------------------------------------------------------
 
 template <typename T>
-void ForwardNCHW(const ConvGeometry& g, const T* data, const T* weight, const T* bias, T* output) {
+void ForwardNCHW(const ConvGeometry& g, const T* data, const T* weight, const T* bias,
+                 const Epilogue<T>& clamp, T* output) {
   const int64_t mult = Multiplier(g), taps = g.kernel_spatial();
   ParallelFor(g.batch * g.out_channels, [&](int64_t plane) {
     const int64_t n = plane / g.out_channels, o = plane % g.out_channels, c = o / mult;
@@ -60,6 +65,7 @@ void ForwardNCHW(const ConvGeometry& g, const T* data, const T* weight, const T*
         }
       }
     }
+    ApplyEpilogue(clamp, 1, g.out_spatial(), y, g.out_spatial());  // the plane is still in cache
   });
 }
 
@@ -150,8 +156,17 @@ void MultiplyAddPixel(int64_t channels, int64_t mult, const T* w, const T* in, T
 }
 
 template <typename T>
-void ForwardNHWC(const ConvGeometry& g, const T* data, const T* by_tap, const T* bias, T* output) {
+void ForwardNHWC(const ConvGeometry& g, const T* data, const T* by_tap, const T* bias,
+                 const Epilogue<T>& clamp, T* output) {
   const int64_t mult = Multiplier(g), c_in = g.in_channels, c_out = g.out_channels;
+  if constexpr (std::is_same_v<T, float>) {
+    if (mult == 1 && g.kernel_h <= 64 && detail::DepthwiseAvx2Available()) {
+      ParallelFor(g.batch * g.out_h, [&](int64_t row) {
+        detail::DepthwiseForwardRowNhwcAvx2(g, data, by_tap, bias, clamp, row, output);
+      });
+      return;
+    }
+  }
   ParallelFor(g.batch * g.out_h, [&](int64_t row) {
     const int64_t n = row / g.out_h, oh = row % g.out_h;
     T* y_row = output + row * g.out_w * c_out;
@@ -177,6 +192,7 @@ void ForwardNHWC(const ConvGeometry& g, const T* data, const T* by_tap, const T*
         }
       }
     }
+    ApplyEpilogue(clamp, 1, g.out_w * c_out, y_row, g.out_w * c_out);  // the row is in cache
   });
 }
 
@@ -271,7 +287,7 @@ class DepthwiseDirectAlgorithm final : public ConvAlgorithmBase<DepthwiseDirectA
     if (layout_ == ConvLayout::kNCHW) {
       switch (direction) {
         case ConvDirection::kForward:
-          return ForwardNCHW(g, t.data, t.weight, t.bias, t.output);
+          return ForwardNCHW(g, t.data, t.weight, t.bias, t.OutputClamp(), t.output);
         case ConvDirection::kBackwardData:
           return BackwardDataNCHW(g, t.output_grad, t.weight, t.data_grad);
         case ConvDirection::kBackwardFilter:
@@ -283,7 +299,7 @@ class DepthwiseDirectAlgorithm final : public ConvAlgorithmBase<DepthwiseDirectA
     switch (direction) {
       case ConvDirection::kForward:
         WeightsByTap(g, t.weight, by_tap);
-        return ForwardNHWC(g, t.data, by_tap, t.bias, t.output);
+        return ForwardNHWC(g, t.data, by_tap, t.bias, t.OutputClamp(), t.output);
       case ConvDirection::kBackwardData:
         WeightsByTap(g, t.weight, by_tap);
         return BackwardDataNHWC(g, t.output_grad, by_tap, t.data_grad);

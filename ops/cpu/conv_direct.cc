@@ -132,10 +132,12 @@ void TapOffsets(const ConvGeometry& g, const DirectPlan& plan, int64_t* offsets)
   }
 }
 
-// One register tile, portable: out[o][0:columns] = bias[o] + sum_r w[r][o] * in[offsets[r] + i].
+// One register tile, portable: out[o][0:columns] = clamp(bias[o] + sum_r w[r][o] * in[offsets[r] +
+// i]).
 template <typename T>
 void DirectTile(const T* in, const int64_t* offsets, int64_t taps, const T* w, int width,
-                const T* bias, T* out, int64_t out_stride, int64_t columns) {
+                const T* bias, const Epilogue<T>& clamp, T* out, int64_t out_stride,
+                int64_t columns) {
   T acc[kBlockChannels][kChunk];
   for (int o = 0; o < width; ++o) std::fill(acc[o], acc[o] + kChunk, bias ? bias[o] : T(0));
   for (int64_t r = 0; r < taps; ++r) {
@@ -145,7 +147,9 @@ void DirectTile(const T* in, const int64_t* offsets, int64_t taps, const T* w, i
       for (int64_t i = 0; i < kChunk; ++i) acc[o][i] += weight * src[i];
     }
   }
-  for (int o = 0; o < width; ++o) std::copy(acc[o], acc[o] + columns, out + o * out_stride);
+  for (int o = 0; o < width; ++o) {
+    for (int64_t i = 0; i < columns; ++i) out[o * out_stride + i] = clamp.Apply(acc[o][i], 0, 0);
+  }
 }
 
 #if MXLITE_HAS_AVX2_KERNEL
@@ -154,8 +158,23 @@ MXLITE_AVX2 inline __m256 InitialSum(const float* bias, int o) {
   return bias != nullptr ? _mm256_set1_ps(bias[o]) : _mm256_setzero_ps();
 }
 
-// Row o of the tile into out (a partial chunk through an aligned tile row).
-MXLITE_AVX2 inline void StoreTileRow(__m256 lo, __m256 hi, float* out, int64_t columns) {
+// The output clamp in registers.
+struct VectorClamp {
+  bool active;
+  __m256 low, high;
+};
+
+MXLITE_AVX2 inline VectorClamp LoadClamp(const Epilogue<float>& clamp) {
+  return {clamp.clamps(), _mm256_set1_ps(clamp.low), _mm256_set1_ps(clamp.high)};
+}
+
+// Row o of the tile, clamped, into out (a partial chunk through an aligned tile row).
+MXLITE_AVX2 inline void StoreTileRow(__m256 lo, __m256 hi, const VectorClamp& clamp, float* out,
+                                     int64_t columns) {
+  if (clamp.active) {  // bound first: max/min return their second operand when one is NaN
+    lo = _mm256_min_ps(clamp.high, _mm256_max_ps(clamp.low, lo));
+    hi = _mm256_min_ps(clamp.high, _mm256_max_ps(clamp.low, hi));
+  }
   if (columns == kChunk) {
     _mm256_storeu_ps(out, lo);
     _mm256_storeu_ps(out + 8, hi);
@@ -172,8 +191,8 @@ MXLITE_AVX2 inline void StoreTileRow(__m256 lo, __m256 hi, float* out, int64_t c
 // multiply-adds round once where DirectTile rounds twice, so the two differ in the last bits.
 template <int WIDTH>
 MXLITE_AVX2 void DirectTileAvx2(const float* in, const int64_t* offsets, int64_t taps,
-                                const float* w, const float* bias, float* out, int64_t out_stride,
-                                int64_t columns) {
+                                const float* w, const float* bias, const Epilogue<float>& clamp,
+                                float* out, int64_t out_stride, int64_t columns) {
   __m256 lo0, hi0, lo1, hi1, lo2, hi2, lo3, hi3, lo4, hi4, lo5, hi5;
   lo0 = hi0 = InitialSum(bias, 0);
   if constexpr (WIDTH > 1) lo1 = hi1 = InitialSum(bias, 1);
@@ -214,16 +233,17 @@ MXLITE_AVX2 void DirectTileAvx2(const float* in, const int64_t* offsets, int64_t
       hi5 = _mm256_fmadd_ps(x1, b, hi5);
     }
   }
-  StoreTileRow(lo0, hi0, out, columns);
-  if constexpr (WIDTH > 1) StoreTileRow(lo1, hi1, out + out_stride, columns);
-  if constexpr (WIDTH > 2) StoreTileRow(lo2, hi2, out + 2 * out_stride, columns);
-  if constexpr (WIDTH > 3) StoreTileRow(lo3, hi3, out + 3 * out_stride, columns);
-  if constexpr (WIDTH > 4) StoreTileRow(lo4, hi4, out + 4 * out_stride, columns);
-  if constexpr (WIDTH > 5) StoreTileRow(lo5, hi5, out + 5 * out_stride, columns);
+  const VectorClamp bounds = LoadClamp(clamp);
+  StoreTileRow(lo0, hi0, bounds, out, columns);
+  if constexpr (WIDTH > 1) StoreTileRow(lo1, hi1, bounds, out + out_stride, columns);
+  if constexpr (WIDTH > 2) StoreTileRow(lo2, hi2, bounds, out + 2 * out_stride, columns);
+  if constexpr (WIDTH > 3) StoreTileRow(lo3, hi3, bounds, out + 3 * out_stride, columns);
+  if constexpr (WIDTH > 4) StoreTileRow(lo4, hi4, bounds, out + 4 * out_stride, columns);
+  if constexpr (WIDTH > 5) StoreTileRow(lo5, hi5, bounds, out + 5 * out_stride, columns);
 }
 
 using Avx2Tile = void (*)(const float*, const int64_t*, int64_t, const float*, const float*,
-                          float*, int64_t, int64_t);
+                          const Epilogue<float>&, float*, int64_t, int64_t);
 constexpr Avx2Tile kAvx2Tiles[kBlockChannels] = {
     DirectTileAvx2<1>, DirectTileAvx2<2>, DirectTileAvx2<3>,
     DirectTileAvx2<4>, DirectTileAvx2<5>, DirectTileAvx2<6>,
@@ -237,7 +257,8 @@ bool UsesAvx2(DType dtype) { return dtype == DType::kFloat32 && CpuSupportsAvx2F
 // so the run's input rows stay in this core's cache for all the channels.
 template <typename T>
 void DirectForward(const ConvGeometry& g, const DirectPlan& plan, const T* phased,
-                   const T* packed, const int64_t* offsets, const T* bias, T* output) {
+                   const T* packed, const int64_t* offsets, const T* bias,
+                   const Epilogue<T>& clamp, T* output) {
   constexpr int64_t kRowsPerTask = 4;
   const int64_t row_runs = CeilDiv(g.out_h, kRowsPerTask);
   // The channel blocks are split only when runs alone would leave threads idle.
@@ -268,14 +289,14 @@ void DirectForward(const ConvGeometry& g, const DirectPlan& plan, const T* phase
 #if MXLITE_HAS_AVX2_KERNEL
         if constexpr (std::is_same_v<T, float>) {
           if (avx2) {
-            kAvx2Tiles[width - 1](in + column, offsets, plan.taps, w, b, out + column,
+            kAvx2Tiles[width - 1](in + column, offsets, plan.taps, w, b, clamp, out + column,
                                   g.out_spatial(), columns);
             continue;
           }
         }
 #endif
-        DirectTile(in + column, offsets, plan.taps, w, width, b, out + column, g.out_spatial(),
-                   columns);
+        DirectTile(in + column, offsets, plan.taps, w, width, b, clamp, out + column,
+                   g.out_spatial(), columns);
       }
     }
     }
@@ -316,7 +337,7 @@ class DirectAlgorithm final : public ConvAlgorithmBase<DirectAlgorithm> {
     SplitPhases(g, plan, t.data, phased);
     PackWeights(g, plan, t.weight, packed);
     TapOffsets(g, plan, offsets);
-    DirectForward(g, plan, phased, packed, offsets, t.bias, t.output);
+    DirectForward(g, plan, phased, packed, offsets, t.bias, t.OutputClamp(), t.output);
   }
 };
 

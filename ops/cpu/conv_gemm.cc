@@ -75,26 +75,11 @@ void Unlower(const ConvGeometry& g, const T* lowered, int64_t group, T* image) {
   }
 }
 
-// Writes bias[o] to every position of output channel o of one image.
-template <typename T>
-void FillWithBias(const ConvGeometry& g, const T* bias, T* image) {
-  const int64_t spatial = g.out_spatial();
-  if (g.channels_last) {
-    for (int64_t p = 0; p < spatial; ++p) {
-      std::copy(bias, bias + g.out_channels, image + p * g.out_channels);
-    }
-  } else {
-    for (int64_t o = 0; o < g.out_channels; ++o) {
-      std::fill(image + o * spatial, image + (o + 1) * spatial, bias[o]);
-    }
-  }
-}
-
 }  // namespace
 
 template <typename T>
 void ConvolutionForwardGemm(const ConvGeometry& g, const T* data, const T* weight, const T* bias,
-                            T* output, ScratchSpace& scratch) {
+                            T* output, ScratchSpace& scratch, const Epilogue<T>& clamp) {
   const ImageLayout layout = LayoutOf(g);
   const int64_t lanes = ImageLanes(g.batch);
   const int64_t out_per_group = g.out_channels_per_group(), patch = g.patch_size();
@@ -104,18 +89,21 @@ void ConvolutionForwardGemm(const ConvGeometry& g, const T* data, const T* weigh
     const T* image = data + n * layout.data_image;
     T* out = output + n * layout.output_image;
     T* buffer = lowered + lane * g.lowered_size();
-    if (bias != nullptr) FillWithBias(g, bias, out);
-    const T beta = bias != nullptr ? T(1) : T(0);
     for (int64_t group = 0; group < g.groups; ++group) {
       Lower(g, image, group, buffer);
       const T* group_weight = weight + group * out_per_group * patch;
       T* group_out = out + group * layout.output_group;
+      // The bias and the clamp go in the GEMM's store: no fill pass, C is never read.
+      Epilogue<T> epilogue = ClampOnly(clamp);
+      const T* group_bias = bias != nullptr ? bias + group * out_per_group : nullptr;
       if (g.channels_last) {  // (OH*OW x O/G) = row (OH*OW x patch) * weight^T (patch x O/G)
+        epilogue.column_bias = group_bias;
         Gemm<T>(Transpose::kNo, Transpose::kYes, spatial, out_per_group, patch, T(1), buffer, patch,
-                group_weight, patch, beta, group_out, layout.output_ld);
+                group_weight, patch, T(0), group_out, layout.output_ld, epilogue);
       } else {  // (O/G x OH*OW) = weight (O/G x patch) * col (patch x OH*OW)
+        epilogue.row_bias = group_bias;
         Gemm<T>(Transpose::kNo, Transpose::kNo, out_per_group, spatial, patch, T(1), group_weight,
-                patch, buffer, spatial, beta, group_out, layout.output_ld);
+                patch, buffer, spatial, T(0), group_out, layout.output_ld, epilogue);
       }
     }
   });
@@ -229,7 +217,7 @@ void AddPerChannel(const T* values, int64_t batch, int64_t channels, int64_t spa
 
 #define MXLITE_INSTANTIATE_CONV_GEMM(T)                                                          \
   template void ConvolutionForwardGemm<T>(const ConvGeometry&, const T*, const T*, const T*, T*, \
-                                          ScratchSpace&);                                        \
+                                          ScratchSpace&, const Epilogue<T>&);                    \
   template void ConvolutionBackwardDataGemm<T>(const ConvGeometry&, const T*, const T*, T*,      \
                                                ScratchSpace&);                                   \
   template void ConvolutionBackwardWeightGemm<T>(const ConvGeometry&, const T*, const T*, T*,    \

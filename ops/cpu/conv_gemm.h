@@ -21,15 +21,18 @@
 
 #include <cstdint>
 
+#include "ops/cpu/epilogue.h"
 #include "ops/cpu/im2col.h"
 #include "ops/tensor.h"
 
 namespace mxlite::cpu {
 
-// output = data * weight (+ bias[o] on output channel o when bias is not null).
+// output = clamp(data * weight (+ bias[o] on output channel o when bias is not null)), the bias and
+// the clamp (`clamp`'s bounds; its biases are ignored) applied in the GEMM's store.
 template <typename T>
 void ConvolutionForwardGemm(const ConvGeometry& geometry, const T* data, const T* weight,
-                            const T* bias, T* output, ScratchSpace& scratch);
+                            const T* bias, T* output, ScratchSpace& scratch,
+                            const Epilogue<T>& clamp = {});
 
 // data_grad = the adjoint of the forward in `data` applied to output_grad.
 template <typename T>

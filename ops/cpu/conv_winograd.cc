@@ -113,10 +113,10 @@ void TransformInput(const ConvGeometry& g, const WinogradPlan<M>& plan, const T*
   });
 }
 
-// Y = A^T m A for every tile, clipped to the output, plus the bias.
+// Y = clamp(A^T m A + bias) for every tile, clipped to the output.
 template <typename T, int M>
 void TransformOutput(const ConvGeometry& g, const WinogradPlan<M>& plan, const T* m_buffer,
-                     const T* bias, T* output) {
+                     const T* bias, const Epilogue<T>& clamp, T* output) {
   using W = WinogradMatrices<M>;
   constexpr int A = M + 2;
   const int64_t channels = g.out_channels, kp = channels * plan.tiles;
@@ -147,7 +147,7 @@ void TransformOutput(const ConvGeometry& g, const WinogradPlan<M>& plan, const T
           for (int64_t j = 0; j < cols; ++j) {
             T sum = offset;
             for (int q = 0; q < A; ++q) sum += am[i][q] * T(W::kAT[j][q]);
-            row[j] = sum;
+            row[j] = clamp.Apply(sum, 0, 0);
           }
         }
       }
@@ -157,7 +157,7 @@ void TransformOutput(const ConvGeometry& g, const WinogradPlan<M>& plan, const T
 
 template <typename T, int M>
 void WinogradForward(const ConvGeometry& g, const T* data, const T* weight, const T* bias,
-                     T* output, ScratchSpace& scratch) {
+                     T* output, ScratchSpace& scratch, const Epilogue<T>& clamp = {}) {
   const WinogradPlan<M> plan(g);
   constexpr int64_t kPositions = WinogradPlan<M>::kPositions;
   T* u = scratch.GetArray<T>(plan.u_size(g));
@@ -174,7 +174,7 @@ void WinogradForward(const ConvGeometry& g, const T* data, const T* weight, cons
             v + (xi * g.in_channels + group * cg) * p, p, T(0),
             m_buffer + (xi * g.out_channels + group * kg) * p, p);
   });
-  TransformOutput<T, M>(g, plan, m_buffer, bias, output);
+  TransformOutput<T, M>(g, plan, m_buffer, bias, clamp, output);
 }
 
 // The forward problem whose output is the data gradient of `g`.
@@ -258,13 +258,13 @@ class WinogradAlgorithm final : public ConvAlgorithmBase<WinogradAlgorithm<M>> {
                                          detail::WinogradWeights::kFlippedTransposed);
         } else {
           detail::WinogradForwardAvx2<M>(g, t.data, t.weight, t.bias, t.output, scratch,
-                                         detail::WinogradWeights::kAsGiven);
+                                         detail::WinogradWeights::kAsGiven, t.OutputClamp());
         }
         return;
       }
     }
     if (!backward) {
-      WinogradForward<T, M>(g, t.data, t.weight, t.bias, t.output, scratch);
+      WinogradForward<T, M>(g, t.data, t.weight, t.bias, t.output, scratch, t.OutputClamp());
       return;
     }
     T* flipped = scratch.GetArray<T>(g.in_channels * g.out_channels_per_group() * 9);

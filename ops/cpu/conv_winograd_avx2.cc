@@ -258,18 +258,19 @@ MXLITE_AVX2 void MultiplyBlock(const FusedPlan<M>& plan, const float* u, const f
     for (int64_t panel = 0; panel < panels; ++panel) {
       SgemmMicroKernelAvx2Fma(cg, u_xi + panel * kPanelRows * cg, v_xi,
                               m_xi + panel * kPanelRows * kBlockTiles, kBlockTiles, kPanelRows,
-                              kBlockTiles, 1.0f, 0.0f);
+                              kBlockTiles, 1.0f, 0.0f, Epilogue<float>{});
     }
   }
 }
 
 // Output channels [first_k, first_k + count_k) of `group` (rows of m from 0) for the block's tiles:
-// Y = A^T m A + bias, clipped to the output.
+// Y = clamp(A^T m A + bias), clipped to the output.
 template <int M>
 MXLITE_AVX2 void TransformOutputBlock(const ConvGeometry& g, const FusedPlan<M>& plan,
                                       const TileSpot* spots, int count, const float* m,
                                       int64_t rows, int64_t group, int64_t first_k, int64_t count_k,
-                                      const float* bias, float* output) {
+                                      const float* bias, const Epilogue<float>& clamp,
+                                      float* output) {
   using W = WinogradMatrices<M>;
   constexpr int A = M + 2;
   for (int64_t r = 0; r < count_k; ++r) {
@@ -287,7 +288,7 @@ MXLITE_AVX2 void TransformOutputBlock(const ConvGeometry& g, const FusedPlan<M>&
         const int64_t out_cols = std::min<int64_t>(M, g.out_w - spot.ox);
         for (int64_t i = 0; i < out_rows; ++i) {
           float* dst = plane + (spot.oy + i) * g.out_w + spot.ox;
-          for (int64_t j = 0; j < out_cols; ++j) dst[j] = values[i * M + j][lane];
+          for (int64_t j = 0; j < out_cols; ++j) dst[j] = clamp.Apply(values[i * M + j][lane], 0, 0);
         }
       }
     }
@@ -297,8 +298,8 @@ MXLITE_AVX2 void TransformOutputBlock(const ConvGeometry& g, const FusedPlan<M>&
 // One work item: block `block` of tiles, `group`, output-channel split `split`.
 template <int M>
 MXLITE_AVX2 void RunWorkItem(const ConvGeometry& g, const FusedPlan<M>& plan, int64_t item,
-                             const float* data, const float* u, const float* bias, float* output,
-                             float* v, float* m) {
+                             const float* data, const float* u, const float* bias,
+                             const Epilogue<float>& clamp, float* output, float* v, float* m) {
   const int64_t split = item % plan.k_splits;
   const int64_t group = item / plan.k_splits % plan.groups;
   const int64_t block = item / plan.k_splits / plan.groups;
@@ -314,7 +315,7 @@ MXLITE_AVX2 void RunWorkItem(const ConvGeometry& g, const FusedPlan<M>& plan, in
   const int64_t first_k = first_panel * kPanelRows;
   const int64_t count_k = std::min(panels * kPanelRows, plan.kg - first_k);
   TransformOutputBlock<M>(g, plan, spots, count, m, panels * kPanelRows, group, first_k, count_k,
-                          bias, output);
+                          bias, clamp, output);
 }
 
 }  // namespace
@@ -334,7 +335,7 @@ size_t WinogradAvx2WorkspaceBytes(const ConvGeometry& g) {
 template <int M>
 void WinogradForwardAvx2(const ConvGeometry& g, const float* data, const float* weight,
                          const float* bias, float* output, ScratchSpace& scratch,
-                         WinogradWeights weights) {
+                         WinogradWeights weights, const Epilogue<float>& clamp) {
   MX_CHECK(WinogradAvx2Available()) << "WinogradForwardAvx2 needs a CPU with avx2 and fma";
   const FusedPlan<M> plan(g, IntraOpThreads());
   float* u = scratch.GetArray<float>(plan.u_size());
@@ -351,7 +352,7 @@ void WinogradForwardAvx2(const ConvGeometry& g, const float* data, const float* 
     float* v_mine = v + worker * plan.v_size();
     float* m_mine = m + worker * plan.m_size();
     for (int64_t item = next_item++; item < plan.work_items; item = next_item++) {
-      RunWorkItem<M>(g, plan, item, data, u, bias, output, v_mine, m_mine);
+      RunWorkItem<M>(g, plan, item, data, u, bias, clamp, output, v_mine, m_mine);
     }
   });
 }
@@ -359,9 +360,11 @@ void WinogradForwardAvx2(const ConvGeometry& g, const float* data, const float* 
 template size_t WinogradAvx2WorkspaceBytes<2>(const ConvGeometry&);
 template size_t WinogradAvx2WorkspaceBytes<4>(const ConvGeometry&);
 template void WinogradForwardAvx2<2>(const ConvGeometry&, const float*, const float*, const float*,
-                                     float*, ScratchSpace&, WinogradWeights);
+                                     float*, ScratchSpace&, WinogradWeights,
+                                     const Epilogue<float>&);
 template void WinogradForwardAvx2<4>(const ConvGeometry&, const float*, const float*, const float*,
-                                     float*, ScratchSpace&, WinogradWeights);
+                                     float*, ScratchSpace&, WinogradWeights,
+                                     const Epilogue<float>&);
 
 }  // namespace mxlite::cpu::detail
 
@@ -378,16 +381,18 @@ size_t WinogradAvx2WorkspaceBytes(const ConvGeometry&) {
 
 template <int M>
 void WinogradForwardAvx2(const ConvGeometry&, const float*, const float*, const float*, float*,
-                         ScratchSpace&, WinogradWeights) {
+                         ScratchSpace&, WinogradWeights, const Epilogue<float>&) {
   MX_THROW() << "WinogradForwardAvx2 needs an x86-64 build";
 }
 
 template size_t WinogradAvx2WorkspaceBytes<2>(const ConvGeometry&);
 template size_t WinogradAvx2WorkspaceBytes<4>(const ConvGeometry&);
 template void WinogradForwardAvx2<2>(const ConvGeometry&, const float*, const float*, const float*,
-                                     float*, ScratchSpace&, WinogradWeights);
+                                     float*, ScratchSpace&, WinogradWeights,
+                                     const Epilogue<float>&);
 template void WinogradForwardAvx2<4>(const ConvGeometry&, const float*, const float*, const float*,
-                                     float*, ScratchSpace&, WinogradWeights);
+                                     float*, ScratchSpace&, WinogradWeights,
+                                     const Epilogue<float>&);
 
 }  // namespace mxlite::cpu::detail
 

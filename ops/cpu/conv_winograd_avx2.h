@@ -17,6 +17,7 @@
 
 #include <cstddef>
 
+#include "ops/cpu/epilogue.h"
 #include "ops/cpu/im2col.h"
 #include "ops/tensor.h"
 
@@ -39,11 +40,11 @@ enum class WinogradWeights {
   kFlippedTransposed,
 };
 
-// output (N, K, OH, OW) = conv(data (N, C, H, W), weight) + bias (K; may be null).
-// Requires WinogradAvx2Available().
+// output (N, K, OH, OW) = clamp(conv(data (N, C, H, W), weight) + bias (K; may be null)), the
+// clamp being `clamp`'s bounds (its biases are ignored). Requires WinogradAvx2Available().
 template <int M>
 void WinogradForwardAvx2(const ConvGeometry& g, const float* data, const float* weight,
                          const float* bias, float* output, ScratchSpace& scratch,
-                         WinogradWeights weights);
+                         WinogradWeights weights, const Epilogue<float>& clamp = {});
 
 }  // namespace mxlite::cpu::detail

@@ -184,8 +184,10 @@ void PackB(const OperandView& b, int64_t depth, int64_t columns, float* packed) 
 // packed a few panels at a time just before their first use, while they are hot in L1/L2, instead
 // of in one pass over the whole block whose writes would go out to L3 and come back. A group is
 // wide enough that each row of B is read in whole cache lines that the prefetcher can follow.
+// `epilogue` (offset to this block; empty for partial sums) goes to every micro-tile.
 void MacroKernel(int64_t rows, int64_t columns, int64_t depth, float alpha, const float* packed_a,
-                 const OperandView* b_to_pack, float* packed_b, float beta, float* c, int64_t ldc) {
+                 const OperandView* b_to_pack, float* packed_b, float beta, float* c, int64_t ldc,
+                 const Epilogue<float>& epilogue) {
   constexpr int64_t kPanelsPerPackGroup = 8;
   for (int64_t j = 0; j < columns; j += kNr) {
     const int tile_columns = static_cast<int>(std::min<int64_t>(kNr, columns - j));
@@ -197,7 +199,8 @@ void MacroKernel(int64_t rows, int64_t columns, int64_t depth, float alpha, cons
     for (int64_t i = 0; i < rows; i += kMr) {
       const int tile_rows = static_cast<int>(std::min<int64_t>(kMr, rows - i));
       detail::SgemmMicroKernelAvx2Fma(depth, packed_a + i * depth, b_panel, c + i * ldc + j, ldc,
-                                      tile_rows, tile_columns, alpha, beta);
+                                      tile_rows, tile_columns, alpha, beta,
+                                      epilogue.empty() ? epilogue : epilogue.Offset(i, j));
     }
   }
 }
@@ -209,9 +212,10 @@ int64_t BalancedBlock(int64_t total, int64_t max_block, int64_t multiple) {
   return std::min(max_block, RoundUp(CeilDiv(total, blocks), multiple));
 }
 
-// The packed GEMM on one thread: C[0:m, 0:n] = alpha * op(A) op(B) + beta * C, k > 0.
+// The packed GEMM on one thread: C[0:m, 0:n] = epilogue(alpha * op(A) op(B) + beta * C), k > 0.
 void PackedSgemm(int64_t m, int64_t n, int64_t k, float alpha, const OperandView& a,
-                 const OperandView& b, float beta, float* c, int64_t ldc) {
+                 const OperandView& b, float beta, float* c, int64_t ldc,
+                 const Epilogue<float>& epilogue) {
   const int64_t nc_max = BalancedBlock(n, kNc, kNr);
   const int64_t kc_max = BalancedBlock(k, kKc, 1);
   const int64_t mc_max = BalancedBlock(m, kMc, kMr);
@@ -225,13 +229,16 @@ void PackedSgemm(int64_t m, int64_t n, int64_t k, float alpha, const OperandView
       const int64_t kc = std::min(kc_max, k - pc);
       // Only the first k block applies the caller's beta; later ones accumulate.
       const float block_beta = pc == 0 ? beta : 1.0f;
+      // Only the last one completes the sums, so only it applies the epilogue.
+      const bool last_k_block = pc + kc == k;
       const OperandView b_block = b.Offset(pc, jc);
       for (int64_t ic = 0; ic < m; ic += mc_max) {
         const int64_t mc = std::min(mc_max, m - ic);
         PackA(a.Offset(ic, pc), mc, kc, packed_a);
         // The first row block packs B as it goes; the others reuse the packed block.
         MacroKernel(mc, nc, kc, alpha, packed_a, ic == 0 ? &b_block : nullptr, packed_b, block_beta,
-                    c + ic * ldc + jc, ldc);
+                    c + ic * ldc + jc, ldc,
+                    last_k_block ? epilogue.Offset(ic, jc) : Epilogue<float>{});
       }
     }
   }
@@ -242,7 +249,8 @@ void PackedSgemm(int64_t m, int64_t n, int64_t k, float alpha, const OperandView
 // this reads it once, in place. Columns go out in fixed blocks, each element summed by one thread in
 // the same order whatever the thread count.
 void RowVectorTimesMatrix(int64_t n, int64_t k, float alpha, const OperandView& a,
-                          const OperandView& b, float beta, float* c) {
+                          const OperandView& b, float beta, float* c,
+                          const Epilogue<float>& epilogue) {
   constexpr int64_t kColumnsPerTask = 64;
   // op(A)'s one row: contiguous unless A is stored as a k x 1 column.
   std::vector<float> gathered;
@@ -253,18 +261,19 @@ void RowVectorTimesMatrix(int64_t n, int64_t k, float alpha, const OperandView& 
     x = gathered.data();
   }
   const int64_t tasks = CeilDiv(n, kColumnsPerTask);
-  const auto finish = [alpha, beta](float sum, float* out) {
-    *out = beta == 0.0f ? alpha * sum : alpha * sum + beta * *out;
+  const auto finish = [alpha, beta, &epilogue, c](float sum, int64_t j) {
+    const float value = beta == 0.0f ? alpha * sum : alpha * sum + beta * c[j];
+    c[j] = epilogue.Apply(value, 0, j);
   };
   const auto run = [&](int64_t task) {
     const int64_t j0 = task * kColumnsPerTask, j1 = std::min(n, j0 + kColumnsPerTask);
     if (b.transposed) {  // column j of op(B) is row j of the stored matrix
-      for (int64_t j = j0; j < j1; ++j) finish(detail::DotAvx2(x, b.data + j * b.ld, k), c + j);
+      for (int64_t j = j0; j < j1; ++j) finish(detail::DotAvx2(x, b.data + j * b.ld, k), j);
       return;
     }
     float sums[kColumnsPerTask] = {};
     for (int64_t p = 0; p < k; ++p) detail::AxpyAvx2(x[p], b.data + p * b.ld + j0, sums, j1 - j0);
-    for (int64_t j = j0; j < j1; ++j) finish(sums[j - j0], c + j);
+    for (int64_t j = j0; j < j1; ++j) finish(sums[j - j0], j);
   };
   const double flops = 2.0 * static_cast<double>(n) * static_cast<double>(k);
   if (IntraOpThreads() == 1 || flops < 2 * kMinFlopsPerThread || tasks == 1) {
@@ -451,10 +460,17 @@ std::string GemmInfo::ToString() const {
 void Sgemm(Transpose trans_a, Transpose trans_b, int64_t m, int64_t n, int64_t k, float alpha,
            const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
            int64_t ldc) {
+  Sgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, Epilogue<float>{});
+}
+
+void Sgemm(Transpose trans_a, Transpose trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+           const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+           int64_t ldc, const Epilogue<float>& epilogue) {
   CheckArguments(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc);
   if (m == 0 || n == 0) return;
   if (k == 0 || alpha == 0.0f) {
     ScaleC(m, n, beta, c, ldc);
+    ApplyEpilogue(epilogue, m, n, c, ldc);
     return;
   }
   const OperandView a_view{a, lda, trans_a == Transpose::kYes};
@@ -465,18 +481,20 @@ void Sgemm(Transpose trans_a, Transpose trans_b, int64_t m, int64_t n, int64_t k
     const OperandView a_block = a_view.Offset(row0, 0);
     const OperandView b_block = b_view.Offset(0, column0);
     float* c_block = c + row0 * ldc + column0;
+    const Epilogue<float> block_epilogue = epilogue.Offset(row0, column0);
 #if MXLITE_HAS_AVX2_KERNEL
     if (implementation == GemmImplementation::kAvx2Fma) {
-      PackedSgemm(rows, columns, k, alpha, a_block, b_block, beta, c_block, ldc);
+      PackedSgemm(rows, columns, k, alpha, a_block, b_block, beta, c_block, ldc, block_epilogue);
       return;
     }
 #endif
     EigenSgemm(rows, columns, k, alpha, a_block, b_block, beta, c_block, ldc);
+    ApplyEpilogue(block_epilogue, rows, columns, c_block, ldc);
   };
 
 #if MXLITE_HAS_AVX2_KERNEL
   if (m == 1 && implementation == GemmImplementation::kAvx2Fma) {
-    RowVectorTimesMatrix(n, k, alpha, a_view, b_view, beta, c);
+    RowVectorTimesMatrix(n, k, alpha, a_view, b_view, beta, c, epilogue);
     return;
   }
 #endif

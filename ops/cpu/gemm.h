@@ -6,6 +6,9 @@
 // between consecutive stored rows (A is stored m x k, or k x m when transposed; likewise B).
 // beta == 0 never reads C (NaN or garbage in C is overwritten); alpha == 0 or k == 0 never reads A
 // or B. The caller owns every buffer; Sgemm keeps no pointer after it returns.
+// An Epilogue (ops/cpu/epilogue.h) adds row / column biases and clamps each element of C after
+// its sum, inside the micro-kernel's store on the AVX2 path (no second pass over C):
+//   C = clamp(alpha * op(A) * op(B) + beta * C + row_bias + column_bias, low, high).
 //
 // Implementations, chosen at run time (ActiveGemm() says which one and why):
 //  - mxlite's BLIS-style GEMM: packed A and B panels, cache blocking, an AVX2+FMA 6x16
@@ -31,6 +34,8 @@
 #include <cstdint>
 #include <string>
 
+#include "ops/cpu/epilogue.h"
+
 namespace mxlite::cpu {
 
 enum class Transpose { kNo, kYes };
@@ -38,6 +43,9 @@ enum class Transpose { kNo, kYes };
 void Sgemm(Transpose trans_a, Transpose trans_b, int64_t m, int64_t n, int64_t k, float alpha,
            const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
            int64_t ldc);
+void Sgemm(Transpose trans_a, Transpose trans_b, int64_t m, int64_t n, int64_t k, float alpha,
+           const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+           int64_t ldc, const Epilogue<float>& epilogue);
 
 enum class GemmImplementation {
   kAuto,     // the fastest one this CPU supports (the default)

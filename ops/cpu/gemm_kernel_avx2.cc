@@ -16,8 +16,31 @@ namespace {
 constexpr int kMr = kAvx2KernelRows;
 constexpr int kNr = kAvx2KernelColumns;
 
-// One row of the tile: c_row = alpha * acc + beta * c_row, without reading C when beta == 0.
-MXLITE_AVX2 inline void StoreRow(float* c, __m256 acc0, __m256 acc1, __m256 alpha, float beta) {
+// The epilogue's per-tile constants in registers: the clamp bounds and the column biases.
+struct TileEpilogue {
+  const Epilogue<float>* epilogue;
+  bool clamps;
+  __m256 low, high, column_bias0, column_bias1;
+};
+
+MXLITE_AVX2 inline TileEpilogue LoadTileEpilogue(const Epilogue<float>& epilogue) {
+  TileEpilogue tile;
+  tile.epilogue = &epilogue;
+  tile.clamps = epilogue.clamps();
+  tile.low = _mm256_set1_ps(epilogue.low);
+  tile.high = _mm256_set1_ps(epilogue.high);
+  tile.column_bias0 = tile.column_bias1 = _mm256_setzero_ps();
+  if (epilogue.column_bias != nullptr) {
+    tile.column_bias0 = _mm256_loadu_ps(epilogue.column_bias);
+    tile.column_bias1 = _mm256_loadu_ps(epilogue.column_bias + 8);
+  }
+  return tile;
+}
+
+// One full row r of the tile: c_row = epilogue(alpha * acc + beta * c_row), without reading C when
+// beta == 0.
+MXLITE_AVX2 inline void StoreRow(float* c, __m256 acc0, __m256 acc1, __m256 alpha, float beta,
+                                 const TileEpilogue& tile, int r) {
   acc0 = _mm256_mul_ps(acc0, alpha);
   acc1 = _mm256_mul_ps(acc1, alpha);
   if (beta == 0.0f) {
@@ -30,13 +53,27 @@ MXLITE_AVX2 inline void StoreRow(float* c, __m256 acc0, __m256 acc1, __m256 alph
     acc0 = _mm256_fmadd_ps(beta_v, _mm256_loadu_ps(c), acc0);
     acc1 = _mm256_fmadd_ps(beta_v, _mm256_loadu_ps(c + 8), acc1);
   }
+  const Epilogue<float>& epilogue = *tile.epilogue;
+  if (epilogue.row_bias != nullptr) {
+    const __m256 bias = _mm256_set1_ps(epilogue.row_bias[r]);
+    acc0 = _mm256_add_ps(acc0, bias);
+    acc1 = _mm256_add_ps(acc1, bias);
+  }
+  if (epilogue.column_bias != nullptr) {
+    acc0 = _mm256_add_ps(acc0, tile.column_bias0);
+    acc1 = _mm256_add_ps(acc1, tile.column_bias1);
+  }
+  if (tile.clamps) {  // bound first: max/min return their second operand when one is NaN
+    acc0 = _mm256_min_ps(tile.high, _mm256_max_ps(tile.low, acc0));
+    acc1 = _mm256_min_ps(tile.high, _mm256_max_ps(tile.low, acc1));
+  }
   _mm256_storeu_ps(c, acc0);
   _mm256_storeu_ps(c + 8, acc1);
 }
 
 // Partial tiles go through a local tile so the vector loop never runs out of bounds.
 void MergePartialTile(const float* tile, float* c, int64_t ldc, int rows, int columns, float alpha,
-                      float beta) {
+                      float beta, const Epilogue<float>& epilogue) {
   for (int r = 0; r < rows; ++r) {
     float* c_row = c + r * ldc;
     const float* t_row = tile + r * kNr;
@@ -44,6 +81,9 @@ void MergePartialTile(const float* tile, float* c, int64_t ldc, int rows, int co
       for (int j = 0; j < columns; ++j) c_row[j] = alpha * t_row[j];
     } else {
       for (int j = 0; j < columns; ++j) c_row[j] = alpha * t_row[j] + beta * c_row[j];
+    }
+    if (!epilogue.empty()) {
+      for (int j = 0; j < columns; ++j) c_row[j] = epilogue.Apply(c_row[j], r, j);
     }
   }
 }
@@ -77,11 +117,11 @@ MXLITE_AVX2 void NarrowTile(int64_t kc, const float* a, const float* b, float* t
 
 MXLITE_AVX2 void SgemmMicroKernelAvx2Fma(int64_t kc, const float* a_panel, const float* b_panel,
                                          float* c, int64_t ldc, int rows, int columns, float alpha,
-                                         float beta) {
+                                         float beta, const Epilogue<float>& epilogue) {
   if (columns <= kNr / 2) {
     alignas(32) float tile[kMr * kNr];
     NarrowTile(kc, a_panel, b_panel, tile);
-    MergePartialTile(tile, c, ldc, rows, columns, alpha, beta);
+    MergePartialTile(tile, c, ldc, rows, columns, alpha, beta, epilogue);
     return;
   }
   // The C tile is needed right after the loop; start fetching it now.
@@ -251,13 +291,14 @@ MXLITE_AVX2 void SgemmMicroKernelAvx2Fma(int64_t kc, const float* a_panel, const
 
   if (rows == kMr && columns == kNr) {
     const __m256 alpha_v = _mm256_set1_ps(alpha);
+    const TileEpilogue tile_epilogue = LoadTileEpilogue(epilogue);
     for (int r = 0; r < kMr; ++r) {
       StoreRow(c + r * ldc, _mm256_load_ps(tile + r * kNr), _mm256_load_ps(tile + r * kNr + 8),
-               alpha_v, beta);
+               alpha_v, beta, tile_epilogue, r);
     }
     return;
   }
-  MergePartialTile(tile, c, ldc, rows, columns, alpha, beta);
+  MergePartialTile(tile, c, ldc, rows, columns, alpha, beta, epilogue);
 }
 
 MXLITE_AVX2 void PackRowPanelAvx2(const float* a, int64_t lda, int64_t depth, float* packed) {

@@ -20,6 +20,7 @@
 #include "ops/conv_attributes.h"
 #include "ops/cuda/cuda_util.h"
 #include "ops/cuda/cudnn_convolution.h"
+#include "ops/cuda/kernels.h"
 #include "ops/operator.h"
 
 namespace mxlite {
@@ -321,6 +322,15 @@ void ConvolutionForwardGpu(const OpContext& ctx, const Attributes& attrs,
                      call.algorithm(ConvDirection::kForward),
                      call.workspace_bytes(ConvDirection::kForward));
   if (!attrs.GetBool("no_bias")) AddBias(ctx, c, c.y, inputs[2].data, outputs[0].data);
+  const OutputClamp clamp = ReadOutputClamp(attrs, c.owner);
+  if (clamp.active()) {  // in place, after the bias; cuDNN's fused forward only knows relu
+    cudaStream_t stream = cuda::PrepareStream(ctx, c.owner);
+    MXLITE_GPU_FLOAT_TYPE_SWITCH(outputs[0].dtype, T, c.owner, {
+      MXLITE_CUDA_CALL(cuda::ClipForward(outputs[0].data_as<T>(), outputs[0].data_as<T>(),
+                                         outputs[0].size(), clamp.low, clamp.high, stream),
+                       c.owner);
+    });
+  }
 }
 
 void ConvolutionBackwardGpu(const OpContext& ctx, const Attributes& attrs,
@@ -328,6 +338,7 @@ void ConvolutionBackwardGpu(const OpContext& ctx, const Attributes& attrs,
                             const std::vector<TensorView>& inputs, const std::vector<TensorView>&,
                             const std::vector<TensorView>& input_grads,
                             const std::vector<WriteMode>& req) {
+  CheckNoFusedActivation(attrs, "Convolution " + ctx.node_name);
   CudnnConvolution local;
   const ConvolutionCall call = PrepareConvolution(ctx, attrs, inputs[0].shape,
                                                   output_grads[0].shape, inputs[0].dtype, local);

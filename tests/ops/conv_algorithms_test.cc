@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <set>
 #include <string>
@@ -65,6 +66,11 @@ const std::vector<ConvCase> kCases = {
     {"depthwise_x2_5x5_s2_p2_d2", 1, 3, 6, 3, 11, 9, 5, 2, 2, 2},
     {"depthwise_3x3_s2_p0_batch3", 3, 4, 4, 4, 9, 10, 3, 2, 0, 1},
     {"depthwise_1ch_x3", 1, 1, 3, 1, 6, 6, 3, 1, 1, 1},
+    // Channel counts over the AVX2 kernel's 8-lane vectors (with a scalar tail), output rows long
+    // enough for its 4-pixel tiles between the padded edges, stride 2 and dilation.
+    {"depthwise_3x3_p1_20ch_batch2_13x11", 2, 20, 20, 20, 13, 11, 3, 1, 1, 1},
+    {"depthwise_3x3_s2_p1_16ch_14x15", 1, 16, 16, 16, 14, 15, 3, 2, 1, 1},
+    {"depthwise_5x5_d2_p4_8ch_12x17", 1, 8, 8, 8, 12, 17, 5, 1, 4, 2},
     {"5x5_s2_p2", 1, 3, 4, 1, 9, 8, 5, 2, 2, 1},
     {"3x3_dilate2", 1, 3, 2, 1, 8, 7, 3, 1, 2, 2},
     // A ResNet-style stem (several 16-column chunks, a partial last one, 13 output channels: two
@@ -90,12 +96,18 @@ const std::set<std::string> kWinogradForward = {"3x3_p1_7x9",
                                                 "3x3_p1_13x13_16to8",
                                                 "depthwise_3x3_p1_batch3",
                                                 "depthwise_1ch_x3",
+                                                "depthwise_3x3_p1_20ch_batch2_13x11",
                                                 "3x3_p1_batch2_19x22_11to13",
                                                 "3x3_p1_groups3_batch2_10x9",
                                                 "3x3_p0_batch5_4x4_9to7",
                                                 "3x3_p1_32to4"};
-const std::set<std::string> kDepthwise = {"depthwise_3x3_p1_batch3", "depthwise_x2_5x5_s2_p2_d2",
-                                          "depthwise_3x3_s2_p0_batch3", "depthwise_1ch_x3"};
+const std::set<std::string> kDepthwise = {"depthwise_3x3_p1_batch3",
+                                          "depthwise_x2_5x5_s2_p2_d2",
+                                          "depthwise_3x3_s2_p0_batch3",
+                                          "depthwise_1ch_x3",
+                                          "depthwise_3x3_p1_20ch_batch2_13x11",
+                                          "depthwise_3x3_s2_p1_16ch_14x15",
+                                          "depthwise_5x5_d2_p4_8ch_12x17"};
 
 // The cases each algorithm must claim (and no others), per direction.
 std::set<std::string> ExpectedClaims(std::string_view algorithm, ConvDirection direction) {
@@ -165,10 +177,19 @@ struct ConvInputs {
 };
 
 // Runs `algorithm` in its own layout on NCHW inputs and returns the result in NCHW / OIHW, after
-// checking that Run took exactly WorkspaceBytes from its scratch space.
+// checking that Run took exactly WorkspaceBytes from its scratch space. `clamp` and `with_bias`
+// shape the forward's epilogue.
+template <typename T>
+struct Epilogues {
+  T low = -std::numeric_limits<T>::infinity();
+  T high = std::numeric_limits<T>::infinity();
+  bool with_bias = true;
+};
+
 template <typename T>
 std::vector<T> RunInNCHW(const ConvAlgorithm& algorithm, ConvDirection direction,
-                         const ConvGeometry& nchw, const ConvInputs<T>& in) {
+                         const ConvGeometry& nchw, const ConvInputs<T>& in,
+                         const Epilogues<T>& epilogue = {}) {
   const bool last = algorithm.layout() == ConvLayout::kNHWC;
   ConvGeometry g = nchw;
   g.channels_last = last;
@@ -198,7 +219,9 @@ std::vector<T> RunInNCHW(const ConvAlgorithm& algorithm, ConvDirection direction
   ConvTensors<T> tensors;
   tensors.data = data.data();
   tensors.weight = weight.data();
-  tensors.bias = in.bias.data();
+  tensors.bias = epilogue.with_bias ? in.bias.data() : nullptr;
+  tensors.clamp_low = epilogue.low;
+  tensors.clamp_high = epilogue.high;
   tensors.output_grad = output_grad.data();
   tensors.output = tensors.data_grad = tensors.weight_grad = result.data();
   ScratchSpace scratch(Context::CPU());
@@ -252,6 +275,94 @@ void CheckAgainstIm2Col(int threads) {
   }
 }
 
+// The fused activation (ConvTensors::clamp_low / clamp_high): every algorithm's forward, with
+// and without bias, equals the reference's unclamped output clamped afterwards, for bounds that
+// cut both tails (clip), only the lower one (relu) and a ReLU6-like pair.
+template <typename T>
+void CheckClampedForward(int threads) {
+  ScopedIntraOpThreads scoped(threads);
+  const ConvAlgorithm* reference = FindCpuConvAlgorithm("im2col_gemm", ConvLayout::kNCHW);
+  const T inf = std::numeric_limits<T>::infinity();
+  const std::pair<T, T> bounds[] = {{T(-0.3), T(0.5)}, {T(0), inf}, {T(0), T(0.6)}};
+  for (const ConvAlgorithm* algorithm : CpuConvAlgorithms()) {
+    for (const ConvCase& c : kCases) {
+      const ConvGeometry nchw = c.Geometry(false);
+      if (!algorithm->Supports(c.Geometry(algorithm->layout() == ConvLayout::kNHWC),
+                               ConvDirection::kForward)) {
+        continue;
+      }
+      const ConvInputs<T> inputs(nchw);
+      for (bool with_bias : {true, false}) {
+        Epilogues<T> plain;
+        plain.with_bias = with_bias;
+        const std::vector<T> unclamped =
+            RunInNCHW(*reference, ConvDirection::kForward, nchw, inputs, plain);
+        for (const auto& [low, high] : bounds) {
+          SCOPED_TRACE(std::string(algorithm->name()) + " " +
+                       ConvLayoutName(algorithm->layout()) + " " + c.name + " bias " +
+                       std::to_string(with_bias) + " clamp [" + std::to_string(low) + ", " +
+                       std::to_string(high) + "]");
+          std::vector<T> expected = unclamped;
+          int clamped = 0;
+          for (T& value : expected) {
+            const T bounded = std::min(std::max(value, low), high);
+            clamped += bounded != value;
+            value = bounded;
+          }
+          EXPECT_GT(clamped, 0) << "the bounds must cut some outputs";
+          const Epilogues<T> epilogue{low, high, with_bias};
+          const std::vector<T> actual =
+              RunInNCHW(*algorithm, ConvDirection::kForward, nchw, inputs, epilogue);
+          EXPECT_LE(RelativeError(actual, expected),
+                    Tolerance(algorithm->name(), std::is_same_v<T, float>));
+          for (size_t i = 0; i < actual.size(); ++i) {
+            ASSERT_TRUE(actual[i] >= low && actual[i] <= high) << "element " << i << " = "
+                                                               << actual[i];
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(ConvAlgorithms, ClampedForwardFloat32) { CheckClampedForward<float>(2); }
+TEST(ConvAlgorithms, ClampedForwardFloat32OnOneThread) { CheckClampedForward<float>(1); }
+TEST(ConvAlgorithms, ClampedForwardFloat64) { CheckClampedForward<double>(2); }
+
+// A clamp belongs to the forward; the other directions and inverted bounds are refused by name.
+TEST(ConvAlgorithms, ClampOnlyOnTheForward) {
+  const ConvCase shape{"3x3", 1, 4, 4, 1, 6, 6, 3, 1, 1, 1};
+  const ConvGeometry g = shape.Geometry(false);
+  const ConvInputs<float> in(g);
+  std::vector<float> buffer(static_cast<size_t>(g.batch * g.in_channels * g.in_spatial() +
+                                                g.out_channels * g.patch_size()));
+  ConvTensors<float> tensors;
+  tensors.data = in.data.data();
+  tensors.weight = in.weight.data();
+  tensors.output_grad = in.output_grad.data();
+  tensors.data_grad = tensors.weight_grad = tensors.output = buffer.data();
+  tensors.clamp_low = 0.0f;
+  ScratchSpace scratch(Context::CPU());
+  const ConvAlgorithm& im2col = *FindCpuConvAlgorithm("im2col_gemm", ConvLayout::kNCHW);
+  for (ConvDirection direction : {ConvDirection::kBackwardData, ConvDirection::kBackwardFilter}) {
+    try {
+      im2col.Run(direction, g, tensors, scratch);
+      FAIL() << "a clamped " << ConvDirectionName(direction) << " ran";
+    } catch (const Error& error) {
+      EXPECT_NE(std::string(error.what()).find("forward only"), std::string::npos) << error.what();
+    }
+  }
+  tensors.clamp_low = 1.0f;
+  tensors.clamp_high = 0.5f;
+  try {
+    im2col.Run(ConvDirection::kForward, g, tensors, scratch);
+    FAIL() << "inverted clamp bounds ran";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("above its high bound"), std::string::npos)
+        << error.what();
+  }
+}
+
 TEST(ConvAlgorithms, Float64MatchesIm2Col) { CheckAgainstIm2Col<double>(2); }
 TEST(ConvAlgorithms, Float32MatchesIm2Col) { CheckAgainstIm2Col<float>(2); }
 TEST(ConvAlgorithms, Float64MatchesIm2ColOnOneThread) { CheckAgainstIm2Col<double>(1); }
@@ -274,6 +385,21 @@ TEST(ConvAlgorithms, WinogradFloat32SameBitsOnOneAndTwoThreads) {
       EXPECT_EQ(results[0], results[1]) << name << " " << ConvDirectionName(direction);
     }
   }
+}
+
+// The AVX2 NHWC depthwise kernel: rows are tasks and every pixel sums in one order, whichever of
+// its paths (4-pixel tile, checked edge pixel, scalar channel tail) computed it.
+TEST(ConvAlgorithms, DepthwiseNhwcFloat32SameBitsOnOneAndTwoThreads) {
+  const ConvCase shape{"dw", 2, 20, 20, 20, 13, 11, 3, 1, 1, 1};
+  const ConvGeometry g = shape.Geometry(false);
+  const ConvInputs<float> inputs(g);
+  const ConvAlgorithm& depthwise = *FindCpuConvAlgorithm("depthwise_direct", ConvLayout::kNHWC);
+  std::vector<float> results[2];
+  for (int threads : {1, 2}) {
+    ScopedIntraOpThreads scoped(threads);
+    results[threads - 1] = RunInNCHW(depthwise, ConvDirection::kForward, g, inputs);
+  }
+  EXPECT_EQ(results[0], results[1]);
 }
 
 // direct_nchw deals rows and channel blocks to threads; each value is summed the same way.

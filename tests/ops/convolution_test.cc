@@ -489,5 +489,60 @@ TEST(ConvolutionShapeTest, TuningAttributesAreValidated) {
   EXPECT_NE(parse_error({{"num_group", "0"}}).find("num_group"), std::string::npos);
 }
 
+// act_min / act_max (a fused relu / clip): the forward equals the plain convolution clamped, in
+// both layouts and element types; an absent bound clamps nothing on its side.
+TEST(ConvolutionFusedActivationTest, ForwardIsTheClampedConvolution) {
+  for (const std::string layout : {"NCHW", "NHWC"}) {
+    for (DType dtype : {DType::kFloat32, DType::kFloat64}) {
+      ConvSpec spec = Spec2d(layout == "NCHW" ? Shape{2, 5, 7, 6} : Shape{2, 7, 6, 5}, {3, 3}, 6);
+      spec.layout = layout;
+      spec.pad = {1, 1};
+      const OpCase plain = spec.Case();
+      const std::vector<HostTensor> inputs = MakeInputs(plain, dtype);
+      const std::vector<double> unclamped = RunForward(plain, inputs).outputs[0].Values();
+      const std::pair<std::map<std::string, std::string>, std::pair<double, double>> flavours[] = {
+          {{{"act_min", "0"}}, {0.0, HUGE_VAL}},
+          {{{"act_min", "0"}, {"act_max", "0.5"}}, {0.0, 0.5}},
+          {{{"act_max", "-0.25"}}, {-HUGE_VAL, -0.25}}};
+      for (const auto& [attrs, bounds] : flavours) {
+        OpCase fused = plain;
+        fused.attrs.insert(attrs.begin(), attrs.end());
+        SCOPED_TRACE(fused.Describe() + " " + DTypeName(dtype));
+        const std::vector<double> got = RunForward(fused, inputs).outputs[0].Values();
+        ASSERT_EQ(got.size(), unclamped.size());
+        int clamped = 0;
+        for (size_t i = 0; i < got.size(); ++i) {
+          const double expected = std::min(std::max(unclamped[i], bounds.first), bounds.second);
+          clamped += expected != unclamped[i];
+          ASSERT_NEAR(got[i], expected, dtype == DType::kFloat32 ? 1e-5 : 1e-12) << i;
+        }
+        EXPECT_GT(clamped, 0);
+      }
+    }
+  }
+}
+
+// The fused forward has no gradient (it would need the unclamped output); backward says so, and
+// inverted bounds are an error at shape inference, naming the node.
+TEST(ConvolutionFusedActivationTest, BackwardAndBadBoundsAreClearErrors) {
+  ConvSpec spec = Spec2d({1, 3, 5, 5}, {3, 3}, 4);
+  OpCase fused = spec.Case();
+  fused.attrs["act_min"] = "0";
+  const std::vector<HostTensor> inputs = MakeInputs(fused, DType::kFloat64);
+  const OpRun forward = RunForward(fused, inputs);
+  try {
+    RunBackward(fused, forward, forward.outputs);
+    FAIL() << "a fused convolution ran backward";
+  } catch (const Error& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("inference-only"), std::string::npos) << message;
+    EXPECT_NE(message.find("act_min"), std::string::npos) << message;
+  }
+  OpCase inverted = spec.Case();
+  inverted.attrs["act_min"] = "1";
+  inverted.attrs["act_max"] = "0.5";
+  ExpectShapeError(inverted, {"act_min=1", "act_max=0.5"});
+}
+
 }  // namespace
 }  // namespace mxlite::testing

@@ -30,13 +30,19 @@ struct GemmCase {
   float alpha = 1.0f;
   float beta = 0.0f;
   int64_t pad = 0;  // extra elements per stored row of A, B and C (never read, never written)
+  // The epilogue (ops/cpu/epilogue.h): biases drawn at random when asked for, then the clamp.
+  bool row_bias = false;
+  bool column_bias = false;
+  float low = -std::numeric_limits<float>::infinity();
+  float high = std::numeric_limits<float>::infinity();
 
   std::string Describe() const {
     std::ostringstream out;
     out << "m=" << shape.m << " n=" << shape.n << " k=" << shape.k
         << " trans_a=" << (trans_a == Transpose::kYes)
         << " trans_b=" << (trans_b == Transpose::kYes) << " alpha=" << alpha << " beta=" << beta
-        << " pad=" << pad;
+        << " pad=" << pad << " row_bias=" << row_bias << " column_bias=" << column_bias
+        << " clamp=[" << low << ", " << high << "]";
     return out.str();
   }
 };
@@ -79,9 +85,15 @@ std::vector<float> RunAndCheck(const GemmCase& test, bool nan_in_c = false) {
     }
   }
   const StoredMatrix c_before = c;
+  const StoredMatrix row_bias(1, m, 0, rng), column_bias(1, n, 0, rng);
+  Epilogue<float> epilogue;
+  if (test.row_bias) epilogue.row_bias = row_bias.data.data();
+  if (test.column_bias) epilogue.column_bias = column_bias.data.data();
+  epilogue.low = test.low;
+  epilogue.high = test.high;
 
   Sgemm(test.trans_a, test.trans_b, m, n, k, test.alpha, a.data.data(), a.ld, b.data.data(), b.ld,
-        test.beta, c.data.data(), c.ld);
+        test.beta, c.data.data(), c.ld, epilogue);
 
   int failures = 0;
   for (int64_t i = 0; i < m && failures < 5; ++i) {
@@ -99,6 +111,13 @@ std::vector<float> RunAndCheck(const GemmCase& test, bool nan_in_c = false) {
         expected += static_cast<double>(test.beta) * c_before.at(i, j);
         magnitude += std::abs(test.beta * c_before.at(i, j));
       }
+      if (test.row_bias) expected += row_bias.at(0, i), magnitude += std::abs(row_bias.at(0, i));
+      if (test.column_bias) {
+        expected += column_bias.at(0, j);
+        magnitude += std::abs(column_bias.at(0, j));
+      }
+      expected = std::min(std::max(expected, static_cast<double>(test.low)),
+                          static_cast<double>(test.high));
       const double tolerance = 1e-6 * static_cast<double>(k + 4) * (magnitude + 1e-30);
       const float actual = c.at(i, j);
       if (!(std::abs(actual - expected) <= tolerance)) {
@@ -264,6 +283,45 @@ TEST(GemmTest, OneAndTwoThreadsAgree) {
           ASSERT_EQ(one[i], two[i]) << "element " << i << " of " << test.Describe();
         } else {
           ASSERT_NEAR(one[i], two[i], 1e-4f * (1.0f + std::abs(one[i]))) << test.Describe();
+        }
+      }
+    }
+  }
+}
+
+// The epilogue (row / column biases, clamp) on every path: full and partial micro-tiles, narrow
+// edge tiles, several k blocks (applied once, after the last), the one-row path, k = 0, both
+// implementations, 1 and 2 threads; the clamp bounds cut both tails of these sums.
+TEST(GemmTest, EpilogueBiasesAndClamp) {
+  const Shape shapes[] = {{6, 16, 8},   {7, 17, 9},  {13, 20, 300}, {145, 40, 520},
+                          {1, 64, 300}, {1, 5, 7},   {64, 784, 27}, {5, 3, 0}};
+  struct Flavour {
+    bool row_bias, column_bias;
+    float low, high;
+  };
+  const float inf = std::numeric_limits<float>::infinity();
+  const Flavour flavours[] = {{true, false, -inf, inf}, {false, true, -inf, inf},
+                              {true, true, -0.5f, 0.7f}, {false, false, 0.0f, inf},
+                              {false, true, 0.0f, 0.6f}};
+  GemmImplementations implementations;
+  for (GemmImplementation implementation : implementations.list()) {
+    SCOPED_TRACE(Name(implementation));
+    SetGemmImplementation(implementation);
+    for (int threads : {1, 2}) {
+      ScopedIntraOpThreads scoped(threads);
+      for (const Shape& shape : shapes) {
+        for (const Flavour& flavour : flavours) {
+          for (float beta : {0.0f, 1.0f}) {
+            GemmCase test{shape, Transpose::kNo, Transpose::kYes, 1.0f, beta, 1};
+            test.row_bias = flavour.row_bias;
+            test.column_bias = flavour.column_bias;
+            test.low = flavour.low;
+            test.high = flavour.high;
+            RunAndCheck(test);
+            test.trans_a = Transpose::kYes;
+            test.trans_b = Transpose::kNo;
+            RunAndCheck(test);
+          }
         }
       }
     }

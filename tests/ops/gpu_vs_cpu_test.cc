@@ -521,6 +521,29 @@ TEST(GpuCaseTable, EveryCaseRunsOnTheCpu) {
   }
 }
 
+// A fused activation (act_min / act_max: relu, ReLU6, an upper bound only) clamps the GPU
+// output as the CPU's does; forward only (the fused op has no backward on either device).
+TEST(GpuConvolution, FusedActivationMatchesCpu) {
+  if (VisibleGpuCount() == 0) GTEST_SKIP() << "no GPU visible: GPU kernels not run";
+  const std::map<std::string, std::string> clamps[] = {
+      {{"act_min", "0"}}, {{"act_min", "0"}, {"act_max", "0.5"}}, {{"act_max", "-0.25"}}};
+  for (const std::string layout : {"NCHW", "NHWC"}) {
+    for (const auto& clamp : clamps) {
+      OpCase test_case{"Convolution",
+                       {{"kernel", "(3,3)"}, {"num_filter", "6"}, {"pad", "(1,1)"},
+                        {"layout", layout}},
+                       {layout == "NCHW" ? Shape{2, 5, 7, 6} : Shape{2, 7, 6, 5}}};
+      test_case.attrs.insert(clamp.begin(), clamp.end());
+      test_case.is_train = false;
+      SCOPED_TRACE(test_case.Describe());
+      const std::vector<HostTensor> inputs = MakeInputs(test_case, DType::kFloat32, 3);
+      const OpRun cpu = RunForward(test_case, inputs);
+      GpuRunner gpu(test_case);
+      ExpectClose(cpu.outputs[0], gpu.Forward(inputs, cpu.outputs).first[0], "fused forward");
+    }
+  }
+}
+
 // The GPU kernels run on the op's stream and do not disturb other streams' work: two cases on
 // two runners back to back give the same results as one after the other (a smoke test of stream
 // binding of the per-thread cuDNN / cuBLAS handles).

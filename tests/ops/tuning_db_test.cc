@@ -17,6 +17,7 @@
 
 #include "core/error.h"
 #include "core/logging.h"
+#include "ops/cpu/conv_algorithms.h"
 
 namespace mxlite::conv {
 namespace {
@@ -152,7 +153,8 @@ TEST_F(TuningDbTest, EntriesFromAnotherDeviceOrVersionAreIgnored) {
 TEST_F(TuningDbTest, CpuEnvironmentNamesModelThreadsAndVersion) {
   const TuningEnvironment two = TuningEnvironment::ForCpu(2);
   EXPECT_NE(two.device.find("(2 threads"), std::string::npos) << two.device;
-  EXPECT_EQ(two.versions, std::string("mxlite ") + MXLITE_VERSION);
+  EXPECT_EQ(two.versions, std::string("mxlite ") + MXLITE_VERSION + ", CPU kernels r" +
+                              std::to_string(cpu::kCpuConvKernelsRevision));
   EXPECT_NE(two.device, TuningEnvironment::ForCpu(1).device);
 }
 

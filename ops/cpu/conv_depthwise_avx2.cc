@@ -1,0 +1,161 @@
+#include "ops/cpu/conv_depthwise_avx2.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+#include "ops/cpu/gemm.h"
+#include "ops/cpu/gemm_kernel_avx2.h"
+
+#if MXLITE_HAS_AVX2_KERNEL
+#include <immintrin.h>
+
+// Target attributes per function, as in gemm_kernel_avx2.cc: the rest of the library must not
+// pick up AVX2 code through a shared inline function.
+#define MXLITE_AVX2 __attribute__((target("avx2,fma")))
+
+namespace mxlite::cpu::detail {
+namespace {
+
+constexpr int64_t kLanes = 8;   // channels per vector
+constexpr int64_t kPixels = 4;  // output pixels per register tile
+
+// The part of one output row a call works on: which kernel rows fall inside the input, and the
+// output columns whose whole window lies inside the input's width.
+struct RowPlan {
+  const float* input_rows[64];  // per kernel row i: input row ih at column 0, or null (padding)
+  int64_t kernel_h;
+  int64_t first_inside, end_inside;  // [first, end): columns with no tap in the padding
+
+  RowPlan(const ConvGeometry& g, const float* data, int64_t n, int64_t oh) : kernel_h(g.kernel_h) {
+    for (int64_t i = 0; i < g.kernel_h; ++i) {
+      const int64_t ih = oh * g.stride_h - g.pad_h + i * g.dilate_h;
+      input_rows[i] = ih >= 0 && ih < g.in_h
+                          ? data + (n * g.in_h + ih) * g.in_w * g.in_channels
+                          : nullptr;
+    }
+    // ow * stride - pad >= 0, and ow * stride - pad + (KW - 1) * dilate <= in_w - 1.
+    first_inside = (g.pad_w + g.stride_w - 1) / g.stride_w;
+    const int64_t last_start = g.in_w - 1 - (g.kernel_w - 1) * g.dilate_w + g.pad_w;
+    end_inside = last_start < 0 ? 0 : std::min(g.out_w, last_start / g.stride_w + 1);
+    end_inside = std::max(end_inside, std::min(first_inside, g.out_w));
+  }
+};
+
+MXLITE_AVX2 inline __m256 Clamp(__m256 value, __m256 low, __m256 high) {
+  // Bound first: max/min return their second operand when one is NaN, so NaN stays NaN.
+  return _mm256_min_ps(high, _mm256_max_ps(low, value));
+}
+
+// kPixels pixels from `ow`, channels [c, c + 8), every window inside the input.
+MXLITE_AVX2 inline void InsideTile(const ConvGeometry& g, const RowPlan& plan, const float* by_tap,
+                                   __m256 start, __m256 low, __m256 high, int64_t ow, int64_t c,
+                                   float* y_row) {
+  const int64_t channels = g.in_channels;
+  const int64_t step = g.stride_w * channels;  // between neighbouring output pixels' inputs
+  __m256 acc0 = start, acc1 = start, acc2 = start, acc3 = start;
+  for (int64_t i = 0; i < plan.kernel_h; ++i) {
+    if (plan.input_rows[i] == nullptr) continue;
+    const float* x = plan.input_rows[i] + (ow * g.stride_w - g.pad_w) * channels + c;
+    const float* w = by_tap + i * g.kernel_w * channels + c;
+    for (int64_t j = 0; j < g.kernel_w; ++j, x += g.dilate_w * channels, w += channels) {
+      const __m256 weight = _mm256_loadu_ps(w);
+      acc0 = _mm256_fmadd_ps(weight, _mm256_loadu_ps(x), acc0);
+      acc1 = _mm256_fmadd_ps(weight, _mm256_loadu_ps(x + step), acc1);
+      acc2 = _mm256_fmadd_ps(weight, _mm256_loadu_ps(x + 2 * step), acc2);
+      acc3 = _mm256_fmadd_ps(weight, _mm256_loadu_ps(x + 3 * step), acc3);
+    }
+  }
+  float* y = y_row + ow * channels + c;
+  _mm256_storeu_ps(y, Clamp(acc0, low, high));
+  _mm256_storeu_ps(y + channels, Clamp(acc1, low, high));
+  _mm256_storeu_ps(y + 2 * channels, Clamp(acc2, low, high));
+  _mm256_storeu_ps(y + 3 * channels, Clamp(acc3, low, high));
+}
+
+// One pixel, channels [c, c + 8), taps in the padding skipped.
+MXLITE_AVX2 inline void CheckedPixel(const ConvGeometry& g, const RowPlan& plan,
+                                     const float* by_tap, __m256 start, __m256 low, __m256 high,
+                                     int64_t ow, int64_t c, float* y_row) {
+  const int64_t channels = g.in_channels;
+  __m256 acc = start;
+  for (int64_t i = 0; i < plan.kernel_h; ++i) {
+    if (plan.input_rows[i] == nullptr) continue;
+    for (int64_t j = 0; j < g.kernel_w; ++j) {
+      const int64_t iw = ow * g.stride_w - g.pad_w + j * g.dilate_w;
+      if (iw < 0 || iw >= g.in_w) continue;
+      const __m256 weight = _mm256_loadu_ps(by_tap + (i * g.kernel_w + j) * channels + c);
+      acc = _mm256_fmadd_ps(weight, _mm256_loadu_ps(plan.input_rows[i] + iw * channels + c), acc);
+    }
+  }
+  _mm256_storeu_ps(y_row + ow * channels + c, Clamp(acc, low, high));
+}
+
+// Channels [first, C) past the last full vector, one at a time, in the same tap order.
+void ScalarChannels(const ConvGeometry& g, const RowPlan& plan, const float* by_tap,
+                    const float* bias, const Epilogue<float>& clamp, int64_t first, float* y_row) {
+  const int64_t channels = g.in_channels;
+  for (int64_t ow = 0; ow < g.out_w; ++ow) {
+    for (int64_t c = first; c < channels; ++c) {
+      float sum = bias != nullptr ? bias[c] : 0.0f;
+      for (int64_t i = 0; i < plan.kernel_h; ++i) {
+        if (plan.input_rows[i] == nullptr) continue;
+        for (int64_t j = 0; j < g.kernel_w; ++j) {
+          const int64_t iw = ow * g.stride_w - g.pad_w + j * g.dilate_w;
+          if (iw < 0 || iw >= g.in_w) continue;
+          sum = std::fma(by_tap[(i * g.kernel_w + j) * channels + c],
+                         plan.input_rows[i][iw * channels + c], sum);
+        }
+      }
+      y_row[ow * channels + c] = clamp.Apply(sum, 0, 0);
+    }
+  }
+}
+
+}  // namespace
+
+bool DepthwiseAvx2Available() { return CpuSupportsAvx2Fma(); }
+
+MXLITE_AVX2 void DepthwiseForwardRowNhwcAvx2(const ConvGeometry& g, const float* data,
+                                             const float* by_tap, const float* bias,
+                                             const Epilogue<float>& clamp, int64_t row,
+                                             float* output) {
+  MX_CHECK(g.kernel_h <= 64) << "DepthwiseForwardRowNhwcAvx2: kernel height " << g.kernel_h
+                             << " above 64";
+  const int64_t n = row / g.out_h, oh = row % g.out_h, channels = g.in_channels;
+  const RowPlan plan(g, data, n, oh);
+  float* y_row = output + row * g.out_w * channels;
+  const __m256 low = _mm256_set1_ps(clamp.low), high = _mm256_set1_ps(clamp.high);
+  const int64_t vector_channels = channels / kLanes * kLanes;
+  for (int64_t c = 0; c < vector_channels; c += kLanes) {
+    const __m256 start = bias != nullptr ? _mm256_loadu_ps(bias + c) : _mm256_setzero_ps();
+    int64_t ow = 0;
+    for (; ow < plan.first_inside && ow < g.out_w; ++ow) {
+      CheckedPixel(g, plan, by_tap, start, low, high, ow, c, y_row);
+    }
+    for (; ow + kPixels <= plan.end_inside; ow += kPixels) {
+      InsideTile(g, plan, by_tap, start, low, high, ow, c, y_row);
+    }
+    for (; ow < g.out_w; ++ow) CheckedPixel(g, plan, by_tap, start, low, high, ow, c, y_row);
+  }
+  if (vector_channels < channels) {
+    ScalarChannels(g, plan, by_tap, bias, clamp, vector_channels, y_row);
+  }
+}
+
+}  // namespace mxlite::cpu::detail
+
+#else  // !MXLITE_HAS_AVX2_KERNEL
+
+namespace mxlite::cpu::detail {
+
+bool DepthwiseAvx2Available() { return false; }
+
+void DepthwiseForwardRowNhwcAvx2(const ConvGeometry&, const float*, const float*, const float*,
+                                 const Epilogue<float>&, int64_t, float*) {
+  MX_THROW() << "DepthwiseForwardRowNhwcAvx2 needs an x86-64 build";
+}
+
+}  // namespace mxlite::cpu::detail
+
+#endif  // MXLITE_HAS_AVX2_KERNEL

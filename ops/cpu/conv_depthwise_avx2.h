@@ -1,0 +1,33 @@
+// Internal to ops/cpu/conv_depthwise.cc: the float32 NHWC depthwise forward for CPUs with
+// AVX2+FMA, channel multiplier 1 (groups == in == out channels: MobileNet's layers).
+//
+// One call computes one output row. For each block of 8 channels it keeps 4 output pixels in
+// registers and sums every kernel tap into them (one load of the input and one FMA per pixel and
+// tap; the tap's 8 weights are loaded once for the 4 pixels), then adds nothing more: the bias is
+// the starting sum and the clamp is applied at the store. Pixels whose window leaves the input
+// (the padded edges) and the last channels past a multiple of 8 take a checked path. The portable
+// kernel in conv_depthwise.cc re-reads and re-writes the output row for every tap instead.
+//
+// Each output element is summed in the same order (bias, then taps row by row) wherever it falls,
+// so results do not depend on the thread count or on which path computed a pixel.
+// Thread safety: reentrant; writes only its output row.
+#pragma once
+
+#include <cstdint>
+
+#include "ops/cpu/epilogue.h"
+#include "ops/cpu/im2col.h"
+
+namespace mxlite::cpu::detail {
+
+// True when this build and this CPU can run the function below (x86-64 with avx2 and fma).
+bool DepthwiseAvx2Available();
+
+// Output row `row` (= n * out_h + oh) of the NHWC depthwise convolution g (groups == in_channels ==
+// out_channels, channels_last): output[n, oh, :, :] = clamp(bias + sum over taps of
+// by_tap[tap, c] * data[n, ih, iw, c]). by_tap is the weight as (KH*KW, C); bias may be null.
+void DepthwiseForwardRowNhwcAvx2(const ConvGeometry& g, const float* data, const float* by_tap,
+                                 const float* bias, const Epilogue<float>& clamp, int64_t row,
+                                 float* output);
+
+}  // namespace mxlite::cpu::detail
