@@ -280,6 +280,12 @@ MXLITE_AVX2 void TransformOutputBlock(const ConvGeometry& g, const FusedPlan<M>&
       alignas(32) float values[M * M][kLanes];
       Sandwich<W::kAT, M, A, true>(m + r * kBlockTiles + half * kLanes, rows * kBlockTiles,
                                    &values[0][0], kLanes, offset);
+      if (clamp.clamps()) {  // bound first: max/min return their second operand on NaN
+        const __m256 low = _mm256_set1_ps(clamp.low), high = _mm256_set1_ps(clamp.high);
+        for (auto& value : values) {
+          _mm256_store_ps(value, _mm256_min_ps(high, _mm256_max_ps(low, _mm256_load_ps(value))));
+        }
+      }
       const int lanes = std::min(kLanes, count - half * kLanes);
       for (int lane = 0; lane < lanes; ++lane) {
         const TileSpot& spot = spots[half * kLanes + lane];
@@ -288,7 +294,7 @@ MXLITE_AVX2 void TransformOutputBlock(const ConvGeometry& g, const FusedPlan<M>&
         const int64_t out_cols = std::min<int64_t>(M, g.out_w - spot.ox);
         for (int64_t i = 0; i < out_rows; ++i) {
           float* dst = plane + (spot.oy + i) * g.out_w + spot.ox;
-          for (int64_t j = 0; j < out_cols; ++j) dst[j] = clamp.Apply(values[i * M + j][lane], 0, 0);
+          for (int64_t j = 0; j < out_cols; ++j) dst[j] = values[i * M + j][lane];
         }
       }
     }
