@@ -387,33 +387,31 @@ TEST(ConvAlgorithms, WinogradFloat32SameBitsOnOneAndTwoThreads) {
   }
 }
 
-// The AVX2 NHWC depthwise kernel: rows are tasks and every pixel sums in one order, whichever of
-// its paths (4-pixel tile, checked edge pixel, scalar channel tail) computed it.
-TEST(ConvAlgorithms, DepthwiseNhwcFloat32SameBitsOnOneAndTwoThreads) {
-  const ConvCase shape{"dw", 2, 20, 20, 20, 13, 11, 3, 1, 1, 1};
+// The float32 forward of `name` (in `layout`) on `shape` gives the same bits on 1 and 2 threads.
+void ExpectForwardSameBitsOnOneAndTwoThreads(const char* name, ConvLayout layout,
+                                            const ConvCase& shape) {
   const ConvGeometry g = shape.Geometry(false);
   const ConvInputs<float> inputs(g);
-  const ConvAlgorithm& depthwise = *FindCpuConvAlgorithm("depthwise_direct", ConvLayout::kNHWC);
+  const ConvAlgorithm& algorithm = *FindCpuConvAlgorithm(name, layout);
   std::vector<float> results[2];
   for (int threads : {1, 2}) {
     ScopedIntraOpThreads scoped(threads);
-    results[threads - 1] = RunInNCHW(depthwise, ConvDirection::kForward, g, inputs);
+    results[threads - 1] = RunInNCHW(algorithm, ConvDirection::kForward, g, inputs);
   }
-  EXPECT_EQ(results[0], results[1]);
+  EXPECT_EQ(results[0], results[1]) << name;
+}
+
+// The AVX2 NHWC depthwise kernel: rows are tasks and every pixel sums in one order, whichever of
+// its paths (4-pixel tile, checked edge pixel, scalar channel tail) computed it.
+TEST(ConvAlgorithms, DepthwiseNhwcFloat32SameBitsOnOneAndTwoThreads) {
+  ExpectForwardSameBitsOnOneAndTwoThreads("depthwise_direct", ConvLayout::kNHWC,
+                                          {"dw", 2, 20, 20, 20, 13, 11, 3, 1, 1, 1});
 }
 
 // direct_nchw deals rows and channel blocks to threads; each value is summed the same way.
 TEST(ConvAlgorithms, DirectFloat32SameBitsOnOneAndTwoThreads) {
-  const ConvCase shape{"stem", 2, 3, 13, 1, 37, 41, 7, 2, 3, 1};
-  const ConvGeometry g = shape.Geometry(false);
-  const ConvInputs<float> inputs(g);
-  const ConvAlgorithm& direct = *FindCpuConvAlgorithm("direct_nchw", ConvLayout::kNCHW);
-  std::vector<float> results[2];
-  for (int threads : {1, 2}) {
-    ScopedIntraOpThreads scoped(threads);
-    results[threads - 1] = RunInNCHW(direct, ConvDirection::kForward, g, inputs);
-  }
-  EXPECT_EQ(results[0], results[1]);
+  ExpectForwardSameBitsOnOneAndTwoThreads("direct_nchw", ConvLayout::kNCHW,
+                                          {"stem", 2, 3, 13, 1, 37, 41, 7, 2, 3, 1});
 }
 
 TEST(ConvAlgorithms, RegistryHasEveryNamedAlgorithmOncePerLayout) {
