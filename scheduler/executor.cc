@@ -38,8 +38,8 @@ std::unique_ptr<Executor> Executor::Bind(const Graph& graph, const BindOptions& 
 Executor::Executor(const Graph& graph, const BindOptions& options)
     : source_graph_(graph), graph_(graph), options_(options), engine_(Engine::GetShared()) {
   graph_.Validate();
+  FuseActivations();  // needs no shapes: runs before the graph's shapes are inferred once
   shapes_ = InferGraphShapes(graph_, options_.input_shapes);
-  FuseActivations();
   PlanConvolutionLayouts();
   PlanOptions plan_options;
   plan_options.training = options_.training;
@@ -69,7 +69,6 @@ void Executor::FuseActivations() {
   if (fusion.fused.empty()) return;
   fused_ = std::move(fusion.fused);
   graph_ = std::move(fusion.graph);
-  shapes_ = InferGraphShapes(graph_, options_.input_shapes);
 }
 
 void Executor::PlanConvolutionLayouts() {

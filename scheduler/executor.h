@@ -7,8 +7,9 @@
 //   exec->Backward();
 //   NDArray w_grad = exec->Gradient("conv0_weight");
 //
-// Binding infers shapes, plans the layouts of convolutions and pooling on the CPU
-// (scheduler/conv_planning.h, per MXNET_CONV_PLAN), builds the execution plan
+// Binding folds relu / clip into the convolutions before them on CPU inference executors
+// (scheduler/fusion.h, per MXNET_CONV_FUSE_ACTIVATION), infers shapes, plans the layouts of
+// convolutions and pooling (scheduler/conv_planning.h, per MXNET_CONV_PLAN), builds the execution plan
 // (scheduler/execution_plan.h: forward, and for training the gradient pass, mirrored per
 // MXNET_BACKWARD_DO_MIRROR) and the memory plan
 // (scheduler/memory_plan.h, per MXNET_EXEC_ENABLE_INPLACE and NNVM_EXEC_MATCH_RANGE), then
@@ -55,7 +56,7 @@ struct BindOptions {
   // Seed of the random streams (Dropout); each node gets its own stream.
   uint64_t seed = 0;
   // How convolutions and pooling choose their layouts (scheduler/conv_planning.h); unset:
-  // MXNET_CONV_PLAN. Planning applies to CPU executors; on a GPU the layouts stay as written.
+  // MXNET_CONV_PLAN. Planned on the device that runs the graph (CPU kernels or cuDNN).
   std::optional<ConvPlanKind> conv_plan = std::nullopt;
   // Fold relu / clip into the convolution before them (scheduler/fusion.h); unset:
   // MXNET_CONV_FUSE_ACTIVATION. Applies to CPU executors bound without training.

@@ -78,12 +78,7 @@ struct ConvTensors {
   T clamp_high = std::numeric_limits<T>::infinity();
 
   // The forward output's clamp as an epilogue (no bias).
-  Epilogue<T> OutputClamp() const {
-    Epilogue<T> clamp;
-    clamp.low = clamp_low;
-    clamp.high = clamp_high;
-    return clamp;
-  }
+  Epilogue<T> OutputClamp() const { return Epilogue<T>::Clamp(clamp_low, clamp_high); }
 };
 
 class ConvAlgorithm {

@@ -30,6 +30,14 @@ struct Epilogue {
   }
   bool empty() const { return row_bias == nullptr && column_bias == nullptr && !clamps(); }
 
+  // A clamp to [low, high] and no bias.
+  static Epilogue Clamp(T low, T high) {
+    Epilogue clamp;
+    clamp.low = low;
+    clamp.high = high;
+    return clamp;
+  }
+
   // The epilogue of the block whose first element is (row, column).
   Epilogue Offset(int64_t row, int64_t column) const {
     Epilogue block = *this;
@@ -45,15 +53,6 @@ struct Epilogue {
     return std::min(std::max(sum, low), high);
   }
 };
-
-// The clamp alone (no bias): what a kernel that adds its bias itself applies at its store.
-template <typename T>
-Epilogue<T> ClampOnly(const Epilogue<T>& epilogue) {
-  Epilogue<T> clamp;
-  clamp.low = epilogue.low;
-  clamp.high = epilogue.high;
-  return clamp;
-}
 
 // Applies `epilogue` in place to C[0:rows, 0:columns] (row stride ldc), which holds the sums.
 template <typename T>
