@@ -145,7 +145,9 @@ void CostConvolution(const Node& node, const GraphShapes& shapes, int id, L layo
     algorithms << decision.record.algorithm;
     report.decisions.push_back(decision);
   }
-  if (layout != L::kNCHW) {  // the weight is written OIHW
+  // The weight is written OIHW. Training transposes it every pass; inference once, since the
+  // executor keeps values computed from parameters alone (ExecutionPlan: constants).
+  if (layout != L::kNCHW && options.training) {
     const MeasuredMs weight =
         LayoutTransformMs(shapes.of(node.inputs[1]), L::kNCHW, layout,
                           shapes.dtype_of(node.inputs[1]), options.training, options.ctx);

@@ -10,8 +10,9 @@
 // Roles. Every op node touching 4-D activations plays one of three roles:
 //   flexible   Convolution (2-D) and Pooling (4-D): a candidate per layout, each costed by
 //              measurement — the convolution tuner's pick in that layout (forward, plus both
-//              backward directions when training) and, when the layout differs from the weight's
-//              as written, the measured transform of the weight; pooling timed as a node
+//              backward directions when training) and, in training, when the layout differs
+//              from the weight's as written, the measured transform of the weight (inference
+//              transposes a weight once: the executor keeps it); pooling timed as a node
 //              (scheduler/layout_costs.h).
 //   agnostic   Activation, LeakyReLU, BatchNorm, Dropout, clip, identity, elementwise ops and
 //              add_n on inputs of equal shapes, Concat: either layout at no cost; the

@@ -44,7 +44,11 @@ class PlanBuilder {
     for (const NodeEntry& output : graph_.outputs()) {
       plan_.output_slots.push_back(plan_.entry_slot.at(output));
     }
-    if (options_.training) AddBackward();
+    if (options_.training) {
+      AddBackward();
+    } else {
+      MarkConstantSteps();
+    }
     return std::move(plan_);
   }
 
@@ -69,6 +73,23 @@ class PlanBuilder {
         step.writes.push_back(slot);
       }
       plan_.forward.push_back(std::move(step));
+    }
+  }
+
+  // Forward steps computed from parameters alone, in graph order so that a step reading constants
+  // sees them marked already.
+  void MarkConstantSteps() {
+    std::set<int> outputs(plan_.output_slots.begin(), plan_.output_slots.end());
+    for (Step& step : plan_.forward) {
+      const bool from_parameters = std::all_of(step.reads.begin(), step.reads.end(), [&](int slot) {
+        const SlotKind kind = plan_.slot(slot).kind;
+        return kind == SlotKind::kParameter || kind == SlotKind::kConstant;
+      });
+      const bool writes_output = std::any_of(step.writes.begin(), step.writes.end(),
+                                             [&](int slot) { return outputs.count(slot) > 0; });
+      if (!from_parameters || writes_output || graph_.node(step.node).op->needs_random) continue;
+      step.constant = true;
+      for (int slot : step.writes) plan_.slots[static_cast<size_t>(slot)].kind = SlotKind::kConstant;
     }
   }
 

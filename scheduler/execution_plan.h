@@ -12,6 +12,13 @@
 // internal and are given memory by the memory planner (scheduler/memory_plan.h). A step lists the
 // slots it reads and writes, which is all the planner and the engine need to order and share them.
 //
+// Constants. In a plan without training, a forward step whose inputs are all parameters or
+// constants (a weight's layout transpose inserted by convolution planning, an imported model's
+// transpose of an initialiser) computes the same values every pass until a parameter changes. Such
+// a step is marked `constant`; its outputs are kConstant slots, which are never shared, so the
+// executor may keep them across passes and run the step again only when what it reads has changed.
+// Steps of ops that draw random numbers, and steps writing a graph output, are never constant.
+//
 // Pure function of the graph, its shapes and the options: no devices, no memory.
 #pragma once
 
@@ -31,6 +38,7 @@ enum class SlotKind {
   kParameterGradient,  // external: the gradient of a variable that asked for one
   kActivation,         // internal: an op output
   kGradient,           // internal: a gradient (contribution, sum, head gradient)
+  kConstant,           // internal: written by a constant step; kept across passes, never shared
 };
 
 struct Slot {
@@ -43,6 +51,8 @@ struct Slot {
     return kind == SlotKind::kInput || kind == SlotKind::kParameter ||
            kind == SlotKind::kAuxiliary || kind == SlotKind::kParameterGradient;
   }
+  // Given memory by the memory planner (shared with other slots as lifetimes allow).
+  bool planned() const { return !external() && kind != SlotKind::kConstant; }
   size_t bytes() const { return static_cast<size_t>(shape.size()) * DTypeSize(dtype); }
 };
 
@@ -64,8 +74,9 @@ struct Step {
   //            (-1 where BackwardDependencies says unused); writes = input gradients (-1: kNull).
   std::vector<int> reads;
   std::vector<int> writes;
-  // Slots read only for ordering (e.g. a recompute's other outputs); none today for most steps.
   std::string label;  // "conv0", "backward conv0", "accumulate relu0_output"
+  // kForward only: reads only parameters and constants, writes kConstant slots (see above).
+  bool constant = false;
 };
 
 struct PlanOptions {

@@ -1,6 +1,7 @@
 #include "scheduler/executor.h"
 
 #include <algorithm>
+#include <atomic>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -30,6 +31,38 @@ std::vector<VarHandle> Unique(std::vector<VarHandle> vars) {
 }
 
 }  // namespace
+
+// Decides whether a constant step (ExecutionPlan) must run: it must unless its last inference
+// pass completed and read the same versions of its inputs' engine vars. Runs inside the step,
+// where every earlier write of those vars has completed; the step writes its outputs, so its runs
+// are serialised and need no lock.
+class ConstantStepMemo {
+ public:
+  ConstantStepMemo(const Engine* engine, std::vector<VarHandle> reads)
+      : engine_(engine), reads_(std::move(reads)) {}
+
+  bool UpToDate(bool is_train) {
+    current_.clear();
+    for (VarHandle var : reads_) current_.push_back(engine_->VarVersion(var));
+    if (!is_train && valid_ && current_ == ran_with_) return true;
+    valid_ = false;  // until this run completes
+    return false;
+  }
+  // After a completed run. A training pass may behave differently, so it is not remembered.
+  void Ran(bool is_train) {
+    ran_with_ = current_;
+    valid_ = !is_train;
+    runs_.fetch_add(1, std::memory_order_relaxed);
+  }
+  int64_t runs() const { return runs_.load(std::memory_order_relaxed); }
+
+ private:
+  const Engine* engine_;  // outlives every pushed op
+  std::vector<VarHandle> reads_;
+  std::vector<uint64_t> current_, ran_with_;
+  bool valid_ = false;
+  std::atomic<int64_t> runs_{0};
+};
 
 std::unique_ptr<Executor> Executor::Bind(const Graph& graph, const BindOptions& options) {
   return std::unique_ptr<Executor>(new Executor(graph, options));
@@ -144,6 +177,10 @@ void Executor::CreateTempSpaces() {
 void Executor::AllocateArrays() {
   const Context ctx = options_.ctx;
   std::set<int> own_array_slots(plan_.output_slots.begin(), plan_.output_slots.end());
+  // Constants are kept across passes: arrays of their own as well.
+  for (size_t slot = 0; slot < plan_.slots.size(); ++slot) {
+    if (plan_.slots[slot].kind == SlotKind::kConstant) own_array_slots.insert(static_cast<int>(slot));
+  }
   slot_arrays_.resize(plan_.slots.size());
   // Variables: given arrays or new zeros.
   for (int id = 0; id < graph_.num_nodes(); ++id) {
@@ -171,13 +208,15 @@ void Executor::AllocateArrays() {
                              ? given->second
                              : NDArray::Zeros(plan_.slot(slot).shape, ctx, plan_.slot(slot).dtype);
   }
-  // Outputs get arrays of their own, so they stay valid for the user after the step.
+  // Outputs and constants get arrays of their own: outputs stay valid for the user after the
+  // step, constants for the next pass.
   for (int slot : own_array_slots) {
     if (slot_arrays_[slot].is_none()) {
       slot_arrays_[slot] = NDArray(plan_.slot(slot).shape, ctx, plan_.slot(slot).dtype);
     }
   }
   for (int slot : plan_.output_slots) outputs_.push_back(slot_arrays_[slot]);
+  constant_memos_.resize(plan_.forward.size());
   // Planned buffers.
   for (size_t bytes : memory_.block_bytes) {
     blocks_.emplace_back(Shape{static_cast<int64_t>(bytes)}, ctx, DType::kUInt8);
@@ -268,12 +307,15 @@ void Executor::PushStep(const Step& step, bool is_train) {
   if (step.kind == StepKind::kForward || step.kind == StepKind::kRecompute) {
     const ForwardKernel* kernel = &ForwardKernelFor(*node.op, ctx.device_type);
     std::vector<WriteMode> req(write_views.size(), WriteMode::kWrite);
+    std::shared_ptr<ConstantStepMemo> memo = step.constant ? ConstantMemo(step, reads) : nullptr;
     engine_->PushSync(
-        [kernel, args, read_views, write_views, req, is_train](RunContext run) {
+        [kernel, args, read_views, write_views, req, is_train, memo](RunContext run) {
+          if (memo && memo->UpToDate(is_train)) return;
           ScratchSpace scratch(run.ctx, run.stream, args.temp.get());
           OpContext op_ctx{run.ctx,         is_train,          run.stream, &scratch,
                            args.random.get(), args.state.get(), args.node->name};
           (*kernel)(op_ctx, args.node->attrs, read_views, write_views, req);
+          if (memo) memo->Ran(is_train);
         },
         ctx, reads, writes, 0, step.label, {FnProperty::kNormal, OpOrigin::kExecutor});
     return;
@@ -297,6 +339,23 @@ void Executor::PushStep(const Step& step, bool is_train) {
         (*kernel)(op_ctx, args.node->attrs, output_grads, inputs, outputs, write_views, req);
       },
       ctx, Unique(reads), writes, 0, step.label, {FnProperty::kNormal, OpOrigin::kExecutor});
+}
+
+std::shared_ptr<ConstantStepMemo> Executor::ConstantMemo(const Step& step,
+                                                         const std::vector<VarHandle>& reads) {
+  const size_t index = static_cast<size_t>(&step - plan_.forward.data());
+  MX_CHECK(index < constant_memos_.size()) << "constant step " << step.label << " is not forward";
+  std::shared_ptr<ConstantStepMemo>& memo = constant_memos_[index];
+  if (!memo) memo = std::make_shared<ConstantStepMemo>(engine_.get(), reads);
+  return memo;
+}
+
+int64_t Executor::constant_step_runs() const {
+  int64_t runs = 0;
+  for (const std::shared_ptr<ConstantStepMemo>& memo : constant_memos_) {
+    if (memo) runs += memo->runs();
+  }
+  return runs;
 }
 
 void Executor::Forward(bool is_train) {
@@ -412,6 +471,7 @@ MemoryReport Executor::memory_report() const {
   report.mirrored_count = plan_.num_mirrored;
   for (const Slot& slot : plan_.slots) {
     if (slot.external()) report.external_bytes += slot.bytes();
+    if (slot.kind == SlotKind::kConstant) report.constant_bytes += slot.bytes();
   }
   return report;
 }
@@ -423,7 +483,11 @@ std::string Executor::Summary() const {
   out << "Memory: " << FormatBytes(report.planned_bytes) << " planned for values ("
       << FormatBytes(report.unplanned_bytes) << " without the plan; " << report.inplace_count
       << " in place, " << report.mirrored_count << " recomputed), "
-      << FormatBytes(report.external_bytes) << " for variables and gradients\n";
+      << FormatBytes(report.external_bytes) << " for variables and gradients";
+  if (report.constant_bytes > 0) {
+    out << ", " << FormatBytes(report.constant_bytes) << " for values computed from parameters";
+  }
+  out << "\n";
   return out.str();
 }
 

@@ -13,7 +13,9 @@
 // (scheduler/execution_plan.h: forward, and for training the gradient pass, mirrored per
 // MXNET_BACKWARD_DO_MIRROR) and the memory plan
 // (scheduler/memory_plan.h, per MXNET_EXEC_ENABLE_INPLACE and NNVM_EXEC_MATCH_RANGE), then
-// allocates one block per planned buffer. Kernels take scratch memory from MXNET_EXEC_NUM_TEMP
+// allocates one block per planned buffer. Values computed from parameters alone (constant steps of
+// an inference plan: weight transposes) get arrays of their own and are computed again only when a
+// parameter they read was written since (its engine var's version changed). Kernels take scratch memory from MXNET_EXEC_NUM_TEMP
 // temporary workspaces, each used by one op at a time (ordered by an engine var), grown to the
 // largest need seen. Variables (inputs, parameters, auxiliary states) are
 // NDArrays: the ones given in BindOptions::arrays are used as they are (shared, e.g. between
@@ -67,9 +69,12 @@ struct MemoryReport {
   size_t planned_bytes = 0;    // internal buffers with the memory plan
   size_t unplanned_bytes = 0;  // the same, one buffer per value
   size_t external_bytes = 0;   // variables and parameter gradients
+  size_t constant_bytes = 0;   // values computed from parameters alone, kept across passes
   int inplace_count = 0;
   int mirrored_count = 0;
 };
+
+class ConstantStepMemo;  // executor.cc
 
 class Executor {
  public:
@@ -108,6 +113,9 @@ class Executor {
   const ExecutionPlan& plan() const { return plan_; }
   Context context() const { return options_.ctx; }
   MemoryReport memory_report() const;
+  // How often constant steps (weight transposes of an inference plan) have computed so far;
+  // passes that found their parameters unchanged do not count. Wait for the passes first.
+  int64_t constant_step_runs() const;
   // Fills every planned buffer with `value` (pushed; for tests that catch reads of values the
   // plan let another tensor overwrite: poison with NaN, and results must not change).
   void FillPlannedBuffers(double value);
@@ -129,6 +137,9 @@ class Executor {
   void LogTuning() const;
   void CreateTempSpaces();
   void PushStep(const Step& step, bool is_train);
+  // The memo of a constant forward step (created on first use); `reads` are its input vars.
+  std::shared_ptr<ConstantStepMemo> ConstantMemo(const Step& step,
+                                                 const std::vector<VarHandle>& reads);
   void PushHeadGradient(int slot, const NDArray* given);
   TensorView SlotView(int slot) const;
   VarHandle SlotVar(int slot) const;
@@ -151,6 +162,8 @@ class Executor {
   // Per node (null where unused); shared with pushed steps, which may outlive the executor.
   std::vector<std::shared_ptr<OpState>> node_states_;
   std::vector<std::shared_ptr<std::mt19937_64>> node_random_;
+  // Per forward step: the memo of a constant step (ExecutionPlan), null for the others.
+  std::vector<std::shared_ptr<ConstantStepMemo>> constant_memos_;
   // MXNET_EXEC_NUM_TEMP workspaces, each with the engine var that serialises its users.
   std::vector<std::shared_ptr<TempSpace>> temp_spaces_;
   std::vector<VarHandle> temp_vars_;

@@ -49,8 +49,9 @@ Symbol GraphBuilder::Input(const std::string& name, const Shape& shape, DType dt
   return {this, {graph_.AddVariable(name, VariableRole::kInput, shape, dtype), 0}};
 }
 
-Symbol GraphBuilder::Parameter(const std::string& name, std::optional<Shape> shape) {
-  return {this, {graph_.AddVariable(name, VariableRole::kParameter, shape), 0}};
+Symbol GraphBuilder::Parameter(const std::string& name, std::optional<Shape> shape,
+                               std::optional<DType> dtype) {
+  return {this, {graph_.AddVariable(name, VariableRole::kParameter, shape, dtype), 0}};
 }
 
 Symbol GraphBuilder::Op(const std::string& op_name, const std::vector<Symbol>& inputs,

@@ -71,8 +71,10 @@ struct BatchNormOptions {
 class GraphBuilder {
  public:
   Symbol Input(const std::string& name, const Shape& shape, DType dtype = DType::kFloat32);
-  // A parameter with an optional shape (inferred when omitted).
-  Symbol Parameter(const std::string& name, std::optional<Shape> shape = std::nullopt);
+  // A parameter with an optional shape and dtype (inferred from its consumers when omitted; give
+  // the dtype when no consumer fixes it, e.g. a transpose of the parameter).
+  Symbol Parameter(const std::string& name, std::optional<Shape> shape = std::nullopt,
+                   std::optional<DType> dtype = std::nullopt);
 
   // The generic form: any registered op, its inputs (missing trailing parameters are created),
   // attributes in MXNet spelling. Returns output 0; Outputs() gives all visible outputs.

@@ -84,7 +84,7 @@ MemoryPlan PlanMemory(const Graph& graph, const ExecutionPlan& plan,
 
   // Head gradients are written by the executor when backward starts: place them first.
   for (int slot : plan.head_gradient_slots) {
-    if (slot >= 0 && !plan.slot(slot).external()) {
+    if (slot >= 0 && plan.slot(slot).planned()) {
       memory.slot_block[slot] = allocator.Request(plan.slot(slot).bytes());
     }
   }
@@ -94,13 +94,13 @@ MemoryPlan PlanMemory(const Graph& graph, const ExecutionPlan& plan,
     const bool runs_forward = step.kind == StepKind::kForward || step.kind == StepKind::kRecompute;
     for (size_t out = 0; out < step.writes.size(); ++out) {
       const int slot = step.writes[out];
-      if (slot < 0 || plan.slot(slot).external() || memory.slot_block[slot] >= 0) continue;
+      if (slot < 0 || !plan.slot(slot).planned() || memory.slot_block[slot] >= 0) continue;
       int block = -1;
       if (options.inplace && runs_forward) {
         for (const auto& [in, shared_out] : graph.node(step.node).op->inplace) {
           if (shared_out != static_cast<int>(out)) continue;
           const int source = step.reads.at(static_cast<size_t>(in));
-          if (source < 0 || plan.slot(source).external() || keep_to_end[source] ||
+          if (source < 0 || !plan.slot(source).planned() || keep_to_end[source] ||
               slot_done[source] || last_read[source] != static_cast<int>(t) ||
               plan.slot(source).bytes() != plan.slot(slot).bytes()) {
             continue;
@@ -115,7 +115,7 @@ MemoryPlan PlanMemory(const Graph& graph, const ExecutionPlan& plan,
     }
     // Free what this step read (or wrote) for the last time.
     auto release_if_done = [&](int slot) {
-      if (slot < 0 || plan.slot(slot).external() || keep_to_end[slot] || slot_done[slot]) return;
+      if (slot < 0 || !plan.slot(slot).planned() || keep_to_end[slot] || slot_done[slot]) return;
       if (last_read[slot] > static_cast<int>(t)) return;
       allocator.Release(memory.slot_block[slot]);
       slot_done[slot] = true;
@@ -129,7 +129,7 @@ MemoryPlan PlanMemory(const Graph& graph, const ExecutionPlan& plan,
   }
 
   for (size_t slot = 0; slot < num_slots; ++slot) {
-    if (!plan.slots[slot].external()) memory.unplanned_bytes += plan.slots[slot].bytes();
+    if (plan.slots[slot].planned()) memory.unplanned_bytes += plan.slots[slot].bytes();
   }
   for (size_t bytes : memory.block_bytes) memory.planned_bytes += bytes;
   return memory;

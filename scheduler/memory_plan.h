@@ -10,7 +10,7 @@
 // Otherwise a slot takes the best-fitting free block within a factor NNVM_EXEC_MATCH_RANGE of its
 // size: the smallest one at least as large, else the largest smaller one, grown; a match range of
 // 0 disables sharing. External slots (inputs, parameters, states, parameter gradients) are bound
-// by the user and never planned.
+// by the user and never planned; nor are constant slots (kept across passes by the executor).
 #pragma once
 
 #include <cstddef>
@@ -32,7 +32,7 @@ struct MemoryPlan {
   std::vector<int> slot_block;      // per slot: its block, -1 for external slots
   std::vector<size_t> block_bytes;  // per block
   size_t planned_bytes = 0;         // sum of block sizes
-  size_t unplanned_bytes = 0;       // sum of internal slot sizes (one block each)
+  size_t unplanned_bytes = 0;       // sum of planned slots' sizes (one block each)
   int inplace_count = 0;            // outputs that took their input's block
 };
 

@@ -123,6 +123,35 @@ TEST(ExecutionPlanTest, InferenceChainRunsForwardOnly) {
   EXPECT_EQ(planned.plan.slot(planned.plan.output_slots[0]).name, "tanh0_output");
 }
 
+TEST(ExecutionPlanTest, InferenceStepsOnParametersAloneAreConstant) {
+  // transpose(w) and relu(transpose(w)) read parameters only; TestMul reads data; the last
+  // transpose of a parameter is a graph output, which the user owns, so it is not constant.
+  GraphBuilder g;
+  Symbol w = g.Relu(g.Op("transpose", {g.Parameter("w", Shape{3, 2}, DType::kFloat32)}));
+  Symbol y = g.Op("TestMul", {g.Input("data", {2, 3}), w});
+  Symbol shown = g.Op("transpose", {g.Parameter("v", Shape{3, 2}, DType::kFloat32)});
+  Graph graph = g.Build({y, shown});
+  const GraphShapes shapes = InferGraphShapes(graph);
+  const ExecutionPlan inference = BuildExecutionPlan(graph, shapes, {});
+  std::vector<std::string> constant;
+  for (const Step& step : inference.forward) {
+    if (step.constant) constant.push_back(step.label);
+    for (int slot : step.writes) {
+      EXPECT_EQ(inference.slot(slot).kind == SlotKind::kConstant, step.constant) << step.label;
+    }
+  }
+  EXPECT_EQ(constant, (std::vector<std::string>{"transpose0", "relu0"}));
+  // Constants are kept across passes: the memory plan leaves them to the executor.
+  const MemoryPlan memory = PlanMemory(graph, inference, MemoryPlanOptions{});
+  for (size_t slot = 0; slot < inference.slots.size(); ++slot) {
+    EXPECT_EQ(memory.slot_block[slot] >= 0, inference.slots[slot].planned())
+        << inference.slots[slot].name;
+  }
+  // A training plan recomputes everything every pass.
+  const ExecutionPlan training = BuildExecutionPlan(graph, shapes, {.training = true});
+  for (const Step& step : training.forward) EXPECT_FALSE(step.constant) << step.label;
+}
+
 TEST(MemoryPlanTest, InplaceBestFitAndNoSharing) {
   GraphBuilder g;
   Symbol y = g.Tanh(g.Sigmoid(g.Relu(g.Relu(g.Input("data", {4, 8})))));
