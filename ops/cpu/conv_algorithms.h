@@ -118,7 +118,8 @@ class ConvAlgorithm {
 // speed (a new kernel behind an existing name, new blocking): the tuning DB keys CPU entries by it
 // (TuningEnvironment::ForCpu), so timings of the old kernels are not trusted for the new ones.
 //   2: GEMM epilogue (bias in the store), AVX2 NHWC depthwise kernel.
-inline constexpr int kCpuConvKernelsRevision = 2;
+//   3: transposed B packed through AVX2 8x8 transposes (NHWC GEMM paths read OHWI weights so).
+inline constexpr int kCpuConvKernelsRevision = 3;
 
 // Every CPU algorithm, in a fixed order (im2col_gemm first: the reference and the fallback).
 const std::vector<const ConvAlgorithm*>& CpuConvAlgorithms();

@@ -174,7 +174,15 @@ void PackA(const OperandView& a, int64_t rows, int64_t depth, float* packed) {
 // op(B)[0:depth, 0:columns] -> panels of kNr columns.
 void PackB(const OperandView& b, int64_t depth, int64_t columns, float* packed) {
   if (b.transposed) {
-    PackFromStepColumns<kNr>(b.data, b.ld, depth, columns, packed);
+    // Full panels through the vector transpose, a partial last one element by element.
+    const int64_t full_columns = columns / kNr * kNr;
+    for (int64_t x0 = 0; x0 < full_columns; x0 += kNr) {
+      detail::PackColumnPanelAvx2(b.data + x0 * b.ld, b.ld, depth, packed + x0 * depth);
+    }
+    if (full_columns < columns) {
+      PackFromStepColumns<kNr>(b.data + full_columns * b.ld, b.ld, depth, columns - full_columns,
+                               packed + full_columns * depth);
+    }
   } else {
     PackFromStepRows<kNr>(b.data, b.ld, depth, columns, packed);
   }

@@ -17,13 +17,27 @@ constexpr int kMr = kAvx2KernelRows;
 constexpr int kNr = kAvx2KernelColumns;
 
 // The epilogue's per-tile constants in registers: the clamp bounds and the column biases.
+// Which of the tile's 16 columns exist: lanes of the left and right half. A full tile has every
+// lane; a partial one (the matrix's last columns) loads and stores only the lanes it has, so C and
+// the column bias are never touched past the matrix edge.
+struct TileColumns {
+  __m256i left, right;
+};
+
+MXLITE_AVX2 inline TileColumns ColumnLanes(int columns) {
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  return {_mm256_cmpgt_epi32(_mm256_set1_epi32(columns), lane),
+          _mm256_cmpgt_epi32(_mm256_set1_epi32(columns - 8), lane)};
+}
+
 struct TileEpilogue {
   const Epilogue<float>* epilogue;
   bool clamps;
   __m256 low, high, column_bias0, column_bias1;
 };
 
-MXLITE_AVX2 inline TileEpilogue LoadTileEpilogue(const Epilogue<float>& epilogue) {
+MXLITE_AVX2 inline TileEpilogue LoadTileEpilogue(const Epilogue<float>& epilogue,
+                                                 const TileColumns& lanes) {
   TileEpilogue tile;
   tile.epilogue = &epilogue;
   tile.clamps = epilogue.clamps();
@@ -31,27 +45,44 @@ MXLITE_AVX2 inline TileEpilogue LoadTileEpilogue(const Epilogue<float>& epilogue
   tile.high = _mm256_set1_ps(epilogue.high);
   tile.column_bias0 = tile.column_bias1 = _mm256_setzero_ps();
   if (epilogue.column_bias != nullptr) {
-    tile.column_bias0 = _mm256_loadu_ps(epilogue.column_bias);
-    tile.column_bias1 = _mm256_loadu_ps(epilogue.column_bias + 8);
+    tile.column_bias0 = _mm256_maskload_ps(epilogue.column_bias, lanes.left);
+    tile.column_bias1 = _mm256_maskload_ps(epilogue.column_bias + 8, lanes.right);
   }
   return tile;
 }
 
-// One full row r of the tile: c_row = epilogue(alpha * acc + beta * c_row), without reading C when
-// beta == 0.
+// Loads or stores the tile's columns of one row of C (all 16, or the lanes that exist).
+template <bool kPartial>
+MXLITE_AVX2 inline __m256 LoadHalf(const float* c, __m256i lanes) {
+  return kPartial ? _mm256_maskload_ps(c, lanes) : _mm256_loadu_ps(c);
+}
+template <bool kPartial>
+MXLITE_AVX2 inline void StoreHalf(float* c, __m256i lanes, __m256 value) {
+  // Masked stores cost several times a plain one on some CPUs (AMD Zen): full tiles avoid them.
+  if (kPartial) {
+    _mm256_maskstore_ps(c, lanes, value);
+  } else {
+    _mm256_storeu_ps(c, value);
+  }
+}
+
+// Row r of the tile: c_row = epilogue(alpha * acc + beta * c_row), without reading C when
+// beta == 0. Full and partial tiles share this arithmetic, so an element gets the same bits
+// wherever the tile edges fall.
+template <bool kPartial>
 MXLITE_AVX2 inline void StoreRow(float* c, __m256 acc0, __m256 acc1, __m256 alpha, float beta,
-                                 const TileEpilogue& tile, int r) {
+                                 const TileEpilogue& tile, int r, const TileColumns& lanes) {
   acc0 = _mm256_mul_ps(acc0, alpha);
   acc1 = _mm256_mul_ps(acc1, alpha);
   if (beta == 0.0f) {
     // Nothing; C is write-only.
   } else if (beta == 1.0f) {
-    acc0 = _mm256_add_ps(acc0, _mm256_loadu_ps(c));
-    acc1 = _mm256_add_ps(acc1, _mm256_loadu_ps(c + 8));
+    acc0 = _mm256_add_ps(acc0, LoadHalf<kPartial>(c, lanes.left));
+    acc1 = _mm256_add_ps(acc1, LoadHalf<kPartial>(c + 8, lanes.right));
   } else {
     const __m256 beta_v = _mm256_set1_ps(beta);
-    acc0 = _mm256_fmadd_ps(beta_v, _mm256_loadu_ps(c), acc0);
-    acc1 = _mm256_fmadd_ps(beta_v, _mm256_loadu_ps(c + 8), acc1);
+    acc0 = _mm256_fmadd_ps(beta_v, LoadHalf<kPartial>(c, lanes.left), acc0);
+    acc1 = _mm256_fmadd_ps(beta_v, LoadHalf<kPartial>(c + 8, lanes.right), acc1);
   }
   const Epilogue<float>& epilogue = *tile.epilogue;
   if (epilogue.row_bias != nullptr) {
@@ -67,31 +98,31 @@ MXLITE_AVX2 inline void StoreRow(float* c, __m256 acc0, __m256 acc1, __m256 alph
     acc0 = _mm256_min_ps(tile.high, _mm256_max_ps(tile.low, acc0));
     acc1 = _mm256_min_ps(tile.high, _mm256_max_ps(tile.low, acc1));
   }
-  _mm256_storeu_ps(c, acc0);
-  _mm256_storeu_ps(c + 8, acc1);
+  StoreHalf<kPartial>(c, lanes.left, acc0);
+  StoreHalf<kPartial>(c + 8, lanes.right, acc1);
 }
 
-// Partial tiles go through a local tile so the vector loop never runs out of bounds.
-void MergePartialTile(const float* tile, float* c, int64_t ldc, int rows, int columns, float alpha,
-                      float beta, const Epilogue<float>& epilogue) {
+// Stores rows [0, rows) of a 6 x 16 accumulator tile (row-major in `tile`) into C.
+MXLITE_AVX2 inline void StoreTile(const float* tile, float* c, int64_t ldc, int rows, int columns,
+                                  float alpha, float beta, const Epilogue<float>& epilogue) {
+  const TileColumns lanes = ColumnLanes(columns);
+  const __m256 alpha_v = _mm256_set1_ps(alpha);
+  const TileEpilogue tile_epilogue = LoadTileEpilogue(epilogue, lanes);
   for (int r = 0; r < rows; ++r) {
-    float* c_row = c + r * ldc;
-    const float* t_row = tile + r * kNr;
-    if (beta == 0.0f) {
-      for (int j = 0; j < columns; ++j) c_row[j] = alpha * t_row[j];
+    const __m256 acc0 = _mm256_load_ps(tile + r * kNr), acc1 = _mm256_load_ps(tile + r * kNr + 8);
+    if (columns == kNr) {
+      StoreRow<false>(c + r * ldc, acc0, acc1, alpha_v, beta, tile_epilogue, r, lanes);
     } else {
-      for (int j = 0; j < columns; ++j) c_row[j] = alpha * t_row[j] + beta * c_row[j];
-    }
-    if (!epilogue.empty()) {
-      for (int j = 0; j < columns; ++j) c_row[j] = epilogue.Apply(c_row[j], r, j);
+      StoreRow<true>(c + r * ldc, acc0, acc1, alpha_v, beta, tile_epilogue, r, lanes);
     }
   }
 }
 
 // Tiles of at most 8 columns (the last panel of a matrix whose width is 1-8 past a multiple of 16,
 // e.g. 49 or 196 output pixels) use only the left half of the B panel: half the FMAs of a full
-// tile, where the full kernel would multiply zeros. Each lane sums its products in the same order as
-// the full kernel (one FMA per k step), so a column gets the same bits in either kernel.
+// tile, where the full kernel would multiply zeros (the right half of `tile` is zeroed). Each lane
+// sums its products in the same order as the full kernel (one FMA per k step), so a column gets
+// the same bits in either kernel.
 MXLITE_AVX2 void NarrowTile(int64_t kc, const float* a, const float* b, float* tile) {
   // Six named accumulators: with an array GCC stores them back to the stack on every step.
   __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0, acc4 = acc0,
@@ -111,6 +142,7 @@ MXLITE_AVX2 void NarrowTile(int64_t kc, const float* a, const float* b, float* t
   _mm256_store_ps(tile + 3 * kNr, acc3);
   _mm256_store_ps(tile + 4 * kNr, acc4);
   _mm256_store_ps(tile + 5 * kNr, acc5);
+  for (int r = 0; r < kMr; ++r) _mm256_store_ps(tile + r * kNr + 8, _mm256_setzero_ps());
 }
 
 }  // namespace
@@ -121,7 +153,7 @@ MXLITE_AVX2 void SgemmMicroKernelAvx2Fma(int64_t kc, const float* a_panel, const
   if (columns <= kNr / 2) {
     alignas(32) float tile[kMr * kNr];
     NarrowTile(kc, a_panel, b_panel, tile);
-    MergePartialTile(tile, c, ldc, rows, columns, alpha, beta, epilogue);
+    StoreTile(tile, c, ldc, rows, columns, alpha, beta, epilogue);
     return;
   }
   // The C tile is needed right after the loop; start fetching it now.
@@ -289,16 +321,7 @@ MXLITE_AVX2 void SgemmMicroKernelAvx2Fma(int64_t kc, const float* a_panel, const
       : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
         "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "cc", "memory");
 
-  if (rows == kMr && columns == kNr) {
-    const __m256 alpha_v = _mm256_set1_ps(alpha);
-    const TileEpilogue tile_epilogue = LoadTileEpilogue(epilogue);
-    for (int r = 0; r < kMr; ++r) {
-      StoreRow(c + r * ldc, _mm256_load_ps(tile + r * kNr), _mm256_load_ps(tile + r * kNr + 8),
-               alpha_v, beta, tile_epilogue, r);
-    }
-    return;
-  }
-  MergePartialTile(tile, c, ldc, rows, columns, alpha, beta, epilogue);
+  StoreTile(tile, c, ldc, rows, columns, alpha, beta, epilogue);
 }
 
 MXLITE_AVX2 void PackRowPanelAvx2(const float* a, int64_t lda, int64_t depth, float* packed) {
@@ -313,6 +336,25 @@ MXLITE_AVX2 void PackRowPanelAvx2(const float* a, int64_t lda, int64_t depth, fl
   }
   for (; p < depth; ++p) {
     for (int r = 0; r < kMr; ++r) packed[p * kMr + r] = a[r * lda + p];
+  }
+}
+
+MXLITE_AVX2 void PackColumnPanelAvx2(const float* b, int64_t ldb, int64_t depth, float* packed) {
+  static_assert(kNr == 16, "two 8x8 transposes per 8 steps");
+  int64_t p = 0;
+  for (; p + 8 <= depth; p += 8) {
+    for (int half = 0; half < 2; ++half) {
+      const float* lines = b + half * 8 * ldb + p;
+      __m256 r[8];
+      for (int x = 0; x < 8; ++x) r[x] = _mm256_loadu_ps(lines + x * ldb);
+      Transpose8x8(r);
+      for (int step = 0; step < 8; ++step) {
+        _mm256_storeu_ps(packed + (p + step) * kNr + half * 8, r[step]);
+      }
+    }
+  }
+  for (; p < depth; ++p) {
+    for (int x = 0; x < kNr; ++x) packed[p * kNr + x] = b[x * ldb + p];
   }
 }
 

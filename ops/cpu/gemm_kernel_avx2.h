@@ -33,6 +33,11 @@ void SgemmMicroKernelAvx2Fma(int64_t kc, const float* a_panel, const float* b_pa
 // MR * depth floats.
 void PackRowPanelAvx2(const float* a, int64_t lda, int64_t depth, float* packed);
 
+// Packs one full B panel from B^T stored row-major (each of the NR columns of B contiguous in k):
+// packed[p * NR + x] = b[x * ldb + p] for the NR columns x and `depth` steps p (8 steps at a time
+// through two 8x8 register transposes). Writes exactly NR * depth floats.
+void PackColumnPanelAvx2(const float* b, int64_t ldb, int64_t depth, float* packed);
+
 // Sum of x[i] * y[i] over i < n (four vector partial sums, then a fixed-order reduction: the same
 // bits for the same inputs).
 float DotAvx2(const float* x, const float* y, int64_t n);

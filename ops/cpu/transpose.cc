@@ -7,7 +7,9 @@
 
 #include "core/error.h"
 #include "ops/cpu/elementwise.h"
+#include "ops/cpu/gemm.h"
 #include "ops/cpu/parallel.h"
+#include "ops/cpu/transpose_avx2.h"
 
 namespace mxlite::cpu {
 namespace {
@@ -81,10 +83,33 @@ void CopyRows(const Element* in, const CompressedPermutation& perm,
   });
 }
 
+// out[j * out_stride + i] = in[i * in_stride + j] for one 8 x 8 block: through registers with
+// AVX2 for 4-byte elements, else via a local block the compiler vectorises as it can (SSE2).
+template <typename Element>
+void TransposeBlock8(const Element* in, int64_t in_stride, Element* out, int64_t out_stride) {
+  constexpr int kBlock = 8;
+#if MXLITE_HAS_AVX2_KERNEL
+  if constexpr (sizeof(Element) == 4) {
+    static const bool avx2 = CpuSupportsAvx2Fma();
+    if (avx2) {
+      detail::Transpose8x8Block4Bytes(reinterpret_cast<const uint32_t*>(in), in_stride,
+                                      reinterpret_cast<uint32_t*>(out), out_stride);
+      return;
+    }
+  }
+#endif
+  Element block[kBlock][kBlock];
+  for (int i = 0; i < kBlock; ++i) {
+    for (int j = 0; j < kBlock; ++j) block[j][i] = in[i * in_stride + j];
+  }
+  for (int j = 0; j < kBlock; ++j) {
+    for (int i = 0; i < kBlock; ++i) out[j * out_stride + i] = block[j][i];
+  }
+}
+
 // out[b * b_stride + a] = in[a * a_stride + b] for a in [a_begin, a_end), b in [b_begin, b_end):
 // in 8 x 8 blocks read as 8 short rows and written as 8 short rows, so only 16 cache lines are live
-// at a time (large power-of-two strides would otherwise thrash the cache's associativity); the
-// compiler turns each block into vector loads, shuffles and stores.
+// at a time (large power-of-two strides would otherwise thrash the cache's associativity).
 template <typename Element>
 void TransposeTile(const Element* in, int64_t a_stride, Element* out, int64_t b_stride,
                    int64_t a_begin, int64_t a_end, int64_t b_begin, int64_t b_end) {
@@ -93,13 +118,7 @@ void TransposeTile(const Element* in, int64_t a_stride, Element* out, int64_t b_
   for (; a + kBlock <= a_end; a += kBlock) {
     int64_t b = b_begin;
     for (; b + kBlock <= b_end; b += kBlock) {
-      Element block[kBlock][kBlock];
-      for (int i = 0; i < kBlock; ++i) {
-        for (int j = 0; j < kBlock; ++j) block[j][i] = in[(a + i) * a_stride + b + j];
-      }
-      for (int j = 0; j < kBlock; ++j) {
-        for (int i = 0; i < kBlock; ++i) out[(b + j) * b_stride + a + i] = block[j][i];
-      }
+      TransposeBlock8(in + a * a_stride + b, a_stride, out + b * b_stride + a, b_stride);
     }
     for (; b < b_end; ++b) {
       for (int i = 0; i < kBlock; ++i) out[b * b_stride + a + i] = in[(a + i) * a_stride + b];
