@@ -156,35 +156,34 @@ void PackFromStepColumns(const float* src, int64_t ld, int64_t depth, int64_t wi
   }
 }
 
+// The same layout as PackFromStepColumns: full panels through `vector_panel` (a register
+// transpose of W lines), a partial last one element by element.
+template <int W, typename VectorPanel>
+void PackFromStepColumnsVector(const float* src, int64_t ld, int64_t depth, int64_t width,
+                               float* packed, VectorPanel vector_panel) {
+  const int64_t full = width / W * W;
+  for (int64_t x0 = 0; x0 < full; x0 += W) {
+    vector_panel(src + x0 * ld, ld, depth, packed + x0 * depth);
+  }
+  if (full < width) {
+    PackFromStepColumns<W>(src + full * ld, ld, depth, width - full, packed + full * depth);
+  }
+}
+
 // op(A)[0:rows, 0:depth] -> panels of kMr rows.
 void PackA(const OperandView& a, int64_t rows, int64_t depth, float* packed) {
   if (a.transposed) {
     PackFromStepRows<kMr>(a.data, a.ld, depth, rows, packed);
   } else {
-    // Full panels through the vector transpose, a partial last one element by element.
-    const int64_t full_rows = rows / kMr * kMr;
-    for (int64_t x0 = 0; x0 < full_rows; x0 += kMr) {
-      detail::PackRowPanelAvx2(a.data + x0 * a.ld, a.ld, depth, packed + x0 * depth);
-    }
-    if (full_rows < rows) {
-      PackFromStepColumns<kMr>(a.data + full_rows * a.ld, a.ld, depth, rows - full_rows,
-                               packed + full_rows * depth);
-    }
+    PackFromStepColumnsVector<kMr>(a.data, a.ld, depth, rows, packed, detail::PackRowPanelAvx2);
   }
 }
 
 // op(B)[0:depth, 0:columns] -> panels of kNr columns.
 void PackB(const OperandView& b, int64_t depth, int64_t columns, float* packed) {
   if (b.transposed) {
-    // Full panels through the vector transpose, a partial last one element by element.
-    const int64_t full_columns = columns / kNr * kNr;
-    for (int64_t x0 = 0; x0 < full_columns; x0 += kNr) {
-      detail::PackColumnPanelAvx2(b.data + x0 * b.ld, b.ld, depth, packed + x0 * depth);
-    }
-    if (full_columns < columns) {
-      PackFromStepColumns<kNr>(b.data + full_columns * b.ld, b.ld, depth, columns - full_columns,
-                               packed + full_columns * depth);
-    }
+    PackFromStepColumnsVector<kNr>(b.data, b.ld, depth, columns, packed,
+                                   detail::PackColumnPanelAvx2);
   } else {
     PackFromStepRows<kNr>(b.data, b.ld, depth, columns, packed);
   }
