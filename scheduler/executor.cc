@@ -87,6 +87,7 @@ Executor::Executor(const Graph& graph, const BindOptions& options)
   memory_ = PlanMemory(graph_, plan_, MemoryPlanOptions::FromSettings());
   AllocateArrays();
   CreateNodeStates();
+  CreateConstantMemos();
   CreateTempSpaces();
   LogTuning();
 }
@@ -216,7 +217,6 @@ void Executor::AllocateArrays() {
     }
   }
   for (int slot : plan_.output_slots) outputs_.push_back(slot_arrays_[slot]);
-  constant_memos_.resize(plan_.forward.size());
   // Planned buffers.
   for (size_t bytes : memory_.block_bytes) {
     blocks_.emplace_back(Shape{static_cast<int64_t>(bytes)}, ctx, DType::kUInt8);
@@ -239,6 +239,16 @@ void Executor::CreateNodeStates() {
     if (node.op->needs_random) {
       node_random_[id] = std::make_shared<std::mt19937_64>(options_.seed * 1000003 + id);
     }
+  }
+}
+
+void Executor::CreateConstantMemos() {
+  constant_memos_.resize(static_cast<size_t>(graph_.num_nodes()));
+  for (const Step& step : plan_.forward) {
+    if (!step.constant) continue;
+    std::vector<VarHandle> reads;
+    for (int slot : step.reads) reads.push_back(SlotVar(slot));
+    constant_memos_[step.node] = std::make_shared<ConstantStepMemo>(engine_.get(), reads);
   }
 }
 
@@ -307,7 +317,7 @@ void Executor::PushStep(const Step& step, bool is_train) {
   if (step.kind == StepKind::kForward || step.kind == StepKind::kRecompute) {
     const ForwardKernel* kernel = &ForwardKernelFor(*node.op, ctx.device_type);
     std::vector<WriteMode> req(write_views.size(), WriteMode::kWrite);
-    std::shared_ptr<ConstantStepMemo> memo = step.constant ? ConstantMemo(step, reads) : nullptr;
+    std::shared_ptr<ConstantStepMemo> memo = step.constant ? constant_memos_[step.node] : nullptr;
     engine_->PushSync(
         [kernel, args, read_views, write_views, req, is_train, memo](RunContext run) {
           if (memo && memo->UpToDate(is_train)) return;
@@ -339,15 +349,6 @@ void Executor::PushStep(const Step& step, bool is_train) {
         (*kernel)(op_ctx, args.node->attrs, output_grads, inputs, outputs, write_views, req);
       },
       ctx, Unique(reads), writes, 0, step.label, {FnProperty::kNormal, OpOrigin::kExecutor});
-}
-
-std::shared_ptr<ConstantStepMemo> Executor::ConstantMemo(const Step& step,
-                                                         const std::vector<VarHandle>& reads) {
-  const size_t index = static_cast<size_t>(&step - plan_.forward.data());
-  MX_CHECK(index < constant_memos_.size()) << "constant step " << step.label << " is not forward";
-  std::shared_ptr<ConstantStepMemo>& memo = constant_memos_[index];
-  if (!memo) memo = std::make_shared<ConstantStepMemo>(engine_.get(), reads);
-  return memo;
 }
 
 int64_t Executor::constant_step_runs() const {

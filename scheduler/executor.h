@@ -134,12 +134,10 @@ class Executor {
   void FuseActivations();
   void PlanConvolutionLayouts();
   void CreateNodeStates();
+  void CreateConstantMemos();
   void LogTuning() const;
   void CreateTempSpaces();
   void PushStep(const Step& step, bool is_train);
-  // The memo of a constant forward step (created on first use); `reads` are its input vars.
-  std::shared_ptr<ConstantStepMemo> ConstantMemo(const Step& step,
-                                                 const std::vector<VarHandle>& reads);
   void PushHeadGradient(int slot, const NDArray* given);
   TensorView SlotView(int slot) const;
   VarHandle SlotVar(int slot) const;
@@ -162,7 +160,7 @@ class Executor {
   // Per node (null where unused); shared with pushed steps, which may outlive the executor.
   std::vector<std::shared_ptr<OpState>> node_states_;
   std::vector<std::shared_ptr<std::mt19937_64>> node_random_;
-  // Per forward step: the memo of a constant step (ExecutionPlan), null for the others.
+  // Per node: the memo of its constant forward step (ExecutionPlan), null for the others.
   std::vector<std::shared_ptr<ConstantStepMemo>> constant_memos_;
   // MXNET_EXEC_NUM_TEMP workspaces, each with the engine var that serialises its users.
   std::vector<std::shared_ptr<TempSpace>> temp_spaces_;

@@ -16,7 +16,6 @@ namespace {
 constexpr int kMr = kAvx2KernelRows;
 constexpr int kNr = kAvx2KernelColumns;
 
-// The epilogue's per-tile constants in registers: the clamp bounds and the column biases.
 // Which of the tile's 16 columns exist: lanes of the left and right half. A full tile has every
 // lane; a partial one (the matrix's last columns) loads and stores only the lanes it has, so C and
 // the column bias are never touched past the matrix edge.
@@ -30,6 +29,7 @@ MXLITE_AVX2 inline TileColumns ColumnLanes(int columns) {
           _mm256_cmpgt_epi32(_mm256_set1_epi32(columns - 8), lane)};
 }
 
+// The epilogue's per-tile constants in registers: the clamp bounds and the column biases.
 struct TileEpilogue {
   const Epilogue<float>* epilogue;
   bool clamps;
