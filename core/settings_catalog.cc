@@ -119,6 +119,10 @@ std::vector<SettingSpec> BuiltinSettingSpecs() {
            "into the convolution (act_min / act_max: clamped as the kernel stores it, one pass "
            "over the output instead of three); 0 keeps them separate. Training never fuses "
            "(new in mxlite)."),
+      Bool("MXNET_CONV_PREPACK_WEIGHTS", "1",
+           "CPU inference executors keep each GEMM-based convolution's weight packed for the "
+           "GEMM (more memory: about one more copy of those weights), packed again only when the "
+           "weight is written; 0 packs it on every call, as training does (new in mxlite)."),
       Enum("MXNET_TUNING_REPORT", "summary",
            {{"off", {}}, {"summary", {}}, {"layers", {}}, {"verbose", {}}},
            "What binding a network logs about convolution tuning: nothing, a one-line summary, "

@@ -13,11 +13,19 @@
 // CPU: the algorithm per direction comes from the tuner when the node is bound (create_state:
 // ops/conv/cpu_conv_tuning.h, per cudnn_tune / MXNET_CUDNN_AUTOTUNE_DEFAULT and the workspace
 // limit, through the tuning DB); a call without that state, or with other shapes than were tuned,
-// runs the heuristic's pick. The bias gradient is a per-channel sum. cudnn_off is validated here
-// and used by the GPU kernels.
+// runs the heuristic's pick. At inference inside an executor the forward's weight is prepared
+// once as its algorithm reads it (packed for the GEMM paths, ops/cpu/conv_algorithms.h) and kept
+// in the node's state until the weight's version moves (OpContext::input_versions), as MXNet's
+// MKL-DNN convolution keeps its reordered weight (MXNET_CONV_PREPACK_WEIGHTS=0: packed per call).
+// The bias gradient is a per-channel sum. cudnn_off is validated here and used by the GPU kernels.
 //
 // act_min / act_max (conv_attributes.h) fuse a clamping activation: the kernels clamp each output
 // element as they store it. Inference only: backward refuses a node that has them.
+#include <memory>
+#include <mutex>
+#include <type_traits>
+
+#include "core/settings.h"
 #include "ops/conv/cpu_conv_tuning.h"
 #include "ops/conv_attributes.h"
 #include "ops/cpu/conv_gemm.h"
@@ -75,17 +83,48 @@ void InferShape(const Attributes& attrs, ShapeInference& shapes) {
   shapes.AssignOutput(0, OutputShape(window, g));
 }
 
-// The tuned plan of a bound node.
+// The tuned plan of a bound node, and the forward's weight as its algorithm prepared it
+// (packed for the GEMM), kept while the weight's version stands.
 class ConvolutionState : public OpState, public conv::TunedState {
  public:
-  explicit ConvolutionState(conv::CpuConvPlan plan) : plan_(std::move(plan)) {}
+  explicit ConvolutionState(conv::CpuConvPlan plan)
+      : plan_(std::move(plan)), prepack_(settings().GetBool("MXNET_CONV_PREPACK_WEIGHTS")) {}
   const conv::CpuConvPlan& plan() const { return plan_; }
+  bool prepack() const { return prepack_; }  // MXNET_CONV_PREPACK_WEIGHTS when bound
   const std::vector<conv::LayerTuning>& tuning_decisions() const override {
     return plan_.decisions;
   }
 
+  // `weight` (at engine version `version`) as `algorithm` prepares it for `g`: the kept one when
+  // all four match the last call's, else prepared now and kept. Null when the algorithm prepares
+  // nothing.
+  std::shared_ptr<const cpu::PreparedConvWeight> PreparedWeight(
+      const cpu::ConvAlgorithm& algorithm, const ConvGeometry& g, const float* weight,
+      uint64_t version) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (kept_.algorithm != &algorithm || !(kept_.geometry == g) || kept_.weight != weight ||
+        kept_.version != version) {
+      kept_ = {&algorithm, g, weight, version, algorithm.PrepareWeight(g, weight)};
+    }
+    return kept_.prepared;
+  }
+  size_t kept_bytes() const override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return kept_.prepared != nullptr ? kept_.prepared->bytes() : 0;
+  }
+
  private:
+  struct Kept {
+    const cpu::ConvAlgorithm* algorithm = nullptr;
+    ConvGeometry geometry;
+    const float* weight = nullptr;
+    uint64_t version = 0;
+    std::shared_ptr<const cpu::PreparedConvWeight> prepared;
+  };
   conv::CpuConvPlan plan_;
+  bool prepack_;
+  mutable std::mutex mutex_;
+  Kept kept_;
 };
 
 std::unique_ptr<OpState> CreateState(const StateRequest& request) {
@@ -98,6 +137,7 @@ std::unique_ptr<OpState> CreateState(const StateRequest& request) {
   tuning.cudnn_tune = request.attrs.GetOptionalString("cudnn_tune");
   tuning.workspace_mb = request.attrs.GetInt("workspace");
   tuning.training = request.training;
+  tuning.prepared_weight = settings().GetBool("MXNET_CONV_PREPACK_WEIGHTS");
   return std::make_unique<ConvolutionState>(conv::TuneCpuConvolution(tuning));
 }
 
@@ -110,6 +150,19 @@ const cpu::ConvAlgorithm& AlgorithmFor(const OpContext& ctx, const ConvGeometry&
     if (planned != nullptr && state->plan().geometry == g) return *planned;
   }
   return conv::HeuristicCpuAlgorithm(g, direction);
+}
+
+// At inference, where a weight serves many calls, the weight as the algorithm prepares it, kept in
+// the node's state until the weight is written (its version moves). Null in training (the
+// weight changes every step: packing it apart from the product would only add a pass), outside
+// an executor (no versions) and for algorithms that prepare nothing.
+std::shared_ptr<const cpu::PreparedConvWeight> KeptPreparedWeight(
+    const OpContext& ctx, const cpu::ConvAlgorithm& algorithm, const ConvGeometry& g,
+    const float* weight) {
+  auto* state = dynamic_cast<ConvolutionState*>(ctx.state);
+  if (ctx.is_train || state == nullptr || ctx.input_versions.size() < 2) return nullptr;
+  if (!state->prepack()) return nullptr;
+  return state->PreparedWeight(algorithm, g, weight, ctx.input_versions[1]);
 }
 
 void ForwardCpu(const OpContext& ctx, const Attributes& attrs,
@@ -125,6 +178,11 @@ void ForwardCpu(const OpContext& ctx, const Attributes& attrs,
   const cpu::ConvAlgorithm& algorithm = AlgorithmFor(ctx, g, ConvDirection::kForward);
   MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
     cpu::ConvTensors<T> tensors;
+    std::shared_ptr<const cpu::PreparedConvWeight> prepared;
+    if constexpr (std::is_same_v<T, float>) {
+      prepared = KeptPreparedWeight(ctx, algorithm, g, inputs[1].data_as<float>());
+      tensors.prepared_weight = prepared.get();
+    }
     tensors.data = inputs[0].data_as<T>();
     tensors.weight = inputs[1].data_as<T>();
     tensors.bias = has_bias ? inputs[2].data_as<T>() : nullptr;

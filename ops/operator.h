@@ -50,6 +50,8 @@ enum class WriteMode { kNull, kWrite };
 class OpState {
  public:
   virtual ~OpState() = default;
+  // Memory the state holds across calls (derived copies of parameters), for memory reports.
+  virtual size_t kept_bytes() const { return 0; }
 };
 
 struct OpContext {
@@ -60,6 +62,14 @@ struct OpContext {
   std::mt19937_64* random = nullptr;      // for ops that draw random numbers (Dropout)
   OpState* state = nullptr;               // from OpDef::create_state, when the op has one
   std::string node_name;                  // for messages
+  // Per input: a version that changes whenever the input's value may have (its engine var's
+  // completed writes, or how often the executor recomputed a value it keeps from parameters),
+  // read when this call began: every earlier write has completed by then, no later one has
+  // started. An op may
+  // keep something derived from an input across calls (a convolution's packed weight) and know
+  // from it whether the input changed. Empty when the caller cannot tell (calls outside an
+  // executor): derive afresh every call.
+  std::vector<uint64_t> input_versions;
 };
 
 // What an op's create_state gets: the node as bound.

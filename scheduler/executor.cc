@@ -33,17 +33,17 @@ std::vector<VarHandle> Unique(std::vector<VarHandle> vars) {
 }  // namespace
 
 // Decides whether a constant step (ExecutionPlan) must run: it must unless its last inference
-// pass completed and read the same versions of its inputs' engine vars. Runs inside the step,
-// where every earlier write of those vars has completed; the step writes its outputs, so its runs
-// are serialised and need no lock.
+// pass completed and read the same versions of its inputs (ValueVersion). Runs inside the step,
+// where every earlier write of those inputs has completed; the step writes its outputs, so its
+// runs are serialised and need no lock.
 class ConstantStepMemo {
  public:
-  ConstantStepMemo(const Engine* engine, std::vector<VarHandle> reads)
+  ConstantStepMemo(const Engine* engine, std::vector<ValueVersion> reads)
       : engine_(engine), reads_(std::move(reads)) {}
 
   bool UpToDate(bool is_train) {
     current_.clear();
-    for (VarHandle var : reads_) current_.push_back(engine_->VarVersion(var));
+    for (const ValueVersion& read : reads_) current_.push_back(read.Read(*engine_));
     if (!is_train && valid_ && current_ == ran_with_) return true;
     valid_ = false;  // until this run completes
     return false;
@@ -58,11 +58,16 @@ class ConstantStepMemo {
 
  private:
   const Engine* engine_;  // outlives every pushed op
-  std::vector<VarHandle> reads_;
+  std::vector<ValueVersion> reads_;
   std::vector<uint64_t> current_, ran_with_;
   bool valid_ = false;
   std::atomic<int64_t> runs_{0};
 };
+
+uint64_t ValueVersion::Read(const Engine& engine) const {
+  if (constant != nullptr) return static_cast<uint64_t>(constant->runs());
+  return var != nullptr ? engine.VarVersion(var) : 0;
+}
 
 std::unique_ptr<Executor> Executor::Bind(const Graph& graph, const BindOptions& options) {
   return std::unique_ptr<Executor>(new Executor(graph, options));
@@ -244,12 +249,24 @@ void Executor::CreateNodeStates() {
 
 void Executor::CreateConstantMemos() {
   constant_memos_.resize(static_cast<size_t>(graph_.num_nodes()));
+  slot_constant_memo_.assign(plan_.slots.size(), nullptr);
+  // In plan order: a constant step reading another constant finds that one's memo made.
   for (const Step& step : plan_.forward) {
     if (!step.constant) continue;
-    std::vector<VarHandle> reads;
-    for (int slot : step.reads) reads.push_back(SlotVar(slot));
-    constant_memos_[step.node] = std::make_shared<ConstantStepMemo>(engine_.get(), reads);
+    std::vector<ValueVersion> reads;
+    for (int slot : step.reads) reads.push_back(SlotValueVersion(slot));
+    auto memo = std::make_shared<ConstantStepMemo>(engine_.get(), std::move(reads));
+    constant_memos_[step.node] = memo;
+    for (int slot : step.writes) {
+      if (slot >= 0) slot_constant_memo_[slot] = memo;
+    }
   }
+}
+
+ValueVersion Executor::SlotValueVersion(int slot) const {
+  if (slot < 0) return ValueVersion{};
+  if (slot_constant_memo_[slot] != nullptr) return ValueVersion{nullptr, slot_constant_memo_[slot]};
+  return ValueVersion{SlotVar(slot), nullptr};
 }
 
 TensorView Executor::SlotView(int slot) const {
@@ -318,12 +335,23 @@ void Executor::PushStep(const Step& step, bool is_train) {
     const ForwardKernel* kernel = &ForwardKernelFor(*node.op, ctx.device_type);
     std::vector<WriteMode> req(write_views.size(), WriteMode::kWrite);
     std::shared_ptr<ConstantStepMemo> memo = step.constant ? constant_memos_[step.node] : nullptr;
+    // Ops with state may keep what they derive from an input (a packed weight) while its version
+    // stands; the others need no versions.
+    std::vector<ValueVersion> input_versions;
+    if (args.state != nullptr) {
+      for (int slot : step.reads) input_versions.push_back(SlotValueVersion(slot));
+    }
+    const Engine* engine = engine_.get();  // outlives every pushed op
     engine_->PushSync(
-        [kernel, args, read_views, write_views, req, is_train, memo](RunContext run) {
+        [kernel, args, read_views, write_views, req, is_train, memo, input_versions,
+         engine](RunContext run) {
           if (memo && memo->UpToDate(is_train)) return;
           ScratchSpace scratch(run.ctx, run.stream, args.temp.get());
           OpContext op_ctx{run.ctx,         is_train,          run.stream, &scratch,
                            args.random.get(), args.state.get(), args.node->name};
+          for (const ValueVersion& version : input_versions) {
+            op_ctx.input_versions.push_back(version.Read(*engine));
+          }
           (*kernel)(op_ctx, args.node->attrs, read_views, write_views, req);
           if (memo) memo->Ran(is_train);
         },
@@ -474,6 +502,9 @@ MemoryReport Executor::memory_report() const {
     if (slot.external()) report.external_bytes += slot.bytes();
     if (slot.kind == SlotKind::kConstant) report.constant_bytes += slot.bytes();
   }
+  for (const std::shared_ptr<OpState>& state : node_states_) {
+    if (state != nullptr) report.op_state_bytes += state->kept_bytes();
+  }
   return report;
 }
 
@@ -487,6 +518,9 @@ std::string Executor::Summary() const {
       << FormatBytes(report.external_bytes) << " for variables and gradients";
   if (report.constant_bytes > 0) {
     out << ", " << FormatBytes(report.constant_bytes) << " for values computed from parameters";
+  }
+  if (report.op_state_bytes > 0) {
+    out << ", " << FormatBytes(report.op_state_bytes) << " kept by ops (prepared weights)";
   }
   out << "\n";
   return out.str();

@@ -15,7 +15,9 @@
 // (scheduler/memory_plan.h, per MXNET_EXEC_ENABLE_INPLACE and NNVM_EXEC_MATCH_RANGE), then
 // allocates one block per planned buffer. Values computed from parameters alone (constant steps of
 // an inference plan: weight transposes) get arrays of their own and are computed again only when a
-// parameter they read was written since (its engine var's version changed). Kernels take scratch memory from MXNET_EXEC_NUM_TEMP
+// parameter they read was written since (its engine var's version changed); ops with state are
+// told each input's version too (OpContext::input_versions), so a convolution keeps its packed
+// weight while the weight is unchanged. Kernels take scratch memory from MXNET_EXEC_NUM_TEMP
 // temporary workspaces, each used by one op at a time (ordered by an engine var), grown to the
 // largest need seen. Variables (inputs, parameters, auxiliary states) are
 // NDArrays: the ones given in BindOptions::arrays are used as they are (shared, e.g. between
@@ -70,11 +72,24 @@ struct MemoryReport {
   size_t unplanned_bytes = 0;  // the same, one buffer per value
   size_t external_bytes = 0;   // variables and parameter gradients
   size_t constant_bytes = 0;   // values computed from parameters alone, kept across passes
+  // Kept by ops across passes (OpState::kept_bytes: convolutions' prepared weights at inference);
+  // grows as passes run.
+  size_t op_state_bytes = 0;
   int inplace_count = 0;
   int mirrored_count = 0;
 };
 
 class ConstantStepMemo;  // executor.cc
+
+// How to read the version of a value (a slot) inside a step that reads it: a value computed by a
+// constant step counts that step's runs (the engine counts a constant step that found its
+// parameters unchanged as a write of its outputs, though they did not change); any other value
+// counts its engine var's completed writes.
+struct ValueVersion {
+  VarHandle var = nullptr;
+  std::shared_ptr<const ConstantStepMemo> constant;
+  uint64_t Read(const Engine& engine) const;  // 0 for neither
+};
 
 class Executor {
  public:
@@ -141,6 +156,7 @@ class Executor {
   void PushHeadGradient(int slot, const NDArray* given);
   TensorView SlotView(int slot) const;
   VarHandle SlotVar(int slot) const;
+  ValueVersion SlotValueVersion(int slot) const;
 
   Graph source_graph_;  // as bound, before planning (Reshape plans it again)
   Graph graph_;
@@ -162,6 +178,8 @@ class Executor {
   std::vector<std::shared_ptr<std::mt19937_64>> node_random_;
   // Per node: the memo of its constant forward step (ExecutionPlan), null for the others.
   std::vector<std::shared_ptr<ConstantStepMemo>> constant_memos_;
+  // Per slot: the memo of the constant step that writes it, null for the others.
+  std::vector<std::shared_ptr<ConstantStepMemo>> slot_constant_memo_;
   // MXNET_EXEC_NUM_TEMP workspaces, each with the engine var that serialises its users.
   std::vector<std::shared_ptr<TempSpace>> temp_spaces_;
   std::vector<VarHandle> temp_vars_;

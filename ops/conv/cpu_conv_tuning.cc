@@ -1,6 +1,7 @@
 #include "ops/conv/cpu_conv_tuning.h"
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <random>
 
@@ -47,13 +48,22 @@ class TuningTensors {
   TuningTensors(const TuningTensors&) = delete;
   TuningTensors& operator=(const TuningTensors&) = delete;
 
-  void Run(const ConvAlgorithm& algorithm, ConvDirection direction, const ConvGeometry& g) {
+  // One run; with `prepared_weight` (forward, float32) the algorithm's prepared weight, made on
+  // its first run and kept.
+  void Run(const ConvAlgorithm& algorithm, ConvDirection direction, const ConvGeometry& g,
+           bool prepared_weight) {
     ScratchSpace scratch(Context::CPU(), nullptr, &scratch_backing_);
     if (dtype_ == DType::kFloat64) {
       algorithm.Run(direction, g, Tensors<double>(), scratch);
-    } else {
-      algorithm.Run(direction, g, Tensors<float>(), scratch);
+      return;
     }
+    cpu::ConvTensors<float> tensors = Tensors<float>();
+    if (prepared_weight && direction == ConvDirection::kForward) {
+      std::unique_ptr<cpu::PreparedConvWeight>& prepared = prepared_[&algorithm];
+      if (prepared == nullptr) prepared = algorithm.PrepareWeight(g, tensors.weight);
+      tensors.prepared_weight = prepared.get();
+    }
+    algorithm.Run(direction, g, tensors, scratch);
   }
 
  private:
@@ -91,6 +101,7 @@ class TuningTensors {
   void* output_ = nullptr;
   void* data_grad_ = nullptr;
   void* weight_grad_ = nullptr;
+  std::map<const ConvAlgorithm*, std::unique_ptr<cpu::PreparedConvWeight>> prepared_;
 };
 
 cpu::ConvLayout LayoutOf(const ConvGeometry& g) {
@@ -151,9 +162,15 @@ std::vector<std::string> PreferredNames(const ConvGeometry& g, ConvDirection dir
   return names;
 }
 
+// Whether a forward of `dtype` can run with a prepared weight (float32 kernels prepare).
+bool UsesPreparedWeight(bool prepared_weight, ConvDirection direction, DType dtype) {
+  return prepared_weight && direction == ConvDirection::kForward && dtype == DType::kFloat32;
+}
+
 }  // namespace
 
-ConvProblem CpuConvProblem(const ConvGeometry& g, ConvDirection direction, DType dtype) {
+ConvProblem CpuConvProblem(const ConvGeometry& g, ConvDirection direction, DType dtype,
+                           bool prepared_weight) {
   ConvProblem problem;
   problem.direction = direction;
   const int64_t in_per_group = g.in_channels_per_group();
@@ -171,11 +188,13 @@ ConvProblem CpuConvProblem(const ConvGeometry& g, ConvDirection direction, DType
   problem.dilation = {g.dilate_h, g.dilate_w};
   problem.groups = g.groups;
   problem.dtype = dtype;
+  problem.prepared_weight = UsesPreparedWeight(prepared_weight, direction, dtype);
   return problem;
 }
 
 std::vector<Candidate> CpuConvCandidates(const ConvGeometry& g, ConvDirection direction,
-                                         DType dtype) {
+                                         DType dtype, bool prepared_weight) {
+  prepared_weight = UsesPreparedWeight(prepared_weight, direction, dtype);
   // Allocated on the first run only: a problem answered from the DB never fills tensors.
   auto tensors = std::make_shared<std::unique_ptr<TuningTensors>>();
   std::vector<Candidate> candidates;
@@ -188,9 +207,9 @@ std::vector<Candidate> CpuConvCandidates(const ConvGeometry& g, ConvDirection di
       candidate.unsupported = UnsupportedReason(*algorithm, g);
     } else {
       candidate.workspace_bytes = algorithm->WorkspaceBytes(g, direction, dtype);
-      candidate.run = [tensors, algorithm, direction, g, dtype] {
+      candidate.run = [tensors, algorithm, direction, g, dtype, prepared_weight] {
         if (!*tensors) *tensors = std::make_unique<TuningTensors>(g, direction, dtype);
-        (*tensors)->Run(*algorithm, direction, g);
+        (*tensors)->Run(*algorithm, direction, g, prepared_weight);
       };
     }
     candidates.push_back(std::move(candidate));
@@ -257,12 +276,13 @@ CpuConvPlan TuneCpuConvolution(const CpuConvTuningRequest& request) {
   for (ConvDirection direction : directions) {
     ConvTuner::Request tune;
     tune.layer = request.layer;
-    tune.problem = CpuConvProblem(g, direction, request.dtype);
+    const bool prepared = request.prepared_weight && !request.training;
+    tune.problem = CpuConvProblem(g, direction, request.dtype, prepared);
     tune.environment = TuningEnvironment::ForCpu();
     tune.mode = mode;
     tune.policy = TuningPolicy::For(mode.mode, workspace_limit, Settings::Global());
-    tune.candidates = [&g, direction, &request] {
-      return CpuConvCandidates(g, direction, request.dtype);
+    tune.candidates = [&g, direction, &request, prepared] {
+      return CpuConvCandidates(g, direction, request.dtype, prepared);
     };
     tune.heuristic = [&g, direction](const std::vector<Candidate>& candidates) {
       return RankCpuCandidates(g, direction, candidates);

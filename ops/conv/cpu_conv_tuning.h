@@ -25,13 +25,17 @@
 
 namespace mxlite::conv {
 
-// The DB key of one direction of a CPU convolution (weights OIHW / OHWI as the layout says).
+// The DB key of one direction of a CPU convolution (weights OIHW / OHWI as the layout says);
+// `prepared_weight`: a forward whose weight is prepared once for many calls (ConvProblem).
 ConvProblem CpuConvProblem(const cpu::ConvGeometry& geometry, ConvDirection direction,
-                           DType dtype);
+                           DType dtype, bool prepared_weight = false);
 
-// Every CPU algorithm of the geometry's layout that implements `direction`, runnable.
+// Every CPU algorithm of the geometry's layout that implements `direction`, runnable. With
+// `prepared_weight` (forward, float32) each candidate's weight is prepared (ConvAlgorithm::
+// PrepareWeight) in its warm-up run and reused by the timed ones, as inference runs it.
 std::vector<Candidate> CpuConvCandidates(const cpu::ConvGeometry& geometry,
-                                         ConvDirection direction, DType dtype);
+                                         ConvDirection direction, DType dtype,
+                                         bool prepared_weight = false);
 
 // The heuristic's preference over `candidates` (from CpuConvCandidates of the same problem).
 std::vector<size_t> RankCpuCandidates(const cpu::ConvGeometry& geometry, ConvDirection direction,
@@ -49,6 +53,9 @@ struct CpuConvTuningRequest {
   std::optional<std::string> cudnn_tune;  // the layer's attribute; nullopt when absent
   int64_t workspace_mb = 1024;
   bool training = false;  // tune backward_data and backward_filter too
+  // The forward will reuse a prepared weight (an inference executor with
+  // MXNET_CONV_PREPACK_WEIGHTS): time it so. Ignored when training.
+  bool prepared_weight = false;
 };
 
 struct CpuConvPlan {

@@ -381,6 +381,7 @@ std::string ConvProblem::ToString() const {
       << " stride=" << JoinExtents(stride) << " pad=" << JoinExtents(pad)
       << " dilation=" << JoinExtents(dilation) << " groups=" << groups << " dtype=" << dtype
       << " layout=" << layout;
+  if (prepared_weight) out << " weight=prepared";
   if (!policy.empty()) out << " policy=" << policy;
   return out.str();
 }

@@ -58,13 +58,17 @@ struct ConvProblem {
   int64_t groups = 1;
   DType dtype = DType::kFloat32;
   std::string layout = "NCHW";
+  // Forward with the weight prepared once for many calls (a CPU inference executor keeps its
+  // convolutions' weights packed, MXNET_CONV_PREPACK_WEIGHTS): timed so, and keyed apart from the
+  // forward that prepares it on every call (training).
+  bool prepared_weight = false;
   // The tuning policy the record answers to (ConvTuner: mode, workspace limit, determinism), or
   // empty. Part of the key: a pick under one policy is not the answer under another.
   std::string policy;
 
   // Canonical text, equal for equal problems, e.g. "forward data=(32,64,56,56)
   // weight=(64,64,3,3) stride=1x1 pad=1x1 dilation=1x1 groups=1 dtype=float32 layout=NCHW",
-  // followed by " policy=..." when a policy is set.
+  // followed by " weight=prepared" for a prepared weight and " policy=..." when a policy is set.
   std::string ToString() const;
 };
 

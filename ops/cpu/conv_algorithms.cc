@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <type_traits>
 
 #include "core/error.h"
 #include "ops/cpu/blas.h"
@@ -61,9 +62,27 @@ void ConvAlgorithm::CheckCall(ConvDirection direction, const ConvGeometry& geome
   MX_CHECK(direction == ConvDirection::kForward || !t.OutputClamp().clamps())
       << "convolution algorithm " << name() << ": an output clamp applies to the forward only, not "
       << ConvDirectionName(direction);
+  MX_CHECK(direction == ConvDirection::kForward || t.prepared_weight == nullptr)
+      << "convolution algorithm " << name() << ": a prepared weight applies to the forward only, "
+      << "not " << ConvDirectionName(direction);
   MX_CHECK(!(t.clamp_low > t.clamp_high))
       << "convolution algorithm " << name() << ": the output clamp's low bound " << t.clamp_low
       << " is above its high bound " << t.clamp_high;
+}
+
+std::unique_ptr<PreparedConvWeight> ConvAlgorithm::PrepareWeight(const ConvGeometry& geometry,
+                                                                 const float* weight) const {
+  MX_CHECK(Supports(geometry, ConvDirection::kForward))
+      << "convolution algorithm " << name() << " (" << ConvLayoutName(layout())
+      << ") does not support forward on " << DescribeGeometry(geometry);
+  MX_CHECK(weight != nullptr) << "convolution algorithm " << name()
+                              << ": PrepareWeight needs the weight";
+  return PrepareSupported(geometry, weight);
+}
+
+std::unique_ptr<PreparedConvWeight> ConvAlgorithm::PrepareSupported(const ConvGeometry&,
+                                                                    const float*) const {
+  return nullptr;
 }
 
 void ConvAlgorithm::Run(ConvDirection direction, const ConvGeometry& geometry,
@@ -97,6 +116,10 @@ class LoweringAlgorithm final : public ConvAlgorithmBase<LoweringAlgorithm> {
   bool Supports(const ConvGeometry& g, ConvDirection) const override {
     return IsValidConvGeometry(g) && LayoutMatches(g, layout_);
   }
+  std::unique_ptr<PreparedConvWeight> PrepareSupported(const ConvGeometry& g,
+                                                       const float* weight) const override {
+    return PrepareGemmWeight(g, weight);
+  }
   // Mirrors conv_gemm.cc: one lowered matrix per image lane, and for the filter gradient one
   // partial weight sum per lane beyond the first.
   size_t WorkspaceBytes(const ConvGeometry& g, ConvDirection direction,
@@ -119,8 +142,8 @@ class LoweringAlgorithm final : public ConvAlgorithmBase<LoweringAlgorithm> {
                ScratchSpace& scratch) const {
     switch (direction) {
       case ConvDirection::kForward:
-        ConvolutionForwardGemm<T>(g, t.data, t.weight, t.bias, t.output, scratch,
-                                  t.OutputClamp());
+        ConvolutionForwardGemm<T>(g, t.data, t.weight, t.bias, t.output, scratch, t.OutputClamp(),
+                                  t.prepared_weight);
         break;
       case ConvDirection::kBackwardData:
         ConvolutionBackwardDataGemm<T>(g, t.output_grad, t.weight, t.data_grad, scratch);
@@ -152,6 +175,11 @@ class Gemm1x1Algorithm final : public ConvAlgorithmBase<Gemm1x1Algorithm> {
            g.out_h == g.in_h && g.out_w == g.in_w;
   }
   size_t WorkspaceBytes(const ConvGeometry&, ConvDirection, DType) const override { return 0; }
+  // The weight matrices are those of the lowering paths (the patch is C/G).
+  std::unique_ptr<PreparedConvWeight> PrepareSupported(const ConvGeometry& g,
+                                                       const float* weight) const override {
+    return PrepareGemmWeight(g, weight);
+  }
 
   template <typename T>
   void Compute(ConvDirection direction, const ConvGeometry& g, const ConvTensors<T>& t,
@@ -181,6 +209,13 @@ class Gemm1x1Algorithm final : public ConvAlgorithmBase<Gemm1x1Algorithm> {
           case ConvDirection::kForward: {
             Epilogue<T> epilogue = t.OutputClamp();
             if (t.bias != nullptr) epilogue.row_bias = t.bias + group * og;
+            if constexpr (std::is_same_v<T, float>) {
+              if (t.prepared_weight != nullptr) {
+                Sgemm(PreparedGemmGroup(*t.prepared_weight, g, group), Transpose::kNo, hw, 1.0f,
+                      t.data + x_offset, hw, 0.0f, t.output + y_offset, hw, epilogue);
+                break;
+              }
+            }
             Gemm<T>(Transpose::kNo, Transpose::kNo, og, hw, cg, T(1), t.weight + w_offset, cg,
                     t.data + x_offset, hw, T(0), t.output + y_offset, hw, epilogue);
             break;
@@ -208,6 +243,14 @@ class Gemm1x1Algorithm final : public ConvAlgorithmBase<Gemm1x1Algorithm> {
         case ConvDirection::kForward: {
           Epilogue<T> epilogue = t.OutputClamp();
           if (t.bias != nullptr) epilogue.column_bias = t.bias + group * og;
+          if constexpr (std::is_same_v<T, float>) {
+            if (t.prepared_weight != nullptr) {
+              Sgemm(Transpose::kNo, rows, 1.0f, t.data + group * cg, c,
+                    PreparedGemmGroup(*t.prepared_weight, g, group), 0.0f, t.output + group * og,
+                    o, epilogue);
+              break;
+            }
+          }
           Gemm<T>(Transpose::kNo, Transpose::kYes, rows, og, cg, T(1), t.data + group * cg, c, w,
                   cg, T(0), t.output + group * og, o, epilogue);
           break;

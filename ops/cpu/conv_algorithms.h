@@ -30,6 +30,9 @@
 // Winograd F(4x4,3x3) is less accurate than the others in float32 (errors ~1e-4 relative instead
 // of ~1e-6); every algorithm here is deterministic (same inputs and thread count, same bits).
 //
+// The GEMM paths (im2col_gemm, im2row_gemm, gemm_1x1) can prepare their weight once for many
+// forward calls (PrepareWeight: packed for the GEMM); the others read it as it is.
+//
 // Run checks Supports first and throws mxlite::Error naming the algorithm, the direction and the
 // geometry when the problem is not one it handles. Every direction overwrites its destination.
 // Thread safety: algorithms are immutable singletons; Run is reentrant given distinct scratch
@@ -38,12 +41,14 @@
 
 #include <cstddef>
 #include <limits>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/dtype.h"
 #include "ops/conv/conv_direction.h"
+#include "ops/cpu/conv_gemm.h"
 #include "ops/cpu/epilogue.h"
 #include "ops/cpu/im2col.h"
 #include "ops/tensor.h"
@@ -76,6 +81,9 @@ struct ConvTensors {
   T* weight_grad = nullptr;
   T clamp_low = -std::numeric_limits<T>::infinity();
   T clamp_high = std::numeric_limits<T>::infinity();
+  // Forward only, optional: `weight` as this algorithm's PrepareWeight made it for this geometry
+  // (read instead of packing `weight`; the results are the same bits).
+  const PreparedConvWeight* prepared_weight = nullptr;
 
   // The forward output's clamp as an epilogue (no bias).
   Epilogue<T> OutputClamp() const { return Epilogue<T>::Clamp(clamp_low, clamp_high); }
@@ -95,6 +103,11 @@ class ConvAlgorithm {
   // Bytes Run takes from its ScratchSpace for this problem and element type (0 when unsupported).
   virtual size_t WorkspaceBytes(const ConvGeometry& geometry, ConvDirection direction,
                                 DType dtype) const = 0;
+  // The float32 forward's weight prepared for reuse (ConvTensors::prepared_weight), or null when
+  // this algorithm reads the weight as it is on this geometry. Throws like Run when the forward
+  // is not supported or the weight is null.
+  std::unique_ptr<PreparedConvWeight> PrepareWeight(const ConvGeometry& geometry,
+                                                    const float* weight) const;
 
   // Throws mxlite::Error when !Supports(geometry, direction) or a buffer it needs is null.
   void Run(ConvDirection direction, const ConvGeometry& geometry, const ConvTensors<float>& tensors,
@@ -103,6 +116,9 @@ class ConvAlgorithm {
            const ConvTensors<double>& tensors, ScratchSpace& scratch) const;
 
  protected:
+  // PrepareWeight after its checks; the default prepares nothing.
+  virtual std::unique_ptr<PreparedConvWeight> PrepareSupported(const ConvGeometry& geometry,
+                                                               const float* weight) const;
   virtual void RunChecked(ConvDirection direction, const ConvGeometry& geometry,
                           const ConvTensors<float>& tensors, ScratchSpace& scratch) const = 0;
   virtual void RunChecked(ConvDirection direction, const ConvGeometry& geometry,

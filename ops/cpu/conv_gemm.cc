@@ -2,6 +2,11 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <string>
+#include <type_traits>
+
+#include "core/error.h"
+#include "ops/cpu/conv_algorithms.h"
 
 #include "ops/cpu/blas.h"
 #include "ops/cpu/elementwise.h"
@@ -79,7 +84,8 @@ void Unlower(const ConvGeometry& g, const T* lowered, int64_t group, T* image) {
 
 template <typename T>
 void ConvolutionForwardGemm(const ConvGeometry& g, const T* data, const T* weight, const T* bias,
-                            T* output, ScratchSpace& scratch, const Epilogue<T>& clamp) {
+                            T* output, ScratchSpace& scratch, const Epilogue<T>& clamp,
+                            const PreparedConvWeight* prepared) {
   const ImageLayout layout = LayoutOf(g);
   const int64_t lanes = ImageLanes(g.batch);
   const int64_t out_per_group = g.out_channels_per_group(), patch = g.patch_size();
@@ -98,15 +104,70 @@ void ConvolutionForwardGemm(const ConvGeometry& g, const T* data, const T* weigh
       const T* group_bias = bias != nullptr ? bias + group * out_per_group : nullptr;
       if (g.channels_last) {  // (OH*OW x O/G) = row (OH*OW x patch) * weight^T (patch x O/G)
         epilogue.column_bias = group_bias;
+        if constexpr (std::is_same_v<T, float>) {
+          if (prepared != nullptr) {
+            Sgemm(Transpose::kNo, spatial, 1.0f, buffer, patch,
+                  PreparedGemmGroup(*prepared, g, group), 0.0f, group_out, layout.output_ld,
+                  epilogue);
+            continue;
+          }
+        }
         Gemm<T>(Transpose::kNo, Transpose::kYes, spatial, out_per_group, patch, T(1), buffer, patch,
                 group_weight, patch, T(0), group_out, layout.output_ld, epilogue);
       } else {  // (O/G x OH*OW) = weight (O/G x patch) * col (patch x OH*OW)
         epilogue.row_bias = group_bias;
+        if constexpr (std::is_same_v<T, float>) {
+          if (prepared != nullptr) {
+            Sgemm(PreparedGemmGroup(*prepared, g, group), Transpose::kNo, spatial, 1.0f, buffer,
+                  spatial, 0.0f, group_out, layout.output_ld, epilogue);
+            continue;
+          }
+        }
         Gemm<T>(Transpose::kNo, Transpose::kNo, out_per_group, spatial, patch, T(1), group_weight,
                 patch, buffer, spatial, T(0), group_out, layout.output_ld, epilogue);
       }
     }
   });
+}
+
+size_t PreparedConvWeight::bytes() const {
+  size_t total = 0;
+  for (const PackedGemmOperand& group : groups) total += group.bytes();
+  return total;
+}
+
+std::unique_ptr<PreparedConvWeight> PrepareGemmWeight(const ConvGeometry& g, const float* weight) {
+  const int64_t out_per_group = g.out_channels_per_group(), patch = g.patch_size();
+  auto prepared = std::make_unique<PreparedConvWeight>();
+  for (int64_t group = 0; group < g.groups; ++group) {
+    const float* group_weight = weight + group * out_per_group * patch;
+    prepared->groups.push_back(
+        g.channels_last
+            ? PackedGemmOperand::Pack(PackedGemmOperand::Side::kB, Transpose::kYes, patch,
+                                      out_per_group, group_weight, patch)
+            : PackedGemmOperand::Pack(PackedGemmOperand::Side::kA, Transpose::kNo, out_per_group,
+                                      patch, group_weight, patch));
+  }
+  return prepared;
+}
+
+const PackedGemmOperand& PreparedGemmGroup(const PreparedConvWeight& prepared,
+                                           const ConvGeometry& g, int64_t group) {
+  const int64_t out_per_group = g.out_channels_per_group(), patch = g.patch_size();
+  const PackedGemmOperand::Side side =
+      g.channels_last ? PackedGemmOperand::Side::kB : PackedGemmOperand::Side::kA;
+  const int64_t rows = g.channels_last ? patch : out_per_group;
+  const int64_t columns = g.channels_last ? out_per_group : patch;
+  MX_CHECK(static_cast<int64_t>(prepared.groups.size()) == g.groups && group < g.groups &&
+           prepared.groups[group].side() == side && prepared.groups[group].rows() == rows &&
+           prepared.groups[group].columns() == columns)
+      << "convolution: the prepared weight (" << prepared.groups.size() << " groups"
+      << (prepared.groups.empty() ? std::string()
+                                  : ", " + std::to_string(prepared.groups[0].rows()) + "x" +
+                                        std::to_string(prepared.groups[0].columns()))
+      << ") was not made for " << DescribeGeometry(g) << " (" << g.groups << " groups of "
+      << rows << "x" << columns << ")";
+  return prepared.groups[group];
 }
 
 template <typename T>
@@ -217,7 +278,8 @@ void AddPerChannel(const T* values, int64_t batch, int64_t channels, int64_t spa
 
 #define MXLITE_INSTANTIATE_CONV_GEMM(T)                                                          \
   template void ConvolutionForwardGemm<T>(const ConvGeometry&, const T*, const T*, const T*, T*, \
-                                          ScratchSpace&, const Epilogue<T>&);                    \
+                                          ScratchSpace&, const Epilogue<T>&,                     \
+                                          const PreparedConvWeight*);                            \
   template void ConvolutionBackwardDataGemm<T>(const ConvGeometry&, const T*, const T*, T*,      \
                                                ScratchSpace&);                                   \
   template void ConvolutionBackwardWeightGemm<T>(const ConvGeometry&, const T*, const T*, T*,    \

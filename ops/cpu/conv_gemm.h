@@ -20,19 +20,44 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "ops/cpu/epilogue.h"
+#include "ops/cpu/gemm.h"
 #include "ops/cpu/im2col.h"
 #include "ops/tensor.h"
 
 namespace mxlite::cpu {
 
+// A weight in the form a convolution algorithm's forward reads it, made once for the calls that
+// reuse one weight, as inference does (ConvAlgorithm::PrepareWeight, ConvTensors::prepared_weight
+// in conv_algorithms.h). For the GEMM paths here: each group's weight matrix packed into
+// micro-kernel panels (ops/cpu/gemm.h PackedGemmOperand), op(A) = weight (O/G x patch) for
+// channels-first, op(B) = weight^T (patch x O/G) for channels-last, so no call packs it again.
+// Immutable.
+struct PreparedConvWeight {
+  std::vector<PackedGemmOperand> groups;
+  size_t bytes() const;
+};
+
+// The float32 weight of `geometry` (laid out as above) packed for the forward GEMMs.
+std::unique_ptr<PreparedConvWeight> PrepareGemmWeight(const ConvGeometry& geometry,
+                                                      const float* weight);
+
+// Group `group`'s packed matrix, checked to be the one `geometry`'s forward multiplies (an error
+// naming both shapes otherwise).
+const PackedGemmOperand& PreparedGemmGroup(const PreparedConvWeight& prepared,
+                                           const ConvGeometry& geometry, int64_t group);
+
 // output = clamp(data * weight (+ bias[o] on output channel o when bias is not null)), the bias and
 // the clamp (`clamp`'s bounds; its biases are ignored) applied in the GEMM's store.
+// `prepared` (float only; from PrepareGemmWeight on this geometry) replaces packing `weight`.
 template <typename T>
 void ConvolutionForwardGemm(const ConvGeometry& geometry, const T* data, const T* weight,
                             const T* bias, T* output, ScratchSpace& scratch,
-                            const Epilogue<T>& clamp = {});
+                            const Epilogue<T>& clamp = {},
+                            const PreparedConvWeight* prepared = nullptr);
 
 // data_grad = the adjoint of the forward in `data` applied to output_grad.
 template <typename T>

@@ -46,59 +46,33 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 int64_t RoundUp(int64_t a, int64_t multiple) { return CeilDiv(a, multiple) * multiple; }
 
 // op(X) of a row-major matrix: element (i, j) is data[i * ld + j], or data[j * ld + i] transposed.
+// Or a pre-packed operand (PackedGemmOperand): `packed` holds its panels for every k block, and
+// the view starts `panel_origin` rows (A) or columns (B) into them, a whole number of panels.
 struct OperandView {
-  const float* data;
-  int64_t ld;
-  bool transposed;
+  const float* data = nullptr;
+  int64_t ld = 0;
+  bool transposed = false;
+  const float* packed = nullptr;
+  int64_t packed_extent = 0;  // padded rows (A) or columns (B) of one packed k block
+  int64_t panel_origin = 0;
 
-  // The view of op(X) starting at element (row, column).
+  // The view of op(X) starting at element (row, column). A packed view moves along its panel axis
+  // only (rows of A, columns of B), by whole panels.
   OperandView Offset(int64_t row, int64_t column) const {
-    return {transposed ? data + column * ld + row : data + row * ld + column, ld, transposed};
+    OperandView view = *this;
+    if (packed != nullptr) {
+      view.panel_origin += row + column;  // one of them is 0
+      return view;
+    }
+    view.data = transposed ? data + column * ld + row : data + row * ld + column;
+    return view;
+  }
+  // The packed panels of the k block starting at `depth_offset` (of depth `depth`), from `index`
+  // rows (A) or columns (B) past this view's start.
+  const float* PackedBlock(int64_t depth_offset, int64_t depth, int64_t index) const {
+    return packed + depth_offset * packed_extent + (panel_origin + index) * depth;
   }
 };
-
-#if MXLITE_HAS_AVX2_KERNEL
-// A 64-byte aligned float buffer that only grows. Pages are touched once, by the first problem that
-// needs them, and reused by every later call on the same thread.
-class GrowingBuffer {
- public:
-  GrowingBuffer() = default;
-  GrowingBuffer(const GrowingBuffer&) = delete;
-  GrowingBuffer& operator=(const GrowingBuffer&) = delete;
-  ~GrowingBuffer() { std::free(data_); }
-
-  float* Reserve(int64_t floats) {
-    const size_t bytes = static_cast<size_t>(floats) * sizeof(float);
-    if (bytes <= capacity_bytes_) return data_;
-    std::free(data_);
-    data_ = nullptr;
-    capacity_bytes_ = 0;
-    // Large buffers are huge-page aligned and ask for huge pages: faulting one in costs far less
-    // than 512 separate 4 KiB faults.
-    const size_t alignment = bytes >= kHugePageBytes ? kHugePageBytes : kBufferAlignment;
-    const size_t rounded = RoundUp(static_cast<int64_t>(bytes), static_cast<int64_t>(alignment));
-    void* memory = std::aligned_alloc(alignment, rounded);
-    if (memory == nullptr) throw std::bad_alloc();
-    if (alignment == kHugePageBytes) madvise(memory, rounded, MADV_HUGEPAGE);
-    data_ = static_cast<float*>(memory);
-    capacity_bytes_ = rounded;
-    return data_;
-  }
-
- private:
-  float* data_ = nullptr;
-  size_t capacity_bytes_ = 0;
-};
-
-struct PackBuffers {
-  GrowingBuffer a;  // one MC x KC block of op(A)
-  GrowingBuffer b;  // one KC x NC block of op(B)
-};
-
-PackBuffers& ThreadPackBuffers() {
-  thread_local PackBuffers buffers;
-  return buffers;
-}
 
 // ------------------------------------------------------------------------------------------------
 // Packing. A block of op(A) becomes row panels of kMr rows, each stored step by step (kMr floats
@@ -156,6 +130,7 @@ void PackFromStepColumns(const float* src, int64_t ld, int64_t depth, int64_t wi
   }
 }
 
+#if MXLITE_HAS_AVX2_KERNEL
 // The same layout as PackFromStepColumns: full panels through `vector_panel` (a register
 // transpose of W lines), a partial last one element by element.
 template <int W, typename VectorPanel>
@@ -169,41 +144,121 @@ void PackFromStepColumnsVector(const float* src, int64_t ld, int64_t depth, int6
     PackFromStepColumns<W>(src + full * ld, ld, depth, width - full, packed + full * depth);
   }
 }
+#endif  // MXLITE_HAS_AVX2_KERNEL
 
-// op(A)[0:rows, 0:depth] -> panels of kMr rows.
+// op(A)[0:rows, 0:depth] -> panels of kMr rows (register transposes where the CPU has AVX2).
 void PackA(const OperandView& a, int64_t rows, int64_t depth, float* packed) {
   if (a.transposed) {
     PackFromStepRows<kMr>(a.data, a.ld, depth, rows, packed);
-  } else {
-    PackFromStepColumnsVector<kMr>(a.data, a.ld, depth, rows, packed, detail::PackRowPanelAvx2);
+    return;
   }
+#if MXLITE_HAS_AVX2_KERNEL
+  if (CpuSupportsAvx2Fma()) {
+    PackFromStepColumnsVector<kMr>(a.data, a.ld, depth, rows, packed, detail::PackRowPanelAvx2);
+    return;
+  }
+#endif
+  PackFromStepColumns<kMr>(a.data, a.ld, depth, rows, packed);
 }
 
 // op(B)[0:depth, 0:columns] -> panels of kNr columns.
 void PackB(const OperandView& b, int64_t depth, int64_t columns, float* packed) {
-  if (b.transposed) {
+  if (!b.transposed) {
+    PackFromStepRows<kNr>(b.data, b.ld, depth, columns, packed);
+    return;
+  }
+#if MXLITE_HAS_AVX2_KERNEL
+  if (CpuSupportsAvx2Fma()) {
     PackFromStepColumnsVector<kNr>(b.data, b.ld, depth, columns, packed,
                                    detail::PackColumnPanelAvx2);
-  } else {
-    PackFromStepRows<kNr>(b.data, b.ld, depth, columns, packed);
+    return;
   }
+#endif
+  PackFromStepColumns<kNr>(b.data, b.ld, depth, columns, packed);
 }
 
-// C[0:rows, 0:columns] = alpha * packed A block * packed B block + beta * C. With `b_to_pack`, B is
-// packed a few panels at a time just before their first use, while they are hot in L1/L2, instead
+// Splits `total` into equal blocks of at most `max_block`, rounded up to `multiple`, so the last
+// block is not a sliver.
+int64_t BalancedBlock(int64_t total, int64_t max_block, int64_t multiple) {
+  const int64_t blocks = CeilDiv(total, max_block);
+  return std::min(max_block, RoundUp(CeilDiv(total, blocks), multiple));
+}
+
+// The depth of the k blocks of a product with depth k (all but the last are this deep). Packed
+// operands are cut the same way, so it depends on k alone.
+int64_t DepthBlock(int64_t k) { return BalancedBlock(k, kKc, 1); }
+
+#if MXLITE_HAS_AVX2_KERNEL
+// A 64-byte aligned float buffer that only grows. Pages are touched once, by the first problem that
+// needs them, and reused by every later call on the same thread.
+class GrowingBuffer {
+ public:
+  GrowingBuffer() = default;
+  GrowingBuffer(const GrowingBuffer&) = delete;
+  GrowingBuffer& operator=(const GrowingBuffer&) = delete;
+  ~GrowingBuffer() { std::free(data_); }
+
+  float* Reserve(int64_t floats) {
+    const size_t bytes = static_cast<size_t>(floats) * sizeof(float);
+    if (bytes <= capacity_bytes_) return data_;
+    std::free(data_);
+    data_ = nullptr;
+    capacity_bytes_ = 0;
+    // Large buffers are huge-page aligned and ask for huge pages: faulting one in costs far less
+    // than 512 separate 4 KiB faults.
+    const size_t alignment = bytes >= kHugePageBytes ? kHugePageBytes : kBufferAlignment;
+    const size_t rounded = RoundUp(static_cast<int64_t>(bytes), static_cast<int64_t>(alignment));
+    void* memory = std::aligned_alloc(alignment, rounded);
+    if (memory == nullptr) throw std::bad_alloc();
+    if (alignment == kHugePageBytes) madvise(memory, rounded, MADV_HUGEPAGE);
+    data_ = static_cast<float*>(memory);
+    capacity_bytes_ = rounded;
+    return data_;
+  }
+
+ private:
+  float* data_ = nullptr;
+  size_t capacity_bytes_ = 0;
+};
+
+struct PackBuffers {
+  GrowingBuffer a;  // one MC x KC block of op(A)
+  GrowingBuffer b;  // one KC x NC block of op(B)
+};
+
+PackBuffers& ThreadPackBuffers() {
+  thread_local PackBuffers buffers;
+  return buffers;
+}
+
+// B's panels for one macro-kernel: ready (packed by an earlier row block, or a pre-packed
+// operand), or packed on the way into `buffer` from `to_pack`.
+struct BPanels {
+  const float* ready = nullptr;
+  const OperandView* to_pack = nullptr;
+  float* buffer = nullptr;
+};
+
+// C[0:rows, 0:columns] = alpha * packed A block * packed B block + beta * C. B packed on the way
+// goes a few panels at a time just before their first use, while they are hot in L1/L2, instead
 // of in one pass over the whole block whose writes would go out to L3 and come back. A group is
 // wide enough that each row of B is read in whole cache lines that the prefetcher can follow.
 // `epilogue` (offset to this block; empty for partial sums) goes to every micro-tile.
 void MacroKernel(int64_t rows, int64_t columns, int64_t depth, float alpha, const float* packed_a,
-                 const OperandView* b_to_pack, float* packed_b, float beta, float* c, int64_t ldc,
+                 const BPanels& b, float beta, float* c, int64_t ldc,
                  const Epilogue<float>& epilogue) {
   constexpr int64_t kPanelsPerPackGroup = 8;
   for (int64_t j = 0; j < columns; j += kNr) {
     const int tile_columns = static_cast<int>(std::min<int64_t>(kNr, columns - j));
-    float* b_panel = packed_b + j * depth;
-    if (b_to_pack != nullptr && j % (kPanelsPerPackGroup * kNr) == 0) {
-      PackB(b_to_pack->Offset(0, j), depth, std::min(kPanelsPerPackGroup * kNr, columns - j),
-            b_panel);
+    const float* b_panel;
+    if (b.to_pack != nullptr) {
+      if (j % (kPanelsPerPackGroup * kNr) == 0) {
+        PackB(b.to_pack->Offset(0, j), depth, std::min(kPanelsPerPackGroup * kNr, columns - j),
+              b.buffer + j * depth);
+      }
+      b_panel = b.buffer + j * depth;
+    } else {
+      b_panel = b.ready + j * depth;
     }
     for (int64_t i = 0; i < rows; i += kMr) {
       const int tile_rows = static_cast<int>(std::min<int64_t>(kMr, rows - i));
@@ -214,23 +269,17 @@ void MacroKernel(int64_t rows, int64_t columns, int64_t depth, float alpha, cons
   }
 }
 
-// Splits `total` into equal blocks of at most `max_block`, rounded up to `multiple`, so the last
-// block is not a sliver.
-int64_t BalancedBlock(int64_t total, int64_t max_block, int64_t multiple) {
-  const int64_t blocks = CeilDiv(total, max_block);
-  return std::min(max_block, RoundUp(CeilDiv(total, blocks), multiple));
-}
-
 // The packed GEMM on one thread: C[0:m, 0:n] = epilogue(alpha * op(A) op(B) + beta * C), k > 0.
+// A pre-packed operand is read in place; a plain one is packed block by block.
 void PackedSgemm(int64_t m, int64_t n, int64_t k, float alpha, const OperandView& a,
                  const OperandView& b, float beta, float* c, int64_t ldc,
                  const Epilogue<float>& epilogue) {
   const int64_t nc_max = BalancedBlock(n, kNc, kNr);
-  const int64_t kc_max = BalancedBlock(k, kKc, 1);
+  const int64_t kc_max = DepthBlock(k);
   const int64_t mc_max = BalancedBlock(m, kMc, kMr);
   PackBuffers& buffers = ThreadPackBuffers();
-  float* packed_a = buffers.a.Reserve(mc_max * kc_max);
-  float* packed_b = buffers.b.Reserve(kc_max * nc_max);
+  float* a_buffer = a.packed == nullptr ? buffers.a.Reserve(mc_max * kc_max) : nullptr;
+  float* b_buffer = b.packed == nullptr ? buffers.b.Reserve(kc_max * nc_max) : nullptr;
 
   for (int64_t jc = 0; jc < n; jc += nc_max) {
     const int64_t nc = std::min(nc_max, n - jc);
@@ -240,13 +289,26 @@ void PackedSgemm(int64_t m, int64_t n, int64_t k, float alpha, const OperandView
       const float block_beta = pc == 0 ? beta : 1.0f;
       // Only the last one completes the sums, so only it applies the epilogue.
       const bool last_k_block = pc + kc == k;
-      const OperandView b_block = b.Offset(pc, jc);
+      const OperandView b_block = b.packed != nullptr ? b : b.Offset(pc, jc);
       for (int64_t ic = 0; ic < m; ic += mc_max) {
         const int64_t mc = std::min(mc_max, m - ic);
-        PackA(a.Offset(ic, pc), mc, kc, packed_a);
-        // The first row block packs B as it goes; the others reuse the packed block.
-        MacroKernel(mc, nc, kc, alpha, packed_a, ic == 0 ? &b_block : nullptr, packed_b, block_beta,
-                    c + ic * ldc + jc, ldc,
+        const float* packed_a = a_buffer;
+        if (a.packed != nullptr) {
+          packed_a = a.PackedBlock(pc, kc, ic);
+        } else {
+          PackA(a.Offset(ic, pc), mc, kc, a_buffer);
+        }
+        // The first row block packs a plain B as it goes; the others reuse the packed block.
+        BPanels b_panels;
+        if (b.packed != nullptr) {
+          b_panels.ready = b.PackedBlock(pc, kc, jc);
+        } else if (ic == 0) {
+          b_panels.to_pack = &b_block;
+          b_panels.buffer = b_buffer;
+        } else {
+          b_panels.ready = b_buffer;
+        }
+        MacroKernel(mc, nc, kc, alpha, packed_a, b_panels, block_beta, c + ic * ldc + jc, ldc,
                     last_k_block ? epilogue.Offset(ic, jc) : Epilogue<float>{});
       }
     }
@@ -419,6 +481,101 @@ void CheckArguments(Transpose trans_a, Transpose trans_b, int64_t m, int64_t n, 
       << "Sgemm: A or B is null with m=" << m << " n=" << n << " k=" << k;
 }
 
+// The view of a packed operand.
+OperandView PackedView(const PackedGemmOperand& packed) {
+  OperandView view;
+  view.packed = packed.panels();
+  view.packed_extent = packed.padded_extent();
+  return view;
+}
+
+// A packed operand's plain op(X) (rows x columns, row-major) from its panels: for the Eigen path.
+std::vector<float> UnpackOperand(const OperandView& view, bool side_a, int64_t rows,
+                                 int64_t columns) {
+  const int64_t extent = side_a ? rows : columns, depth = side_a ? columns : rows;
+  const int64_t panel = side_a ? kMr : kNr;
+  std::vector<float> plain(static_cast<size_t>(rows * columns));
+  const int64_t kc_max = DepthBlock(depth);
+  for (int64_t pc = 0; pc < depth; pc += kc_max) {
+    const int64_t kc = std::min(kc_max, depth - pc);
+    const float* block = view.PackedBlock(pc, kc, 0);
+    for (int64_t x = 0; x < extent; ++x) {
+      const float* line = block + x / panel * panel * kc + x % panel;
+      for (int64_t p = 0; p < kc; ++p) {
+        const float value = line[p * panel];
+        if (side_a) {
+          plain[x * columns + pc + p] = value;
+        } else {
+          plain[(pc + p) * columns + x] = value;
+        }
+      }
+    }
+  }
+  return plain;
+}
+
+// C = epilogue(alpha * op(A) * op(B) + beta * C) on the implementation in force, split across the
+// intra-op threads; arguments already checked.
+void GemmProduct(int64_t m, int64_t n, int64_t k, float alpha, OperandView a_view,
+                 OperandView b_view, float beta, float* c, int64_t ldc,
+                 const Epilogue<float>& epilogue) {
+  if (m == 0 || n == 0) return;
+  if (k == 0 || alpha == 0.0f) {
+    ScaleC(m, n, beta, c, ldc);
+    ApplyEpilogue(epilogue, m, n, c, ldc);
+    return;
+  }
+  const GemmImplementation implementation =
+      ResolveImplementation(requested_implementation.load(std::memory_order_relaxed));
+  std::vector<float> plain_a, plain_b;  // pre-packed operands, unpacked for Eigen
+  if (implementation == GemmImplementation::kEigen) {
+    if (a_view.packed != nullptr) {
+      plain_a = UnpackOperand(a_view, /*side_a=*/true, m, k);
+      a_view = OperandView{plain_a.data(), k, false};
+    }
+    if (b_view.packed != nullptr) {
+      plain_b = UnpackOperand(b_view, /*side_a=*/false, k, n);
+      b_view = OperandView{plain_b.data(), n, false};
+    }
+  }
+  const auto run_block = [&](int64_t rows, int64_t columns, int64_t row0, int64_t column0) {
+    const OperandView a_block = a_view.Offset(row0, 0);
+    const OperandView b_block = b_view.Offset(0, column0);
+    float* c_block = c + row0 * ldc + column0;
+    const Epilogue<float> block_epilogue = epilogue.Offset(row0, column0);
+#if MXLITE_HAS_AVX2_KERNEL
+    if (implementation == GemmImplementation::kAvx2Fma) {
+      PackedSgemm(rows, columns, k, alpha, a_block, b_block, beta, c_block, ldc, block_epilogue);
+      return;
+    }
+#endif
+    EigenSgemm(rows, columns, k, alpha, a_block, b_block, beta, c_block, ldc);
+    ApplyEpilogue(block_epilogue, rows, columns, c_block, ldc);
+  };
+
+#if MXLITE_HAS_AVX2_KERNEL
+  // A row vector reads op(B) in place; a pre-packed operand goes through the packed kernel.
+  if (m == 1 && implementation == GemmImplementation::kAvx2Fma && a_view.packed == nullptr &&
+      b_view.packed == nullptr) {
+    RowVectorTimesMatrix(n, k, alpha, a_view, b_view, beta, c, epilogue);
+    return;
+  }
+#endif
+  const ThreadGrid grid = ChooseThreadGrid(m, n, k, IntraOpThreads());
+  if (grid.grid_rows * grid.grid_columns == 1) {
+    run_block(m, n, 0, 0);
+    return;
+  }
+  ParallelFor(grid.grid_rows * grid.grid_columns, [&](int64_t block) {
+    const auto [row_begin, row_end] = BlockRange(m, kMr, grid.grid_rows, block / grid.grid_columns);
+    const auto [column_begin, column_end] =
+        BlockRange(n, kNr, grid.grid_columns, block % grid.grid_columns);
+    if (row_end > row_begin && column_end > column_begin) {
+      run_block(row_end - row_begin, column_end - column_begin, row_begin, column_begin);
+    }
+  });
+}
+
 }  // namespace
 
 bool CpuSupportsAvx2Fma() {
@@ -479,50 +636,81 @@ void Sgemm(Transpose trans_a, Transpose trans_b, int64_t m, int64_t n, int64_t k
            const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
            int64_t ldc, const Epilogue<float>& epilogue) {
   CheckArguments(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc);
-  if (m == 0 || n == 0) return;
-  if (k == 0 || alpha == 0.0f) {
-    ScaleC(m, n, beta, c, ldc);
-    ApplyEpilogue(epilogue, m, n, c, ldc);
-    return;
-  }
-  const OperandView a_view{a, lda, trans_a == Transpose::kYes};
-  const OperandView b_view{b, ldb, trans_b == Transpose::kYes};
-  const GemmImplementation implementation =
-      ResolveImplementation(requested_implementation.load(std::memory_order_relaxed));
-  const auto run_block = [&](int64_t rows, int64_t columns, int64_t row0, int64_t column0) {
-    const OperandView a_block = a_view.Offset(row0, 0);
-    const OperandView b_block = b_view.Offset(0, column0);
-    float* c_block = c + row0 * ldc + column0;
-    const Epilogue<float> block_epilogue = epilogue.Offset(row0, column0);
-#if MXLITE_HAS_AVX2_KERNEL
-    if (implementation == GemmImplementation::kAvx2Fma) {
-      PackedSgemm(rows, columns, k, alpha, a_block, b_block, beta, c_block, ldc, block_epilogue);
-      return;
-    }
-#endif
-    EigenSgemm(rows, columns, k, alpha, a_block, b_block, beta, c_block, ldc);
-    ApplyEpilogue(block_epilogue, rows, columns, c_block, ldc);
-  };
-
-#if MXLITE_HAS_AVX2_KERNEL
-  if (m == 1 && implementation == GemmImplementation::kAvx2Fma) {
-    RowVectorTimesMatrix(n, k, alpha, a_view, b_view, beta, c, epilogue);
-    return;
-  }
-#endif
-  const ThreadGrid grid = ChooseThreadGrid(m, n, k, IntraOpThreads());
-  if (grid.grid_rows * grid.grid_columns == 1) {
-    run_block(m, n, 0, 0);
-    return;
-  }
-  ParallelFor(grid.grid_rows * grid.grid_columns, [&](int64_t block) {
-    const auto [row_begin, row_end] = BlockRange(m, kMr, grid.grid_rows, block / grid.grid_columns);
-    const auto [column_begin, column_end] =
-        BlockRange(n, kNr, grid.grid_columns, block % grid.grid_columns);
-    if (row_end > row_begin && column_end > column_begin) {
-      run_block(row_end - row_begin, column_end - column_begin, row_begin, column_begin);
-    }
-  });
+  GemmProduct(m, n, k, alpha, OperandView{a, lda, trans_a == Transpose::kYes},
+              OperandView{b, ldb, trans_b == Transpose::kYes}, beta, c, ldc, epilogue);
 }
+
+void Sgemm(const PackedGemmOperand& a, Transpose trans_b, int64_t n, float alpha, const float* b,
+           int64_t ldb, float beta, float* c, int64_t ldc, const Epilogue<float>& epilogue) {
+  MX_CHECK(a.side() == PackedGemmOperand::Side::kA)
+      << "Sgemm: the packed operand was packed as B, passed as A";
+  const int64_t m = a.rows(), k = a.columns();
+  CheckArguments(Transpose::kNo, trans_b, m, n, k, a.panels(), std::max<int64_t>(1, k), b, ldb, c,
+                 ldc);
+  GemmProduct(m, n, k, alpha, PackedView(a), OperandView{b, ldb, trans_b == Transpose::kYes}, beta,
+              c, ldc, epilogue);
+}
+
+void Sgemm(Transpose trans_a, int64_t m, float alpha, const float* a, int64_t lda,
+           const PackedGemmOperand& b, float beta, float* c, int64_t ldc,
+           const Epilogue<float>& epilogue) {
+  MX_CHECK(b.side() == PackedGemmOperand::Side::kB)
+      << "Sgemm: the packed operand was packed as A, passed as B";
+  const int64_t k = b.rows(), n = b.columns();
+  CheckArguments(trans_a, Transpose::kNo, m, n, k, a, lda, b.panels(), std::max<int64_t>(1, n), c,
+                 ldc);
+  GemmProduct(m, n, k, alpha, OperandView{a, lda, trans_a == Transpose::kYes}, PackedView(b), beta,
+              c, ldc, epilogue);
+}
+
+PackedGemmOperand PackedGemmOperand::Pack(Side side, Transpose trans, int64_t rows,
+                                          int64_t columns, const float* x, int64_t ld) {
+  const bool transposed = trans == Transpose::kYes;
+  const char* name = side == Side::kA ? "A" : "B";
+  MX_CHECK(rows >= 0 && columns >= 0) << "PackedGemmOperand::Pack: op(" << name
+                                      << ") must have sizes >= 0, got " << rows << "x" << columns;
+  const int64_t stored_width = transposed ? rows : columns;
+  MX_CHECK(ld >= std::max<int64_t>(1, stored_width))
+      << "PackedGemmOperand::Pack: ld must be >= " << std::max<int64_t>(1, stored_width)
+      << " (the stored row width of " << name << (transposed ? "^T" : "") << "), got " << ld;
+  MX_CHECK(x != nullptr || rows == 0 || columns == 0)
+      << "PackedGemmOperand::Pack: " << name << " is null for a " << rows << "x" << columns
+      << " operand";
+  PackedGemmOperand packed;
+  packed.side_ = side;
+  packed.rows_ = rows;
+  packed.columns_ = columns;
+  // The panel axis (m of A, n of B) is padded to whole panels; k is cut as products cut it.
+  const int64_t panel = side == Side::kA ? kMr : kNr;
+  const int64_t extent = side == Side::kA ? rows : columns;
+  const int64_t depth = side == Side::kA ? columns : rows;
+  packed.padded_extent_ = RoundUp(extent, panel);
+  const size_t floats = static_cast<size_t>(packed.padded_extent_ * depth);
+  const size_t bytes = RoundUp(static_cast<int64_t>(std::max<size_t>(1, floats) * sizeof(float)),
+                               static_cast<int64_t>(kBufferAlignment));
+  void* memory = std::aligned_alloc(kBufferAlignment, bytes);
+  if (memory == nullptr) throw std::bad_alloc();
+  packed.panels_.reset(static_cast<float*>(memory));
+  if (extent == 0 || depth == 0) return packed;
+  const OperandView view{x, ld, transposed};
+  const int64_t kc_max = DepthBlock(depth);
+  for (int64_t pc = 0; pc < depth; pc += kc_max) {
+    const int64_t kc = std::min(kc_max, depth - pc);
+    float* block = packed.panels_.get() + pc * packed.padded_extent_;
+    if (side == Side::kA) {
+      PackA(view.Offset(0, pc), extent, kc, block);
+    } else {
+      PackB(view.Offset(pc, 0), kc, extent, block);
+    }
+  }
+  return packed;
+}
+
+size_t PackedGemmOperand::bytes() const {
+  const int64_t depth = side_ == Side::kA ? columns_ : rows_;
+  return static_cast<size_t>(padded_extent_ * depth) * sizeof(float);
+}
+
+void PackedGemmOperand::Free::operator()(float* p) const { std::free(p); }
 
 }  // namespace mxlite::cpu

@@ -33,6 +33,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "ops/cpu/epilogue.h"
@@ -47,6 +48,53 @@ void Sgemm(Transpose trans_a, Transpose trans_b, int64_t m, int64_t n, int64_t k
 void Sgemm(Transpose trans_a, Transpose trans_b, int64_t m, int64_t n, int64_t k, float alpha,
            const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
            int64_t ldc, const Epilogue<float>& epilogue);
+
+// One operand packed ahead of time, for products that reuse it many times: a convolution's weight
+// at inference (as Intel MKL's cblas_sgemm_pack and ONNX Runtime's MLAS pack B once). Either
+// op(A) (m x k) or op(B) (k x n), copied into the micro-kernel's panels for every k block, so a
+// product with it packs only the other operand. The layout depends only on the operand's shape,
+// not on the thread count or the other operand: any Sgemm below with the same m / n / k may use
+// it, from any thread. On the AVX2 path sums are formed in the same order as by the unpacked call,
+// so results are bitwise those of Sgemm on the plain operand (except one-row products, whose plain
+// path reads op(B) in place); under Eigen the panels are unpacked into a temporary first (equal
+// within rounding). Immutable once packed; `bytes()` is its memory.
+class PackedGemmOperand {
+ public:
+  enum class Side { kA, kB };
+
+  // op(X) as the `side` operand: rows x columns as op(X) is (m x k for A, k x n for B), X stored
+  // row-major with leading dimension ld (X itself is columns x rows when trans is kYes).
+  // Errors name the argument: negative sizes, ld below the stored width, null X when not empty.
+  static PackedGemmOperand Pack(Side side, Transpose trans, int64_t rows, int64_t columns,
+                                const float* x, int64_t ld);
+
+  PackedGemmOperand() = default;
+  Side side() const { return side_; }
+  int64_t rows() const { return rows_; }
+  int64_t columns() const { return columns_; }
+  size_t bytes() const;
+
+  // For gemm.cc: the panels and the padded extent along the panel axis (m for A, n for B).
+  const float* panels() const { return panels_.get(); }
+  int64_t padded_extent() const { return padded_extent_; }
+
+ private:
+  struct Free {
+    void operator()(float* p) const;
+  };
+  Side side_ = Side::kA;
+  int64_t rows_ = 0, columns_ = 0, padded_extent_ = 0;
+  std::unique_ptr<float, Free> panels_;
+};
+
+// C (m x n) = epilogue(alpha * A * op(B) + beta * C) with A packed (a.side() == kA, m x k).
+void Sgemm(const PackedGemmOperand& a, Transpose trans_b, int64_t n, float alpha, const float* b,
+           int64_t ldb, float beta, float* c, int64_t ldc,
+           const Epilogue<float>& epilogue = Epilogue<float>{});
+// C (m x n) = epilogue(alpha * op(A) * B + beta * C) with B packed (b.side() == kB, k x n).
+void Sgemm(Transpose trans_a, int64_t m, float alpha, const float* a, int64_t lda,
+           const PackedGemmOperand& b, float beta, float* c, int64_t ldc,
+           const Epilogue<float>& epilogue = Epilogue<float>{});
 
 enum class GemmImplementation {
   kAuto,     // the fastest one this CPU supports (the default)

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
@@ -189,7 +190,7 @@ struct Epilogues {
 template <typename T>
 std::vector<T> RunInNCHW(const ConvAlgorithm& algorithm, ConvDirection direction,
                          const ConvGeometry& nchw, const ConvInputs<T>& in,
-                         const Epilogues<T>& epilogue = {}) {
+                         const Epilogues<T>& epilogue = {}, bool prepare_weight = false) {
   const bool last = algorithm.layout() == ConvLayout::kNHWC;
   ConvGeometry g = nchw;
   g.channels_last = last;
@@ -224,6 +225,13 @@ std::vector<T> RunInNCHW(const ConvAlgorithm& algorithm, ConvDirection direction
   tensors.clamp_high = epilogue.high;
   tensors.output_grad = output_grad.data();
   tensors.output = tensors.data_grad = tensors.weight_grad = result.data();
+  std::unique_ptr<PreparedConvWeight> prepared;
+  if constexpr (std::is_same_v<T, float>) {
+    if (prepare_weight) {
+      prepared = algorithm.PrepareWeight(g, weight.data());
+      tensors.prepared_weight = prepared.get();
+    }
+  }
   ScratchSpace scratch(Context::CPU());
   algorithm.Run(direction, g, tensors, scratch);
   EXPECT_EQ(scratch.bytes_requested(), algorithm.WorkspaceBytes(g, direction, DTypeOf<T>::value))
@@ -322,6 +330,76 @@ void CheckClampedForward(int threads) {
         }
       }
     }
+  }
+}
+
+// A weight prepared once (PrepareWeight, as inference keeps it) gives the forward's bits without
+// it: every algorithm, every case it claims, bias and clamp, 1 and 2 threads. Exactly the GEMM
+// paths prepare something.
+TEST(ConvAlgorithms, PreparedWeightGivesTheSameBits) {
+  const std::set<std::string> preparing = {"im2col_gemm", "im2row_gemm", "gemm_1x1"};
+  for (int threads : {1, 2}) {
+    ScopedIntraOpThreads scoped(threads);
+    for (const ConvAlgorithm* algorithm : CpuConvAlgorithms()) {
+      for (const ConvCase& c : kCases) {
+        const ConvGeometry g = c.Geometry(algorithm->layout() == ConvLayout::kNHWC);
+        if (!algorithm->Supports(g, ConvDirection::kForward)) {
+          EXPECT_THROW(algorithm->PrepareWeight(g, std::vector<float>(1024).data()), Error);
+          continue;
+        }
+        SCOPED_TRACE(std::string(algorithm->name()) + " " + ConvLayoutName(algorithm->layout()) +
+                     " " + c.name + " threads " + std::to_string(threads));
+        const ConvGeometry nchw = c.Geometry(false);
+        const ConvInputs<float> inputs(nchw);
+        const std::vector<float> weight(
+            static_cast<size_t>(g.out_channels * g.in_channels_per_group() * g.kernel_spatial()));
+        EXPECT_EQ(algorithm->PrepareWeight(g, weight.data()) != nullptr,
+                  preparing.count(std::string(algorithm->name())) == 1);
+        const Epilogues<float> epilogue{-0.4f, 0.9f, true};
+        const std::vector<float> plain =
+            RunInNCHW(*algorithm, ConvDirection::kForward, nchw, inputs, epilogue);
+        const std::vector<float> prepared =
+            RunInNCHW(*algorithm, ConvDirection::kForward, nchw, inputs, epilogue, true);
+        ASSERT_EQ(plain.size(), prepared.size());
+        for (size_t i = 0; i < plain.size(); ++i) {
+          ASSERT_EQ(plain[i], prepared[i]) << "element " << i;
+        }
+      }
+    }
+  }
+}
+
+// A prepared weight is for the forward of the geometry it was made for.
+TEST(ConvAlgorithms, PreparedWeightRefusedElsewhere) {
+  const ConvAlgorithm* gemm = FindCpuConvAlgorithm("gemm_1x1", ConvLayout::kNHWC);
+  ASSERT_NE(gemm, nullptr);
+  const ConvCase& c = kCases[10];  // 1x1_batch3
+  ASSERT_EQ(c.name, "1x1_batch3");
+  ConvGeometry g = c.Geometry(true);
+  const ConvInputs<float> inputs(c.Geometry(false));
+  std::vector<float> out(static_cast<size_t>(g.batch * g.out_channels * g.out_spatial()));
+  const auto prepared = gemm->PrepareWeight(g, inputs.weight.data());
+  ASSERT_NE(prepared, nullptr);
+  ConvTensors<float> tensors;
+  tensors.data = inputs.data.data();
+  tensors.weight = inputs.weight.data();
+  tensors.output_grad = out.data();
+  tensors.data_grad = out.data();
+  tensors.prepared_weight = prepared.get();
+  ScratchSpace scratch(Context::CPU());
+  EXPECT_THROW(gemm->Run(ConvDirection::kBackwardData, g, tensors, scratch), Error);
+  // Another geometry (more output channels) than the one it was made for.
+  ConvGeometry wider = g;
+  wider.out_channels = 2 * g.out_channels;
+  std::vector<float> wide_out(static_cast<size_t>(g.batch * wider.out_channels * g.out_spatial()));
+  std::vector<float> wide_weight(static_cast<size_t>(wider.out_channels * g.in_channels));
+  tensors.weight = wide_weight.data();
+  tensors.output = wide_out.data();
+  try {
+    gemm->Run(ConvDirection::kForward, wider, tensors, scratch);
+    FAIL() << "a prepared weight of another geometry was used";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("was not made for"), std::string::npos) << e.what();
   }
 }
 

@@ -544,6 +544,17 @@ TEST(CpuConvTuning, ThePlanTunesBackwardOnlyForTraining) {
   EXPECT_EQ(training.decisions[1].problem.direction, ConvDirection::kBackwardData);
   EXPECT_EQ(training.decisions[2].problem.direction, ConvDirection::kBackwardFilter);
   EXPECT_EQ(training.backward_filter->name(), training.decisions[2].record.algorithm);
+
+  // An inference plan whose forward will reuse a prepared weight is timed, and keyed, as such;
+  // training ignores the request (its weight changes every step).
+  request.prepared_weight = true;
+  CpuConvPlan prepared_training = TuneCpuConvolution(request);
+  EXPECT_FALSE(prepared_training.decisions[0].problem.prepared_weight);
+  request.training = false;
+  CpuConvPlan prepared = TuneCpuConvolution(request);
+  ASSERT_EQ(prepared.decisions.size(), 1u);
+  EXPECT_TRUE(prepared.decisions[0].problem.prepared_weight);
+  EXPECT_NE(prepared.forward, nullptr);
   Settings::Global().Reset("MXNET_TUNING_DB_MODE");
 }
 

@@ -97,6 +97,11 @@ TEST_F(TuningDbTest, ProblemTextIsCanonical) {
             "groups=3 dtype=float32 layout=NCHW");
   EXPECT_EQ(MakeProblem(2).ToString(), MakeProblem(2).ToString());
   EXPECT_NE(MakeProblem(2).ToString(), MakeProblem(3).ToString());
+  problem.direction = ConvDirection::kForward;
+  problem.prepared_weight = true;
+  EXPECT_EQ(problem.ToString(),
+            "forward data=(1,3,8,8) weight=(4,3,3,3) stride=1x1 pad=1x1 dilation=1x1 "
+            "groups=3 dtype=float32 layout=NCHW weight=prepared");
 }
 
 TEST_F(TuningDbTest, StoreThenLookupRoundTripsThroughCacheAndFile) {

@@ -128,6 +128,70 @@ TEST_P(ExecutorEngineTest, ParameterTransposeRunsOnlyWhenTheParameterChanged) {
   settings().Reset("MXNET_ENGINE_TYPE");
 }
 
+// A 1x1 NHWC convolution whose OHWI weight is a transpose of an OIHW parameter (a constant step):
+// the inference executor keeps the weight packed for the GEMM (MXNET_CONV_PREPACK_WEIGHTS) and
+// packs it again when, and only when, the parameter is written; results always follow the weight.
+TEST_P(ExecutorEngineTest, ConvolutionKeepsItsPackedWeightWhileTheWeightStands) {
+  settings().Set("MXNET_ENGINE_TYPE", GetParam());
+  constexpr int64_t kPixels = 2 * 3 * 5, kIn = 7, kOut = 19;
+  GraphBuilder g;
+  Symbol w = g.Op("transpose", {g.Parameter("w", Shape{kOut, kIn, 1, 1}, DType::kFloat32)},
+                  {{"axes", "(0,2,3,1)"}});
+  Symbol y = g.Op("Convolution", {g.Input("data", {2, 3, 5, kIn}), w},
+                  {{"kernel", "(1,1)"}, {"num_filter", std::to_string(kOut)}, {"no_bias", "true"},
+                   {"layout", "NHWC"}, {"cudnn_tune", "off"}});
+  auto exec = Executor::Bind(g.Build({y}), {});
+  std::vector<float> x(kPixels * kIn);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * static_cast<float>(i));
+  exec->Arg("data").SyncCopyFromCPU(x.data(), x.size() * 4);
+  auto weights = [](float scale) {
+    std::vector<float> values(kOut * kIn);
+    for (size_t i = 0; i < values.size(); ++i) values[i] = scale * std::cos(0.11f * i);
+    return values;
+  };
+  auto expect_output = [&](const std::vector<float>& weight, const std::string& when) {
+    const std::vector<float> out = exec->outputs()[0].ToVector<float>();
+    for (int64_t p = 0; p < kPixels; ++p) {
+      for (int64_t o = 0; o < kOut; ++o) {
+        double sum = 0.0;
+        for (int64_t c = 0; c < kIn; ++c) sum += double{x[p * kIn + c]} * weight[o * kIn + c];
+        ASSERT_NEAR(out[p * kOut + o], sum, 1e-5) << when << " pixel " << p << " channel " << o;
+      }
+    }
+  };
+  const std::vector<float> w1 = weights(1.0f), w2 = weights(-0.5f);
+  exec->Arg("w").SyncCopyFromCPU(w1.data(), w1.size() * 4);
+  exec->Forward(false);
+  expect_output(w1, "first pass");
+  EXPECT_GE(exec->memory_report().op_state_bytes, size_t{kOut * kIn * 4});
+  exec->FillPlannedBuffers(std::nan(""));
+  exec->Forward(false);
+  expect_output(w1, "unchanged weight");
+  EXPECT_EQ(exec->constant_step_runs(), 1);
+
+  exec->Arg("w").SyncCopyFromCPU(w2.data(), w2.size() * 4);
+  exec->Forward(false);
+  expect_output(w2, "new weight");
+  // A training-mode pass packs per call; the inference pass after it sees the same weight.
+  exec->Forward(true);
+  expect_output(w2, "training-mode pass");
+  exec->Forward(false);
+  expect_output(w2, "after a training-mode pass");
+  exec->Arg("w").SyncCopyFromCPU(w1.data(), w1.size() * 4);
+  exec->Forward(false);
+  expect_output(w1, "the first weight again");
+
+  settings().Set("MXNET_CONV_PREPACK_WEIGHTS", "0");
+  auto unpacked = Executor::Bind(g.Build({y}), {});
+  unpacked->Arg("data").SyncCopyFromCPU(x.data(), x.size() * 4);
+  unpacked->Arg("w").SyncCopyFromCPU(w2.data(), w2.size() * 4);
+  unpacked->Forward(false);
+  unpacked->outputs()[0].WaitToRead();
+  EXPECT_EQ(unpacked->memory_report().op_state_bytes, 0u);
+  settings().Reset("MXNET_CONV_PREPACK_WEIGHTS");
+  settings().Reset("MXNET_ENGINE_TYPE");
+}
+
 INSTANTIATE_TEST_SUITE_P(AllEngines, ExecutorEngineTest,
                          ::testing::Values("NaiveEngine", "ThreadedEngine",
                                            "ThreadedEnginePerDevice"));
