@@ -128,6 +128,32 @@ TEST_P(ExecutorEngineTest, ParameterTransposeRunsOnlyWhenTheParameterChanged) {
   settings().Reset("MXNET_ENGINE_TYPE");
 }
 
+// A constant step reading another constant (a transpose of a transpose of a parameter) runs only
+// when the first one recomputed: the engine counts every pass's skipped first step as a write of
+// its output, but its value did not change.
+TEST_P(ExecutorEngineTest, ChainedConstantStepsRunOnlyWhenTheParameterChanged) {
+  settings().Set("MXNET_ENGINE_TYPE", GetParam());
+  GraphBuilder g;
+  Symbol wt = g.Op("transpose", {g.Parameter("w", Shape{3, 2}, DType::kFloat32)});
+  Symbol w = g.Op("transpose", {wt});
+  Symbol y = g.Op("TestScaleElementwise", {g.Input("data", {3, 2}), w});
+  auto exec = Executor::Bind(g.Build({y}), {});
+  const std::vector<float> x = {0.5f, -1.0f, 2.0f, 1.5f, -0.25f, 0.75f};
+  const std::vector<float> w1 = {1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f};
+  exec->Arg("data").SyncCopyFromCPU(x.data(), x.size() * 4);
+  exec->Arg("w").SyncCopyFromCPU(w1.data(), w1.size() * 4);
+  for (int pass = 0; pass < 3; ++pass) exec->Forward(false);
+  const std::vector<float> out = exec->outputs()[0].ToVector<float>();
+  for (size_t i = 0; i < x.size(); ++i) EXPECT_FLOAT_EQ(out[i], x[i] * w1[i]);
+  EXPECT_EQ(exec->constant_step_runs(), 2);  // each of the two steps once
+  exec->Arg("w").SyncCopyFromCPU(x.data(), x.size() * 4);
+  exec->Forward(false);
+  const std::vector<float> squared = exec->outputs()[0].ToVector<float>();
+  for (size_t i = 0; i < x.size(); ++i) EXPECT_FLOAT_EQ(squared[i], x[i] * x[i]);
+  EXPECT_EQ(exec->constant_step_runs(), 4);
+  settings().Reset("MXNET_ENGINE_TYPE");
+}
+
 // A 1x1 NHWC convolution whose OHWI weight is a transpose of an OIHW parameter (a constant step):
 // the inference executor keeps the weight packed for the GEMM (MXNET_CONV_PREPACK_WEIGHTS) and
 // packs it again when, and only when, the parameter is written; results always follow the weight.
