@@ -135,7 +135,9 @@ class ConvAlgorithm {
 // (TuningEnvironment::ForCpu), so timings of the old kernels are not trusted for the new ones.
 //   2: GEMM epilogue (bias in the store), AVX2 NHWC depthwise kernel.
 //   3: transposed B packed through AVX2 8x8 transposes (NHWC GEMM paths read OHWI weights so).
-inline constexpr int kCpuConvKernelsRevision = 3;
+//   4: the NHWC depthwise kernel walks pixels outer, channels inner (the GEMM paths' prepared
+//      weights have keys of their own: ConvProblem::prepared_weight).
+inline constexpr int kCpuConvKernelsRevision = 4;
 
 // Every CPU algorithm, in a fixed order (im2col_gemm first: the reference and the fallback).
 const std::vector<const ConvAlgorithm*>& CpuConvAlgorithms();

@@ -127,16 +127,28 @@ MXLITE_AVX2 void DepthwiseForwardRowNhwcAvx2(const ConvGeometry& g, const float*
   float* y_row = output + row * g.out_w * channels;
   const __m256 low = _mm256_set1_ps(clamp.low), high = _mm256_set1_ps(clamp.high);
   const int64_t vector_channels = channels / kLanes * kLanes;
-  for (int64_t c = 0; c < vector_channels; c += kLanes) {
-    const __m256 start = bias != nullptr ? _mm256_loadu_ps(bias + c) : _mm256_setzero_ps();
-    int64_t ow = 0;
-    for (; ow < plan.first_inside && ow < g.out_w; ++ow) {
-      CheckedPixel(g, plan, by_tap, start, low, high, ow, c, y_row);
+  const auto start = [bias](int64_t c) MXLITE_AVX2 {
+    return bias != nullptr ? _mm256_loadu_ps(bias + c) : _mm256_setzero_ps();
+  };
+  // Pixels outer, channels inner: the input a tile of pixels reads (kernel rows x its window x
+  // every channel, ~10 KB for MobileNet-V2's layers) stays in L1 while every channel vector
+  // consumes it; channels outer streamed the input rows through L1 once per vector (10-30% slower
+  // on MobileNet-V2's layers at 56x56 and 112x112).
+  int64_t ow = 0;
+  for (; ow < plan.first_inside && ow < g.out_w; ++ow) {
+    for (int64_t c = 0; c < vector_channels; c += kLanes) {
+      CheckedPixel(g, plan, by_tap, start(c), low, high, ow, c, y_row);
     }
-    for (; ow + kPixels <= plan.end_inside; ow += kPixels) {
-      InsideTile(g, plan, by_tap, start, low, high, ow, c, y_row);
+  }
+  for (; ow + kPixels <= plan.end_inside; ow += kPixels) {
+    for (int64_t c = 0; c < vector_channels; c += kLanes) {
+      InsideTile(g, plan, by_tap, start(c), low, high, ow, c, y_row);
     }
-    for (; ow < g.out_w; ++ow) CheckedPixel(g, plan, by_tap, start, low, high, ow, c, y_row);
+  }
+  for (; ow < g.out_w; ++ow) {
+    for (int64_t c = 0; c < vector_channels; c += kLanes) {
+      CheckedPixel(g, plan, by_tap, start(c), low, high, ow, c, y_row);
+    }
   }
   if (vector_channels < channels) {
     ScalarChannels(g, plan, by_tap, bias, clamp, vector_channels, y_row);
