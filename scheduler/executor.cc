@@ -231,9 +231,11 @@ void Executor::AllocateArrays() {
 void Executor::CreateNodeStates() {
   node_states_.resize(static_cast<size_t>(graph_.num_nodes()));
   node_random_.resize(static_cast<size_t>(graph_.num_nodes()));
+  step_nodes_.resize(static_cast<size_t>(graph_.num_nodes()));
   for (int id = 0; id < graph_.num_nodes(); ++id) {
     const Node& node = graph_.node(id);
     if (node.is_variable()) continue;
+    step_nodes_[id] = std::make_shared<const Node>(node);
     StateRequest request{node.attrs, {}, {}, shapes_.shapes[static_cast<size_t>(id)],
                          options_.ctx, node.name, options_.training};
     for (const NodeEntry& input : node.inputs) {
@@ -323,7 +325,7 @@ void Executor::PushStep(const Step& step, bool is_train) {
       if (roles[i] == InputRole::kAuxiliary) writes.push_back(SlotVar(step.reads[i]));
     }
   }
-  StepKernelArgs args{std::make_shared<const Node>(node), nullptr, nullptr, nullptr};
+  StepKernelArgs args{step_nodes_[step.node], nullptr, nullptr, nullptr};
   args.state = node_states_[step.node];
   args.random = node_random_[step.node];
   // Kernels share MXNET_EXEC_NUM_TEMP temporary workspaces, one op at a time on each.

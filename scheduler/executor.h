@@ -174,6 +174,7 @@ class Executor {
   std::map<std::string, int> gradient_slot_;      // variable name -> its gradient slot
   std::vector<NDArray> outputs_;
   // Per node (null where unused); shared with pushed steps, which may outlive the executor.
+  std::vector<std::shared_ptr<const Node>> step_nodes_;  // copies made once, not per push
   std::vector<std::shared_ptr<OpState>> node_states_;
   std::vector<std::shared_ptr<std::mt19937_64>> node_random_;
   // Per node: the memo of its constant forward step (ExecutionPlan), null for the others.
