@@ -12,7 +12,7 @@
 //
 // Implementations, chosen at run time (ActiveGemm() says which one and why):
 //  - mxlite's BLIS-style GEMM: packed A and B panels, cache blocking, an AVX2+FMA 6x16
-//    micro-kernel. Used when the CPU supports avx2 and fma. A product with one row (m == 1, e.g.
+//    micro-kernel (a row-major A whose depth fits one k block is read in place, not packed). Used when the CPU supports avx2 and fma. A product with one row (m == 1, e.g.
 //    FullyConnected at batch 1) skips the packing and reads op(B) once in place (dot products or
 //    row updates); being bound by memory bandwidth, it splits across threads once each streams
 //    256 KiB of op(B).

@@ -324,6 +324,107 @@ MXLITE_AVX2 void SgemmMicroKernelAvx2Fma(int64_t kc, const float* a_panel, const
   StoreTile(tile, c, ldc, rows, columns, alpha, beta, epilogue);
 }
 
+// One k step of the in-place kernel: B step `step` (two vectors at byte offset 64 * step of the
+// panel), the six rows' element at byte offset 4 * step from their row pointers (rows 0-2 from
+// %[a0], rows 3-5 from %[a3], %[lda] bytes apart).
+#define MXLITE_IN_PLACE_STEP(b_offset, a_offset)                  \
+  "vmovaps " #b_offset "(%[b]), %%ymm12\n\t"                     \
+  "vmovaps 32+" #b_offset "(%[b]), %%ymm13\n\t"                  \
+  "vbroadcastss " #a_offset "(%[a0]), %%ymm14\n\t"               \
+  "vbroadcastss " #a_offset "(%[a0],%[lda],1), %%ymm15\n\t"      \
+  "vfmadd231ps %%ymm12, %%ymm14, %%ymm0\n\t"                     \
+  "vfmadd231ps %%ymm13, %%ymm14, %%ymm1\n\t"                     \
+  "vfmadd231ps %%ymm12, %%ymm15, %%ymm2\n\t"                     \
+  "vfmadd231ps %%ymm13, %%ymm15, %%ymm3\n\t"                     \
+  "vbroadcastss " #a_offset "(%[a0],%[lda],2), %%ymm14\n\t"      \
+  "vbroadcastss " #a_offset "(%[a3]), %%ymm15\n\t"               \
+  "vfmadd231ps %%ymm12, %%ymm14, %%ymm4\n\t"                     \
+  "vfmadd231ps %%ymm13, %%ymm14, %%ymm5\n\t"                     \
+  "vfmadd231ps %%ymm12, %%ymm15, %%ymm6\n\t"                     \
+  "vfmadd231ps %%ymm13, %%ymm15, %%ymm7\n\t"                     \
+  "vbroadcastss " #a_offset "(%[a3],%[lda],1), %%ymm14\n\t"      \
+  "vbroadcastss " #a_offset "(%[a3],%[lda],2), %%ymm15\n\t"      \
+  "vfmadd231ps %%ymm12, %%ymm14, %%ymm8\n\t"                     \
+  "vfmadd231ps %%ymm13, %%ymm14, %%ymm9\n\t"                     \
+  "vfmadd231ps %%ymm12, %%ymm15, %%ymm10\n\t"                    \
+  "vfmadd231ps %%ymm13, %%ymm15, %%ymm11\n\t"
+
+MXLITE_AVX2 void SgemmMicroKernelAvx2FmaRowsInPlace(int64_t kc, const float* a, int64_t lda,
+                                                    const float* b_panel, float* c, int64_t ldc,
+                                                    int columns, float alpha, float beta,
+                                                    const Epilogue<float>& epilogue) {
+  for (int r = 0; r < kMr; ++r) {
+    _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc + kNr - 1), _MM_HINT_T0);
+  }
+  // Register map as in SgemmMicroKernelAvx2Fma; the A rows are addressed from two pointers and the
+  // row stride, so the loop needs no more general registers than the packed one.
+  alignas(32) float tile[kMr * kNr];
+  const float* a0 = a;
+  const float* a3 = a + 3 * lda;
+  const float* b = b_panel;
+  const int64_t lda_bytes = lda * static_cast<int64_t>(sizeof(float));
+  int64_t unrolled_steps = kc / 4;
+  int64_t single_steps = kc % 4;
+  __asm__ volatile(
+      "vxorps %%ymm0, %%ymm0, %%ymm0\n\t"
+      "vxorps %%ymm1, %%ymm1, %%ymm1\n\t"
+      "vxorps %%ymm2, %%ymm2, %%ymm2\n\t"
+      "vxorps %%ymm3, %%ymm3, %%ymm3\n\t"
+      "vxorps %%ymm4, %%ymm4, %%ymm4\n\t"
+      "vxorps %%ymm5, %%ymm5, %%ymm5\n\t"
+      "vxorps %%ymm6, %%ymm6, %%ymm6\n\t"
+      "vxorps %%ymm7, %%ymm7, %%ymm7\n\t"
+      "vxorps %%ymm8, %%ymm8, %%ymm8\n\t"
+      "vxorps %%ymm9, %%ymm9, %%ymm9\n\t"
+      "vxorps %%ymm10, %%ymm10, %%ymm10\n\t"
+      "vxorps %%ymm11, %%ymm11, %%ymm11\n\t"
+      "test %[unrolled], %[unrolled]\n\t"
+      "jz 2f\n\t"
+      ".p2align 5\n"
+      "1:\n\t"
+      MXLITE_IN_PLACE_STEP(0, 0)
+      MXLITE_IN_PLACE_STEP(64, 4)
+      MXLITE_IN_PLACE_STEP(128, 8)
+      MXLITE_IN_PLACE_STEP(192, 12)
+      "add $16, %[a0]\n\t"
+      "add $16, %[a3]\n\t"
+      "add $256, %[b]\n\t"
+      "dec %[unrolled]\n\t"
+      "jnz 1b\n"
+      "2:\n\t"
+      "test %[single], %[single]\n\t"
+      "jz 4f\n"
+      "3:\n\t"
+      MXLITE_IN_PLACE_STEP(0, 0)
+      "add $4, %[a0]\n\t"
+      "add $4, %[a3]\n\t"
+      "add $64, %[b]\n\t"
+      "dec %[single]\n\t"
+      "jnz 3b\n"
+      "4:\n\t"
+      "vmovaps %%ymm0, 0(%[tile])\n\t"
+      "vmovaps %%ymm1, 32(%[tile])\n\t"
+      "vmovaps %%ymm2, 64(%[tile])\n\t"
+      "vmovaps %%ymm3, 96(%[tile])\n\t"
+      "vmovaps %%ymm4, 128(%[tile])\n\t"
+      "vmovaps %%ymm5, 160(%[tile])\n\t"
+      "vmovaps %%ymm6, 192(%[tile])\n\t"
+      "vmovaps %%ymm7, 224(%[tile])\n\t"
+      "vmovaps %%ymm8, 256(%[tile])\n\t"
+      "vmovaps %%ymm9, 288(%[tile])\n\t"
+      "vmovaps %%ymm10, 320(%[tile])\n\t"
+      "vmovaps %%ymm11, 352(%[tile])\n\t"
+      : [a0] "+r"(a0), [a3] "+r"(a3), [b] "+r"(b), [unrolled] "+r"(unrolled_steps),
+        [single] "+r"(single_steps)
+      : [tile] "r"(tile), [lda] "r"(lda_bytes)
+      : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
+        "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "cc", "memory");
+  StoreTile(tile, c, ldc, kMr, columns, alpha, beta, epilogue);
+}
+
+#undef MXLITE_IN_PLACE_STEP
+
 MXLITE_AVX2 void PackRowPanelAvx2(const float* a, int64_t lda, int64_t depth, float* packed) {
   int64_t p = 0;
   // Each group stores 8 floats per step, 2 past the step's 6; the next step overwrites them, so

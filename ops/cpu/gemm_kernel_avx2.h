@@ -28,6 +28,14 @@ void SgemmMicroKernelAvx2Fma(int64_t kc, const float* a_panel, const float* b_pa
                              int64_t ldc, int rows, int columns, float alpha, float beta,
                              const Epilogue<float>& epilogue);
 
+// The same over a full-height tile (kAvx2KernelRows rows) whose A rows are read in place from
+// row-major A (row r at a + r * lda, kc floats each) instead of a packed panel: for products whose
+// A is used by few column panels, packing it would cost a copy of A for little reuse. Sums each
+// element in the same order as the packed kernel (same bits).
+void SgemmMicroKernelAvx2FmaRowsInPlace(int64_t kc, const float* a, int64_t lda,
+                                        const float* b_panel, float* c, int64_t ldc, int columns,
+                                        float alpha, float beta, const Epilogue<float>& epilogue);
+
 // Packs one full A panel from row-major A: packed[p * MR + r] = a[r * lda + p] for the MR rows
 // r and `depth` steps p (8 steps at a time through an 8x8 register transpose). Writes exactly
 // MR * depth floats.
