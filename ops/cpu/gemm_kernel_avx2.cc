@@ -145,6 +145,35 @@ MXLITE_AVX2 void NarrowTile(int64_t kc, const float* a, const float* b, float* t
   for (int r = 0; r < kMr; ++r) _mm256_store_ps(tile + r * kNr + 8, _mm256_setzero_ps());
 }
 
+// Both micro-kernels' assembly starts by zeroing the 12 accumulators (ymm0-11) and ends by
+// storing them, row-major 6 x 16, to %[tile].
+#define MXLITE_ZERO_ACCUMULATORS                                   \
+  "vxorps %%ymm0, %%ymm0, %%ymm0\n\t"                             \
+  "vxorps %%ymm1, %%ymm1, %%ymm1\n\t"                             \
+  "vxorps %%ymm2, %%ymm2, %%ymm2\n\t"                             \
+  "vxorps %%ymm3, %%ymm3, %%ymm3\n\t"                             \
+  "vxorps %%ymm4, %%ymm4, %%ymm4\n\t"                             \
+  "vxorps %%ymm5, %%ymm5, %%ymm5\n\t"                             \
+  "vxorps %%ymm6, %%ymm6, %%ymm6\n\t"                             \
+  "vxorps %%ymm7, %%ymm7, %%ymm7\n\t"                             \
+  "vxorps %%ymm8, %%ymm8, %%ymm8\n\t"                             \
+  "vxorps %%ymm9, %%ymm9, %%ymm9\n\t"                             \
+  "vxorps %%ymm10, %%ymm10, %%ymm10\n\t"                          \
+  "vxorps %%ymm11, %%ymm11, %%ymm11\n\t"
+#define MXLITE_STORE_ACCUMULATORS                                  \
+  "vmovaps %%ymm0, 0(%[tile])\n\t"                                \
+  "vmovaps %%ymm1, 32(%[tile])\n\t"                               \
+  "vmovaps %%ymm2, 64(%[tile])\n\t"                               \
+  "vmovaps %%ymm3, 96(%[tile])\n\t"                               \
+  "vmovaps %%ymm4, 128(%[tile])\n\t"                              \
+  "vmovaps %%ymm5, 160(%[tile])\n\t"                              \
+  "vmovaps %%ymm6, 192(%[tile])\n\t"                              \
+  "vmovaps %%ymm7, 224(%[tile])\n\t"                              \
+  "vmovaps %%ymm8, 256(%[tile])\n\t"                              \
+  "vmovaps %%ymm9, 288(%[tile])\n\t"                              \
+  "vmovaps %%ymm10, 320(%[tile])\n\t"                             \
+  "vmovaps %%ymm11, 352(%[tile])\n\t"
+
 }  // namespace
 
 MXLITE_AVX2 void SgemmMicroKernelAvx2Fma(int64_t kc, const float* a_panel, const float* b_panel,
@@ -172,18 +201,7 @@ MXLITE_AVX2 void SgemmMicroKernelAvx2Fma(int64_t kc, const float* a_panel, const
   int64_t unrolled_steps = kc / 4;
   int64_t single_steps = kc % 4;
   __asm__ volatile(
-      "vxorps %%ymm0, %%ymm0, %%ymm0\n\t"
-      "vxorps %%ymm1, %%ymm1, %%ymm1\n\t"
-      "vxorps %%ymm2, %%ymm2, %%ymm2\n\t"
-      "vxorps %%ymm3, %%ymm3, %%ymm3\n\t"
-      "vxorps %%ymm4, %%ymm4, %%ymm4\n\t"
-      "vxorps %%ymm5, %%ymm5, %%ymm5\n\t"
-      "vxorps %%ymm6, %%ymm6, %%ymm6\n\t"
-      "vxorps %%ymm7, %%ymm7, %%ymm7\n\t"
-      "vxorps %%ymm8, %%ymm8, %%ymm8\n\t"
-      "vxorps %%ymm9, %%ymm9, %%ymm9\n\t"
-      "vxorps %%ymm10, %%ymm10, %%ymm10\n\t"
-      "vxorps %%ymm11, %%ymm11, %%ymm11\n\t"
+      MXLITE_ZERO_ACCUMULATORS
       "test %[unrolled], %[unrolled]\n\t"
       "jz 2f\n\t"
       ".p2align 5\n"
@@ -304,18 +322,7 @@ MXLITE_AVX2 void SgemmMicroKernelAvx2Fma(int64_t kc, const float* a_panel, const
       "dec %[single]\n\t"
       "jnz 3b\n"
       "4:\n\t"
-      "vmovaps %%ymm0, 0(%[tile])\n\t"
-      "vmovaps %%ymm1, 32(%[tile])\n\t"
-      "vmovaps %%ymm2, 64(%[tile])\n\t"
-      "vmovaps %%ymm3, 96(%[tile])\n\t"
-      "vmovaps %%ymm4, 128(%[tile])\n\t"
-      "vmovaps %%ymm5, 160(%[tile])\n\t"
-      "vmovaps %%ymm6, 192(%[tile])\n\t"
-      "vmovaps %%ymm7, 224(%[tile])\n\t"
-      "vmovaps %%ymm8, 256(%[tile])\n\t"
-      "vmovaps %%ymm9, 288(%[tile])\n\t"
-      "vmovaps %%ymm10, 320(%[tile])\n\t"
-      "vmovaps %%ymm11, 352(%[tile])\n\t"
+      MXLITE_STORE_ACCUMULATORS
       : [a] "+r"(a), [b] "+r"(b), [unrolled] "+r"(unrolled_steps), [single] "+r"(single_steps)
       : [tile] "r"(tile)
       : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
@@ -367,18 +374,7 @@ MXLITE_AVX2 void SgemmMicroKernelAvx2FmaRowsInPlace(int64_t kc, const float* a, 
   int64_t unrolled_steps = kc / 4;
   int64_t single_steps = kc % 4;
   __asm__ volatile(
-      "vxorps %%ymm0, %%ymm0, %%ymm0\n\t"
-      "vxorps %%ymm1, %%ymm1, %%ymm1\n\t"
-      "vxorps %%ymm2, %%ymm2, %%ymm2\n\t"
-      "vxorps %%ymm3, %%ymm3, %%ymm3\n\t"
-      "vxorps %%ymm4, %%ymm4, %%ymm4\n\t"
-      "vxorps %%ymm5, %%ymm5, %%ymm5\n\t"
-      "vxorps %%ymm6, %%ymm6, %%ymm6\n\t"
-      "vxorps %%ymm7, %%ymm7, %%ymm7\n\t"
-      "vxorps %%ymm8, %%ymm8, %%ymm8\n\t"
-      "vxorps %%ymm9, %%ymm9, %%ymm9\n\t"
-      "vxorps %%ymm10, %%ymm10, %%ymm10\n\t"
-      "vxorps %%ymm11, %%ymm11, %%ymm11\n\t"
+      MXLITE_ZERO_ACCUMULATORS
       "test %[unrolled], %[unrolled]\n\t"
       "jz 2f\n\t"
       ".p2align 5\n"
@@ -403,18 +399,7 @@ MXLITE_AVX2 void SgemmMicroKernelAvx2FmaRowsInPlace(int64_t kc, const float* a, 
       "dec %[single]\n\t"
       "jnz 3b\n"
       "4:\n\t"
-      "vmovaps %%ymm0, 0(%[tile])\n\t"
-      "vmovaps %%ymm1, 32(%[tile])\n\t"
-      "vmovaps %%ymm2, 64(%[tile])\n\t"
-      "vmovaps %%ymm3, 96(%[tile])\n\t"
-      "vmovaps %%ymm4, 128(%[tile])\n\t"
-      "vmovaps %%ymm5, 160(%[tile])\n\t"
-      "vmovaps %%ymm6, 192(%[tile])\n\t"
-      "vmovaps %%ymm7, 224(%[tile])\n\t"
-      "vmovaps %%ymm8, 256(%[tile])\n\t"
-      "vmovaps %%ymm9, 288(%[tile])\n\t"
-      "vmovaps %%ymm10, 320(%[tile])\n\t"
-      "vmovaps %%ymm11, 352(%[tile])\n\t"
+      MXLITE_STORE_ACCUMULATORS
       : [a0] "+r"(a0), [a3] "+r"(a3), [b] "+r"(b), [unrolled] "+r"(unrolled_steps),
         [single] "+r"(single_steps)
       : [tile] "r"(tile), [lda] "r"(lda_bytes)
@@ -424,6 +409,8 @@ MXLITE_AVX2 void SgemmMicroKernelAvx2FmaRowsInPlace(int64_t kc, const float* a, 
 }
 
 #undef MXLITE_IN_PLACE_STEP
+#undef MXLITE_ZERO_ACCUMULATORS
+#undef MXLITE_STORE_ACCUMULATORS
 
 MXLITE_AVX2 void PackRowPanelAvx2(const float* a, int64_t lda, int64_t depth, float* packed) {
   int64_t p = 0;
