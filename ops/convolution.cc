@@ -87,10 +87,12 @@ void InferShape(const Attributes& attrs, ShapeInference& shapes) {
 // (packed for the GEMM), kept while the weight's version stands.
 class ConvolutionState : public OpState, public conv::TunedState {
  public:
-  explicit ConvolutionState(conv::CpuConvPlan plan)
-      : plan_(std::move(plan)), prepack_(settings().GetBool("MXNET_CONV_PREPACK_WEIGHTS")) {}
+  // `prepack`: keep prepared weights (MXNET_CONV_PREPACK_WEIGHTS when bound; the plan was tuned
+  // with it).
+  ConvolutionState(conv::CpuConvPlan plan, bool prepack)
+      : plan_(std::move(plan)), prepack_(prepack) {}
   const conv::CpuConvPlan& plan() const { return plan_; }
-  bool prepack() const { return prepack_; }  // MXNET_CONV_PREPACK_WEIGHTS when bound
+  bool prepack() const { return prepack_; }
   const std::vector<conv::LayerTuning>& tuning_decisions() const override {
     return plan_.decisions;
   }
@@ -138,7 +140,8 @@ std::unique_ptr<OpState> CreateState(const StateRequest& request) {
   tuning.workspace_mb = request.attrs.GetInt("workspace");
   tuning.training = request.training;
   tuning.prepared_weight = settings().GetBool("MXNET_CONV_PREPACK_WEIGHTS");
-  return std::make_unique<ConvolutionState>(conv::TuneCpuConvolution(tuning));
+  return std::make_unique<ConvolutionState>(conv::TuneCpuConvolution(tuning),
+                                            tuning.prepared_weight);
 }
 
 // The algorithm the node's plan chose for `direction`, or the heuristic's when there is no plan

@@ -65,10 +65,9 @@ struct OpContext {
   // Per input: a version that changes whenever the input's value may have (its engine var's
   // completed writes, or how often the executor recomputed a value it keeps from parameters),
   // read when this call began: every earlier write has completed by then, no later one has
-  // started. An op may
-  // keep something derived from an input across calls (a convolution's packed weight) and know
-  // from it whether the input changed. Empty when the caller cannot tell (calls outside an
-  // executor): derive afresh every call.
+  // started. An op may keep something derived from an input across calls (a convolution's packed
+  // weight) and know from it whether the input changed. Empty when the caller cannot tell (calls
+  // outside an executor): derive afresh every call.
   std::vector<uint64_t> input_versions;
 };
 

@@ -31,7 +31,8 @@
 // of ~1e-6); every algorithm here is deterministic (same inputs and thread count, same bits).
 //
 // The GEMM paths (im2col_gemm, im2row_gemm, gemm_1x1) can prepare their weight once for many
-// forward calls (PrepareWeight: packed for the GEMM); the others read it as it is.
+// forward calls (PrepareWeight: packed for the GEMM, where the AVX2 GEMM runs); the others read it
+// as it is.
 //
 // Run checks Supports first and throws mxlite::Error naming the algorithm, the direction and the
 // geometry when the problem is not one it handles. Every direction overwrites its destination.

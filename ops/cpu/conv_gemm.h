@@ -41,7 +41,9 @@ struct PreparedConvWeight {
   size_t bytes() const;
 };
 
-// The float32 weight of `geometry` (laid out as above) packed for the forward GEMMs.
+// The float32 weight of `geometry` (laid out as above) packed for the forward GEMMs; null while
+// the GEMM in force is not the packed AVX2 one (ActiveGemm()), which alone reads packed panels
+// without unpacking them.
 std::unique_ptr<PreparedConvWeight> PrepareGemmWeight(const ConvGeometry& geometry,
                                                       const float* weight);
 

@@ -335,7 +335,7 @@ void CheckClampedForward(int threads) {
 
 // A weight prepared once (PrepareWeight, as inference keeps it) gives the forward's bits without
 // it: every algorithm, every case it claims, bias and clamp, 1 and 2 threads. Exactly the GEMM
-// paths prepare something.
+// paths prepare something, and only under the packed AVX2 GEMM.
 TEST(ConvAlgorithms, PreparedWeightGivesTheSameBits) {
   const std::set<std::string> preparing = {"im2col_gemm", "im2row_gemm", "gemm_1x1"};
   for (int threads : {1, 2}) {
@@ -354,7 +354,7 @@ TEST(ConvAlgorithms, PreparedWeightGivesTheSameBits) {
         const std::vector<float> weight(
             static_cast<size_t>(g.out_channels * g.in_channels_per_group() * g.kernel_spatial()));
         EXPECT_EQ(algorithm->PrepareWeight(g, weight.data()) != nullptr,
-                  preparing.count(std::string(algorithm->name())) == 1);
+                  preparing.count(std::string(algorithm->name())) == 1 && CpuSupportsAvx2Fma());
         const Epilogues<float> epilogue{-0.4f, 0.9f, true};
         const std::vector<float> plain =
             RunInNCHW(*algorithm, ConvDirection::kForward, nchw, inputs, epilogue);
@@ -371,6 +371,7 @@ TEST(ConvAlgorithms, PreparedWeightGivesTheSameBits) {
 
 // A prepared weight is for the forward of the geometry it was made for.
 TEST(ConvAlgorithms, PreparedWeightRefusedElsewhere) {
+  if (!CpuSupportsAvx2Fma()) GTEST_SKIP() << "weights are prepared for the AVX2 GEMM only";
   const ConvAlgorithm* gemm = FindCpuConvAlgorithm("gemm_1x1", ConvLayout::kNHWC);
   ASSERT_NE(gemm, nullptr);
   const ConvCase& c = kCases[10];  // 1x1_batch3
