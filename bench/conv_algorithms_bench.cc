@@ -4,6 +4,10 @@
 // ones NHWC tensors. GFLOP/s counts the direct convolution's 2 * multiply-adds for every algorithm (so
 // Winograd's figure is "effective"). The tuner uses the same calls to time its candidates.
 //
+// BM_DepthwiseNhwc: depthwise_direct NHWC forward on MobileNet-V2's 3x3 depthwise layers (batch 1,
+// 1 and 2 threads), the input hot or evicted from the caches before each run (as in a network,
+// where the previous layer just wrote it, partly out to L3).
+//
 //   build-bench/bin/conv_algorithms_bench --benchmark_min_time=0.1
 #include <benchmark/benchmark.h>
 
@@ -91,6 +95,61 @@ BENCHMARK(BM_ConvAlgorithm)
     ->ArgNames({"algorithm", "layer", "direction", "threads", "batch"})
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
+
+// MobileNet-V2's depthwise 3x3 layers (pad 1): channels, input height = width, stride.
+struct DepthwiseLayer {
+  int64_t channels, size, stride;
+};
+constexpr DepthwiseLayer kMobileNetDepthwise[] = {
+    {32, 112, 1}, {96, 112, 2}, {144, 56, 1}, {144, 56, 2}, {192, 28, 2}, {384, 14, 1},
+    {576, 14, 1}, {960, 7, 1}};
+
+// Args: layer, threads, evict (1: stream 16 MB through the caches before each run).
+void BM_DepthwiseNhwc(benchmark::State& state) {
+  const DepthwiseLayer& layer = kMobileNetDepthwise[state.range(0)];
+  ScopedIntraOpThreads threads(static_cast<int>(state.range(1)));
+  ConvGeometry g;
+  g.batch = 1;
+  g.in_channels = g.out_channels = g.groups = layer.channels;
+  g.in_h = g.in_w = layer.size;
+  g.kernel_h = g.kernel_w = 3;
+  g.stride_h = g.stride_w = layer.stride;
+  g.pad_h = g.pad_w = 1;
+  g.out_h = g.out_w = (layer.size - 1) / layer.stride + 1;
+  g.channels_last = true;
+  const ConvAlgorithm& algorithm = *FindCpuConvAlgorithm("depthwise_direct", ConvLayout::kNHWC);
+  std::vector<float> data = RandomValues(g.in_channels * g.in_spatial(), 1);
+  std::vector<float> weight = RandomValues(g.out_channels * g.patch_size(), 2);
+  std::vector<float> bias = RandomValues(g.out_channels, 3);
+  std::vector<float> output(static_cast<size_t>(g.out_channels * g.out_spatial()));
+  std::vector<float> evictor(state.range(2) ? 4 << 20 : 0);
+  ConvTensors<float> tensors;
+  tensors.data = data.data();
+  tensors.weight = weight.data();
+  tensors.bias = bias.data();
+  tensors.output = output.data();
+  for (auto _ : state) {
+    if (!evictor.empty()) {
+      state.PauseTiming();
+      for (float& value : evictor) value += 1.0f;
+      benchmark::ClobberMemory();
+      state.ResumeTiming();
+    }
+    ScratchSpace scratch(Context::CPU());
+    algorithm.Run(ConvDirection::kForward, g, tensors, scratch);
+    benchmark::ClobberMemory();
+  }
+  state.SetLabel("depthwise_direct NHWC " + std::to_string(layer.channels) + " channels " +
+                 std::to_string(layer.size) + "x" + std::to_string(layer.size) + " stride " +
+                 std::to_string(layer.stride) + ", " + std::to_string(state.range(1)) +
+                 " thread(s), input " + (state.range(2) ? "evicted" : "hot"));
+}
+BENCHMARK(BM_DepthwiseNhwc)
+    ->ArgsProduct({benchmark::CreateDenseRange(0, std::size(kMobileNetDepthwise) - 1, 1), {1, 2},
+                   {0, 1}})
+    ->ArgNames({"layer", "threads", "evict"})
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace mxlite::cpu

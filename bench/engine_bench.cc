@@ -5,13 +5,16 @@
 //   build/bin/engine_bench --benchmark_min_time=0.2
 //
 // us_per_op is wall time per op; the engine argument is 0 NaiveEngine, 1 ThreadedEngine,
-// 2 ThreadedEnginePerDevice.
+// 2 ThreadedEnginePerDevice. BM_ParallelForRoundTrip/<spin iterations> is the intra-op pool's
+// (ops/cpu/parallel.h) cost for a kernel: one back-to-back ParallelFor of two tasks on two
+// threads, each spinning that many iterations (0: empty tasks), wall time per call.
 #include <benchmark/benchmark.h>
 
 #include <memory>
 #include <vector>
 
 #include "engine/engine.h"
+#include "ops/cpu/parallel.h"
 
 namespace mxlite {
 namespace {
@@ -96,10 +99,26 @@ void BM_DependencyChainBulked(benchmark::State& state) {
   engine.WaitForAll();
 }
 
+// Two tasks on two intra-op threads, back to back: what a small kernel pays to use both cores.
+void BM_ParallelForRoundTrip(benchmark::State& state) {
+  cpu::ScopedIntraOpThreads threads(2);
+  const int64_t spins = state.range(0);
+  int64_t sink[2] = {0, 0};
+  for (auto _ : state) {
+    cpu::ParallelFor(2, [&](int64_t task) {
+      int64_t sum = 0;
+      for (int64_t i = 0; i < spins; ++i) benchmark::DoNotOptimize(sum += i ^ task);
+      sink[task] = sum;
+    });
+  }
+  benchmark::DoNotOptimize(sink);
+}
+
 BENCHMARK(BM_EmptyOpRoundTrip)->DenseRange(0, 2)->UseRealTime();
 BENCHMARK(BM_IndependentEmptyOps)->DenseRange(0, 2)->UseRealTime();
 BENCHMARK(BM_DependencyChain)->DenseRange(0, 2)->UseRealTime();
 BENCHMARK(BM_DependencyChainBulked)->DenseRange(0, 2)->UseRealTime();
+BENCHMARK(BM_ParallelForRoundTrip)->Arg(0)->Arg(2000)->Arg(20000)->UseRealTime();
 
 }  // namespace
 }  // namespace mxlite

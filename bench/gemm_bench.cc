@@ -4,6 +4,10 @@
 //
 //   build-gemm/bin/gemm_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 //
+// BM_PointwiseNhwc/<plain|packed_b>/<layer>/threads:<t>: the GEMM of an NHWC 1x1 convolution of
+// MobileNet-V2 (C (pixels x out) = X (pixels x in) * W^T, W stored out x in) with W packed on every
+// call (plain) or once beforehand (packed_b: PackedGemmOperand, as inference keeps it).
+//
 // Rows: BM_Sgemm/<impl>/<shape>/threads:<t>, impl = mxlite (Sgemm as shipped: the AVX2+FMA kernel
 // on this CPU), eigen_avx2 (Eigen's GEMM compiled in this file for AVX2+FMA, as a user building
 // with -march=native gets it), eigen_fallback (mxlite's portable path: Eigen as the library
@@ -168,6 +172,42 @@ void BM_Sgemm(benchmark::State& state, Impl impl, GemmShape shape, int threads) 
   mxlite::cpu::SetGemmImplementation(mxlite::cpu::GemmImplementation::kAuto);
 }
 
+// NHWC 1x1 convolutions of MobileNet-V2 at batch 1 as GEMMs: m = pixels, n = out, k = in channels.
+const GemmShape kPointwiseShapes[] = {
+    {"mbv2_16to96_112", 112 * 112, 96, 16},
+    {"mbv2_144to24_56", 56 * 56, 24, 144},
+    {"mbv2_960to320_7", 7 * 7, 320, 960},
+    {"mbv2_320to1280_7", 7 * 7, 1280, 320},
+};
+
+void BM_PointwiseNhwc(benchmark::State& state, bool packed_b, GemmShape shape, int threads) {
+  const auto [name, m, n, k] = shape;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> x(m * k), w(n * k), c(m * n);
+  for (float& v : x) v = dist(rng);
+  for (float& v : w) v = dist(rng);
+  ScopedIntraOpThreads scope(threads);
+  const mxlite::cpu::PackedGemmOperand packed = mxlite::cpu::PackedGemmOperand::Pack(
+      mxlite::cpu::PackedGemmOperand::Side::kB, Transpose::kYes, k, n, w.data(), k);
+  const auto run = [&] {
+    if (packed_b) {
+      mxlite::cpu::Sgemm(Transpose::kNo, m, 1.0f, x.data(), k, packed, 0.0f, c.data(), n);
+    } else {
+      mxlite::cpu::Sgemm(Transpose::kNo, Transpose::kYes, m, n, k, 1.0f, x.data(), k, w.data(), k,
+                         0.0f, c.data(), n);
+    }
+  };
+  run();
+  for (auto _ : state) {
+    run();
+    benchmark::ClobberMemory();
+  }
+  state.counters["GFLOPS"] = benchmark::Counter(
+      2.0 * m * n * k * static_cast<double>(state.iterations()) / 1e9, benchmark::Counter::kIsRate);
+  state.SetLabel(mxlite::cpu::ActiveGemm().ToString());
+}
+
 void RegisterGemmBenchmarks() {
   const std::pair<Impl, const char*> impls[] = {{Impl::kMxlite, "mxlite"},
                                                 {Impl::kEigenAvx2, "eigen_avx2"},
@@ -180,6 +220,18 @@ void RegisterGemmBenchmarks() {
         benchmark::RegisterBenchmark(name.c_str(), BM_Sgemm, impl, shape, threads)
             ->UseRealTime()
             ->Unit(benchmark::kMillisecond);
+      }
+    }
+  }
+  for (const GemmShape& shape : kPointwiseShapes) {
+    for (int threads : {1, 2}) {
+      for (bool packed_b : {false, true}) {
+        const std::string name = std::string("BM_PointwiseNhwc/") +
+                                 (packed_b ? "packed_b/" : "plain/") + shape.name +
+                                 "/threads:" + std::to_string(threads);
+        benchmark::RegisterBenchmark(name.c_str(), BM_PointwiseNhwc, packed_b, shape, threads)
+            ->UseRealTime()
+            ->Unit(benchmark::kMicrosecond);
       }
     }
   }
