@@ -11,7 +11,8 @@ graph's order; ONNX Runtime fuses a Conv with its Clip/Relu, mxlite folds them t
 microseconds per pass of each, their ratio, and the totals. The first passes of each are warm-up
 and left out. Node names differ (ONNX Runtime names a fused node by its output), so rows are
 matched by position and labelled with mxlite's node name; a model whose convolution counts differ
-between the two is refused.
+between the two is refused. mxlite runs with MXNET_CONV_FUSE_DEPTHWISE=0 here (a fused depthwise
+block is one op for three convolutions); `mxlite bench` shows the fused totals.
 """
 import argparse
 import collections
@@ -56,7 +57,9 @@ def ort_conv_times(args):
 
 def mxlite_conv_times(args):
     folder = tempfile.mkdtemp()
-    env = dict(os.environ, MXNET_PROFILER_AUTOSTART="1", MXNET_TUNING_REPORT="off")
+    # Convolution by convolution: depthwise blocks run fused would be one profile row for three.
+    env = dict(os.environ, MXNET_PROFILER_AUTOSTART="1", MXNET_TUNING_REPORT="off",
+               MXNET_CONV_FUSE_DEPTHWISE="0")
     subprocess.run([os.path.abspath(args.mxlite), "bench", os.path.abspath(args.model),
                     "--batch", str(args.batch), "--threads", str(args.threads),
                     "--warmup", str(args.warmup), "--iters", str(args.iters)],

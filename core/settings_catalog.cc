@@ -119,6 +119,11 @@ std::vector<SettingSpec> BuiltinSettingSpecs() {
            "into the convolution (act_min / act_max: clamped as the kernel stores it, one pass "
            "over the output instead of three); 0 keeps them separate. Training never fuses "
            "(new in mxlite)."),
+      Bool("MXNET_CONV_FUSE_DEPTHWISE", "1",
+           "CPU inference executors run a depthwise convolution with the 1x1 convolutions "
+           "around it (MobileNet's expansion and projection, NHWC after layout planning) as one "
+           "op that walks the rows, so the tensors between them stay in cache instead of going "
+           "out to memory and back; 0 runs them one by one. Training never fuses (new in mxlite)."),
       Bool("MXNET_CONV_PREPACK_WEIGHTS", "1",
            "CPU inference executors keep each GEMM-based convolution's weight packed for the "
            "GEMM (more memory: about one more copy of those weights), packed again only when the "

@@ -112,13 +112,13 @@ void SetGeometryWindow(const ConvWindow& window, cpu::ConvGeometry& geometry) {
   geometry.channels_last = window.channels_last;
 }
 
-void AddFusedActivationAttributes(AttributeSchema& schema) {
+void AddFusedActivationAttributes(AttributeSchema& schema, const std::string& prefix) {
   schema
-      .Float("act_min",
+      .Float(prefix + "act_min",
              "fused activation: clamp the output (after the bias) to at least this; 0 = a fused "
              "relu. Inference only",
              Optional())
-      .Float("act_max", "fused activation: clamp the output to at most this (6 with act_min=0: ReLU6)",
+      .Float(prefix + "act_max", "fused activation: clamp the output to at most this (6 with act_min=0: ReLU6)",
              Optional());
 }
 
@@ -127,15 +127,17 @@ bool OutputClamp::active() const {
          high != std::numeric_limits<double>::infinity();
 }
 
-OutputClamp ReadOutputClamp(const Attributes& attrs, const std::string& owner) {
+OutputClamp ReadOutputClamp(const Attributes& attrs, const std::string& owner,
+                            const std::string& prefix) {
+  const std::string low = prefix + "act_min", high = prefix + "act_max";
   OutputClamp clamp;
-  if (attrs.Has("act_min")) clamp.low = attrs.GetFloat("act_min");
-  if (attrs.Has("act_max")) clamp.high = attrs.GetFloat("act_max");
+  if (attrs.Has(low)) clamp.low = attrs.GetFloat(low);
+  if (attrs.Has(high)) clamp.high = attrs.GetFloat(high);
   MX_CHECK(!std::isnan(clamp.low) && !std::isnan(clamp.high))
-      << owner << ": act_min / act_max must be numbers, got act_min=" << clamp.low
-      << " act_max=" << clamp.high;
-  MX_CHECK(clamp.low <= clamp.high) << owner << ": act_min=" << clamp.low
-                                    << " is above act_max=" << clamp.high;
+      << owner << ": " << low << " / " << high << " must be numbers, got " << low << "="
+      << clamp.low << " " << high << "=" << clamp.high;
+  MX_CHECK(clamp.low <= clamp.high) << owner << ": " << low << "=" << clamp.low
+                                    << " is above " << high << "=" << clamp.high;
   return clamp;
 }
 

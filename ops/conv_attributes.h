@@ -61,7 +61,8 @@ void SetGeometryWindow(const ConvWindow& window, cpu::ConvGeometry& geometry);
 // after the bias, so a following relu (act_min=0), ReLU6 (0, 6) or clip costs no pass of its own.
 // Set by the inference fusion pass (scheduler/fusion.h) or by hand; forward only (the gradient of
 // a clamped output would need the pre-clamp values, which the fused op does not keep).
-void AddFusedActivationAttributes(AttributeSchema& schema);
+// `prefix` names the clamp of another stage of a fused op ("expand_": expand_act_min / _max).
+void AddFusedActivationAttributes(AttributeSchema& schema, const std::string& prefix = "");
 
 struct OutputClamp {
   double low = -std::numeric_limits<double>::infinity();
@@ -69,8 +70,10 @@ struct OutputClamp {
   bool active() const;
 };
 
-// The clamp of `attrs`; an error naming `owner` when act_min > act_max or a bound is NaN.
-OutputClamp ReadOutputClamp(const Attributes& attrs, const std::string& owner);
+// The clamp of `attrs` (prefix + act_min / act_max); an error naming `owner` when the minimum is
+// above the maximum or a bound is NaN.
+OutputClamp ReadOutputClamp(const Attributes& attrs, const std::string& owner,
+                            const std::string& prefix = "");
 
 // Backward's check: an error naming `owner` when the node has a fused activation.
 void CheckNoFusedActivation(const Attributes& attrs, const std::string& owner);

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/logging.h"
 #include "core/settings.h"
+#include "ops/cpu/depthwise_block.h"
 #include "ops/tensor_fill.h"
 #include "scheduler/summary.h"
 
@@ -79,6 +80,7 @@ Executor::Executor(const Graph& graph, const BindOptions& options)
   FuseActivations();  // needs no shapes: runs before the graph's shapes are inferred once
   shapes_ = InferGraphShapes(graph_, options_.input_shapes);
   PlanConvolutionLayouts();
+  FuseDepthwiseBlocks();  // after planning: the layouts decide which convolutions are NHWC
   PlanOptions plan_options;
   plan_options.training = options_.training;
   plan_options.mirror = options_.training && settings().GetBool("MXNET_BACKWARD_DO_MIRROR");
@@ -122,6 +124,18 @@ void Executor::PlanConvolutionLayouts() {
   shapes_ = InferGraphShapes(graph_, options_.input_shapes);
 }
 
+void Executor::FuseDepthwiseBlocks() {
+  // The fused op has no backward and runs on the CPU only.
+  if (options_.training || options_.ctx.device_type != DeviceType::kCPU) return;
+  if (!options_.fuse_depthwise.value_or(settings().GetBool("MXNET_CONV_FUSE_DEPTHWISE"))) return;
+  DepthwiseFusionResult fusion =
+      mxlite::FuseDepthwiseBlocks(graph_, shapes_, cpu::DepthwiseBlockFusionMinBytes());
+  if (fusion.blocks.empty()) return;
+  depthwise_blocks_ = std::move(fusion.blocks);
+  graph_ = std::move(fusion.graph);
+  shapes_ = InferGraphShapes(graph_, options_.input_shapes);
+}
+
 std::vector<conv::LayerTuning> Executor::TuningDecisions() const {
   // Planning tuned every convolution in each candidate layout first, so binding the planned graph
   // met its picks again in the cache; the planner's decision says where a pick really came from.
@@ -149,6 +163,9 @@ void Executor::LogTuning() const {
   const std::string what = settings().GetString("MXNET_TUNING_REPORT");
   if (what == "off") return;
   if (!fused_.empty()) MX_LOG(INFO) << FormatFusions(fused_, what == "layers" || what == "verbose");
+  if (!depthwise_blocks_.empty()) {
+    MX_LOG(INFO) << FormatDepthwiseBlocks(depthwise_blocks_, what == "layers" || what == "verbose");
+  }
   if (conv_plan_.planned) {
     if (what == "summary") {
       MX_LOG(INFO) << conv_plan_.Summary();

@@ -9,7 +9,9 @@
 //
 // Binding folds relu / clip into the convolutions before them on CPU inference executors
 // (scheduler/fusion.h, per MXNET_CONV_FUSE_ACTIVATION), infers shapes, plans the layouts of
-// convolutions and pooling (scheduler/conv_planning.h, per MXNET_CONV_PLAN), builds the execution plan
+// convolutions and pooling (scheduler/conv_planning.h, per MXNET_CONV_PLAN), runs each NHWC
+// depthwise convolution with its 1x1 neighbours as one op on CPU inference executors
+// (scheduler/fusion.h, per MXNET_CONV_FUSE_DEPTHWISE), builds the execution plan
 // (scheduler/execution_plan.h: forward, and for training the gradient pass, mirrored per
 // MXNET_BACKWARD_DO_MIRROR) and the memory plan
 // (scheduler/memory_plan.h, per MXNET_EXEC_ENABLE_INPLACE and NNVM_EXEC_MATCH_RANGE), then
@@ -65,6 +67,9 @@ struct BindOptions {
   // Fold relu / clip into the convolution before them (scheduler/fusion.h); unset:
   // MXNET_CONV_FUSE_ACTIVATION. Applies to CPU executors bound without training.
   std::optional<bool> fuse_activations = std::nullopt;
+  // Run each depthwise convolution with its 1x1 neighbours as one op (scheduler/fusion.h); unset:
+  // MXNET_CONV_FUSE_DEPTHWISE. Applies to CPU executors bound without training.
+  std::optional<bool> fuse_depthwise = std::nullopt;
 };
 
 struct MemoryReport {
@@ -122,6 +127,8 @@ class Executor {
   const Graph& graph() const { return graph_; }
   // The activations folded into convolutions at bind (scheduler/fusion.h), in graph order.
   const std::vector<FusedActivation>& fused_activations() const { return fused_; }
+  // The depthwise blocks run as one op each (scheduler/fusion.h), in graph order.
+  const std::vector<FusedDepthwiseBlock>& fused_depthwise_blocks() const { return depthwise_blocks_; }
   // What convolution planning decided at bind (scheduler/conv_planning.h).
   const ConvPlanReport& conv_plan() const { return conv_plan_; }
   const GraphShapes& shapes() const { return shapes_; }
@@ -148,6 +155,7 @@ class Executor {
   void AllocateArrays();
   void FuseActivations();
   void PlanConvolutionLayouts();
+  void FuseDepthwiseBlocks();
   void CreateNodeStates();
   void CreateConstantMemos();
   void LogTuning() const;
@@ -162,6 +170,7 @@ class Executor {
   Graph graph_;
   BindOptions options_;
   std::vector<FusedActivation> fused_;
+  std::vector<FusedDepthwiseBlock> depthwise_blocks_;
   ConvPlanReport conv_plan_;
   GraphShapes shapes_;
   ExecutionPlan plan_;

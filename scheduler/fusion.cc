@@ -1,5 +1,6 @@
 #include "scheduler/fusion.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -95,6 +96,171 @@ FusionResult FuseConvolutionActivations(const Graph& graph) {
   for (const NodeEntry& output : graph.outputs()) result.graph.AddOutput(remap(output));
   result.graph.Validate();
   return result;
+}
+
+namespace {
+
+bool IsConvolution(const Node& node) {
+  return !node.is_variable() && node.op->name == "Convolution";
+}
+
+bool IsNhwc2d(const Node& node) {
+  return node.attrs.GetOptionalString("layout").value_or("") == "NHWC" &&
+         node.attrs.GetInts("kernel").size() == 2;
+}
+
+// Every entry of the tuple is `value` (an empty tuple is the default, 1 or 0 as asked).
+bool AllEqual(const std::vector<int64_t>& values, int64_t value) {
+  return std::all_of(values.begin(), values.end(), [value](int64_t v) { return v == value; });
+}
+
+// A 1x1 NHWC convolution with stride 1, no padding and one group: a GEMM over the pixels.
+bool IsPointwiseNhwc(const Node& node, const GraphShapes& shapes, int id) {
+  return IsConvolution(node) && IsNhwc2d(node) && AllEqual(node.attrs.GetInts("kernel"), 1) &&
+         AllEqual(node.attrs.GetInts("stride"), 1) && AllEqual(node.attrs.GetInts("dilate"), 1) &&
+         AllEqual(node.attrs.GetInts("pad"), 0) && node.attrs.GetInt("num_group") == 1 &&
+         shapes.dtype_of({id, 0}) == DType::kFloat32;
+}
+
+// A multiplier-1 NHWC depthwise convolution on float32.
+bool IsDepthwiseNhwc(const Node& node, const GraphShapes& shapes, int id) {
+  if (!IsConvolution(node) || !IsNhwc2d(node)) return false;
+  const Shape& data = shapes.of(node.inputs[0]);
+  const int64_t filters = node.attrs.GetInt("num_filter");
+  return node.attrs.GetInt("num_group") == filters && data.ndim() == 4 && data[3] == filters &&
+         shapes.dtype_of({id, 0}) == DType::kFloat32;
+}
+
+// The attributes of the fused node: the depthwise convolution's window, bias and clamp, and per
+// 1x1 stage its filters, bias and clamp under the stage's prefix.
+std::map<std::string, std::string> BlockAttributes(const Node* expand, const Node& depthwise,
+                                                   const Node* project) {
+  std::map<std::string, std::string> attrs;
+  for (const char* name : {"kernel", "stride", "dilate", "pad", "num_filter", "num_group",
+                           "no_bias", "layout", "act_min", "act_max"}) {
+    if (auto text = AttributeText(depthwise, name)) attrs[name] = *text;
+  }
+  const auto add_stage = [&attrs](const Node* stage, const std::string& prefix) {
+    if (stage == nullptr) return;
+    for (const char* name : {"num_filter", "no_bias", "act_min", "act_max"}) {
+      if (auto text = AttributeText(*stage, name)) attrs[prefix + name] = *text;
+    }
+  };
+  add_stage(expand, "expand_");
+  add_stage(project, "project_");
+  return attrs;
+}
+
+}  // namespace
+
+DepthwiseFusionResult FuseDepthwiseBlocks(const Graph& graph, const GraphShapes& shapes,
+                                          size_t min_intermediate_bytes) {
+  const std::map<NodeEntry, int> readers = CountReaders(graph);
+  const std::set<NodeEntry> outputs(graph.outputs().begin(), graph.outputs().end());
+  // The one node reading each entry read by exactly one node input.
+  std::map<NodeEntry, int> sole_reader;
+  for (int id = 0; id < graph.num_nodes(); ++id) {
+    for (const NodeEntry& input : graph.node(id).inputs) {
+      if (readers.at(input) == 1) sole_reader[input] = id;
+    }
+  }
+  const auto private_output = [&](int id) {  // read by one node input only, not a graph output
+    const NodeEntry entry{id, 0};
+    return graph.node(id).num_outputs() == 1 && readers.count(entry) != 0 &&
+           readers.at(entry) == 1 && outputs.count(entry) == 0;
+  };
+
+  struct Block {
+    int expand = -1, depthwise = -1, project = -1;
+  };
+  std::vector<Block> blocks;
+  std::vector<int> absorbed_by(graph.num_nodes(), -1);  // node -> index of its block
+  for (int id = 0; id < graph.num_nodes(); ++id) {
+    const Node& node = graph.node(id);
+    if (!IsDepthwiseNhwc(node, shapes, id)) continue;
+    Block block;
+    block.depthwise = id;
+    const NodeEntry data = node.inputs[0];
+    if (data.index == 0 && absorbed_by[data.node] < 0 && private_output(data.node) &&
+        IsPointwiseNhwc(graph.node(data.node), shapes, data.node)) {
+      block.expand = data.node;
+    }
+    if (private_output(id)) {
+      const int reader = sole_reader.at({id, 0});
+      const Node& next = graph.node(reader);
+      if (IsPointwiseNhwc(next, shapes, reader) && next.inputs[0] == NodeEntry{id, 0}) {
+        block.project = reader;
+      }
+    }
+    if (block.expand < 0 && block.project < 0) continue;
+    // What stays in cache: the expansion's output and / or the depthwise output.
+    size_t intermediate = 0;
+    if (block.expand >= 0) intermediate = static_cast<size_t>(shapes.of(data).size()) * sizeof(float);
+    if (block.project >= 0) {
+      intermediate = std::max(intermediate, static_cast<size_t>(shapes.of({id, 0}).size()) * sizeof(float));
+    }
+    if (intermediate < min_intermediate_bytes) continue;
+    for (int member : {block.expand, block.depthwise, block.project}) {
+      if (member >= 0) absorbed_by[member] = static_cast<int>(blocks.size());
+    }
+    blocks.push_back(block);
+  }
+
+  DepthwiseFusionResult result;
+  std::vector<int> new_id(graph.num_nodes(), -1);
+  const auto remap = [&new_id](NodeEntry entry) { return NodeEntry{new_id[entry.node], entry.index}; };
+  for (int id = 0; id < graph.num_nodes(); ++id) {
+    const Node& node = graph.node(id);
+    if (node.is_variable()) {
+      new_id[id] = result.graph.AddVariable(node.name, node.role, node.shape, node.dtype);
+      continue;
+    }
+    if (absorbed_by[id] < 0) {
+      std::vector<NodeEntry> inputs;
+      for (const NodeEntry& input : node.inputs) inputs.push_back(remap(input));
+      new_id[id] = result.graph.AddOpNode(node.op->name, node.name, node.attr_text, inputs);
+      continue;
+    }
+    // The fused node goes where the block's last member was: every input is defined by then.
+    const Block& block = blocks[absorbed_by[id]];
+    const int last = block.project >= 0 ? block.project : block.depthwise;
+    if (id != last) continue;
+    const Node* expand = block.expand >= 0 ? &graph.node(block.expand) : nullptr;
+    const Node& depthwise = graph.node(block.depthwise);
+    const Node* project = block.project >= 0 ? &graph.node(block.project) : nullptr;
+    // Inputs in the op's order: data, [expand weight, bias], weight, [bias], [project ...].
+    std::vector<NodeEntry> inputs;
+    inputs.push_back(remap(expand != nullptr ? expand->inputs[0] : depthwise.inputs[0]));
+    const auto add_parameters = [&](const Node* stage) {
+      if (stage == nullptr) return;
+      for (size_t i = 1; i < stage->inputs.size(); ++i) inputs.push_back(remap(stage->inputs[i]));
+    };
+    add_parameters(expand);
+    add_parameters(&depthwise);
+    add_parameters(project);
+    new_id[id] = result.graph.AddOpNode("_fused_depthwise_block", depthwise.name,
+                                        BlockAttributes(expand, depthwise, project), inputs);
+    result.blocks.push_back({expand != nullptr ? expand->name : "", depthwise.name,
+                             project != nullptr ? project->name : ""});
+  }
+  for (const NodeEntry& output : graph.outputs()) result.graph.AddOutput(remap(output));
+  result.graph.Validate();
+  return result;
+}
+
+std::string FormatDepthwiseBlocks(const std::vector<FusedDepthwiseBlock>& blocks, bool per_layer) {
+  std::ostringstream out;
+  out << "fused " << blocks.size() << (blocks.size() == 1 ? " depthwise block" : " depthwise blocks")
+      << " (MXNET_CONV_FUSE_DEPTHWISE)";
+  if (per_layer) {
+    for (const FusedDepthwiseBlock& block : blocks) {
+      out << "\n  ";
+      if (!block.expand.empty()) out << block.expand << " -> ";
+      out << block.depthwise;
+      if (!block.project.empty()) out << " -> " << block.project;
+    }
+  }
+  return out.str();
 }
 
 std::string FormatFusions(const std::vector<FusedActivation>& fused, bool per_layer) {

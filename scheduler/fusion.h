@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "scheduler/graph.h"
+#include "scheduler/infer_shapes.h"
 
 namespace mxlite {
 
@@ -44,5 +45,39 @@ FusionResult FuseConvolutionActivations(const Graph& graph);
 // "fused 35 activations into convolutions (MXNET_CONV_FUSE_ACTIVATION)" and, with `per_layer`,
 // one line per pair: "  conv1 <- relu1 (relu)".
 std::string FormatFusions(const std::vector<FusedActivation>& fused, bool per_layer);
+
+// ---- Depthwise blocks --------------------------------------------------------------------------
+//
+// A depthwise Convolution (NHWC, num_group == num_filter == its input channels, 2-D, float32)
+// takes in the 1x1 Convolution that alone feeds it (the expansion) and the 1x1 Convolution that
+// alone reads it (the projection), NHWC with stride 1, no padding and one group each, when at
+// least one of them is there and the larger tensor between the stages it takes in holds at least
+// `min_intermediate_bytes` (ops/cpu/depthwise_block.h says from where it pays): one
+// _fused_depthwise_block node (ops/depthwise_block.cc) that walks
+// the rows so the tensors between them stay in cache (MobileNet-V2's blocks; ops/cpu/
+// depthwise_block.h). Each stage keeps its bias and fused clamp (run FuseConvolutionActivations
+// first). The fused node keeps the depthwise convolution's name; whatever read the last stage
+// reads it. A convolution whose output is also read elsewhere or is a graph output is not taken
+// in. Runs after layout planning (the layouts decide what is NHWC); the executor calls it on CPU
+// inference executors when MXNET_CONV_FUSE_DEPTHWISE is on (the default).
+// Pure function: `graph` is not changed.
+
+struct FusedDepthwiseBlock {
+  std::string expand;     // the 1x1 convolution before, or empty
+  std::string depthwise;  // the fused node's name
+  std::string project;    // the 1x1 convolution after, or empty
+};
+
+struct DepthwiseFusionResult {
+  Graph graph;
+  std::vector<FusedDepthwiseBlock> blocks;  // in graph order
+};
+
+DepthwiseFusionResult FuseDepthwiseBlocks(const Graph& graph, const GraphShapes& shapes,
+                                          size_t min_intermediate_bytes);
+
+// "fused 17 depthwise blocks (MXNET_CONV_FUSE_DEPTHWISE)" and, with `per_layer`, one line per
+// block: "  conv2_1x1 -> conv2_dw -> conv2_project".
+std::string FormatDepthwiseBlocks(const std::vector<FusedDepthwiseBlock>& blocks, bool per_layer);
 
 }  // namespace mxlite

@@ -11,9 +11,11 @@
 // (register tiles of 4 pixels x 8 channels); everything else runs the portable loops here.
 #include <algorithm>
 #include <type_traits>
+#include <vector>
 
 #include "ops/cpu/conv_algorithms.h"
 #include "ops/cpu/conv_depthwise_avx2.h"
+#include "ops/cpu/depthwise_rows.h"
 #include "ops/cpu/parallel.h"
 
 namespace mxlite::cpu {
@@ -132,16 +134,6 @@ void BackwardFilterNCHW(const ConvGeometry& g, const T* data, const T* output_gr
 
 // ---- NHWC --------------------------------------------------------------------------------------
 
-// weight (O, KH, KW, 1) -> by_tap (KH*KW, O).
-template <typename T>
-void WeightsByTap(const ConvGeometry& g, const T* weight, T* by_tap) {
-  const int64_t taps = g.kernel_spatial();
-  for (int64_t o = 0; o < g.out_channels; ++o) {
-    for (int64_t tap = 0; tap < taps; ++tap)
-      by_tap[tap * g.out_channels + o] = weight[o * taps + tap];
-  }
-}
-
 // out[c * mult + m] += w[c * mult + m] * in[c] over every input channel c.
 template <typename T>
 void MultiplyAddPixel(int64_t channels, int64_t mult, const T* w, const T* in, T* out) {
@@ -155,51 +147,51 @@ void MultiplyAddPixel(int64_t channels, int64_t mult, const T* w, const T* in, T
   }
 }
 
+// The portable row: bias first, then every tap added over the row, then the clamp (the row is in
+// cache).
+template <typename T>
+void PortableRowNhwc(const ConvGeometry& g, const T* const* input_rows, const T* by_tap,
+                     const T* bias, const Epilogue<T>& clamp, T* y_row) {
+  const int64_t mult = Multiplier(g), c_in = g.in_channels, c_out = g.out_channels;
+  for (int64_t ow = 0; ow < g.out_w; ++ow) {
+    T* pixel = y_row + ow * c_out;
+    if (bias != nullptr) {
+      std::copy(bias, bias + c_out, pixel);
+    } else {
+      std::fill(pixel, pixel + c_out, T(0));
+    }
+  }
+  for (int64_t i = 0; i < g.kernel_h; ++i) {
+    const T* x_row = input_rows[i];
+    if (x_row == nullptr) continue;
+    for (int64_t j = 0; j < g.kernel_w; ++j) {
+      const T* w = by_tap + (i * g.kernel_w + j) * c_out;
+      const int64_t offset = j * g.dilate_w - g.pad_w;
+      const ColumnRun run = ValidColumns(offset, g.stride_w, g.in_w, g.out_w);
+      for (int64_t ow = run.begin; ow < run.end; ++ow) {
+        MultiplyAddPixel(c_in, mult, w, x_row + (ow * g.stride_w + offset) * c_in,
+                         y_row + ow * c_out);
+      }
+    }
+  }
+  ApplyEpilogue(clamp, 1, g.out_w * c_out, y_row, g.out_w * c_out);
+}
+
 template <typename T>
 void ForwardNHWC(const ConvGeometry& g, const T* data, const T* by_tap, const T* bias,
                  const Epilogue<T>& clamp, T* output) {
-  const int64_t mult = Multiplier(g), c_in = g.in_channels, c_out = g.out_channels;
-  if constexpr (std::is_same_v<T, float>) {
-    if (mult == 1 && g.kernel_h <= 64 && detail::DepthwiseAvx2Available()) {
-      // Each thread takes one run of consecutive rows: neighbouring output rows read mostly the
-      // same input rows, which then stay in that thread's L2 (rows dealt out one by one made two
-      // threads fetch the same input rows).
-      const int64_t rows = g.batch * g.out_h;
-      const int64_t runs = std::min<int64_t>(rows, IntraOpThreads());
-      ParallelFor(runs, [&](int64_t run) {
-        for (int64_t row = rows * run / runs; row < rows * (run + 1) / runs; ++row) {
-          detail::DepthwiseForwardRowNhwcAvx2(g, data, by_tap, bias, clamp, row, output);
-        }
-      });
-      return;
+  // Each thread takes one run of consecutive rows: neighbouring output rows read mostly the same
+  // input rows, which then stay in that thread's L2 (rows dealt out one by one made two threads
+  // fetch the same input rows).
+  const int64_t rows = g.batch * g.out_h;
+  const int64_t runs = std::min<int64_t>(rows, IntraOpThreads());
+  ParallelFor(runs, [&](int64_t run) {
+    std::vector<const T*> input_rows(static_cast<size_t>(g.kernel_h));
+    for (int64_t row = rows * run / runs; row < rows * (run + 1) / runs; ++row) {
+      DepthwiseInputRows(g, data, row / g.out_h, row % g.out_h, input_rows.data());
+      DepthwiseRowNhwc(g, input_rows.data(), by_tap, bias, clamp,
+                       output + row * g.out_w * g.out_channels);
     }
-  }
-  ParallelFor(g.batch * g.out_h, [&](int64_t row) {
-    const int64_t n = row / g.out_h, oh = row % g.out_h;
-    T* y_row = output + row * g.out_w * c_out;
-    for (int64_t ow = 0; ow < g.out_w; ++ow) {
-      T* pixel = y_row + ow * c_out;
-      if (bias != nullptr) {
-        std::copy(bias, bias + c_out, pixel);
-      } else {
-        std::fill(pixel, pixel + c_out, T(0));
-      }
-    }
-    for (int64_t i = 0; i < g.kernel_h; ++i) {
-      const int64_t ih = oh * g.stride_h - g.pad_h + i * g.dilate_h;
-      if (ih < 0 || ih >= g.in_h) continue;
-      const T* x_row = data + (n * g.in_h + ih) * g.in_w * c_in;
-      for (int64_t j = 0; j < g.kernel_w; ++j) {
-        const T* w = by_tap + (i * g.kernel_w + j) * c_out;
-        const int64_t offset = j * g.dilate_w - g.pad_w;
-        const ColumnRun run = ValidColumns(offset, g.stride_w, g.in_w, g.out_w);
-        for (int64_t ow = run.begin; ow < run.end; ++ow) {
-          MultiplyAddPixel(c_in, mult, w, x_row + (ow * g.stride_w + offset) * c_in,
-                           y_row + ow * c_out);
-        }
-      }
-    }
-    ApplyEpilogue(clamp, 1, g.out_w * c_out, y_row, g.out_w * c_out);  // the row is in cache
   });
 }
 
@@ -305,10 +297,10 @@ class DepthwiseDirectAlgorithm final : public ConvAlgorithmBase<DepthwiseDirectA
     T* by_tap = scratch.GetArray<T>(g.kernel_spatial() * g.out_channels);
     switch (direction) {
       case ConvDirection::kForward:
-        WeightsByTap(g, t.weight, by_tap);
+        DepthwiseWeightsByTap(g, t.weight, by_tap);
         return ForwardNHWC(g, t.data, by_tap, t.bias, t.OutputClamp(), t.output);
       case ConvDirection::kBackwardData:
-        WeightsByTap(g, t.weight, by_tap);
+        DepthwiseWeightsByTap(g, t.weight, by_tap);
         return BackwardDataNHWC(g, t.output_grad, by_tap, t.data_grad);
       case ConvDirection::kBackwardFilter:
         return BackwardFilterNHWC(g, t.data, t.output_grad, by_tap, t.weight_grad);
@@ -320,6 +312,45 @@ class DepthwiseDirectAlgorithm final : public ConvAlgorithmBase<DepthwiseDirectA
 };
 
 }  // namespace
+
+template <typename T>
+void DepthwiseWeightsByTap(const ConvGeometry& g, const T* weight, T* by_tap) {
+  const int64_t taps = g.kernel_spatial();
+  for (int64_t o = 0; o < g.out_channels; ++o) {
+    for (int64_t tap = 0; tap < taps; ++tap) by_tap[tap * g.out_channels + o] = weight[o * taps + tap];
+  }
+}
+
+template <typename T>
+void DepthwiseInputRows(const ConvGeometry& g, const T* data, int64_t n, int64_t oh,
+                        const T** input_rows) {
+  for (int64_t i = 0; i < g.kernel_h; ++i) {
+    const int64_t ih = oh * g.stride_h - g.pad_h + i * g.dilate_h;
+    input_rows[i] =
+        ih >= 0 && ih < g.in_h ? data + (n * g.in_h + ih) * g.in_w * g.in_channels : nullptr;
+  }
+}
+
+template <typename T>
+void DepthwiseRowNhwc(const ConvGeometry& g, const T* const* input_rows, const T* by_tap,
+                      const T* bias, const Epilogue<T>& clamp, T* y_row) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (Multiplier(g) == 1 && detail::DepthwiseAvx2Available()) {
+      detail::DepthwiseForwardRowNhwcAvx2(g, input_rows, by_tap, bias, clamp, y_row);
+      return;
+    }
+  }
+  PortableRowNhwc(g, input_rows, by_tap, bias, clamp, y_row);
+}
+
+#define MXLITE_INSTANTIATE_DEPTHWISE_ROWS(T)                                                     \
+  template void DepthwiseWeightsByTap<T>(const ConvGeometry&, const T*, T*);                     \
+  template void DepthwiseInputRows<T>(const ConvGeometry&, const T*, int64_t, int64_t, const T**); \
+  template void DepthwiseRowNhwc<T>(const ConvGeometry&, const T* const*, const T*, const T*,     \
+                                    const Epilogue<T>&, T*);
+MXLITE_INSTANTIATE_DEPTHWISE_ROWS(float)
+MXLITE_INSTANTIATE_DEPTHWISE_ROWS(double)
+#undef MXLITE_INSTANTIATE_DEPTHWISE_ROWS
 
 const ConvAlgorithm& DepthwiseAlgorithm(ConvLayout layout) {
   static const DepthwiseDirectAlgorithm nchw(ConvLayout::kNCHW), nhwc(ConvLayout::kNHWC);

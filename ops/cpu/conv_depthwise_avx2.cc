@@ -20,20 +20,14 @@ namespace {
 constexpr int64_t kLanes = 8;   // channels per vector
 constexpr int64_t kPixels = 4;  // output pixels per register tile
 
-// The part of one output row a call works on: which kernel rows fall inside the input, and the
-// output columns whose whole window lies inside the input's width.
+// The part of one output row a call works on: the input row each kernel row reads, and the output
+// columns whose whole window lies inside the input's width.
 struct RowPlan {
-  const float* input_rows[64];  // per kernel row i: input row ih at column 0, or null (padding)
+  const float* const* input_rows;  // per kernel row i: its input row at column 0, or null (padding)
   int64_t kernel_h;
   int64_t first_inside, end_inside;  // [first, end): columns with no tap in the padding
 
-  RowPlan(const ConvGeometry& g, const float* data, int64_t n, int64_t oh) : kernel_h(g.kernel_h) {
-    for (int64_t i = 0; i < g.kernel_h; ++i) {
-      const int64_t ih = oh * g.stride_h - g.pad_h + i * g.dilate_h;
-      input_rows[i] = ih >= 0 && ih < g.in_h
-                          ? data + (n * g.in_h + ih) * g.in_w * g.in_channels
-                          : nullptr;
-    }
+  RowPlan(const ConvGeometry& g, const float* const* rows) : input_rows(rows), kernel_h(g.kernel_h) {
     // ow * stride - pad >= 0, and ow * stride - pad + (KW - 1) * dilate <= in_w - 1.
     first_inside = (g.pad_w + g.stride_w - 1) / g.stride_w;
     const int64_t last_start = g.in_w - 1 - (g.kernel_w - 1) * g.dilate_w + g.pad_w;
@@ -116,15 +110,11 @@ void ScalarChannels(const ConvGeometry& g, const RowPlan& plan, const float* by_
 
 bool DepthwiseAvx2Available() { return CpuSupportsAvx2Fma(); }
 
-MXLITE_AVX2 void DepthwiseForwardRowNhwcAvx2(const ConvGeometry& g, const float* data,
+MXLITE_AVX2 void DepthwiseForwardRowNhwcAvx2(const ConvGeometry& g, const float* const* input_rows,
                                              const float* by_tap, const float* bias,
-                                             const Epilogue<float>& clamp, int64_t row,
-                                             float* output) {
-  MX_CHECK(g.kernel_h <= 64) << "DepthwiseForwardRowNhwcAvx2: kernel height " << g.kernel_h
-                             << " above 64";
-  const int64_t n = row / g.out_h, oh = row % g.out_h, channels = g.in_channels;
-  const RowPlan plan(g, data, n, oh);
-  float* y_row = output + row * g.out_w * channels;
+                                             const Epilogue<float>& clamp, float* y_row) {
+  const int64_t channels = g.in_channels;
+  const RowPlan plan(g, input_rows);
   const __m256 low = _mm256_set1_ps(clamp.low), high = _mm256_set1_ps(clamp.high);
   const int64_t vector_channels = channels / kLanes * kLanes;
   const auto start = [bias](int64_t c) MXLITE_AVX2 {
@@ -163,8 +153,8 @@ namespace mxlite::cpu::detail {
 
 bool DepthwiseAvx2Available() { return false; }
 
-void DepthwiseForwardRowNhwcAvx2(const ConvGeometry&, const float*, const float*, const float*,
-                                 const Epilogue<float>&, int64_t, float*) {
+void DepthwiseForwardRowNhwcAvx2(const ConvGeometry&, const float* const*, const float*,
+                                 const float*, const Epilogue<float>&, float*) {
   MX_THROW() << "DepthwiseForwardRowNhwcAvx2 needs an x86-64 build";
 }
 

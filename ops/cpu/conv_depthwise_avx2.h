@@ -23,11 +23,14 @@ namespace mxlite::cpu::detail {
 // True when this build and this CPU can run the function below (x86-64 with avx2 and fma).
 bool DepthwiseAvx2Available();
 
-// Output row `row` (= n * out_h + oh) of the NHWC depthwise convolution g (groups == in_channels ==
-// out_channels, channels_last): output[n, oh, :, :] = clamp(bias + sum over taps of
-// by_tap[tap, c] * data[n, ih, iw, c]). by_tap is the weight as (KH*KW, C); bias may be null.
-void DepthwiseForwardRowNhwcAvx2(const ConvGeometry& g, const float* data, const float* by_tap,
-                                 const float* bias, const Epilogue<float>& clamp, int64_t row,
-                                 float* output);
+// One output row of the NHWC depthwise convolution g (groups == in_channels == out_channels,
+// channels_last): y_row[ow, c] = clamp(bias[c] + sum over taps (i, j) of by_tap[i * KW + j, c] *
+// input_rows[i][iw, c]), iw = ow * stride_w - pad_w + j * dilate_w, where input_rows[i] is the
+// input row kernel row i reads (W x C floats) or null where it falls in the padding. by_tap is the
+// weight as (KH*KW, C); bias may be null. The rows may live anywhere (a whole input tensor, or a
+// ring of rows computed just before: ops/cpu/depthwise_block.h).
+void DepthwiseForwardRowNhwcAvx2(const ConvGeometry& g, const float* const* input_rows,
+                                 const float* by_tap, const float* bias,
+                                 const Epilogue<float>& clamp, float* y_row);
 
 }  // namespace mxlite::cpu::detail

@@ -1,0 +1,192 @@
+// Depthwise-block fusion (scheduler/fusion.h): which convolutions a depthwise convolution takes in
+// (a 1x1 that alone feeds it, a 1x1 that alone reads it; not one read elsewhere, not a graph
+// output, not NCHW), the fused node's attributes and inputs, the size threshold, and that fused
+// executors compute what unfused ones do on 1 and 2 threads and both GEMMs; training executors and
+// MXNET_CONV_FUSE_DEPTHWISE=0 do not fuse.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <filesystem>
+
+#include "core/settings.h"
+#include "ops/cpu/gemm.h"
+#include "ops/cpu/parallel.h"
+#include "scheduler/executor.h"
+#include "scheduler/fusion.h"
+#include "scheduler/graph_builder.h"
+#include "tests/scheduler/random_arguments.h"
+
+namespace mxlite {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Untimed (cudnn_tune off): the heuristic's algorithms, so binding these large layers is quick.
+ConvOptions Pointwise(int64_t filters) {
+  return {.num_filter = filters, .kernel = {1, 1}, .cudnn_tune = "off", .layout = "NHWC"};
+}
+ConvOptions Depthwise(int64_t channels, int64_t stride) {
+  return {.num_filter = channels,
+          .kernel = {3, 3},
+          .stride = {stride, stride},
+          .pad = {1, 1},
+          .num_group = channels,
+          .cudnn_tune = "off",
+          .layout = "NHWC"};
+}
+
+// b1: e1 -> relu6 -> d1 -> relu6 -> p1, + data (a residual block, fused whole).
+// b2: d2 (stride 2) -> p2, p2 also read by the head (so d2 takes in p2 but not more).
+// b3: e3 -> d3, d3 a graph output (expansion only).
+// e4 -> d4 where e4 is read twice (d4 takes in nothing: no block).
+Graph BlocksNet(int64_t size, int64_t channels) {
+  GraphBuilder g;
+  Symbol x = g.Input("data", {2, size, size, 32});
+  const auto relu6 = [&g](Symbol s, const std::string& name) {
+    return g.Op("clip", {s}, {{"a_min", "0"}, {"a_max", "6"}}, name);
+  };
+  Symbol e1 = relu6(g.Conv(x, Pointwise(channels), "e1"), "e1_relu");
+  Symbol d1 = relu6(g.Conv(e1, Depthwise(channels, 1), "d1"), "d1_relu");
+  Symbol sum = g.Add(g.Conv(d1, Pointwise(32), "p1"), x, "sum");
+  Symbol p2 = g.Conv(g.Conv(sum, Depthwise(32, 2), "d2"), Pointwise(16), "p2");
+  Symbol d3 = g.Conv(g.Conv(p2, Pointwise(32), "e3"), Depthwise(32, 1), "d3");
+  Symbol e4 = g.Conv(p2, Pointwise(16), "e4");
+  Symbol d4 = g.Add(g.Conv(e4, Depthwise(16, 1), "d4"), e4, "d4_sum");
+  return g.Build({d3, g.Add(p2, p2, "head"), d4});
+}
+
+class DepthwiseFusionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    static std::atomic<int> counter{0};
+    folder_ = fs::temp_directory_path() / ("mxlite_dw_fusion_test_" + std::to_string(getpid()) +
+                                           "_" + std::to_string(counter++));
+    fs::remove_all(folder_);
+    settings().Set("MXNET_TUNING_DB_PATH", (folder_ / "tuning.sqlite").string());
+  }
+  void TearDown() override {
+    for (const char* name : {"MXNET_TUNING_DB_PATH", "MXNET_CONV_FUSE_DEPTHWISE"}) {
+      settings().Reset(name);
+    }
+    cpu::SetGemmImplementation(cpu::GemmImplementation::kAuto);
+    cpu::SetIntraOpThreads(0);
+    fs::remove_all(folder_);
+  }
+
+  fs::path folder_;
+};
+
+TEST_F(DepthwiseFusionTest, TakesInTheOneByOnesThatAloneFeedOrReadIt) {
+  const Graph source = FuseConvolutionActivations(BlocksNet(12, 24)).graph;
+  const GraphShapes shapes = InferGraphShapes(source);
+  const DepthwiseFusionResult result = FuseDepthwiseBlocks(source, shapes, 0);
+  ASSERT_EQ(result.blocks.size(), 3u);
+  EXPECT_EQ(result.blocks[0].expand, "e1");
+  EXPECT_EQ(result.blocks[0].depthwise, "d1");
+  EXPECT_EQ(result.blocks[0].project, "p1");
+  EXPECT_EQ(result.blocks[1].expand, "");  // sum is an Add
+  EXPECT_EQ(result.blocks[1].depthwise, "d2");
+  EXPECT_EQ(result.blocks[1].project, "p2");
+  EXPECT_EQ(result.blocks[2].expand, "e3");
+  EXPECT_EQ(result.blocks[2].project, "");  // d3 is a graph output
+
+  const Graph& fused = result.graph;
+  for (const char* gone : {"e1", "p1", "e3"}) EXPECT_FALSE(fused.HasName(gone)) << gone;
+  for (const char* kept : {"e4", "d4", "sum"}) EXPECT_TRUE(fused.HasName(kept)) << kept;
+  const Node& d1 = fused.node(fused.Find("d1"));
+  EXPECT_EQ(d1.op->name, "_fused_depthwise_block");
+  EXPECT_EQ(d1.attrs.GetInt("expand_num_filter"), 24);
+  EXPECT_EQ(d1.attrs.GetInt("project_num_filter"), 32);
+  EXPECT_EQ(d1.attrs.GetFloat("expand_act_max"), 6.0);
+  EXPECT_EQ(d1.attrs.GetFloat("act_min"), 0.0);
+  EXPECT_FALSE(d1.attrs.Has("project_act_min"));
+  // data, e1's weight and bias, d1's, p1's.
+  ASSERT_EQ(d1.inputs.size(), 7u);
+  EXPECT_EQ(fused.node(d1.inputs[0].node).name, "data");
+  EXPECT_EQ(fused.node(d1.inputs[1].node).name, "e1_weight");
+  EXPECT_EQ(fused.node(d1.inputs[6].node).name, "p1_bias");
+  // Readers of the last stage read the fused node.
+  EXPECT_EQ(fused.node(fused.Find("sum")).inputs[0].node, fused.Find("d1"));
+  EXPECT_EQ(fused.node(fused.Find("d2")).attrs.GetInt("expand_num_filter"), 0);
+  EXPECT_EQ(fused.node(fused.Find("d4")).op->name, "Convolution");
+  EXPECT_EQ(FormatDepthwiseBlocks(result.blocks, false),
+            "fused 3 depthwise blocks (MXNET_CONV_FUSE_DEPTHWISE)");
+  EXPECT_NE(FormatDepthwiseBlocks(result.blocks, true).find("\n  e1 -> d1 -> p1"),
+            std::string::npos);
+
+  // Below the threshold nothing is fused.
+  const size_t expanded_bytes = 2 * 12 * 12 * 24 * sizeof(float);  // the largest intermediate
+  EXPECT_TRUE(FuseDepthwiseBlocks(source, shapes, 64 * expanded_bytes).blocks.empty());
+  // NCHW depthwise convolutions are left alone.
+  GraphBuilder nchw;
+  Symbol x = nchw.Input("data", {1, 8, 12, 12});
+  Symbol e = nchw.Conv(x, {.num_filter = 16, .kernel = {1, 1}}, "e");
+  Symbol d = nchw.Conv(e, {.num_filter = 16, .kernel = {3, 3}, .pad = {1, 1}, .num_group = 16}, "d");
+  const Graph nchw_graph = nchw.Build({d});
+  EXPECT_TRUE(FuseDepthwiseBlocks(nchw_graph, InferGraphShapes(nchw_graph), 0).blocks.empty());
+}
+
+std::vector<std::vector<float>> RunInference(const Graph& graph, const BindOptions& options,
+                                             size_t* blocks = nullptr) {
+  auto exec = Executor::Bind(graph, options);
+  testing_support::FillRandomArguments(*exec, 5);
+  exec->Forward(false);
+  std::vector<std::vector<float>> outputs;
+  for (const NDArray& output : exec->outputs()) outputs.push_back(output.ToVector<float>());
+  if (blocks != nullptr) *blocks = exec->fused_depthwise_blocks().size();
+  return outputs;
+}
+
+// Big enough that every fused block's intermediates exceed a core's L2 (d2's output, the smallest,
+// holds 2 x 128 x 128 x 32 floats: 4 MB), so the executor fuses on any machine.
+TEST_F(DepthwiseFusionTest, FusedExecutorsComputeWhatUnfusedOnesDo) {
+  const Graph graph = BlocksNet(256, 48);
+  const BindOptions unfused{.conv_plan = ConvPlanKind::kNone, .fuse_depthwise = false};
+  BindOptions fused = unfused;
+  fused.fuse_depthwise = true;
+  const std::vector<std::vector<float>> expected = RunInference(graph, unfused);
+  for (auto gemm : {cpu::GemmImplementation::kAuto, cpu::GemmImplementation::kEigen}) {
+    cpu::SetGemmImplementation(gemm);
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(testing::Message() << threads << " threads, " << cpu::ActiveGemm().name);
+      cpu::SetIntraOpThreads(threads);
+      size_t blocks = 0;
+      const std::vector<std::vector<float>> actual = RunInference(graph, fused, &blocks);
+      EXPECT_EQ(blocks, 3u);
+      ASSERT_EQ(actual.size(), expected.size());
+      for (size_t o = 0; o < expected.size(); ++o) {
+        ASSERT_EQ(actual[o].size(), expected[o].size());
+        double scale = 1e-6;
+        for (float value : expected[o]) scale = std::max(scale, std::fabs(double{value}));
+        for (size_t i = 0; i < expected[o].size(); ++i) {
+          ASSERT_NEAR(actual[o][i], expected[o][i], 1e-5 * scale)
+              << "output " << o << " element " << i;
+        }
+      }
+    }
+  }
+}
+
+TEST_F(DepthwiseFusionTest, TrainingAndTheSettingKeepTheConvolutionsApart) {
+  const Graph graph = BlocksNet(256, 48);
+  auto training = Executor::Bind(graph, {.training = true, .conv_plan = ConvPlanKind::kNone});
+  EXPECT_TRUE(training->fused_depthwise_blocks().empty());
+  settings().Set("MXNET_CONV_FUSE_DEPTHWISE", "0");
+  auto off = Executor::Bind(graph, {.conv_plan = ConvPlanKind::kNone});
+  EXPECT_TRUE(off->fused_depthwise_blocks().empty());
+  EXPECT_TRUE(off->graph().HasName("e1"));
+  settings().Set("MXNET_CONV_FUSE_DEPTHWISE", "1");
+  auto on = Executor::Bind(graph, {.conv_plan = ConvPlanKind::kNone});
+  EXPECT_EQ(on->fused_depthwise_blocks().size(), 3u);
+  EXPECT_FALSE(on->graph().HasName("e1"));
+  // The bind option wins over the setting.
+  auto option_off =
+      Executor::Bind(graph, {.conv_plan = ConvPlanKind::kNone, .fuse_depthwise = false});
+  EXPECT_TRUE(option_off->fused_depthwise_blocks().empty());
+}
+
+}  // namespace
+}  // namespace mxlite
