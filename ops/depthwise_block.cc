@@ -283,6 +283,7 @@ MXLITE_REGISTER_OP(_fused_depthwise_block) {
   };
   op.output_names = [](const Attributes&) { return std::vector<std::string>{"output"}; };
   op.infer_shape = InferShape;
+  op.cpu_only = true;
   op.create_state[DeviceType::kCPU] = CreateState;
   op.forward[DeviceType::kCPU] = ForwardCpu;
   return op;

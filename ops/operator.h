@@ -160,6 +160,9 @@ struct OpDef {
   // Cheap, stateless and deterministic (activations, pooling, element-wise, reshapes): with
   // MXNET_BACKWARD_DO_MIRROR=1 its outputs are recomputed in backward instead of kept.
   bool cheap_to_recompute = false;
+  // Made by a CPU inference fusion pass (scheduler/fusion.h) and never bound on a GPU, so it has
+  // no GPU kernels (ops that users write in graphs have both).
+  bool cpu_only = false;
   // Per-node state per device, made once when the node is bound (the convolution tunes here).
   // A device without one gets no state (OpContext::state is null).
   std::map<DeviceType, StateCreator> create_state;
