@@ -99,6 +99,34 @@ Shape ConvWeightShape(const ConvWindow& window, int64_t out, int64_t in_per_grou
   return Shape(dims);
 }
 
+cpu::ConvGeometry ConvolutionGeometry(const ConvWindow& window, const Shape& data_shape,
+                                      const std::string& owner) {
+  const ActivationExtents in = ReadActivation(window, data_shape, owner, "data");
+  MX_CHECK(in.channels % window.num_group == 0)
+      << owner << ": data " << data_shape << " has " << in.channels
+      << " channels, which num_group=" << window.num_group << " does not divide";
+  MX_CHECK(window.num_filter % window.num_group == 0)
+      << owner << ": num_filter=" << window.num_filter
+      << " is not divisible by num_group=" << window.num_group;
+  cpu::ConvGeometry g;
+  SetGeometryWindow(window, g);
+  g.batch = in.batch;
+  g.in_channels = in.channels;
+  g.out_channels = window.num_filter;
+  g.groups = window.num_group;
+  g.in_h = in.height;
+  g.in_w = in.width;
+  const int64_t extent_h = g.dilate_h * (g.kernel_h - 1) + 1;
+  const int64_t extent_w = g.dilate_w * (g.kernel_w - 1) + 1;
+  MX_CHECK(extent_h <= g.in_h + 2 * g.pad_h && extent_w <= g.in_w + 2 * g.pad_w)
+      << owner << ": the kernel " << FormatIntTuple(window.kernel) << " dilated by "
+      << FormatIntTuple(window.dilate) << " spans more than data " << data_shape << " padded by "
+      << FormatIntTuple(window.pad);
+  g.out_h = (g.in_h + 2 * g.pad_h - extent_h) / g.stride_h + 1;
+  g.out_w = (g.in_w + 2 * g.pad_w - extent_w) / g.stride_w + 1;
+  return g;
+}
+
 void SetGeometryWindow(const ConvWindow& window, cpu::ConvGeometry& geometry) {
   const bool two_d = window.rank == 2;
   geometry.kernel_h = two_d ? window.kernel[0] : 1;
@@ -118,7 +146,8 @@ void AddFusedActivationAttributes(AttributeSchema& schema, const std::string& pr
              "fused activation: clamp the output (after the bias) to at least this; 0 = a fused "
              "relu. Inference only",
              Optional())
-      .Float(prefix + "act_max", "fused activation: clamp the output to at most this (6 with act_min=0: ReLU6)",
+      .Float(prefix + "act_max",
+             "fused activation: clamp the output to at most this (6 with act_min=0: ReLU6)",
              Optional());
 }
 

@@ -57,6 +57,12 @@ Shape ConvWeightShape(const ConvWindow& window, int64_t out, int64_t in_per_grou
 // Copies the window's kernel, stride, dilate and pad into `geometry` (1-D as height 1).
 void SetGeometryWindow(const ConvWindow& window, cpu::ConvGeometry& geometry);
 
+// The convolution of `window` over data of `data_shape` (num_filter output channels in num_group
+// groups). Errors name `owner` and the data shape: channels num_group does not divide, a
+// num_filter it does not divide, a dilated kernel wider than the padded data.
+cpu::ConvGeometry ConvolutionGeometry(const ConvWindow& window, const Shape& data_shape,
+                                      const std::string& owner);
+
 // Convolution's fused activation: act_min / act_max (optional floats) clamp every output element
 // after the bias, so a following relu (act_min=0), ReLU6 (0, 6) or clip costs no pass of its own.
 // Set by the inference fusion pass (scheduler/fusion.h) or by hand; forward only (the gradient of

@@ -6,9 +6,9 @@
 //
 //   data            (N, H, W, Cin)
 //   expand_weight   (C, 1, 1, Cin)     expand_bias (C)     present when expand_num_filter > 0
-//   weight          (C, KH, KW, 1)     bias (C)            the depthwise convolution, C = num_filter
-//   project_weight  (Cout, 1, 1, C)    project_bias (Cout) present when project_num_filter > 0
-//   output          (N, OH, OW, Cout)  (Cout = C without a projection)
+//   weight          (C, KH, KW, 1)     bias (C)            the depthwise convolution, C =
+//   num_filter project_weight  (Cout, 1, 1, C)    project_bias (Cout) present when
+//   project_num_filter > 0 output          (N, OH, OW, Cout)  (Cout = C without a projection)
 //
 // Attributes: the depthwise convolution's own (kernel, stride, dilate, pad, num_filter, num_group
 // == num_filter, no_bias, act_min / act_max, layout NHWC) and per 1x1 stage <stage>_num_filter
@@ -17,7 +17,8 @@
 //
 // Inside an executor the 1x1 weights are packed for the GEMM (on the AVX2 path) and the depthwise
 // weight reordered by tap once, then kept in the node's state while the weights' versions stand
-// (OpContext::input_versions), as Convolution keeps its prepared weight. No backward: inference only.
+// (OpContext::input_versions), as Convolution keeps its prepared weight. No backward: inference
+// only.
 #include <memory>
 #include <mutex>
 
@@ -80,26 +81,17 @@ cpu::DepthwiseBlockGeometry BlockGeometry(const Attributes& attrs, const Shape& 
       << owner << ": data " << data_shape << " has " << in.channels
       << " channels; without an expansion the depthwise stage needs num_filter=" << channels;
   MX_CHECK(g.expand || g.project) << owner << ": neither expand_num_filter nor project_num_filter";
-  cpu::ConvGeometry& d = g.depthwise;
-  SetGeometryWindow(window, d);
-  d.batch = in.batch;
-  d.in_channels = d.out_channels = d.groups = channels;
-  d.in_h = in.height;
-  d.in_w = in.width;
-  const int64_t extent_h = d.dilate_h * (d.kernel_h - 1) + 1;
-  const int64_t extent_w = d.dilate_w * (d.kernel_w - 1) + 1;
-  MX_CHECK(extent_h <= d.in_h + 2 * d.pad_h && extent_w <= d.in_w + 2 * d.pad_w)
-      << owner << ": the kernel " << FormatIntTuple(window.kernel) << " spans more than data "
-      << data_shape << " padded by " << FormatIntTuple(window.pad);
-  d.out_h = (d.in_h + 2 * d.pad_h - extent_h) / d.stride_h + 1;
-  d.out_w = (d.in_w + 2 * d.pad_w - extent_w) / d.stride_w + 1;
+  // The depthwise stage sees the data with its own channel count (the expansion's output).
+  const Shape stage_input{in.batch, in.height, in.width, channels};
+  g.depthwise = ConvolutionGeometry(window, stage_input, owner);
   return g;
 }
 
 void InferShape(const Attributes& attrs, ShapeInference& shapes) {
   const std::string owner = shapes.op + " " + shapes.node;
   const cpu::DepthwiseBlockGeometry g = BlockGeometry(attrs, shapes.Input(0), owner);
-  for (const std::string prefix : {"expand_", "", "project_"}) ReadOutputClamp(attrs, owner, prefix);
+  for (const std::string prefix : {"expand_", "", "project_"})
+    ReadOutputClamp(attrs, owner, prefix);
   const BlockInputs inputs(attrs);
   const cpu::ConvGeometry& d = g.depthwise;
   const int64_t channels = d.in_channels;
@@ -149,8 +141,8 @@ class DepthwiseBlockState : public OpState {
   }
 
   // W (n, k) as Sgemm's B = W^T (k x n).
-  static std::shared_ptr<const cpu::PackedGemmOperand> PackPointwise(const float* weight,
-                                                                     int64_t k, int64_t n) {
+  static std::shared_ptr<const cpu::PackedGemmOperand> PackPointwise(const float* weight, int64_t k,
+                                                                     int64_t n) {
     return std::make_shared<const cpu::PackedGemmOperand>(cpu::PackedGemmOperand::Pack(
         cpu::PackedGemmOperand::Side::kB, cpu::Transpose::kYes, k, n, weight, k));
   }
@@ -181,7 +173,7 @@ class CallWeights {
   // The 1x1 weight at `input` packed, or null where packing would not pay (Eigen's GEMM unpacks
   // it again on every product).
   const cpu::PackedGemmOperand* Packed(int stage, int input, int64_t k, int64_t n) {
-    if (cpu::ActiveGemm().implementation != cpu::GemmImplementation::kAvx2Fma) return nullptr;
+    if (!cpu::PackedOperandsReadInPlace()) return nullptr;
     const float* weight = inputs_[input].data_as<float>();
     auto packed = Kept() ? state_->Packed(stage, weight, Version(input), k, n)
                          : DepthwiseBlockState::PackPointwise(weight, k, n);
@@ -250,8 +242,9 @@ void ForwardCpu(const OpContext& ctx, const Attributes& attrs,
 }
 
 void AddStageAttributes(AttributeSchema& schema, const std::string& stage) {
-  schema.Int(stage + "_num_filter", "output channels of the 1x1 " + stage + " stage; 0: absent",
-             Default("0"), 0)
+  schema
+      .Int(stage + "_num_filter", "output channels of the 1x1 " + stage + " stage; 0: absent",
+           Default("0"), 0)
       .Bool(stage + "_no_bias", "the " + stage + " stage has no bias input", Default("false"));
   AddFusedActivationAttributes(schema, stage + "_");
 }

@@ -49,6 +49,51 @@ std::map<NodeEntry, int> CountReaders(const Graph& graph) {
   return readers;
 }
 
+// A graph rebuilt from `source` node by node, in order: each source node is copied, dropped, or
+// read as another new node; entries of later nodes are mapped to the copies'.
+class GraphRewrite {
+ public:
+  explicit GraphRewrite(const Graph& source)
+      : source_(source), new_id_(static_cast<size_t>(source.num_nodes()), -1) {}
+
+  NodeEntry Map(NodeEntry entry) const { return {new_id_[entry.node], entry.index}; }
+  // Copies node `id` (a variable as it is; an op with `attrs` and its inputs mapped).
+  void Copy(int id, const std::map<std::string, std::string>& attrs) {
+    const Node& node = source_.node(id);
+    if (node.is_variable()) {
+      new_id_[id] = graph_.AddVariable(node.name, node.role, node.shape, node.dtype);
+      return;
+    }
+    new_id_[id] = graph_.AddOpNode(node.op->name, node.name, attrs, MapAll(node.inputs));
+  }
+  void Copy(int id) { Copy(id, source_.node(id).attr_text); }
+  // Adds a node of the new graph that readers of source node `id` read from now on.
+  void Replace(int id, const std::string& op, const std::string& name,
+               const std::map<std::string, std::string>& attrs,
+               const std::vector<NodeEntry>& inputs) {
+    new_id_[id] = graph_.AddOpNode(op, name, attrs, MapAll(inputs));
+  }
+  // Readers of source node `id` read the copy of source node `target` (already copied).
+  void ReadAs(int id, int target) { new_id_[id] = new_id_[target]; }
+  // The new graph with the source's outputs mapped, validated.
+  Graph Finish() {
+    for (const NodeEntry& output : source_.outputs()) graph_.AddOutput(Map(output));
+    graph_.Validate();
+    return std::move(graph_);
+  }
+
+ private:
+  std::vector<NodeEntry> MapAll(const std::vector<NodeEntry>& entries) const {
+    std::vector<NodeEntry> mapped;
+    for (const NodeEntry& entry : entries) mapped.push_back(Map(entry));
+    return mapped;
+  }
+
+  const Graph& source_;
+  Graph graph_;
+  std::vector<int> new_id_;
+};
+
 }  // namespace
 
 FusionResult FuseConvolutionActivations(const Graph& graph) {
@@ -72,29 +117,20 @@ FusionResult FuseConvolutionActivations(const Graph& graph) {
     result.fused.push_back({producer.name, node.name, clamp->description});
   }
 
-  std::vector<int> new_id(graph.num_nodes(), -1);
-  const auto remap = [&new_id](NodeEntry entry) { return NodeEntry{new_id[entry.node], entry.index}; };
+  GraphRewrite rewrite(graph);
   for (int id = 0; id < graph.num_nodes(); ++id) {
-    const Node& node = graph.node(id);
-    if (node.is_variable()) {
-      new_id[id] = result.graph.AddVariable(node.name, node.role, node.shape, node.dtype);
-      continue;
-    }
     if (fused_into[id] >= 0) {  // readers of the activation read the convolution
-      new_id[id] = new_id[fused_into[id]];
+      rewrite.ReadAs(id, fused_into[id]);
       continue;
     }
-    std::map<std::string, std::string> attrs = node.attr_text;
+    std::map<std::string, std::string> attrs = graph.node(id).attr_text;
     if (auto clamp = clamp_of.find(id); clamp != clamp_of.end()) {
       if (clamp->second.low) attrs["act_min"] = *clamp->second.low;
       if (clamp->second.high) attrs["act_max"] = *clamp->second.high;
     }
-    std::vector<NodeEntry> inputs;
-    for (const NodeEntry& input : node.inputs) inputs.push_back(remap(input));
-    new_id[id] = result.graph.AddOpNode(node.op->name, node.name, attrs, inputs);
+    rewrite.Copy(id, attrs);
   }
-  for (const NodeEntry& output : graph.outputs()) result.graph.AddOutput(remap(output));
-  result.graph.Validate();
+  result.graph = rewrite.Finish();
   return result;
 }
 
@@ -195,9 +231,11 @@ DepthwiseFusionResult FuseDepthwiseBlocks(const Graph& graph, const GraphShapes&
     if (block.expand < 0 && block.project < 0) continue;
     // What stays in cache: the expansion's output and / or the depthwise output.
     size_t intermediate = 0;
-    if (block.expand >= 0) intermediate = static_cast<size_t>(shapes.of(data).size()) * sizeof(float);
+    if (block.expand >= 0)
+      intermediate = static_cast<size_t>(shapes.of(data).size()) * sizeof(float);
     if (block.project >= 0) {
-      intermediate = std::max(intermediate, static_cast<size_t>(shapes.of({id, 0}).size()) * sizeof(float));
+      intermediate =
+          std::max(intermediate, static_cast<size_t>(shapes.of({id, 0}).size()) * sizeof(float));
     }
     if (intermediate < min_intermediate_bytes) continue;
     for (int member : {block.expand, block.depthwise, block.project}) {
@@ -207,18 +245,10 @@ DepthwiseFusionResult FuseDepthwiseBlocks(const Graph& graph, const GraphShapes&
   }
 
   DepthwiseFusionResult result;
-  std::vector<int> new_id(graph.num_nodes(), -1);
-  const auto remap = [&new_id](NodeEntry entry) { return NodeEntry{new_id[entry.node], entry.index}; };
+  GraphRewrite rewrite(graph);
   for (int id = 0; id < graph.num_nodes(); ++id) {
-    const Node& node = graph.node(id);
-    if (node.is_variable()) {
-      new_id[id] = result.graph.AddVariable(node.name, node.role, node.shape, node.dtype);
-      continue;
-    }
     if (absorbed_by[id] < 0) {
-      std::vector<NodeEntry> inputs;
-      for (const NodeEntry& input : node.inputs) inputs.push_back(remap(input));
-      new_id[id] = result.graph.AddOpNode(node.op->name, node.name, node.attr_text, inputs);
+      rewrite.Copy(id);
       continue;
     }
     // The fused node goes where the block's last member was: every input is defined by then.
@@ -229,28 +259,24 @@ DepthwiseFusionResult FuseDepthwiseBlocks(const Graph& graph, const GraphShapes&
     const Node& depthwise = graph.node(block.depthwise);
     const Node* project = block.project >= 0 ? &graph.node(block.project) : nullptr;
     // Inputs in the op's order: data, [expand weight, bias], weight, [bias], [project ...].
-    std::vector<NodeEntry> inputs;
-    inputs.push_back(remap(expand != nullptr ? expand->inputs[0] : depthwise.inputs[0]));
-    const auto add_parameters = [&](const Node* stage) {
-      if (stage == nullptr) return;
-      for (size_t i = 1; i < stage->inputs.size(); ++i) inputs.push_back(remap(stage->inputs[i]));
-    };
-    add_parameters(expand);
-    add_parameters(&depthwise);
-    add_parameters(project);
-    new_id[id] = result.graph.AddOpNode("_fused_depthwise_block", depthwise.name,
-                                        BlockAttributes(expand, depthwise, project), inputs);
+    std::vector<NodeEntry> inputs = {expand != nullptr ? expand->inputs[0] : depthwise.inputs[0]};
+    for (const Node* stage : {expand, &depthwise, project}) {
+      if (stage != nullptr)
+        inputs.insert(inputs.end(), stage->inputs.begin() + 1, stage->inputs.end());
+    }
+    rewrite.Replace(id, "_fused_depthwise_block", depthwise.name,
+                    BlockAttributes(expand, depthwise, project), inputs);
     result.blocks.push_back({expand != nullptr ? expand->name : "", depthwise.name,
                              project != nullptr ? project->name : ""});
   }
-  for (const NodeEntry& output : graph.outputs()) result.graph.AddOutput(remap(output));
-  result.graph.Validate();
+  result.graph = rewrite.Finish();
   return result;
 }
 
 std::string FormatDepthwiseBlocks(const std::vector<FusedDepthwiseBlock>& blocks, bool per_layer) {
   std::ostringstream out;
-  out << "fused " << blocks.size() << (blocks.size() == 1 ? " depthwise block" : " depthwise blocks")
+  out << "fused " << blocks.size()
+      << (blocks.size() == 1 ? " depthwise block" : " depthwise blocks")
       << " (MXNET_CONV_FUSE_DEPTHWISE)";
   if (per_layer) {
     for (const FusedDepthwiseBlock& block : blocks) {

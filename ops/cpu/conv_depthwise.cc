@@ -317,7 +317,9 @@ template <typename T>
 void DepthwiseWeightsByTap(const ConvGeometry& g, const T* weight, T* by_tap) {
   const int64_t taps = g.kernel_spatial();
   for (int64_t o = 0; o < g.out_channels; ++o) {
-    for (int64_t tap = 0; tap < taps; ++tap) by_tap[tap * g.out_channels + o] = weight[o * taps + tap];
+    for (int64_t tap = 0; tap < taps; ++tap) {
+      by_tap[tap * g.out_channels + o] = weight[o * taps + tap];
+    }
   }
 }
 

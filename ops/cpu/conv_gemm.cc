@@ -139,7 +139,7 @@ size_t PreparedConvWeight::bytes() const {
 std::unique_ptr<PreparedConvWeight> PrepareGemmWeight(const ConvGeometry& g, const float* weight) {
   // Under Eigen (a CPU without AVX2 and FMA, or forced) a packed operand is unpacked on every
   // product: preparing would only add that copy.
-  if (ActiveGemm().implementation != GemmImplementation::kAvx2Fma) return nullptr;
+  if (!PackedOperandsReadInPlace()) return nullptr;
   const int64_t out_per_group = g.out_channels_per_group(), patch = g.patch_size();
   auto prepared = std::make_unique<PreparedConvWeight>();
   for (int64_t group = 0; group < g.groups; ++group) {

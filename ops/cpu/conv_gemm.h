@@ -42,8 +42,8 @@ struct PreparedConvWeight {
 };
 
 // The float32 weight of `geometry` (laid out as above) packed for the forward GEMMs; null while
-// the GEMM in force is not the packed AVX2 one (ActiveGemm()), which alone reads packed panels
-// without unpacking them.
+// the GEMM in force is not the packed AVX2 one (PackedOperandsReadInPlace()), which alone reads
+// packed panels without unpacking them.
 std::unique_ptr<PreparedConvWeight> PrepareGemmWeight(const ConvGeometry& geometry,
                                                       const float* weight);
 

@@ -63,8 +63,8 @@ void RunPointwise(const PointwiseStage& stage, int64_t pixels, int64_t k, int64_
   if (stage.packed != nullptr) {
     Sgemm(Transpose::kNo, pixels, 1.0f, in, k, *stage.packed, 0.0f, out, n, stage.epilogue);
   } else {
-    Sgemm(Transpose::kNo, Transpose::kYes, pixels, n, k, 1.0f, in, k, stage.weight, k, 0.0f, out,
-          n, stage.epilogue);
+    Sgemm(Transpose::kNo, Transpose::kYes, pixels, n, k, 1.0f, in, k, stage.weight, k, 0.0f, out, n,
+          stage.epilogue);
   }
 }
 

@@ -35,8 +35,8 @@ struct DepthwiseBlockGeometry {
   // The depthwise convolution: NHWC (channels_last), groups == in_channels == out_channels; its
   // batch and input extent are the block's.
   ConvGeometry depthwise;
-  bool expand = false;   // a 1x1 expansion before it
-  bool project = false;  // a 1x1 projection after it
+  bool expand = false;       // a 1x1 expansion before it
+  bool project = false;      // a 1x1 projection after it
   int64_t in_channels = 0;   // the block's input channels (== depthwise.in_channels without expand)
   int64_t out_channels = 0;  // the block's output (== depthwise.out_channels without project)
 };
@@ -59,8 +59,8 @@ struct DepthwiseBlockTensors {
   const float* data = nullptr;  // (N, H, W, in_channels)
   PointwiseStage expand;        // read when geometry.expand
   DepthwiseStage depthwise;
-  PointwiseStage project;       // read when geometry.project
-  float* output = nullptr;      // (N, OH, OW, out_channels)
+  PointwiseStage project;   // read when geometry.project
+  float* output = nullptr;  // (N, OH, OW, out_channels)
 };
 
 // Errors (mxlite::Error naming the problem): a geometry that is not a multiplier-1 NHWC depthwise

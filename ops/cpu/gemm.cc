@@ -293,8 +293,7 @@ void MacroKernel(int64_t rows, int64_t columns, int64_t depth, float alpha, cons
 // them 256 or fewer) the packing was ~5% of a perf profile of the network, and reading the rows in
 // place made it ~2% faster (batch 1, 1 and 2 threads).
 bool ReadsARowsInPlace(const OperandView& a, int64_t k, int64_t kc_max) {
-  static const bool exp = getenv("MX_EXP") != nullptr;
-  return a.packed == nullptr && !a.transposed && (exp || k <= kc_max);
+  return a.packed == nullptr && !a.transposed && k <= kc_max;
 }
 
 // The packed GEMM on one thread: C[0:m, 0:n] = epilogue(alpha * op(A) op(B) + beta * C), k > 0.
@@ -629,6 +628,11 @@ void SetGemmImplementation(GemmImplementation implementation) {
       << "SetGemmImplementation: the AVX2+FMA GEMM needs a CPU with avx2 and fma; this one lacks "
          "them (use kAuto or kEigen)";
   requested_implementation.store(implementation, std::memory_order_relaxed);
+}
+
+bool PackedOperandsReadInPlace() {
+  return ResolveImplementation(requested_implementation.load(std::memory_order_relaxed)) ==
+         GemmImplementation::kAvx2Fma;
 }
 
 GemmInfo ActiveGemm() {

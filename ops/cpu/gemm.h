@@ -116,6 +116,11 @@ struct GemmInfo {
 
 GemmInfo ActiveGemm();
 
+// True when Sgemm runs mxlite's packed GEMM now, which reads a PackedGemmOperand in place; under
+// Eigen a packed operand is unpacked on every product, so packing ahead would only add a copy.
+// Cheap enough for every call (ActiveGemm() builds its description strings).
+bool PackedOperandsReadInPlace();
+
 // Selects the implementation for every later Sgemm call in the process. kAuto restores the default.
 // Throws mxlite::Error when the CPU cannot run the one asked for (kAvx2Fma without avx2/fma).
 void SetGemmImplementation(GemmImplementation implementation);

@@ -137,17 +137,17 @@ std::vector<double> Reference(const BlockCase& c, const DepthwiseBlockGeometry& 
   return output;
 }
 
-std::vector<float> RunBlock(const BlockCase& c, const DepthwiseBlockGeometry& g,
-                            const BlockData& b, bool packed) {
+std::vector<float> RunBlock(const BlockCase& c, const DepthwiseBlockGeometry& g, const BlockData& b,
+                            bool packed) {
   const ConvGeometry& d = g.depthwise;
   std::vector<float> by_tap(b.weight.size());
   DepthwiseWeightsByTap(d, b.weight.data(), by_tap.data());
-  const PackedGemmOperand expand_packed = PackedGemmOperand::Pack(
-      PackedGemmOperand::Side::kB, Transpose::kYes, g.in_channels, c.channels,
-      b.expand_weight.data(), g.in_channels);
-  const PackedGemmOperand project_packed = PackedGemmOperand::Pack(
-      PackedGemmOperand::Side::kB, Transpose::kYes, c.channels, g.out_channels,
-      b.project_weight.data(), c.channels);
+  const PackedGemmOperand expand_packed =
+      PackedGemmOperand::Pack(PackedGemmOperand::Side::kB, Transpose::kYes, g.in_channels,
+                              c.channels, b.expand_weight.data(), g.in_channels);
+  const PackedGemmOperand project_packed =
+      PackedGemmOperand::Pack(PackedGemmOperand::Side::kB, Transpose::kYes, c.channels,
+                              g.out_channels, b.project_weight.data(), c.channels);
   DepthwiseBlockTensors t;
   t.data = b.data.data();
   t.expand = {b.expand_weight.data(), packed ? &expand_packed : nullptr,

@@ -15,6 +15,7 @@
 #include "scheduler/conv_planning.h"
 #include "scheduler/executor.h"
 #include "scheduler/graph_builder.h"
+#include "tests/scheduler/outputs_near.h"
 #include "tests/scheduler/random_arguments.h"
 
 namespace mxlite {
@@ -104,12 +105,7 @@ RunResult RunPlanned(const Graph& graph, bool training, std::optional<ConvPlanKi
 
 void ExpectClose(const std::vector<float>& expected, const std::vector<float>& actual,
                  const std::string& what) {
-  ASSERT_EQ(expected.size(), actual.size()) << what;
-  double scale = 1e-6;
-  for (float v : expected) scale = std::max(scale, static_cast<double>(std::fabs(v)));
-  for (size_t i = 0; i < expected.size(); ++i) {
-    ASSERT_NEAR(expected[i], actual[i], 1e-4 * scale) << what << " element " << i;
-  }
+  testing_support::ExpectValuesNear(expected, actual, 1e-4, what);
 }
 
 void ExpectSameRun(const RunResult& expected, const RunResult& actual, const std::string& what) {

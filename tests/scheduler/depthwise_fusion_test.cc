@@ -17,6 +17,7 @@
 #include "scheduler/executor.h"
 #include "scheduler/fusion.h"
 #include "scheduler/graph_builder.h"
+#include "tests/scheduler/outputs_near.h"
 #include "tests/scheduler/random_arguments.h"
 
 namespace mxlite {
@@ -124,7 +125,8 @@ TEST_F(DepthwiseFusionTest, TakesInTheOneByOnesThatAloneFeedOrReadIt) {
   GraphBuilder nchw;
   Symbol x = nchw.Input("data", {1, 8, 12, 12});
   Symbol e = nchw.Conv(x, {.num_filter = 16, .kernel = {1, 1}}, "e");
-  Symbol d = nchw.Conv(e, {.num_filter = 16, .kernel = {3, 3}, .pad = {1, 1}, .num_group = 16}, "d");
+  Symbol d =
+      nchw.Conv(e, {.num_filter = 16, .kernel = {3, 3}, .pad = {1, 1}, .num_group = 16}, "d");
   const Graph nchw_graph = nchw.Build({d});
   EXPECT_TRUE(FuseDepthwiseBlocks(nchw_graph, InferGraphShapes(nchw_graph), 0).blocks.empty());
 }
@@ -156,16 +158,7 @@ TEST_F(DepthwiseFusionTest, FusedExecutorsComputeWhatUnfusedOnesDo) {
       size_t blocks = 0;
       const std::vector<std::vector<float>> actual = RunInference(graph, fused, &blocks);
       EXPECT_EQ(blocks, 3u);
-      ASSERT_EQ(actual.size(), expected.size());
-      for (size_t o = 0; o < expected.size(); ++o) {
-        ASSERT_EQ(actual[o].size(), expected[o].size());
-        double scale = 1e-6;
-        for (float value : expected[o]) scale = std::max(scale, std::fabs(double{value}));
-        for (size_t i = 0; i < expected[o].size(); ++i) {
-          ASSERT_NEAR(actual[o][i], expected[o][i], 1e-5 * scale)
-              << "output " << o << " element " << i;
-        }
-      }
+      testing_support::ExpectOutputsNear(expected, actual, 1e-5);
     }
   }
 }

@@ -15,6 +15,7 @@
 #include "core/settings.h"
 #include "scheduler/executor.h"
 #include "scheduler/graph_builder.h"
+#include "tests/scheduler/outputs_near.h"
 #include "tests/scheduler/random_arguments.h"
 
 namespace mxlite {
@@ -126,16 +127,7 @@ TEST_F(FusionTest, FusedExecutorsComputeWhatUnfusedOnesDo) {
     const std::vector<std::vector<float>> actual =
         RunInference(graph, {.conv_plan = plan, .fuse_activations = true}, &fused);
     EXPECT_EQ(fused.size(), 3u);
-    ASSERT_EQ(actual.size(), expected.size());
-    for (size_t o = 0; o < expected.size(); ++o) {
-      ASSERT_EQ(actual[o].size(), expected[o].size());
-      double scale = 1e-6;
-      for (float value : expected[o]) scale = std::max(scale, std::fabs(double{value}));
-      for (size_t i = 0; i < expected[o].size(); ++i) {
-        ASSERT_NEAR(actual[o][i], expected[o][i], 1e-4 * scale)
-            << "output " << o << " element " << i;
-      }
-    }
+    testing_support::ExpectOutputsNear(expected, actual, 1e-4);
   }
 }
 
