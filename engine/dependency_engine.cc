@@ -391,31 +391,19 @@ void DependencyEngine::RunStep(const SyncFn& fn, bool profile, const std::string
   record();
 }
 
-// Runs the steps in order with the same error rules as separate ops: `carried` maps each var the
-// segment touches to the error it carries as the steps proceed.
+// Runs the steps in order with the same error rules as separate ops: `carried` holds, per var of
+// the segment (BulkSegment::vars), the error it carries as the steps proceed.
 void DependencyEngine::ExecuteSegment(OpBlock* op, RunContext run_context) {
-  std::vector<std::pair<EngineVar*, ErrorRef>> carried;
-  carried.reserve(op->deps.size());
-  for (Dependency& dependency : op->deps) {
-    carried.emplace_back(dependency.var, dependency.var->ActiveError());
-  }
-  auto slot = [&](EngineVar* var) -> ErrorRef& {
-    for (auto& [carried_var, error] : carried) {
-      if (carried_var == var) return error;
+  BulkSegment& segment = *op->segment;
+  std::vector<ErrorRef> carried;
+  carried.reserve(segment.vars.size());
+  for (const BulkSegment::Var& var : segment.vars) carried.push_back(var.var->ActiveError());
+  for (BulkSegment::Step& step : segment.steps) {
+    const uint32_t* refs = segment.var_refs.data() + step.first_ref;
+    ErrorRef outcome;
+    for (uint32_t i = 0; i < step.num_reads + step.num_writes && !outcome; ++i) {
+      outcome = carried[refs[i]];
     }
-    MX_THROW() << "bulk segment var missing from the segment's dependencies";
-  };
-  auto first_error = [&](const BulkSegment::Step& step) -> ErrorRef {
-    for (EngineVar* var : step.reads) {
-      if (ErrorRef& error = slot(var)) return error;
-    }
-    for (EngineVar* var : step.writes) {
-      if (ErrorRef& error = slot(var)) return error;
-    }
-    return nullptr;
-  };
-  for (BulkSegment::Step& step : op->segment->steps) {
-    ErrorRef outcome = first_error(step);
     if (!outcome) {
       try {
         RunStep(step.fn, step.profile, step.name, run_context);
@@ -423,20 +411,21 @@ void DependencyEngine::ExecuteSegment(OpBlock* op, RunContext run_context) {
         outcome = RecordError(std::current_exception(), step.name);
       }
     }
-    for (EngineVar* var : step.writes) slot(var) = outcome;
+    for (uint32_t i = step.num_reads; i < step.num_reads + step.num_writes; ++i) {
+      carried[refs[i]] = outcome;
+    }
   }
   ErrorRef stream_error;
   if (run_context.stream != nullptr) {
     try {
-      DeviceStreams::Synchronize(run_context.stream, op->segment->steps.back().name.c_str());
+      DeviceStreams::Synchronize(run_context.stream, segment.steps.back().name.c_str());
     } catch (...) {
-      stream_error = RecordError(std::current_exception(), op->segment->steps.back().name);
+      stream_error = RecordError(std::current_exception(), segment.steps.back().name);
     }
   }
-  for (Dependency& dependency : op->deps) {
-    if (!dependency.write) continue;
-    ErrorRef& error = slot(dependency.var);
-    dependency.var->error = error ? error : stream_error;
+  for (size_t i = 0; i < segment.vars.size(); ++i) {
+    if (segment.vars[i].writes == 0) continue;
+    segment.vars[i].var->error = carried[i] ? carried[i] : stream_error;
   }
   FinishOp(op);
 }
@@ -501,6 +490,29 @@ void DependencyEngine::EndBulk() {
   tls_bulk.owner = nullptr;
 }
 
+void BulkSegment::AddVars(Step& step, const std::vector<EngineVar*>& reads,
+                          const std::vector<EngineVar*>& writes) {
+  step.first_ref = static_cast<uint32_t>(var_refs.size());
+  step.num_reads = static_cast<uint32_t>(reads.size());
+  step.num_writes = static_cast<uint32_t>(writes.size());
+  auto add = [&](EngineVar* var) -> uint32_t {
+    auto [it, inserted] = var_index.try_emplace(var, static_cast<uint32_t>(vars.size()));
+    if (inserted) vars.push_back({var, 0});
+    var_refs.push_back(it->second);
+    return it->second;
+  };
+  for (EngineVar* var : reads) add(var);
+  const size_t first_write = var_refs.size();
+  for (EngineVar* var : writes) {
+    const uint32_t index = add(var);
+    // A step counts once per var it writes, however often it lists it (as an op does).
+    const auto step_writes_begin = var_refs.begin() + static_cast<std::ptrdiff_t>(first_write);
+    if (std::find(step_writes_begin, var_refs.end() - 1, index) == var_refs.end() - 1) {
+      ++vars[index].writes;
+    }
+  }
+}
+
 void DependencyEngine::AddToBulk(SyncFn fn, Context ctx, const std::vector<VarHandle>& reads,
                                  const std::vector<VarHandle>& writes, int priority,
                                  std::string_view name, OpOptions options) {
@@ -515,37 +527,33 @@ void DependencyEngine::AddToBulk(SyncFn fn, Context ctx, const std::vector<VarHa
   }
   BulkSegment& segment = *tls_bulk.segment;
   segment.priority = std::max(segment.priority, priority);
-  BulkSegment::Step step;
+  BulkSegment::Step& step = segment.steps.emplace_back();
   step.fn = std::move(fn);
   step.name = name;
   step.profile = profiler_.ShouldRecord(options.origin == OpOrigin::kExecutor);
-  step.reads.assign(reads.begin(), reads.end());
-  step.writes.assign(writes.begin(), writes.end());
-  segment.steps.push_back(std::move(step));
+  segment.AddVars(step, reads, writes);
   if (static_cast<int>(segment.steps.size()) >= tls_bulk.max_ops) FlushBulk();
 }
 
+// Submits the open segment as one op: each of its vars once, as a write (incremented by the
+// number of steps that write it) when any step writes it, else as a read.
 void DependencyEngine::FlushBulk() {
   if (!BulkOpenHere() || !tls_bulk.segment) return;
   std::unique_ptr<BulkSegment> segment = std::move(tls_bulk.segment);
-  std::vector<VarHandle> reads, writes;
-  for (const BulkSegment::Step& step : segment->steps) {
-    reads.insert(reads.end(), step.reads.begin(), step.reads.end());
-    writes.insert(writes.end(), step.writes.begin(), step.writes.end());
-  }
-  std::string name = "bulk(" + std::to_string(segment->steps.size()) + " ops from " +
-                     segment->steps.front().name + ")";
-  OpBlock* op = NewOp(segment->ctx, reads, writes, segment->priority, name, {});
+  auto* op = new OpBlock();
+  op->ctx = segment->ctx;
+  op->priority = segment->priority;
   op->profile = false;  // each step records its own event
-  for (Dependency& dependency : op->deps) {
-    if (!dependency.write) continue;
-    dependency.version_increment = 0;
-    for (const BulkSegment::Step& step : segment->steps) {
-      if (std::find(step.writes.begin(), step.writes.end(), dependency.var) != step.writes.end()) {
-        ++dependency.version_increment;
-      }
-    }
+  op->name = "bulk(" + std::to_string(segment->steps.size()) + " ops from " +
+             segment->steps.front().name + ")";
+  op->deps.reserve(segment->vars.size());
+  for (const BulkSegment::Var& var : segment->vars) {
+    if (var.writes == 0) op->deps.push_back({var.var, op, false, 0, nullptr});
   }
+  for (const BulkSegment::Var& var : segment->vars) {
+    if (var.writes > 0) op->deps.push_back({var.var, op, true, var.writes, nullptr});
+  }
+  segment->var_index.clear();  // only needed while the segment was built
   op->segment = std::move(segment);
   Submit(op);
 }

@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/engine.h"
@@ -43,16 +44,30 @@ struct Dependency {
   Dependency* next = nullptr;  // GUARDED_BY(var->mutex_) while queued
 };
 
-// A bulked sequence of synchronous ops that runs as one engine op.
+// A bulked sequence of synchronous ops that runs as one engine op. Each var the segment uses is
+// listed once (`vars`); steps refer to them by index, so building, submitting and running a
+// segment take time linear in its steps' vars (a whole inference pass may be one segment).
 struct BulkSegment {
+  struct Var {
+    EngineVar* var = nullptr;
+    uint32_t writes = 0;  // steps that write it: the segment's version increment for it
+  };
   struct Step {
     SyncFn fn;
     std::string name;
     bool profile = false;
-    std::vector<EngineVar*> reads;
-    std::vector<EngineVar*> writes;
+    uint32_t first_ref = 0;  // its reads, then its writes, in var_refs
+    uint32_t num_reads = 0;
+    uint32_t num_writes = 0;
   };
+  // Registers a step's vars (indices appended to var_refs).
+  void AddVars(Step& step, const std::vector<EngineVar*>& reads,
+               const std::vector<EngineVar*>& writes);
+
   std::vector<Step> steps;
+  std::vector<Var> vars;
+  std::vector<uint32_t> var_refs;
+  std::unordered_map<EngineVar*, uint32_t> var_index;  // vars[var_index[v]].var == v
   Context ctx;
   int priority = 0;
 };

@@ -25,6 +25,13 @@ struct StepKernelArgs {
   std::shared_ptr<TempSpace> temp;
 };
 
+// Wraps a step's closure so that each push copies a pointer, not the captured views and vectors.
+template <typename Fn>
+SyncFn SharedClosure(Fn fn) {
+  auto shared = std::make_shared<const Fn>(std::move(fn));
+  return [shared](RunContext run) { (*shared)(run); };
+}
+
 std::vector<VarHandle> Unique(std::vector<VarHandle> vars) {
   std::sort(vars.begin(), vars.end());
   vars.erase(std::unique(vars.begin(), vars.end()), vars.end());
@@ -301,8 +308,11 @@ VarHandle Executor::SlotVar(int slot) const {
   return own.is_none() ? blocks_[memory_.slot_block[slot]].var() : own.var();
 }
 
-void Executor::PushStep(const Step& step, bool is_train) {
-  std::vector<VarHandle> reads, writes;
+Executor::PreparedStep Executor::PrepareStep(const Step& step, bool is_train) const {
+  PreparedStep prepared;
+  prepared.label = step.label;
+  std::vector<VarHandle>& reads = prepared.reads;
+  std::vector<VarHandle>& writes = prepared.writes;
   for (int slot : step.reads) {
     if (slot >= 0) reads.push_back(SlotVar(slot));
   }
@@ -312,26 +322,25 @@ void Executor::PushStep(const Step& step, bool is_train) {
   std::vector<TensorView> read_views, write_views;
   for (int slot : step.reads) read_views.push_back(SlotView(slot));
   for (int slot : step.writes) write_views.push_back(SlotView(slot));
-  const Context ctx = options_.ctx;
 
   if (step.kind == StepKind::kZero) {
-    engine_->PushSync([view = write_views[0]](RunContext run) { FillTensor(view, 0.0, run.stream); },
-                      ctx, {}, writes, 0, step.label, {FnProperty::kNormal, OpOrigin::kExecutor});
-    return;
+    prepared.fn = SharedClosure(
+        [view = write_views[0]](RunContext run) { FillTensor(view, 0.0, run.stream); });
+    return prepared;
   }
   if (step.kind == StepKind::kAccumulate) {
     const OpDef& add_n = OpRegistry::Global().Get("add_n");
     Attributes attrs = ParseOpAttributes(
         add_n, {{"num_args", std::to_string(read_views.size())}}, step.label);
-    const ForwardKernel* kernel = &ForwardKernelFor(add_n, ctx.device_type);
-    engine_->PushSync(
+    const ForwardKernel* kernel = &ForwardKernelFor(add_n, options_.ctx.device_type);
+    prepared.fn = SharedClosure(
         [kernel, attrs, read_views, write_views, label = step.label](RunContext run) {
           ScratchSpace scratch(run.ctx, run.stream);
           OpContext op_ctx{run.ctx, true, run.stream, &scratch, nullptr, nullptr, label};
           (*kernel)(op_ctx, attrs, read_views, write_views, {WriteMode::kWrite});
-        },
-        ctx, Unique(reads), writes, 0, step.label, {FnProperty::kNormal, OpOrigin::kExecutor});
-    return;
+        });
+    reads = Unique(reads);
+    return prepared;
   }
 
   const Node& node = graph_.node(step.node);
@@ -351,7 +360,7 @@ void Executor::PushStep(const Step& step, bool is_train) {
   writes.push_back(temp_vars_[temp]);
 
   if (step.kind == StepKind::kForward || step.kind == StepKind::kRecompute) {
-    const ForwardKernel* kernel = &ForwardKernelFor(*node.op, ctx.device_type);
+    const ForwardKernel* kernel = &ForwardKernelFor(*node.op, options_.ctx.device_type);
     std::vector<WriteMode> req(write_views.size(), WriteMode::kWrite);
     std::shared_ptr<ConstantStepMemo> memo = step.constant ? constant_memos_[step.node] : nullptr;
     // Ops with state may keep what they derive from an input (a packed weight) while its version
@@ -361,21 +370,20 @@ void Executor::PushStep(const Step& step, bool is_train) {
       for (int slot : step.reads) input_versions.push_back(SlotValueVersion(slot));
     }
     const Engine* engine = engine_.get();  // outlives every pushed op
-    engine_->PushSync(
-        [kernel, args, read_views, write_views, req, is_train, memo, input_versions,
-         engine](RunContext run) {
-          if (memo && memo->UpToDate(is_train)) return;
-          ScratchSpace scratch(run.ctx, run.stream, args.temp.get());
-          OpContext op_ctx{run.ctx,         is_train,          run.stream, &scratch,
-                           args.random.get(), args.state.get(), args.node->name};
-          for (const ValueVersion& version : input_versions) {
-            op_ctx.input_versions.push_back(version.Read(*engine));
-          }
-          (*kernel)(op_ctx, args.node->attrs, read_views, write_views, req);
-          if (memo) memo->Ran(is_train);
-        },
-        ctx, reads, writes, 0, step.label, {FnProperty::kNormal, OpOrigin::kExecutor});
-    return;
+    prepared.fn = SharedClosure([kernel, args, read_views, write_views, req, is_train, memo,
+                                 input_versions, engine](RunContext run) {
+      if (memo && memo->UpToDate(is_train)) return;
+      ScratchSpace scratch(run.ctx, run.stream, args.temp.get());
+      OpContext op_ctx{run.ctx,         is_train,          run.stream, &scratch,
+                       args.random.get(), args.state.get(), args.node->name};
+      op_ctx.input_versions.reserve(input_versions.size());
+      for (const ValueVersion& version : input_versions) {
+        op_ctx.input_versions.push_back(version.Read(*engine));
+      }
+      (*kernel)(op_ctx, args.node->attrs, read_views, write_views, req);
+      if (memo) memo->Ran(is_train);
+    });
+    return prepared;
   }
 
   // Backward: reads are [output grads..., inputs..., outputs...], writes the input gradients.
@@ -387,15 +395,50 @@ void Executor::PushStep(const Step& step, bool is_train) {
   std::vector<TensorView> outputs(read_views.begin() + num_outputs + num_inputs, read_views.end());
   std::vector<WriteMode> req;
   for (int slot : step.writes) req.push_back(slot >= 0 ? WriteMode::kWrite : WriteMode::kNull);
-  const BackwardKernel* kernel = &BackwardKernelFor(*node.op, ctx.device_type);
-  engine_->PushSync(
+  const BackwardKernel* kernel = &BackwardKernelFor(*node.op, options_.ctx.device_type);
+  prepared.fn = SharedClosure(
       [kernel, args, output_grads, inputs, outputs, write_views, req](RunContext run) {
         ScratchSpace scratch(run.ctx, run.stream, args.temp.get());
         OpContext op_ctx{run.ctx,           true,              run.stream, &scratch,
                          args.random.get(), args.state.get(), args.node->name};
         (*kernel)(op_ctx, args.node->attrs, output_grads, inputs, outputs, write_views, req);
-      },
-      ctx, Unique(reads), writes, 0, step.label, {FnProperty::kNormal, OpOrigin::kExecutor});
+      });
+  reads = Unique(reads);
+  return prepared;
+}
+
+std::vector<std::pair<const void*, VarHandle>> Executor::SlotArrayIdentities() const {
+  std::vector<std::pair<const void*, VarHandle>> identities;
+  identities.reserve(slot_arrays_.size());
+  for (const NDArray& array : slot_arrays_) {
+    identities.emplace_back(array.is_none() ? nullptr : array.data(),
+                            array.is_none() ? nullptr : array.var());
+  }
+  return identities;
+}
+
+const std::vector<Executor::PreparedStep>& Executor::Prepared(PreparedPass& pass,
+                                                              const std::vector<Step>& steps,
+                                                              bool is_train) {
+  std::vector<std::pair<const void*, VarHandle>> arrays = SlotArrayIdentities();
+  if (pass.steps.size() == steps.size() && pass.arrays == arrays) return pass.steps;
+  std::set<int> gradient_slots;
+  for (const auto& [variable, slot] : plan_.variable_gradient_slot) gradient_slots.insert(slot);
+  pass.steps.clear();
+  pass.steps.reserve(steps.size());
+  for (const Step& step : steps) {
+    pass.steps.push_back(PrepareStep(step, is_train));
+    pass.steps.back().writes_gradient =
+        std::any_of(step.writes.begin(), step.writes.end(),
+                    [&](int slot) { return gradient_slots.count(slot) > 0; });
+  }
+  pass.arrays = std::move(arrays);
+  return pass.steps;
+}
+
+void Executor::Push(const PreparedStep& step) const {
+  engine_->PushSync(step.fn, options_.ctx, step.reads, step.writes, 0, step.label,
+                    {FnProperty::kNormal, OpOrigin::kExecutor});
 }
 
 int64_t Executor::constant_step_runs() const {
@@ -407,8 +450,10 @@ int64_t Executor::constant_step_runs() const {
 }
 
 void Executor::Forward(bool is_train) {
+  const std::vector<PreparedStep>& steps =
+      Prepared(is_train ? prepared_training_ : prepared_inference_, plan_.forward, is_train);
   BulkScope bulk(*engine_, BulkSizeFromSettings(is_train));
-  for (const Step& step : plan_.forward) PushStep(step, is_train);
+  for (const PreparedStep& step : steps) Push(step);
 }
 
 void Executor::PushHeadGradient(int slot, const NDArray* given) {
@@ -442,13 +487,9 @@ void Executor::Backward(const std::vector<NDArray>& head_gradients) {
   // A bulk segment ends after each step that writes a parameter's gradient, so that what waits
   // for that gradient (a KVStore's allreduce) starts while the rest of backward runs, as MXNet
   // ends its backward segments at gradient outputs.
-  std::set<int> gradient_slots;
-  for (const auto& [variable, slot] : plan_.variable_gradient_slot) gradient_slots.insert(slot);
-  for (const Step& step : plan_.backward) {
-    PushStep(step, true);
-    const bool writes_gradient = std::any_of(step.writes.begin(), step.writes.end(),
-                                             [&](int slot) { return gradient_slots.count(slot); });
-    if (writes_gradient && bulk_size > 0) {
+  for (const PreparedStep& step : Prepared(prepared_backward_, plan_.backward, true)) {
+    Push(step);
+    if (step.writes_gradient && bulk_size > 0) {
       bulk.reset();
       bulk.emplace(*engine_, bulk_size);
     }

@@ -25,7 +25,9 @@
 // NDArrays: the ones given in BindOptions::arrays are used as they are (shared, e.g. between
 // executors of two batch sizes), the others are created (zeros). Every step is pushed to the engine
 // with the engine vars of what it reads and writes, bulked per MXNET_EXEC_BULK_EXEC_*; Forward and
-// Backward return once everything is pushed. Reading an output or gradient (NDArray::ToVector,
+// Backward return once everything is pushed; the steps of a pass are made ready to push once (their
+// closures, views and vars; again only if a variable's array was replaced), since every pass
+// pushes the same ones. Reading an output or gradient (NDArray::ToVector,
 // WaitToRead) waits, and rethrows an error of the op that failed, naming it.
 //
 // Thread safety: one thread drives an executor. Arrays it hands out may be read from any thread.
@@ -160,7 +162,23 @@ class Executor {
   void CreateConstantMemos();
   void LogTuning() const;
   void CreateTempSpaces();
-  void PushStep(const Step& step, bool is_train);
+  // A step ready to push: the engine closure with everything it needs, its vars and label.
+  struct PreparedStep {
+    SyncFn fn;
+    std::vector<VarHandle> reads, writes;
+    std::string label;
+    bool writes_gradient = false;  // a parameter's gradient: Backward ends its bulk segment here
+  };
+  // Steps made ready for one kind of pass, valid while every slot keeps the array they captured.
+  struct PreparedPass {
+    std::vector<PreparedStep> steps;
+    std::vector<std::pair<const void*, VarHandle>> arrays;  // per slot when prepared
+  };
+  PreparedStep PrepareStep(const Step& step, bool is_train) const;
+  const std::vector<PreparedStep>& Prepared(PreparedPass& pass, const std::vector<Step>& steps,
+                                            bool is_train);
+  std::vector<std::pair<const void*, VarHandle>> SlotArrayIdentities() const;
+  void Push(const PreparedStep& step) const;
   void PushHeadGradient(int slot, const NDArray* given);
   TensorView SlotView(int slot) const;
   VarHandle SlotVar(int slot) const;
@@ -193,6 +211,8 @@ class Executor {
   // MXNET_EXEC_NUM_TEMP workspaces, each with the engine var that serialises its users.
   std::vector<std::shared_ptr<TempSpace>> temp_spaces_;
   std::vector<VarHandle> temp_vars_;
+  // Forward for inference, forward for training, backward (built on first use).
+  PreparedPass prepared_inference_, prepared_training_, prepared_backward_;
 };
 
 }  // namespace mxlite

@@ -233,6 +233,27 @@ TEST_P(EngineConformance, VersionsCountCompletedWritesOnce) {
   EXPECT_EQ(engine_->VarVersion(b), 1u);
 }
 
+TEST_P(EngineConformance, BulkedVersionsCountEachWritingOpOnce) {
+  VarHandle a = engine_->NewVar(), b = engine_->NewVar(), c = engine_->NewVar();
+  std::vector<std::string> order;
+  {
+    BulkScope bulk(*engine_, 100);
+    engine_->PushSync([&](RunContext) { order.push_back("dup"); }, Context::CPU(), {a, a, b},
+                      {b, b}, 0, "dup");
+    engine_->PushSync([&](RunContext) { order.push_back("read"); }, Context::CPU(), {a}, {}, 0,
+                      "read");
+    engine_->PushSync([&](RunContext) { order.push_back("write"); }, Context::CPU(), {b}, {a, c, a},
+                      0, "write");
+    engine_->PushSync([&](RunContext) { order.push_back("again"); }, Context::CPU(), {c}, {b}, 0,
+                      "again");
+  }
+  engine_->WaitForAll();
+  EXPECT_EQ(order, (std::vector<std::string>{"dup", "read", "write", "again"}));
+  EXPECT_EQ(engine_->VarVersion(a), 1u);
+  EXPECT_EQ(engine_->VarVersion(b), 2u);
+  EXPECT_EQ(engine_->VarVersion(c), 1u);
+}
+
 TEST_P(EngineConformance, WaitForVarWithOnlyReaders) {
   VarHandle var = engine_->NewVar();
   VarHandle unused = engine_->NewVar();
