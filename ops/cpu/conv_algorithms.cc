@@ -285,6 +285,7 @@ const std::vector<const ConvAlgorithm*>& CpuConvAlgorithms() {
       &DepthwiseAlgorithm(ConvLayout::kNCHW),
       &DepthwiseAlgorithm(ConvLayout::kNHWC),
       &DirectNchwAlgorithm(),
+      &DirectNhwcAlgorithm(),
   };
   return all;
 }

@@ -17,6 +17,8 @@
 //                                                             reductions: a network's first
 //                                                             layer); any kernel, stride, pad,
 //                                                             dilation, groups
+//   direct_nhwc        NHWC        fwd                        C * KH * KW <= 256, one group; any
+//                                                             kernel, stride, pad, dilation
 //
 // A "valid geometry": every extent >= 1 (batch >= 0), groups dividing both channel counts, and
 // out_h/out_w any size (positions whose window leaves the input read zeros, as in im2col).
@@ -138,7 +140,8 @@ class ConvAlgorithm {
 //   3: transposed B packed through AVX2 8x8 transposes (NHWC GEMM paths read OHWI weights so).
 //   4: the NHWC depthwise kernel walks pixels outer, channels inner (the GEMM paths' prepared
 //      weights have keys of their own: ConvProblem::prepared_weight).
-inline constexpr int kCpuConvKernelsRevision = 4;
+//   5: direct_nhwc (a new candidate for short NHWC reductions: entries tuned without it are stale).
+inline constexpr int kCpuConvKernelsRevision = 5;
 
 // Every CPU algorithm, in a fixed order (im2col_gemm first: the reference and the fallback).
 const std::vector<const ConvAlgorithm*>& CpuConvAlgorithms();
@@ -184,5 +187,6 @@ const ConvAlgorithm& Winograd2x2Algorithm();                 // conv_winograd.cc
 const ConvAlgorithm& Winograd4x4Algorithm();                 // conv_winograd.cc
 const ConvAlgorithm& DepthwiseAlgorithm(ConvLayout layout);  // conv_depthwise.cc
 const ConvAlgorithm& DirectNchwAlgorithm();                  // conv_direct.cc
+const ConvAlgorithm& DirectNhwcAlgorithm();                  // conv_direct_nhwc.cc
 
 }  // namespace mxlite::cpu

@@ -80,6 +80,10 @@ const std::vector<ConvCase> kCases = {
     {"7x7_s2_p3_batch2_37x41_3to13", 2, 3, 13, 1, 37, 41, 7, 2, 3, 1},
     {"3x3_s3_p1_d2_batch2_20x35", 2, 2, 7, 1, 20, 35, 3, 3, 1, 2},
     {"3x3_p1_32to4", 1, 32, 4, 1, 6, 5, 3, 1, 1, 1},
+    // An NHWC stem for direct_nhwc: a full 32-channel block plus one more vector, rows of 3-pixel
+    // tiles with a 2-pixel rest, padding on every side; and 13 outputs (a partial vector).
+    {"3x3_s2_p1_batch2_15x17_3to40", 2, 3, 40, 1, 15, 17, 3, 2, 1, 1},
+    {"5x5_s1_p2_d2_11x10_2to13", 1, 2, 13, 1, 11, 10, 5, 1, 2, 2},
 };
 
 const std::set<std::string> kAllCases = [] {
@@ -118,6 +122,15 @@ std::set<std::string> ExpectedClaims(std::string_view algorithm, ConvDirection d
   if (algorithm == "direct_nchw") {
     if (direction != ConvDirection::kForward) return {};
     std::set<std::string> claims = kAllCases;
+    claims.erase("3x3_p1_32to4");  // reduction 288 > 256
+    return claims;
+  }
+  if (algorithm == "direct_nhwc") {
+    if (direction != ConvDirection::kForward) return {};
+    std::set<std::string> claims = kAllCases;
+    for (const ConvCase& c : kCases) {
+      if (c.groups != 1) claims.erase(c.name);  // one group only
+    }
     claims.erase("3x3_p1_32to4");  // reduction 288 > 256
     return claims;
   }
@@ -493,6 +506,12 @@ TEST(ConvAlgorithms, DirectFloat32SameBitsOnOneAndTwoThreads) {
                                           {"stem", 2, 3, 13, 1, 37, 41, 7, 2, 3, 1});
 }
 
+// direct_nhwc deals output rows to threads; each value is summed the same way.
+TEST(ConvAlgorithms, DirectNhwcFloat32SameBitsOnOneAndTwoThreads) {
+  ExpectForwardSameBitsOnOneAndTwoThreads("direct_nhwc", ConvLayout::kNHWC,
+                                          {"stem", 2, 3, 40, 1, 15, 17, 3, 2, 1, 1});
+}
+
 TEST(ConvAlgorithms, RegistryHasEveryNamedAlgorithmOncePerLayout) {
   std::set<std::pair<std::string, ConvLayout>> seen;
   for (const ConvAlgorithm* algorithm : CpuConvAlgorithms()) {
@@ -505,7 +524,7 @@ TEST(ConvAlgorithms, RegistryHasEveryNamedAlgorithmOncePerLayout) {
       {"gemm_1x1", ConvLayout::kNCHW},         {"gemm_1x1", ConvLayout::kNHWC},
       {"winograd_2x2_3x3", ConvLayout::kNCHW}, {"winograd_4x4_3x3", ConvLayout::kNCHW},
       {"depthwise_direct", ConvLayout::kNCHW}, {"depthwise_direct", ConvLayout::kNHWC},
-      {"direct_nchw", ConvLayout::kNCHW}};
+      {"direct_nchw", ConvLayout::kNCHW},      {"direct_nhwc", ConvLayout::kNHWC}};
   for (const auto& [name, layout] : expected) {
     const ConvAlgorithm* found = FindCpuConvAlgorithm(name, layout);
     ASSERT_NE(found, nullptr) << name;
