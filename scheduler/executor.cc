@@ -421,19 +421,47 @@ const std::vector<Executor::PreparedStep>& Executor::Prepared(PreparedPass& pass
                                                               const std::vector<Step>& steps,
                                                               bool is_train) {
   std::vector<std::pair<const void*, VarHandle>> arrays = SlotArrayIdentities();
-  if (pass.steps.size() == steps.size() && pass.arrays == arrays) return pass.steps;
+  if (pass.prepared && pass.arrays == arrays) return pass.steps;
   std::set<int> gradient_slots;
   for (const auto& [variable, slot] : plan_.variable_gradient_slot) gradient_slots.insert(slot);
   pass.steps.clear();
   pass.steps.reserve(steps.size());
+  std::vector<PreparedStep> constant_steps;
   for (const Step& step : steps) {
-    pass.steps.push_back(PrepareStep(step, is_train));
-    pass.steps.back().writes_gradient =
-        std::any_of(step.writes.begin(), step.writes.end(),
-                    [&](int slot) { return gradient_slots.count(slot) > 0; });
+    PreparedStep prepared = PrepareStep(step, is_train);
+    prepared.writes_gradient = std::any_of(step.writes.begin(), step.writes.end(),
+                                           [&](int slot) { return gradient_slots.count(slot) > 0; });
+    (step.constant ? constant_steps : pass.steps).push_back(std::move(prepared));
+  }
+  if (!constant_steps.empty()) {
+    pass.steps.insert(pass.steps.begin(), CombineSteps(std::move(constant_steps)));
   }
   pass.arrays = std::move(arrays);
+  pass.prepared = true;
   return pass.steps;
+}
+
+// Constant steps (a weight's layout transpose, computed again only when a parameter changed) read
+// parameters and other constants only, so they can all run first, in plan order, as one step:
+// the pass then pays one push and one engine op for them instead of one per weight.
+Executor::PreparedStep Executor::CombineSteps(std::vector<PreparedStep> steps) {
+  if (steps.size() == 1) return std::move(steps.front());
+  PreparedStep combined;
+  combined.label = "constants (" + std::to_string(steps.size()) + " steps from " +
+                   steps.front().label + ")";
+  std::vector<SyncFn> fns;
+  for (PreparedStep& step : steps) {
+    combined.reads.insert(combined.reads.end(), step.reads.begin(), step.reads.end());
+    combined.writes.insert(combined.writes.end(), step.writes.begin(), step.writes.end());
+    combined.writes_gradient = combined.writes_gradient || step.writes_gradient;
+    fns.push_back(std::move(step.fn));
+  }
+  combined.reads = Unique(std::move(combined.reads));
+  combined.writes = Unique(std::move(combined.writes));
+  combined.fn = SharedClosure([fns = std::move(fns)](RunContext run) {
+    for (const SyncFn& fn : fns) fn(run);
+  });
+  return combined;
 }
 
 void Executor::Push(const PreparedStep& step) const {

@@ -27,7 +27,7 @@
 // with the engine vars of what it reads and writes, bulked per MXNET_EXEC_BULK_EXEC_*; Forward and
 // Backward return once everything is pushed; the steps of a pass are made ready to push once (their
 // closures, views and vars; again only if a variable's array was replaced), since every pass
-// pushes the same ones. Reading an output or gradient (NDArray::ToVector,
+// pushes the same ones, and its constant steps are pushed as one, first. Reading an output or gradient (NDArray::ToVector,
 // WaitToRead) waits, and rethrows an error of the op that failed, naming it.
 //
 // Thread safety: one thread drives an executor. Arrays it hands out may be read from any thread.
@@ -173,8 +173,10 @@ class Executor {
   struct PreparedPass {
     std::vector<PreparedStep> steps;
     std::vector<std::pair<const void*, VarHandle>> arrays;  // per slot when prepared
+    bool prepared = false;
   };
   PreparedStep PrepareStep(const Step& step, bool is_train) const;
+  static PreparedStep CombineSteps(std::vector<PreparedStep> steps);
   const std::vector<PreparedStep>& Prepared(PreparedPass& pass, const std::vector<Step>& steps,
                                             bool is_train);
   std::vector<std::pair<const void*, VarHandle>> SlotArrayIdentities() const;

@@ -85,6 +85,30 @@ TEST_P(ExecutorEngineTest, ForwardAndBackwardMatchHandComputation) {
   settings().Reset("MXNET_ENGINE_TYPE");
 }
 
+// Passes push steps prepared once; an array put in a variable's place afterwards (Arg returns a
+// reference) is what the next pass reads and writes, forward and backward.
+TEST_P(ExecutorEngineTest, PassesFollowAnArrayPutInAVariablesPlace) {
+  settings().Set("MXNET_ENGINE_TYPE", GetParam());
+  GraphBuilder g;
+  Symbol y = g.Op("TestScaleElementwise", {g.Input("data", {2, 2})});
+  auto exec = Executor::Bind(g.Build({y}), {.training = true, .input_gradients = {"data"}});
+  const std::string weight = "testscaleelementwise0_weight";
+  exec->Arg(weight).SyncCopyFromCPU(std::vector<float>{1, 2, 3, 4}.data(), 16);
+  exec->Arg("data").SyncCopyFromCPU(std::vector<float>{1, 1, 1, 1}.data(), 16);
+  exec->Forward(true);
+  exec->Backward();
+  EXPECT_EQ(exec->outputs()[0].ToVector<float>(), (std::vector<float>{1, 2, 3, 4}));
+  exec->Arg("data") = NDArray::FromVector(std::vector<float>{2, -1, 0.5f, 3}, {2, 2},
+                                          Context::CPU());
+  const NDArray new_weight_gradient = NDArray::Zeros({2, 2}, Context::CPU());
+  exec->Gradient(weight) = new_weight_gradient;
+  exec->Forward(true);
+  exec->Backward();
+  EXPECT_EQ(exec->outputs()[0].ToVector<float>(), (std::vector<float>{2, -2, 1.5f, 12}));
+  EXPECT_EQ(new_weight_gradient.ToVector<float>(), (std::vector<float>{2, -1, 0.5f, 3}));
+  settings().Reset("MXNET_ENGINE_TYPE");
+}
+
 // y = x * transpose(w) in an inference executor: the transpose reads a parameter only, so it runs
 // again only when w was written since its last inference pass.
 TEST_P(ExecutorEngineTest, ParameterTransposeRunsOnlyWhenTheParameterChanged) {
