@@ -407,21 +407,24 @@ Executor::PreparedStep Executor::PrepareStep(const Step& step, bool is_train) co
   return prepared;
 }
 
-std::vector<std::pair<const void*, VarHandle>> Executor::SlotArrayIdentities() const {
-  std::vector<std::pair<const void*, VarHandle>> identities;
-  identities.reserve(slot_arrays_.size());
-  for (const NDArray& array : slot_arrays_) {
-    identities.emplace_back(array.is_none() ? nullptr : array.data(),
-                            array.is_none() ? nullptr : array.var());
+std::pair<const void*, VarHandle> Executor::SlotArrayIdentity(size_t slot) const {
+  const NDArray& array = slot_arrays_[slot];
+  if (array.is_none()) return {nullptr, nullptr};
+  return {array.data(), array.var()};
+}
+
+bool Executor::StillPrepared(const PreparedPass& pass) const {
+  if (!pass.prepared) return false;
+  for (size_t slot = 0; slot < slot_arrays_.size(); ++slot) {
+    if (pass.arrays[slot] != SlotArrayIdentity(slot)) return false;
   }
-  return identities;
+  return true;
 }
 
 const std::vector<Executor::PreparedStep>& Executor::Prepared(PreparedPass& pass,
                                                               const std::vector<Step>& steps,
                                                               bool is_train) {
-  std::vector<std::pair<const void*, VarHandle>> arrays = SlotArrayIdentities();
-  if (pass.prepared && pass.arrays == arrays) return pass.steps;
+  if (StillPrepared(pass)) return pass.steps;
   std::set<int> gradient_slots;
   for (const auto& [variable, slot] : plan_.variable_gradient_slot) gradient_slots.insert(slot);
   pass.steps.clear();
@@ -436,7 +439,10 @@ const std::vector<Executor::PreparedStep>& Executor::Prepared(PreparedPass& pass
   if (!constant_steps.empty()) {
     pass.steps.insert(pass.steps.begin(), CombineSteps(std::move(constant_steps)));
   }
-  pass.arrays = std::move(arrays);
+  pass.arrays.clear();
+  for (size_t slot = 0; slot < slot_arrays_.size(); ++slot) {
+    pass.arrays.push_back(SlotArrayIdentity(slot));
+  }
   pass.prepared = true;
   return pass.steps;
 }

@@ -179,7 +179,9 @@ class Executor {
   static PreparedStep CombineSteps(std::vector<PreparedStep> steps);
   const std::vector<PreparedStep>& Prepared(PreparedPass& pass, const std::vector<Step>& steps,
                                             bool is_train);
-  std::vector<std::pair<const void*, VarHandle>> SlotArrayIdentities() const;
+  // What a prepared step captured of a slot's own array: its data and var (nulls for none).
+  std::pair<const void*, VarHandle> SlotArrayIdentity(size_t slot) const;
+  bool StillPrepared(const PreparedPass& pass) const;
   void Push(const PreparedStep& step) const;
   void PushHeadGradient(int slot, const NDArray* given);
   TensorView SlotView(int slot) const;

@@ -66,8 +66,9 @@ void PackWeights(const ConvGeometry& g, const DirectNhwcPlan& plan, const T* wei
                  T* packed, T* padded_bias) {
   std::fill(packed, packed + plan.weight_size(), T(0));
   for (int64_t o = 0; o < g.out_channels; ++o) {
-    for (int64_t r = 0; r < plan.taps; ++r)
+    for (int64_t r = 0; r < plan.taps; ++r) {
       packed[r * plan.padded_outputs + o] = weight[o * plan.taps + r];
+    }
   }
   std::fill(padded_bias, padded_bias + plan.padded_outputs, T(0));
   if (bias != nullptr) std::copy(bias, bias + g.out_channels, padded_bias);
