@@ -141,7 +141,9 @@ class ConvAlgorithm {
 //   4: the NHWC depthwise kernel walks pixels outer, channels inner (the GEMM paths' prepared
 //      weights have keys of their own: ConvProblem::prepared_weight).
 //   5: direct_nhwc (a new candidate for short NHWC reductions: entries tuned without it are stale).
-inline constexpr int kCpuConvKernelsRevision = 5;
+//   6: layout transforms of few-channel images (NCHW -> NHWC, C < 8) through AVX2 8x8 blocks: the
+//      planner's timings of them (the same DB environment) are stale.
+inline constexpr int kCpuConvKernelsRevision = 6;
 
 // Every CPU algorithm, in a fixed order (im2col_gemm first: the reference and the fallback).
 const std::vector<const ConvAlgorithm*>& CpuConvAlgorithms();

@@ -15,6 +15,9 @@ namespace mxlite::cpu {
 namespace {
 
 constexpr int kTile = 32;
+// Output rows shorter than an 8 x 8 block are interleaved from their few input rows in bands of
+// this many elements of each.
+constexpr int64_t kInterleaveBand = 1024;
 
 // The permutation after dropping extent-1 axes and merging input axes that stay adjacent.
 struct CompressedPermutation {
@@ -129,9 +132,32 @@ void TransposeTile(const Element* in, int64_t a_stride, Element* out, int64_t b_
   }
 }
 
+// The tile loop when a_extent < 8 (NCHW -> NHWC of an image with few channels), where it would
+// move elements one at a time: out[b * b_stride + a] = in[a * a_stride + b] for b in [b_begin,
+// b_end), every a.
+template <typename Element>
+void InterleaveBand(const Element* in, int64_t a_stride, int64_t a_extent, Element* out,
+                    int64_t b_stride, int64_t b_begin, int64_t b_end) {
+  int64_t b = b_begin;
+#if MXLITE_HAS_AVX2_KERNEL
+  if constexpr (sizeof(Element) == 4) {
+    static const bool avx2 = CpuSupportsAvx2Fma();
+    if (avx2 && b_stride == a_extent && a_extent >= 2) {
+      b += detail::InterleaveRows4Bytes(reinterpret_cast<const uint32_t*>(in + b_begin), a_stride,
+                                        static_cast<int>(a_extent), b_end - b_begin,
+                                        reinterpret_cast<uint32_t*>(out + b_begin * b_stride));
+    }
+  }
+#endif
+  for (; b < b_end; ++b) {
+    for (int64_t a = 0; a < a_extent; ++a) out[b * b_stride + a] = in[a * a_stride + b];
+  }
+}
+
 // Output axis `a` (the last) reads input axis axes[a] with stride in_strides[axes[a]]; input axis
 // `b` (the last) lands on output axis b_out with stride out_strides[b_out]. The other output axes
-// are enumerated outside; each task transposes one band of kTile columns of b.
+// are enumerated outside; each task transposes one band of kTile columns of b (kInterleaveBand
+// when the output rows are short).
 template <typename Element>
 void TransposeTiles(const Element* in, const CompressedPermutation& perm,
                     const std::array<int64_t, Shape::kMaxDims>& in_strides, Element* out) {
@@ -154,9 +180,11 @@ void TransposeTiles(const Element* in, const CompressedPermutation& perm,
     outer[num_outer++] = i;
     outer_count *= perm.extents[perm.axes[i]];
   }
-  const int64_t bands = (b_extent + kTile - 1) / kTile;
+  const bool interleave = a_extent < 8;
+  const int64_t band = interleave ? kInterleaveBand : kTile;
+  const int64_t bands = (b_extent + band - 1) / band;
   const int64_t tasks = outer_count * bands;
-  const int64_t work_per_task = std::max<int64_t>(1, kTile * a_extent);
+  const int64_t work_per_task = std::max<int64_t>(1, band * a_extent);
   const int64_t tasks_per_block = std::max<int64_t>(1, kElementwiseGrain / work_per_task);
   ParallelFor((tasks + tasks_per_block - 1) / tasks_per_block, [&](int64_t block) {
     const int64_t end = std::min(tasks, (block + 1) * tasks_per_block);
@@ -169,8 +197,13 @@ void TransposeTiles(const Element* in, const CompressedPermutation& perm,
         in_offset += index * in_strides[perm.axes[axis]];
         out_offset += index * out_strides[axis];
       }
-      const int64_t b_begin = (task % bands) * kTile;
-      const int64_t b_end = std::min(b_extent, b_begin + kTile);
+      const int64_t b_begin = (task % bands) * band;
+      const int64_t b_end = std::min(b_extent, b_begin + band);
+      if (interleave) {
+        InterleaveBand(in + in_offset, a_stride, a_extent, out + out_offset, b_stride, b_begin,
+                       b_end);
+        continue;
+      }
       for (int64_t a_begin = 0; a_begin < a_extent; a_begin += kTile) {
         const int64_t a_end = std::min(a_extent, a_begin + kTile);
         TransposeTile(in + in_offset, a_stride, out + out_offset, b_stride, a_begin, a_end, b_begin,

@@ -64,6 +64,13 @@ TEST(TransposeTest, NchwNhwcRoundTripsAtLargerSizes) {
     OpCase test_case{"transpose", {{"axes", AxesText(axes)}}, {{2, 45, 13, 37}}};
     CheckForwardAgainstReference(test_case, TransposeReference(axes));
   }
+  // Few channels (an image's): output rows shorter than a block, interleaved in bands of 1024
+  // pixels (1155 here: a ragged second band).
+  for (int64_t channels = 2; channels < 8; ++channels) {
+    OpCase test_case{"transpose", {{"axes", "(0,2,3,1)"}}, {{2, channels, 33, 35}}};
+    SCOPED_TRACE("channels " + std::to_string(channels));
+    CheckForwardAgainstReference(test_case, TransposeReference({0, 2, 3, 1}));
+  }
   OpCase matrix{"transpose", {}, {{300, 257}}};
   CheckForwardAgainstReference(matrix, TransposeReference({1, 0}));
 }
