@@ -232,9 +232,12 @@ PackBuffers& ThreadPackBuffers() {
 }
 
 // B's panels for one macro-kernel: ready (packed by an earlier row block, or a pre-packed
-// operand), or packed on the way into `buffer` from `to_pack`.
+// operand), or packed on the way into `buffer` from `to_pack`. `fetch_after` (pre-packed B only):
+// the panel the thread needs after this block's last one (the next k block's first), or null.
 struct BPanels {
   const float* ready = nullptr;
+  bool prepacked = false;
+  const float* fetch_after = nullptr;
   const OperandView* to_pack = nullptr;
   float* buffer = nullptr;
 };
@@ -248,15 +251,37 @@ struct APanels {
   int64_t lda = 0;
 };
 
+// The panel of pre-packed B that the macro-kernel moves to after panel `j`, or null: a network's
+// prepared weights come from memory once per pass (the other layers' weights and activations have
+// moved them out of cache), and the first row tile of each panel would wait for all of it at once.
+const float* NextPrepackedPanel(const BPanels& b, int64_t j, int64_t columns, int64_t depth) {
+  if (!b.prepacked) return nullptr;
+  return j + kNr < columns ? b.ready + (j + kNr) * depth : b.fetch_after;
+}
+
+// Spreads the fetch of `panel` (depth steps of kNr floats) over the `tiles` row tiles of the
+// current one: the share of row tile `tile`. Plain B packed here or on the way is already close.
+void PrefetchPanelShare(const float* panel, int64_t depth, int64_t tiles, int64_t tile) {
+  constexpr int64_t kLine = 64;
+  const int64_t lines = CeilDiv(depth * kNr * static_cast<int64_t>(sizeof(float)), kLine);
+  const int64_t per_tile = CeilDiv(lines, tiles);
+  const char* bytes = reinterpret_cast<const char*>(panel);
+  for (int64_t line = tile * per_tile; line < std::min(lines, (tile + 1) * per_tile); ++line) {
+    __builtin_prefetch(bytes + line * kLine, /*rw=*/0, /*locality=*/3);
+  }
+}
+
 // C[0:rows, 0:columns] = alpha * A block * packed B block + beta * C. B packed on the way
 // goes a few panels at a time just before their first use, while they are hot in L1/L2, instead
 // of in one pass over the whole block whose writes would go out to L3 and come back. A group is
 // wide enough that each row of B is read in whole cache lines that the prefetcher can follow.
+// Pre-packed B's next panel is fetched a share per row tile (NextPrepackedPanel).
 // `epilogue` (offset to this block; empty for partial sums) goes to every micro-tile.
 void MacroKernel(int64_t rows, int64_t columns, int64_t depth, float alpha, const APanels& a,
                  const BPanels& b, float beta, float* c, int64_t ldc,
                  const Epilogue<float>& epilogue) {
   constexpr int64_t kPanelsPerPackGroup = 8;
+  const int64_t row_tiles = CeilDiv(rows, kMr);
   for (int64_t j = 0; j < columns; j += kNr) {
     const int tile_columns = static_cast<int>(std::min<int64_t>(kNr, columns - j));
     const float* b_panel;
@@ -269,7 +294,9 @@ void MacroKernel(int64_t rows, int64_t columns, int64_t depth, float alpha, cons
     } else {
       b_panel = b.ready + j * depth;
     }
+    const float* next_panel = NextPrepackedPanel(b, j, columns, depth);
     for (int64_t i = 0; i < rows; i += kMr) {
+      if (next_panel != nullptr) PrefetchPanelShare(next_panel, depth, row_tiles, i / kMr);
       const int tile_rows = static_cast<int>(std::min<int64_t>(kMr, rows - i));
       const Epilogue<float> tile_epilogue = epilogue.empty() ? epilogue : epilogue.Offset(i, j);
       if (a.in_place == nullptr) {
@@ -338,6 +365,11 @@ void PackedSgemm(int64_t m, int64_t n, int64_t k, float alpha, const OperandView
         BPanels b_panels;
         if (b.packed != nullptr) {
           b_panels.ready = b.PackedBlock(pc, kc, jc);
+          b_panels.prepacked = true;
+          // The last row block moves on to the next k block (earlier ones reread this one).
+          if (ic + mc >= m && pc + kc < k) {
+            b_panels.fetch_after = b.PackedBlock(pc + kc, std::min(kc_max, k - pc - kc), jc);
+          }
         } else if (ic == 0) {
           b_panels.to_pack = &b_block;
           b_panels.buffer = b_buffer;
