@@ -25,6 +25,7 @@
 #include "ops/cpu/conv_algorithms.h"
 #include "ops/cpu/gemm.h"
 #include "ops/cpu/gemm_kernel_avx2.h"
+#include "ops/cpu/int_math.h"
 #include "ops/cpu/parallel.h"
 
 #if MXLITE_HAS_AVX2_KERNEL
@@ -42,7 +43,6 @@ constexpr int64_t kMaxReduction = 256;
 constexpr int64_t kChunk = 16;         // output columns per register tile (two AVX2 vectors)
 constexpr int64_t kBlockChannels = 6;  // output channels per register tile
 
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The sizes of one problem's buffers and the work split.
 struct DirectPlan {

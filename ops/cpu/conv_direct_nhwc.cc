@@ -25,6 +25,7 @@
 #include "ops/cpu/conv_algorithms.h"
 #include "ops/cpu/gemm.h"
 #include "ops/cpu/gemm_kernel_avx2.h"
+#include "ops/cpu/int_math.h"
 #include "ops/cpu/parallel.h"
 
 #if MXLITE_HAS_AVX2_KERNEL
@@ -43,7 +44,6 @@ constexpr int64_t kLanes = 8;        // output channels per vector
 constexpr int kMaxTilePixels = 3;    // output pixels per register tile
 constexpr int kMaxBlockVectors = 4;  // vectors of output channels per register tile
 
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The sizes of one problem's buffers.
 struct DirectNhwcPlan {

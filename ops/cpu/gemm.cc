@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "ops/cpu/gemm_kernel_avx2.h"
+#include "ops/cpu/int_math.h"
 #include "ops/cpu/parallel.h"
 
 namespace mxlite::cpu {
@@ -41,9 +42,6 @@ constexpr size_t kBufferAlignment = 64;
 constexpr size_t kHugePageBytes = size_t{2} << 20;
 
 std::atomic<GemmImplementation> requested_implementation{GemmImplementation::kAuto};
-
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int64_t RoundUp(int64_t a, int64_t multiple) { return CeilDiv(a, multiple) * multiple; }
 
 // op(X) of a row-major matrix: element (i, j) is data[i * ld + j], or data[j * ld + i] transposed.
 // Or a pre-packed operand (PackedGemmOperand): `packed` holds its panels for every k block, and

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ops/cpu/int_math.h"
 #include "ops/cpu/parallel.h"
 
 namespace mxlite::cpu {
@@ -16,7 +17,7 @@ constexpr int64_t kLoweringGrain = 1 << 15;
 template <typename Fn>
 void ForEachIndex(int64_t count, int64_t work, Fn&& fn) {
   const int64_t total = count * std::max<int64_t>(work, 1);
-  const int64_t blocks = std::min(count, (total + kLoweringGrain - 1) / kLoweringGrain);
+  const int64_t blocks = std::min(count, CeilDiv(total, kLoweringGrain));
   if (blocks <= 1) {
     for (int64_t index = 0; index < count; ++index) fn(index);
     return;

@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "ops/cpu/elementwise.h"
 #include "ops/cpu/gemm.h"
+#include "ops/cpu/int_math.h"
 #include "ops/cpu/parallel.h"
 #include "ops/cpu/transpose_avx2.h"
 
@@ -72,7 +73,7 @@ void CopyRows(const Element* in, const CompressedPermutation& perm,
   int64_t rows = 1;
   for (int i = 0; i < last; ++i) rows *= perm.extents[perm.axes[i]];
   const int64_t rows_per_block = std::max<int64_t>(1, kElementwiseGrain / row);
-  ParallelFor((rows + rows_per_block - 1) / rows_per_block, [&](int64_t block) {
+  ParallelFor(CeilDiv(rows, rows_per_block), [&](int64_t block) {
     const int64_t end = std::min(rows, (block + 1) * rows_per_block);
     for (int64_t r = block * rows_per_block; r < end; ++r) {
       int64_t rest = r, offset = 0;
@@ -182,11 +183,11 @@ void TransposeTiles(const Element* in, const CompressedPermutation& perm,
   }
   const bool interleave = a_extent < 8;
   const int64_t band = interleave ? kInterleaveBand : kTile;
-  const int64_t bands = (b_extent + band - 1) / band;
+  const int64_t bands = CeilDiv(b_extent, band);
   const int64_t tasks = outer_count * bands;
   const int64_t work_per_task = std::max<int64_t>(1, band * a_extent);
   const int64_t tasks_per_block = std::max<int64_t>(1, kElementwiseGrain / work_per_task);
-  ParallelFor((tasks + tasks_per_block - 1) / tasks_per_block, [&](int64_t block) {
+  ParallelFor(CeilDiv(tasks, tasks_per_block), [&](int64_t block) {
     const int64_t end = std::min(tasks, (block + 1) * tasks_per_block);
     for (int64_t task = block * tasks_per_block; task < end; ++task) {
       int64_t rest = task / bands, in_offset = 0, out_offset = 0;
