@@ -99,8 +99,8 @@ Shape ConvWeightShape(const ConvWindow& window, int64_t out, int64_t in_per_grou
   return Shape(dims);
 }
 
-cpu::ConvGeometry ConvolutionGeometry(const ConvWindow& window, const Shape& data_shape,
-                                      const std::string& owner) {
+ActivationExtents ReadGroupedData(const ConvWindow& window, const Shape& data_shape,
+                                  const std::string& owner) {
   const ActivationExtents in = ReadActivation(window, data_shape, owner, "data");
   MX_CHECK(in.channels % window.num_group == 0)
       << owner << ": data " << data_shape << " has " << in.channels
@@ -108,6 +108,12 @@ cpu::ConvGeometry ConvolutionGeometry(const ConvWindow& window, const Shape& dat
   MX_CHECK(window.num_filter % window.num_group == 0)
       << owner << ": num_filter=" << window.num_filter
       << " is not divisible by num_group=" << window.num_group;
+  return in;
+}
+
+cpu::ConvGeometry ConvolutionGeometry(const ConvWindow& window, const Shape& data_shape,
+                                      const std::string& owner) {
+  const ActivationExtents in = ReadGroupedData(window, data_shape, owner);
   cpu::ConvGeometry g;
   SetGeometryWindow(window, g);
   g.batch = in.batch;

@@ -50,6 +50,11 @@ ActivationExtents ReadActivation(const ConvWindow& window, const Shape& shape,
                                  const std::string& owner, const std::string& what);
 Shape ActivationShape(const ConvWindow& window, const ActivationExtents& extents);
 
+// The data of a grouped layer (convolution or its adjoint): ReadActivation of "data", and errors
+// naming `owner` and the shape when num_group does not divide its channels or num_filter.
+ActivationExtents ReadGroupedData(const ConvWindow& window, const Shape& data_shape,
+                                  const std::string& owner);
+
 // The weight of a convolution from `in_per_group` to `out` channels: (out, in_per_group, KH, KW)
 // channels-first, (out, KH, KW, in_per_group) channels-last (KH dropped in 1-D).
 Shape ConvWeightShape(const ConvWindow& window, int64_t out, int64_t in_per_group);

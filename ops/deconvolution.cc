@@ -64,13 +64,7 @@ AxisOutput DeconvolutionAxis(const Attributes& attrs, const ConvWindow& window, 
 // output is our data (C channels).
 ConvGeometry AdjointGeometry(const Attributes& attrs, const ConvWindow& window,
                              const Shape& data_shape, const std::string& owner) {
-  const ActivationExtents in = ReadActivation(window, data_shape, owner, "data");
-  MX_CHECK(in.channels % window.num_group == 0)
-      << owner << ": data " << data_shape << " has " << in.channels
-      << " channels, which num_group=" << window.num_group << " does not divide";
-  MX_CHECK(window.num_filter % window.num_group == 0)
-      << owner << ": num_filter=" << window.num_filter
-      << " is not divisible by num_group=" << window.num_group;
+  const ActivationExtents in = ReadGroupedData(window, data_shape, owner);
   ConvGeometry g;
   SetGeometryWindow(window, g);
   g.batch = in.batch;
