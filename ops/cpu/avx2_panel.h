@@ -14,7 +14,7 @@ namespace mxlite::cpu::detail {
 // dst[i * 6 + r] = lane i of row r, for the 8 lanes i and the 6 rows r. Each step is stored as 8
 // floats, so the call also writes dst[48] and dst[49]: the caller either stores a later step over
 // them or has room for them.
-__attribute__((target("avx2,fma"))) inline void StoreRowsAsPanelSteps(__m256 r0, __m256 r1,
+MXLITE_AVX2 inline void StoreRowsAsPanelSteps(__m256 r0, __m256 r1,
                                                                       __m256 r2, __m256 r3,
                                                                       __m256 r4, __m256 r5,
                                                                       float* dst) {
@@ -41,7 +41,7 @@ __attribute__((target("avx2,fma"))) inline void StoreRowsAsPanelSteps(__m256 r0,
 
 // r[i] becomes column i of the 8x8 block whose rows were r[0..7]: lane j of the result i is lane
 // i of the input row j.
-__attribute__((target("avx2,fma"))) inline void Transpose8x8(__m256 r[8]) {
+MXLITE_AVX2 inline void Transpose8x8(__m256 r[8]) {
   const __m256 a0 = _mm256_unpacklo_ps(r[0], r[1]), a1 = _mm256_unpackhi_ps(r[0], r[1]);
   const __m256 a2 = _mm256_unpacklo_ps(r[2], r[3]), a3 = _mm256_unpackhi_ps(r[2], r[3]);
   const __m256 a4 = _mm256_unpacklo_ps(r[4], r[5]), a5 = _mm256_unpackhi_ps(r[4], r[5]);

@@ -10,10 +10,6 @@
 #if MXLITE_HAS_AVX2_KERNEL
 #include <immintrin.h>
 
-// Target attributes per function, as in gemm_kernel_avx2.cc: the rest of the library must not
-// pick up AVX2 code through a shared inline function.
-#define MXLITE_AVX2 __attribute__((target("avx2,fma")))
-
 namespace mxlite::cpu::detail {
 namespace {
 

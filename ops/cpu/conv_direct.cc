@@ -30,8 +30,6 @@
 
 #if MXLITE_HAS_AVX2_KERNEL
 #include <immintrin.h>
-// As in gemm_kernel_avx2.cc: target attributes per function, never -mavx2 for the file.
-#define MXLITE_AVX2 __attribute__((target("avx2,fma")))
 #endif
 
 namespace mxlite::cpu {
@@ -42,7 +40,6 @@ namespace {
 constexpr int64_t kMaxReduction = 256;
 constexpr int64_t kChunk = 16;         // output columns per register tile (two AVX2 vectors)
 constexpr int64_t kBlockChannels = 6;  // output channels per register tile
-
 
 // The sizes of one problem's buffers and the work split.
 struct DirectPlan {

@@ -30,8 +30,6 @@
 
 #if MXLITE_HAS_AVX2_KERNEL
 #include <immintrin.h>
-// As in gemm_kernel_avx2.cc: target attributes per function, never -mavx2 for the file.
-#define MXLITE_AVX2 __attribute__((target("avx2,fma")))
 #endif
 
 namespace mxlite::cpu {
@@ -43,7 +41,6 @@ constexpr int64_t kMaxReduction = 256;
 constexpr int64_t kLanes = 8;        // output channels per vector
 constexpr int kMaxTilePixels = 3;    // output pixels per register tile
 constexpr int kMaxBlockVectors = 4;  // vectors of output channels per register tile
-
 
 // The sizes of one problem's buffers.
 struct DirectNhwcPlan {

@@ -15,10 +15,6 @@
 #if MXLITE_HAS_AVX2_KERNEL
 #include <immintrin.h>
 
-// As in gemm_kernel_avx2.cc: target attributes per function, never -mavx2 for the file, so no
-// inline function shared with other files is emitted with AVX2 here.
-#define MXLITE_AVX2 __attribute__((target("avx2,fma")))
-
 namespace mxlite::cpu::detail {
 namespace {
 

@@ -5,11 +5,6 @@
 #if MXLITE_HAS_AVX2_KERNEL
 #include <immintrin.h>
 
-// Every function here carries target("avx2,fma") explicitly instead of the file being compiled with
-// -mavx2: no inline function shared with other files can be emitted with AVX2 here and then be
-// picked by the linker for a CPU without it.
-#define MXLITE_AVX2 __attribute__((target("avx2,fma")))
-
 namespace mxlite::cpu::detail {
 namespace {
 

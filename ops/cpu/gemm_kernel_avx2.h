@@ -1,6 +1,6 @@
 // Internal to ops/cpu/gemm.cc: the AVX2+FMA single-precision micro-kernel. Call it only when the
 // CPU supports avx2 and fma (the functions carry target attributes; the rest of the library does
-// not assume AVX2).
+// not assume AVX2). Every AVX2 kernel file includes it for MXLITE_HAS_AVX2_KERNEL and MXLITE_AVX2.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +12,11 @@
 #else
 #define MXLITE_HAS_AVX2_KERNEL 0
 #endif
+
+// The attribute every AVX2 kernel function carries (in any file) instead of its file being
+// compiled with -mavx2: no inline function shared with other files can be emitted with AVX2 there
+// and then be picked by the linker for a CPU without it.
+#define MXLITE_AVX2 __attribute__((target("avx2,fma")))
 
 namespace mxlite::cpu::detail {
 

@@ -7,7 +7,7 @@
 
 namespace mxlite::cpu::detail {
 
-__attribute__((target("avx2,fma"))) void Transpose8x8Block4Bytes(const uint32_t* in,
+MXLITE_AVX2 void Transpose8x8Block4Bytes(const uint32_t* in,
                                                                  int64_t in_stride, uint32_t* out,
                                                                  int64_t out_stride) {
   __m256 rows[8];
@@ -22,7 +22,7 @@ __attribute__((target("avx2,fma"))) void Transpose8x8Block4Bytes(const uint32_t*
   }
 }
 
-__attribute__((target("avx2,fma"))) int64_t InterleaveRows4Bytes(const uint32_t* in,
+MXLITE_AVX2 int64_t InterleaveRows4Bytes(const uint32_t* in,
                                                                  int64_t in_stride, int rows,
                                                                  int64_t count, uint32_t* out) {
   // The last store of a step at b writes up to (b + 7) * rows + 8.
