@@ -6,7 +6,7 @@
 //
 // BM_DepthwiseNhwc: depthwise_direct NHWC forward on MobileNet-V2's 3x3 depthwise layers (batch 1,
 // 1 and 2 threads), the input hot or evicted from the caches before each run (as in a network,
-// where the previous layer just wrote it, partly out to L3).
+// where the previous layer just wrote it, partly out to L3), the weight prepared or not.
 //
 //   build-bench/bin/conv_algorithms_bench --benchmark_min_time=0.1
 #include <benchmark/benchmark.h>
@@ -104,7 +104,8 @@ constexpr DepthwiseLayer kMobileNetDepthwise[] = {
     {32, 112, 1}, {96, 112, 2}, {144, 56, 1}, {144, 56, 2}, {192, 28, 2}, {384, 14, 1},
     {576, 14, 1}, {960, 7, 1}};
 
-// Args: layer, threads, evict (1: stream 16 MB through the caches before each run).
+// Args: layer, threads, evict (1: stream 16 MB through the caches before each run), prepared (1:
+// the weight prepared once, as inference keeps it; 0: transposed by every call, as training).
 void BM_DepthwiseNhwc(benchmark::State& state) {
   const DepthwiseLayer& layer = kMobileNetDepthwise[state.range(0)];
   ScopedIntraOpThreads threads(static_cast<int>(state.range(1)));
@@ -128,6 +129,9 @@ void BM_DepthwiseNhwc(benchmark::State& state) {
   tensors.weight = weight.data();
   tensors.bias = bias.data();
   tensors.output = output.data();
+  const std::unique_ptr<PreparedConvWeight> prepared =
+      state.range(3) ? algorithm.PrepareWeight(g, weight.data()) : nullptr;
+  tensors.prepared_weight = prepared.get();
   for (auto _ : state) {
     if (!evictor.empty()) {
       state.PauseTiming();
@@ -142,12 +146,13 @@ void BM_DepthwiseNhwc(benchmark::State& state) {
   state.SetLabel("depthwise_direct NHWC " + std::to_string(layer.channels) + " channels " +
                  std::to_string(layer.size) + "x" + std::to_string(layer.size) + " stride " +
                  std::to_string(layer.stride) + ", " + std::to_string(state.range(1)) +
-                 " thread(s), input " + (state.range(2) ? "evicted" : "hot"));
+                 " thread(s), input " + (state.range(2) ? "evicted" : "hot") + ", weight " +
+                 (state.range(3) ? "prepared" : "per call"));
 }
 BENCHMARK(BM_DepthwiseNhwc)
     ->ArgsProduct({benchmark::CreateDenseRange(0, std::size(kMobileNetDepthwise) - 1, 1), {1, 2},
-                   {0, 1}})
-    ->ArgNames({"layer", "threads", "evict"})
+                   {0, 1}, {0, 1}})
+    ->ArgNames({"layer", "threads", "evict", "prepared"})
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 

@@ -26,15 +26,16 @@
 // the layout is fixed, so the name alone tells the candidates apart.
 //
 // WorkspaceBytes is exactly what Run takes from the ScratchSpace (each request rounded up to the
-// pool's 64-byte alignment), for the calling thread's IntraOpThreads() (the im2col paths lower one
-// image per thread; Winograd float32 on AVX2 keeps one tile block per thread,
-// conv_winograd_avx2.h), so the tuner can filter on the `workspace` limit before running anything.
+// pool's 64-byte alignment; a forward given a prepared weight may take less), for the calling
+// thread's IntraOpThreads() (the im2col paths lower one image per thread; Winograd float32 on AVX2
+// keeps one tile block per thread, conv_winograd_avx2.h), so the tuner can filter on the
+// `workspace` limit before running anything.
 // Winograd F(4x4,3x3) is less accurate than the others in float32 (errors ~1e-4 relative instead
 // of ~1e-6); every algorithm here is deterministic (same inputs and thread count, same bits).
 //
-// The GEMM paths (im2col_gemm, im2row_gemm, gemm_1x1) can prepare their weight once for many
-// forward calls (PrepareWeight: packed for the GEMM, where the AVX2 GEMM runs); the others read it
-// as it is.
+// The GEMM paths (im2col_gemm, im2row_gemm, gemm_1x1) and depthwise_direct NHWC can prepare their
+// weight once for many forward calls (PrepareWeight: packed for the GEMM, where the AVX2 GEMM runs;
+// transposed to one row per tap for the depthwise loops); the others read it as it is.
 //
 // Run checks Supports first and throws mxlite::Error naming the algorithm, the direction and the
 // geometry when the problem is not one it handles. Every direction overwrites its destination.
@@ -143,7 +144,9 @@ class ConvAlgorithm {
 //   5: direct_nhwc (a new candidate for short NHWC reductions: entries tuned without it are stale).
 //   6: layout transforms of few-channel images (NCHW -> NHWC, C < 8) through AVX2 8x8 blocks: the
 //      planner's timings of them (the same DB environment) are stale.
-inline constexpr int kCpuConvKernelsRevision = 6;
+//   7: depthwise_direct NHWC prepares its by-tap weight and splits rows or channel slices across
+//      threads, whichever balances better.
+inline constexpr int kCpuConvKernelsRevision = 7;
 
 // Every CPU algorithm, in a fixed order (im2col_gemm first: the reference and the fallback).
 const std::vector<const ConvAlgorithm*>& CpuConvAlgorithms();

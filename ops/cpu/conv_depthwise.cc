@@ -10,12 +10,15 @@
 // float32 NHWC forward with multiplier 1 on an AVX2+FMA CPU runs conv_depthwise_avx2.h instead
 // (register tiles of 4 pixels x 8 channels); everything else runs the portable loops here.
 #include <algorithm>
+#include <cstdint>
 #include <type_traits>
 #include <vector>
 
+#include "core/error.h"
 #include "ops/cpu/conv_algorithms.h"
 #include "ops/cpu/conv_depthwise_avx2.h"
 #include "ops/cpu/depthwise_rows.h"
+#include "ops/cpu/int_math.h"
 #include "ops/cpu/parallel.h"
 
 namespace mxlite::cpu {
@@ -148,48 +151,90 @@ void MultiplyAddPixel(int64_t channels, int64_t mult, const T* w, const T* in, T
 }
 
 // The portable row: bias first, then every tap added over the row, then the clamp (the row is in
-// cache).
+// cache). Input channels `channels` only (out channels [begin * M, end * M)).
 template <typename T>
 void PortableRowNhwc(const ConvGeometry& g, const T* const* input_rows, const T* by_tap,
-                     const T* bias, const Epilogue<T>& clamp, T* y_row) {
+                     const T* bias, const Epilogue<T>& clamp, ChannelRange channels, T* y_row) {
   const int64_t mult = Multiplier(g), c_in = g.in_channels, c_out = g.out_channels;
+  const int64_t first_out = channels.begin * mult, slice_in = channels.end - channels.begin;
+  const int64_t slice_out = slice_in * mult;
   for (int64_t ow = 0; ow < g.out_w; ++ow) {
-    T* pixel = y_row + ow * c_out;
+    T* pixel = y_row + ow * c_out + first_out;
     if (bias != nullptr) {
-      std::copy(bias, bias + c_out, pixel);
+      std::copy(bias + first_out, bias + first_out + slice_out, pixel);
     } else {
-      std::fill(pixel, pixel + c_out, T(0));
+      std::fill(pixel, pixel + slice_out, T(0));
     }
   }
   for (int64_t i = 0; i < g.kernel_h; ++i) {
     const T* x_row = input_rows[i];
     if (x_row == nullptr) continue;
     for (int64_t j = 0; j < g.kernel_w; ++j) {
-      const T* w = by_tap + (i * g.kernel_w + j) * c_out;
+      const T* w = by_tap + (i * g.kernel_w + j) * c_out + first_out;
       const int64_t offset = j * g.dilate_w - g.pad_w;
       const ColumnRun run = ValidColumns(offset, g.stride_w, g.in_w, g.out_w);
       for (int64_t ow = run.begin; ow < run.end; ++ow) {
-        MultiplyAddPixel(c_in, mult, w, x_row + (ow * g.stride_w + offset) * c_in,
-                         y_row + ow * c_out);
+        MultiplyAddPixel(slice_in, mult, w,
+                         x_row + (ow * g.stride_w + offset) * c_in + channels.begin,
+                         y_row + ow * c_out + first_out);
       }
     }
   }
-  ApplyEpilogue(clamp, 1, g.out_w * c_out, y_row, g.out_w * c_out);
+  ApplyEpilogue(clamp.Offset(0, first_out), g.out_w, slice_out, y_row + first_out, c_out);
+}
+
+// How ForwardNHWC deals the output to threads: row_parts runs of consecutive rows times
+// channel_parts slices of the channels (each slice whole 64-byte lines of every pixel).
+struct NhwcSplit {
+  int64_t row_parts = 1, channel_parts = 1;
+  int64_t channel_unit = 1;  // input channels per indivisible slice unit
+};
+
+// The split with the least work in its largest part; on a tie, row runs (a slice reads every
+// other line of each pixel, and the adjacent-line prefetcher then fetches the other slice's lines
+// too, which costs the big memory-bound layers). Slices pay off where the rows do not divide
+// evenly (7 rows on 2 threads: 4 and 3). Slices need lines to themselves (no two threads writing
+// one line), so only channel counts that keep each pixel a whole number of lines are sliced.
+NhwcSplit ChooseNhwcSplit(const ConvGeometry& g, size_t element_bytes, int threads) {
+  NhwcSplit best;
+  const int64_t rows = g.batch * g.out_h;
+  const int64_t line_channels = static_cast<int64_t>(64 / element_bytes);
+  const bool sliceable = g.out_channels % line_channels == 0 && Multiplier(g) == 1;
+  best.channel_unit = sliceable ? line_channels : g.in_channels;
+  const int64_t units = CeilDiv(g.in_channels, best.channel_unit);
+  int64_t best_work = INT64_MAX;
+  for (int64_t channel_parts = 1; channel_parts <= std::min<int64_t>(threads, units);
+       ++channel_parts) {
+    const int64_t row_parts = std::min<int64_t>(rows, threads / channel_parts);
+    const int64_t work = CeilDiv(rows, row_parts) * CeilDiv(units, channel_parts);
+    if (work < best_work) {
+      best_work = work;
+      best.row_parts = row_parts;
+      best.channel_parts = channel_parts;
+    }
+  }
+  return best;
 }
 
 template <typename T>
 void ForwardNHWC(const ConvGeometry& g, const T* data, const T* by_tap, const T* bias,
                  const Epilogue<T>& clamp, T* output) {
-  // Each thread takes one run of consecutive rows: neighbouring output rows read mostly the same
-  // input rows, which then stay in that thread's L2 (rows dealt out one by one made two threads
-  // fetch the same input rows).
+  // A row run stays on one thread: neighbouring output rows read mostly the same input rows,
+  // which then stay in that thread's L2 (rows dealt out one by one made two threads fetch the
+  // same input rows).
+  const NhwcSplit split = ChooseNhwcSplit(g, sizeof(T), IntraOpThreads());
   const int64_t rows = g.batch * g.out_h;
-  const int64_t runs = std::min<int64_t>(rows, IntraOpThreads());
-  ParallelFor(runs, [&](int64_t run) {
+  const int64_t units = CeilDiv(g.in_channels, split.channel_unit);
+  ParallelFor(split.row_parts * split.channel_parts, [&](int64_t part) {
+    const int64_t run = part / split.channel_parts, slice = part % split.channel_parts;
+    const ChannelRange channels{
+        std::min(g.in_channels, units * slice / split.channel_parts * split.channel_unit),
+        std::min(g.in_channels, units * (slice + 1) / split.channel_parts * split.channel_unit)};
     std::vector<const T*> input_rows(static_cast<size_t>(g.kernel_h));
-    for (int64_t row = rows * run / runs; row < rows * (run + 1) / runs; ++row) {
+    const int64_t row_end = rows * (run + 1) / split.row_parts;
+    for (int64_t row = rows * run / split.row_parts; row < row_end; ++row) {
       DepthwiseInputRows(g, data, row / g.out_h, row % g.out_h, input_rows.data());
-      DepthwiseRowNhwc(g, input_rows.data(), by_tap, bias, clamp,
+      DepthwiseRowNhwc(g, input_rows.data(), by_tap, bias, clamp, channels,
                        output + row * g.out_w * g.out_channels);
     }
   });
@@ -260,6 +305,15 @@ void BackwardFilterNHWC(const ConvGeometry& g, const T* data, const T* output_gr
   }
 }
 
+// The prepared weight's by-tap copy, checked to be this geometry's.
+const float* PreparedByTap(const ConvGeometry& g, const PreparedConvWeight& prepared) {
+  MX_CHECK(prepared.by_tap.size() == static_cast<size_t>(g.kernel_spatial() * g.out_channels))
+      << "depthwise_direct: the prepared weight holds " << prepared.by_tap.size()
+      << " by-tap values; " << DescribeGeometry(g) << " needs "
+      << g.kernel_spatial() * g.out_channels;
+  return prepared.by_tap.data();
+}
+
 class DepthwiseDirectAlgorithm final : public ConvAlgorithmBase<DepthwiseDirectAlgorithm> {
  public:
   explicit DepthwiseDirectAlgorithm(ConvLayout layout) : layout_(layout) {}
@@ -280,6 +334,17 @@ class DepthwiseDirectAlgorithm final : public ConvAlgorithmBase<DepthwiseDirectA
     return tally.bytes();
   }
 
+  // NHWC: the by-tap weight, so that forward calls skip the transpose (a serial pass over the
+  // weight before the parallel rows: ~5 us of a 14x14x384 layer's 50).
+  std::unique_ptr<PreparedConvWeight> PrepareSupported(const ConvGeometry& g,
+                                                       const float* weight) const override {
+    if (layout_ != ConvLayout::kNHWC) return nullptr;
+    auto prepared = std::make_unique<PreparedConvWeight>();
+    prepared->by_tap.resize(static_cast<size_t>(g.kernel_spatial() * g.out_channels));
+    DepthwiseWeightsByTap(g, weight, prepared->by_tap.data());
+    return prepared;
+  }
+
   template <typename T>
   void Compute(ConvDirection direction, const ConvGeometry& g, const ConvTensors<T>& t,
                ScratchSpace& scratch) const {
@@ -293,6 +358,12 @@ class DepthwiseDirectAlgorithm final : public ConvAlgorithmBase<DepthwiseDirectA
           return BackwardFilterNCHW(g, t.data, t.output_grad, t.weight_grad);
       }
       return;
+    }
+    if constexpr (std::is_same_v<T, float>) {
+      if (direction == ConvDirection::kForward && t.prepared_weight != nullptr) {
+        return ForwardNHWC(g, t.data, PreparedByTap(g, *t.prepared_weight), t.bias, t.OutputClamp(),
+                           t.output);
+      }
     }
     T* by_tap = scratch.GetArray<T>(g.kernel_spatial() * g.out_channels);
     switch (direction) {
@@ -335,21 +406,22 @@ void DepthwiseInputRows(const ConvGeometry& g, const T* data, int64_t n, int64_t
 
 template <typename T>
 void DepthwiseRowNhwc(const ConvGeometry& g, const T* const* input_rows, const T* by_tap,
-                      const T* bias, const Epilogue<T>& clamp, T* y_row) {
+                      const T* bias, const Epilogue<T>& clamp, ChannelRange channels, T* y_row) {
   if constexpr (std::is_same_v<T, float>) {
     if (Multiplier(g) == 1 && detail::DepthwiseAvx2Available()) {
-      detail::DepthwiseForwardRowNhwcAvx2(g, input_rows, by_tap, bias, clamp, y_row);
+      detail::DepthwiseForwardRowNhwcAvx2(g, input_rows, by_tap, bias, clamp, channels.begin,
+                                          channels.end, y_row);
       return;
     }
   }
-  PortableRowNhwc(g, input_rows, by_tap, bias, clamp, y_row);
+  PortableRowNhwc(g, input_rows, by_tap, bias, clamp, channels, y_row);
 }
 
 #define MXLITE_INSTANTIATE_DEPTHWISE_ROWS(T)                                                     \
   template void DepthwiseWeightsByTap<T>(const ConvGeometry&, const T*, T*);                     \
   template void DepthwiseInputRows<T>(const ConvGeometry&, const T*, int64_t, int64_t, const T**); \
   template void DepthwiseRowNhwc<T>(const ConvGeometry&, const T* const*, const T*, const T*,     \
-                                    const Epilogue<T>&, T*);
+                                    const Epilogue<T>&, ChannelRange, T*);
 MXLITE_INSTANTIATE_DEPTHWISE_ROWS(float)
 MXLITE_INSTANTIATE_DEPTHWISE_ROWS(double)
 #undef MXLITE_INSTANTIATE_DEPTHWISE_ROWS

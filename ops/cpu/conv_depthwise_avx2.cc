@@ -81,12 +81,13 @@ MXLITE_AVX2 inline void CheckedPixel(const ConvGeometry& g, const RowPlan& plan,
   _mm256_storeu_ps(y_row + ow * channels + c, Clamp(acc, low, high));
 }
 
-// Channels [first, C) past the last full vector, one at a time, in the same tap order.
+// Channels [first, end) past the slice's last full vector, one at a time, in the same tap order.
 void ScalarChannels(const ConvGeometry& g, const RowPlan& plan, const float* by_tap,
-                    const float* bias, const Epilogue<float>& clamp, int64_t first, float* y_row) {
+                    const float* bias, const Epilogue<float>& clamp, int64_t first, int64_t end,
+                    float* y_row) {
   const int64_t channels = g.in_channels;
   for (int64_t ow = 0; ow < g.out_w; ++ow) {
-    for (int64_t c = first; c < channels; ++c) {
+    for (int64_t c = first; c < end; ++c) {
       float sum = bias != nullptr ? bias[c] : 0.0f;
       for (int64_t i = 0; i < plan.kernel_h; ++i) {
         if (plan.input_rows[i] == nullptr) continue;
@@ -108,11 +109,11 @@ bool DepthwiseAvx2Available() { return CpuSupportsAvx2Fma(); }
 
 MXLITE_AVX2 void DepthwiseForwardRowNhwcAvx2(const ConvGeometry& g, const float* const* input_rows,
                                              const float* by_tap, const float* bias,
-                                             const Epilogue<float>& clamp, float* y_row) {
-  const int64_t channels = g.in_channels;
+                                             const Epilogue<float>& clamp, int64_t channel_begin,
+                                             int64_t channel_end, float* y_row) {
   const RowPlan plan(g, input_rows);
   const __m256 low = _mm256_set1_ps(clamp.low), high = _mm256_set1_ps(clamp.high);
-  const int64_t vector_channels = channels / kLanes * kLanes;
+  const int64_t vector_end = channel_begin + (channel_end - channel_begin) / kLanes * kLanes;
   const auto start = [bias](int64_t c) MXLITE_AVX2 {
     return bias != nullptr ? _mm256_loadu_ps(bias + c) : _mm256_setzero_ps();
   };
@@ -122,22 +123,22 @@ MXLITE_AVX2 void DepthwiseForwardRowNhwcAvx2(const ConvGeometry& g, const float*
   // on MobileNet-V2's layers at 56x56 and 112x112).
   int64_t ow = 0;
   for (; ow < plan.first_inside && ow < g.out_w; ++ow) {
-    for (int64_t c = 0; c < vector_channels; c += kLanes) {
+    for (int64_t c = channel_begin; c < vector_end; c += kLanes) {
       CheckedPixel(g, plan, by_tap, start(c), low, high, ow, c, y_row);
     }
   }
   for (; ow + kPixels <= plan.end_inside; ow += kPixels) {
-    for (int64_t c = 0; c < vector_channels; c += kLanes) {
+    for (int64_t c = channel_begin; c < vector_end; c += kLanes) {
       InsideTile(g, plan, by_tap, start(c), low, high, ow, c, y_row);
     }
   }
   for (; ow < g.out_w; ++ow) {
-    for (int64_t c = 0; c < vector_channels; c += kLanes) {
+    for (int64_t c = channel_begin; c < vector_end; c += kLanes) {
       CheckedPixel(g, plan, by_tap, start(c), low, high, ow, c, y_row);
     }
   }
-  if (vector_channels < channels) {
-    ScalarChannels(g, plan, by_tap, bias, clamp, vector_channels, y_row);
+  if (vector_end < channel_end) {
+    ScalarChannels(g, plan, by_tap, bias, clamp, vector_end, channel_end, y_row);
   }
 }
 
@@ -150,7 +151,7 @@ namespace mxlite::cpu::detail {
 bool DepthwiseAvx2Available() { return false; }
 
 void DepthwiseForwardRowNhwcAvx2(const ConvGeometry&, const float* const*, const float*,
-                                 const float*, const Epilogue<float>&, float*) {
+                                 const float*, const Epilogue<float>&, int64_t, int64_t, float*) {
   MX_THROW() << "DepthwiseForwardRowNhwcAvx2 needs an x86-64 build";
 }
 

@@ -23,14 +23,17 @@ namespace mxlite::cpu::detail {
 // True when this build and this CPU can run the function below (x86-64 with avx2 and fma).
 bool DepthwiseAvx2Available();
 
-// One output row of the NHWC depthwise convolution g (groups == in_channels == out_channels,
-// channels_last): y_row[ow, c] = clamp(bias[c] + sum over taps (i, j) of by_tap[i * KW + j, c] *
-// input_rows[i][iw, c]), iw = ow * stride_w - pad_w + j * dilate_w, where input_rows[i] is the
-// input row kernel row i reads (W x C floats) or null where it falls in the padding. by_tap is the
-// weight as (KH*KW, C); bias may be null. The rows may live anywhere (a whole input tensor, or a
-// ring of rows computed just before: ops/cpu/depthwise_block.h).
+// Channels [channel_begin, channel_end) of one output row of the NHWC depthwise convolution g
+// (groups == in_channels == out_channels, channels_last): y_row[ow, c] = clamp(bias[c] + sum over
+// taps (i, j) of by_tap[i * KW + j, c] * input_rows[i][iw, c]), iw = ow * stride_w - pad_w + j *
+// dilate_w, where input_rows[i] is the input row kernel row i reads (W x C floats) or null where
+// it falls in the padding. by_tap is the weight as (KH*KW, C); bias may be null. The rows may live
+// anywhere (a whole input tensor, or a ring of rows computed just before:
+// ops/cpu/depthwise_block.h). Channels outside the range are neither read nor written, so threads
+// may share a row by channel slices (a slice's width need not be a multiple of 8).
 void DepthwiseForwardRowNhwcAvx2(const ConvGeometry& g, const float* const* input_rows,
                                  const float* by_tap, const float* bias,
-                                 const Epilogue<float>& clamp, float* y_row);
+                                 const Epilogue<float>& clamp, int64_t channel_begin,
+                                 int64_t channel_end, float* y_row);
 
 }  // namespace mxlite::cpu::detail

@@ -131,7 +131,7 @@ void ConvolutionForwardGemm(const ConvGeometry& g, const T* data, const T* weigh
 }
 
 size_t PreparedConvWeight::bytes() const {
-  size_t total = 0;
+  size_t total = by_tap.size() * sizeof(float);
   for (const PackedGemmOperand& group : groups) total += group.bytes();
   return total;
 }

@@ -32,12 +32,15 @@ namespace mxlite::cpu {
 
 // A weight in the form a convolution algorithm's forward reads it, made once for the calls that
 // reuse one weight, as inference does (ConvAlgorithm::PrepareWeight, ConvTensors::prepared_weight
-// in conv_algorithms.h). For the GEMM paths here: each group's weight matrix packed into
-// micro-kernel panels (ops/cpu/gemm.h PackedGemmOperand), op(A) = weight (O/G x patch) for
-// channels-first, op(B) = weight^T (patch x O/G) for channels-last, so no call packs it again.
-// Immutable.
+// in conv_algorithms.h). Immutable. Each algorithm fills its own member:
+//   groups: the GEMM paths here. Each group's weight matrix packed into micro-kernel panels
+//           (ops/cpu/gemm.h PackedGemmOperand), op(A) = weight (O/G x patch) for channels-first,
+//           op(B) = weight^T (patch x O/G) for channels-last, so no call packs it again.
+//   by_tap: depthwise_direct NHWC. The weight as (KH*KW, O) (DepthwiseWeightsByTap,
+//           ops/cpu/depthwise_rows.h), so no call transposes it again.
 struct PreparedConvWeight {
   std::vector<PackedGemmOperand> groups;
+  std::vector<float> by_tap;
   size_t bytes() const;
 };
 

@@ -103,7 +103,7 @@ class RowRun {
       float* y_row = g_.project ? band_ + (oh - oh_begin) * d_.out_w * channels
                                 : t_.output + (image_ * d_.out_h + oh) * d_.out_w * channels;
       DepthwiseRowNhwc(d_, DepthwiseInputs(oh), t_.depthwise.by_tap, t_.depthwise.bias,
-                       t_.depthwise.clamp, y_row);
+                       t_.depthwise.clamp, AllChannels(d_), y_row);
     }
     if (g_.project) {
       float* out = t_.output + (image_ * d_.out_h + oh_begin) * d_.out_w * g_.out_channels;

@@ -4,7 +4,7 @@
 //
 //   const float* rows[KH];
 //   DepthwiseInputRows(g, data, n, oh, rows);             // or point rows[i] at rows of your own
-//   DepthwiseRowNhwc(g, rows, by_tap, bias, clamp, y_row);
+//   DepthwiseRowNhwc(g, rows, by_tap, bias, clamp, AllChannels(g), y_row);
 //
 // g is a depthwise geometry (groups == in_channels, channels_last; out_channels a multiple of
 // in_channels). float32 with multiplier 1 on an AVX2+FMA CPU runs the vector kernel
@@ -31,10 +31,18 @@ template <typename T>
 void DepthwiseInputRows(const ConvGeometry& g, const T* data, int64_t n, int64_t oh,
                         const T** input_rows);
 
+// A slice of the input channels, [begin, end): threads may share a row by slices.
+struct ChannelRange {
+  int64_t begin = 0, end = 0;
+};
+inline ChannelRange AllChannels(const ConvGeometry& g) { return {0, g.in_channels}; }
+
 // y_row (out_w x out_channels) = clamp(bias + sum over taps of by_tap[tap] * input), reading
-// input_rows[i] (in_w x in_channels, or null: padding) for kernel row i. bias may be null.
+// input_rows[i] (in_w x in_channels, or null: padding) for kernel row i. bias may be null. Only
+// the outputs of input channels `channels` (out channels [begin * M, end * M), M the multiplier)
+// are computed, and only those input channels read.
 template <typename T>
 void DepthwiseRowNhwc(const ConvGeometry& g, const T* const* input_rows, const T* by_tap,
-                      const T* bias, const Epilogue<T>& clamp, T* y_row);
+                      const T* bias, const Epilogue<T>& clamp, ChannelRange channels, T* y_row);
 
 }  // namespace mxlite::cpu

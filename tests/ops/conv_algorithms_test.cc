@@ -72,6 +72,8 @@ const std::vector<ConvCase> kCases = {
     {"depthwise_3x3_p1_20ch_batch2_13x11", 2, 20, 20, 20, 13, 11, 3, 1, 1, 1},
     {"depthwise_3x3_s2_p1_16ch_14x15", 1, 16, 16, 16, 14, 15, 3, 2, 1, 1},
     {"depthwise_5x5_d2_p4_8ch_12x17", 1, 8, 8, 8, 12, 17, 5, 1, 4, 2},
+    // 7 output rows do not halve: two threads take 16-channel slices of every row instead.
+    {"depthwise_3x3_p1_32ch_7x7", 1, 32, 32, 32, 7, 7, 3, 1, 1, 1},
     {"5x5_s2_p2", 1, 3, 4, 1, 9, 8, 5, 2, 2, 1},
     {"3x3_dilate2", 1, 3, 2, 1, 8, 7, 3, 1, 2, 2},
     // A ResNet-style stem (several 16-column chunks, a partial last one, 13 output channels: two
@@ -105,14 +107,16 @@ const std::set<std::string> kWinogradForward = {"3x3_p1_7x9",
                                                 "3x3_p1_batch2_19x22_11to13",
                                                 "3x3_p1_groups3_batch2_10x9",
                                                 "3x3_p0_batch5_4x4_9to7",
-                                                "3x3_p1_32to4"};
+                                                "3x3_p1_32to4",
+                                                "depthwise_3x3_p1_32ch_7x7"};
 const std::set<std::string> kDepthwise = {"depthwise_3x3_p1_batch3",
                                           "depthwise_x2_5x5_s2_p2_d2",
                                           "depthwise_3x3_s2_p0_batch3",
                                           "depthwise_1ch_x3",
                                           "depthwise_3x3_p1_20ch_batch2_13x11",
                                           "depthwise_3x3_s2_p1_16ch_14x15",
-                                          "depthwise_5x5_d2_p4_8ch_12x17"};
+                                          "depthwise_5x5_d2_p4_8ch_12x17",
+                                          "depthwise_3x3_p1_32ch_7x7"};
 
 // The cases each algorithm must claim (and no others), per direction.
 std::set<std::string> ExpectedClaims(std::string_view algorithm, ConvDirection direction) {
@@ -191,7 +195,8 @@ struct ConvInputs {
 };
 
 // Runs `algorithm` in its own layout on NCHW inputs and returns the result in NCHW / OIHW, after
-// checking that Run took exactly WorkspaceBytes from its scratch space. `clamp` and `with_bias`
+// checking that Run took exactly WorkspaceBytes from its scratch space (at most that with a
+// prepared weight). `clamp` and `with_bias`
 // shape the forward's epilogue.
 template <typename T>
 struct Epilogues {
@@ -247,8 +252,12 @@ std::vector<T> RunInNCHW(const ConvAlgorithm& algorithm, ConvDirection direction
   }
   ScratchSpace scratch(Context::CPU());
   algorithm.Run(direction, g, tensors, scratch);
-  EXPECT_EQ(scratch.bytes_requested(), algorithm.WorkspaceBytes(g, direction, DTypeOf<T>::value))
-      << "workspace of " << algorithm.name();
+  const size_t workspace = algorithm.WorkspaceBytes(g, direction, DTypeOf<T>::value);
+  if (prepared != nullptr) {
+    EXPECT_LE(scratch.bytes_requested(), workspace) << "workspace of " << algorithm.name();
+  } else {
+    EXPECT_EQ(scratch.bytes_requested(), workspace) << "workspace of " << algorithm.name();
+  }
   return last ? MoveChannels(result, outer, channels, spatial, false) : result;
 }
 
@@ -348,9 +357,9 @@ void CheckClampedForward(int threads) {
 
 // A weight prepared once (PrepareWeight, as inference keeps it) gives the forward's bits without
 // it: every algorithm, every case it claims, bias and clamp, 1 and 2 threads. Exactly the GEMM
-// paths prepare something, and only under the packed AVX2 GEMM.
+// paths (only under the packed AVX2 GEMM) and depthwise_direct NHWC prepare something.
 TEST(ConvAlgorithms, PreparedWeightGivesTheSameBits) {
-  const std::set<std::string> preparing = {"im2col_gemm", "im2row_gemm", "gemm_1x1"};
+  const std::set<std::string> gemm_paths = {"im2col_gemm", "im2row_gemm", "gemm_1x1"};
   for (int threads : {1, 2}) {
     ScopedIntraOpThreads scoped(threads);
     for (const ConvAlgorithm* algorithm : CpuConvAlgorithms()) {
@@ -366,8 +375,10 @@ TEST(ConvAlgorithms, PreparedWeightGivesTheSameBits) {
         const ConvInputs<float> inputs(nchw);
         const std::vector<float> weight(
             static_cast<size_t>(g.out_channels * g.in_channels_per_group() * g.kernel_spatial()));
-        EXPECT_EQ(algorithm->PrepareWeight(g, weight.data()) != nullptr,
-                  preparing.count(std::string(algorithm->name())) == 1 && CpuSupportsAvx2Fma());
+        const bool prepares =
+            (gemm_paths.count(std::string(algorithm->name())) == 1 && CpuSupportsAvx2Fma()) ||
+            (algorithm->name() == "depthwise_direct" && algorithm->layout() == ConvLayout::kNHWC);
+        EXPECT_EQ(algorithm->PrepareWeight(g, weight.data()) != nullptr, prepares);
         const Epilogues<float> epilogue{-0.4f, 0.9f, true};
         const std::vector<float> plain =
             RunInNCHW(*algorithm, ConvDirection::kForward, nchw, inputs, epilogue);
@@ -498,6 +509,29 @@ void ExpectForwardSameBitsOnOneAndTwoThreads(const char* name, ConvLayout layout
 TEST(ConvAlgorithms, DepthwiseNhwcFloat32SameBitsOnOneAndTwoThreads) {
   ExpectForwardSameBitsOnOneAndTwoThreads("depthwise_direct", ConvLayout::kNHWC,
                                           {"dw", 2, 20, 20, 20, 13, 11, 3, 1, 1, 1});
+}
+
+// Threads share rows that do not divide evenly by channel slices (each a whole number of cache
+// lines of every pixel), in any mix with row runs; the slices' bits are the whole row's.
+TEST(ConvAlgorithms, DepthwiseNhwcChannelSlicesGiveTheSameBits) {
+  const ConvAlgorithm& depthwise = *FindCpuConvAlgorithm("depthwise_direct", ConvLayout::kNHWC);
+  for (const ConvCase& shape : {ConvCase{"7 rows, 3 slices", 1, 48, 48, 48, 7, 7, 3, 1, 1, 1},
+                                ConvCase{"5 rows, stride 2", 1, 32, 32, 32, 9, 10, 3, 2, 1, 1},
+                                ConvCase{"3 rows, 8 slices", 1, 128, 128, 128, 3, 5, 3, 1, 1, 1}}) {
+    const ConvGeometry g = shape.Geometry(false);
+    const ConvInputs<float> inputs(g);
+    const Epilogues<float> epilogue{-0.4f, 0.9f, true};
+    std::vector<float> one_thread;
+    {
+      ScopedIntraOpThreads scoped(1);
+      one_thread = RunInNCHW(depthwise, ConvDirection::kForward, g, inputs, epilogue);
+    }
+    for (int threads : {2, 3, 4, 8}) {
+      ScopedIntraOpThreads scoped(threads);
+      EXPECT_EQ(RunInNCHW(depthwise, ConvDirection::kForward, g, inputs, epilogue), one_thread)
+          << shape.name << ", " << threads << " threads";
+    }
+  }
 }
 
 // direct_nchw deals rows and channel blocks to threads; each value is summed the same way.
