@@ -99,6 +99,31 @@ void BM_DependencyChainBulked(benchmark::State& state) {
   engine.WaitForAll();
 }
 
+// The chain again, recorded once as segments of 15 (Engine::NewSegment) and pushed every
+// iteration, as an executor pushes its passes.
+void BM_DependencyChainRecorded(benchmark::State& state) {
+  Engine& engine = EngineOfType(state.range(0));
+  std::vector<VarHandle> vars(kOpsPerBatch + 1);
+  for (VarHandle& var : vars) var = engine.NewVar();
+  std::vector<std::shared_ptr<const OpSegment>> segments;
+  std::vector<SegmentStep> chunk;
+  for (int i = 0; i < kOpsPerBatch; ++i) {
+    chunk.push_back({[](RunContext) {}, {vars[i]}, {vars[i + 1]}, "op"});
+    if (chunk.size() == 15 || i + 1 == kOpsPerBatch) {
+      segments.push_back(engine.NewSegment(Context::CPU(), std::move(chunk)));
+      chunk.clear();
+    }
+  }
+  for (auto _ : state) {
+    for (const auto& segment : segments) engine.PushSegment(segment);
+    engine.WaitForAll();
+  }
+  SetLabels(state, engine, kOpsPerBatch);
+  segments.clear();
+  for (VarHandle var : vars) engine.DeleteVariable({}, Context::CPU(), var);
+  engine.WaitForAll();
+}
+
 // Two tasks on two intra-op threads, back to back: what a small kernel pays to use both cores.
 void BM_ParallelForRoundTrip(benchmark::State& state) {
   cpu::ScopedIntraOpThreads threads(2);
@@ -118,6 +143,7 @@ BENCHMARK(BM_EmptyOpRoundTrip)->DenseRange(0, 2)->UseRealTime();
 BENCHMARK(BM_IndependentEmptyOps)->DenseRange(0, 2)->UseRealTime();
 BENCHMARK(BM_DependencyChain)->DenseRange(0, 2)->UseRealTime();
 BENCHMARK(BM_DependencyChainBulked)->DenseRange(0, 2)->UseRealTime();
+BENCHMARK(BM_DependencyChainRecorded)->DenseRange(0, 2)->UseRealTime();
 BENCHMARK(BM_ParallelForRoundTrip)->Arg(0)->Arg(2000)->Arg(20000)->UseRealTime();
 
 }  // namespace

@@ -394,11 +394,11 @@ void DependencyEngine::RunStep(const SyncFn& fn, bool profile, const std::string
 // Runs the steps in order with the same error rules as separate ops: `carried` holds, per var of
 // the segment (BulkSegment::vars), the error it carries as the steps proceed.
 void DependencyEngine::ExecuteSegment(OpBlock* op, RunContext run_context) {
-  BulkSegment& segment = *op->segment;
+  const BulkSegment& segment = *op->segment;
   std::vector<ErrorRef> carried;
   carried.reserve(segment.vars.size());
   for (const BulkSegment::Var& var : segment.vars) carried.push_back(var.var->ActiveError());
-  for (BulkSegment::Step& step : segment.steps) {
+  for (const BulkSegment::Step& step : segment.steps) {
     const uint32_t* refs = segment.var_refs.data() + step.first_ref;
     ErrorRef outcome;
     for (uint32_t i = 0; i < step.num_reads + step.num_writes && !outcome; ++i) {
@@ -406,7 +406,7 @@ void DependencyEngine::ExecuteSegment(OpBlock* op, RunContext run_context) {
     }
     if (!outcome) {
       try {
-        RunStep(step.fn, step.profile, step.name, run_context);
+        RunStep(step.fn, step.profile || op->profile_steps, step.name, run_context);
       } catch (...) {
         outcome = RecordError(std::current_exception(), step.name);
       }
@@ -535,15 +535,21 @@ void DependencyEngine::AddToBulk(SyncFn fn, Context ctx, const std::vector<VarHa
   if (static_cast<int>(segment.steps.size()) >= tls_bulk.max_ops) FlushBulk();
 }
 
-// Submits the open segment as one op: each of its vars once, as a write (incremented by the
-// number of steps that write it) when any step writes it, else as a read.
 void DependencyEngine::FlushBulk() {
   if (!BulkOpenHere() || !tls_bulk.segment) return;
   std::unique_ptr<BulkSegment> segment = std::move(tls_bulk.segment);
+  segment->var_index.clear();  // only needed while the segment was built
+  const int priority = segment->priority;
+  SubmitSegment(std::move(segment), priority, /*profile_steps=*/false);  // steps decided at push
+}
+
+void DependencyEngine::SubmitSegment(std::shared_ptr<const BulkSegment> segment, int priority,
+                                     bool profile_steps) {
   auto* op = new OpBlock();
   op->ctx = segment->ctx;
-  op->priority = segment->priority;
+  op->priority = priority;
   op->profile = false;  // each step records its own event
+  op->profile_steps = profile_steps;
   op->name = "bulk(" + std::to_string(segment->steps.size()) + " ops from " +
              segment->steps.front().name + ")";
   op->deps.reserve(segment->vars.size());
@@ -553,9 +559,44 @@ void DependencyEngine::FlushBulk() {
   for (const BulkSegment::Var& var : segment->vars) {
     if (var.writes > 0) op->deps.push_back({var.var, op, true, var.writes, nullptr});
   }
-  segment->var_index.clear();  // only needed while the segment was built
   op->segment = std::move(segment);
   Submit(op);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Recorded segments
+// ------------------------------------------------------------------------------------------------
+
+std::shared_ptr<const OpSegment> DependencyEngine::NewSegment(Context ctx,
+                                                              std::vector<SegmentStep> steps) {
+  MX_CHECK(!steps.empty()) << "NewSegment needs at least one step";
+  CheckContext(ctx, steps.front().name);
+  auto segment = std::make_shared<OpSegment>();
+  segment->ctx = ctx;
+  segment->steps.reserve(steps.size());
+  for (SegmentStep& given : steps) {
+    CheckUsable(given.reads, given.name);
+    CheckUsable(given.writes, given.name);
+    BulkSegment::Step& step = segment->steps.emplace_back();
+    step.fn = std::move(given.fn);
+    step.name = std::move(given.name);
+    segment->AddVars(step, given.reads, given.writes);
+  }
+  segment->var_index.clear();
+  return segment;
+}
+
+void DependencyEngine::PushSegment(const std::shared_ptr<const OpSegment>& segment, int priority,
+                                   OpOptions options) {
+  MX_CHECK(segment != nullptr) << "PushSegment of a null segment";
+  MX_CHECK(options.property == FnProperty::kNormal)
+      << "PushSegment: a segment runs on its context's workers (property kNormal)";
+  FlushBulk();
+  for (const BulkSegment::Var& var : segment->vars) {
+    MX_CHECK(!var.var->delete_pushed())
+        << "segment from '" << segment->steps.front().name << "' uses a var after DeleteVariable";
+  }
+  SubmitSegment(segment, priority, profiler_.ShouldRecord(options.origin == OpOrigin::kExecutor));
 }
 
 }  // namespace engine_internal

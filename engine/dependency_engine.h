@@ -69,7 +69,7 @@ struct BulkSegment {
   std::vector<uint32_t> var_refs;
   std::unordered_map<EngineVar*, uint32_t> var_index;  // vars[var_index[v]].var == v
   Context ctx;
-  int priority = 0;
+  int priority = 0;  // a thread's bulk: the highest of its ops' (a recorded segment: its push's)
 };
 
 struct OpBlock {
@@ -77,7 +77,8 @@ struct OpBlock {
   std::atomic<int> pending{0};
   SyncFn sync_fn;  // one of sync_fn, async_fn, segment is set (none for a bare delete)
   AsyncFn async_fn;
-  std::unique_ptr<BulkSegment> segment;
+  std::shared_ptr<const BulkSegment> segment;  // a bulk, or a recorded segment pushed again
+  bool profile_steps = false;  // a recorded segment: every step records (decided at push)
   Context ctx;
   int priority = 0;
   FnProperty property = FnProperty::kNormal;
@@ -126,6 +127,9 @@ class DependencyEngine : public Engine {
                  OpOptions options) override;
   void WaitForVar(VarHandle var) override;
   void WaitForAll() override;
+  std::shared_ptr<const OpSegment> NewSegment(Context ctx, std::vector<SegmentStep> steps) override;
+  void PushSegment(const std::shared_ptr<const OpSegment>& segment, int priority,
+                   OpOptions options) override;
   void BeginBulk(int max_ops) override;
   void EndBulk() override;
 
@@ -155,6 +159,9 @@ class DependencyEngine : public Engine {
   ErrorRef RecordError(std::exception_ptr error, const std::string& op_name);
   bool BulkOpenHere() const;
   void FlushBulk();
+  // Submits a segment as one op: each of its vars once, as a write (incremented by the number of
+  // steps that write it) when any step writes it, else as a read.
+  void SubmitSegment(std::shared_ptr<const BulkSegment> segment, int priority, bool profile_steps);
   void AddToBulk(SyncFn fn, Context ctx, const std::vector<VarHandle>& reads,
                  const std::vector<VarHandle>& writes, int priority, std::string_view name,
                  OpOptions options);
@@ -215,5 +222,13 @@ class EngineVar {
   std::atomic<uint64_t> version_{0};  // written under mutex_
   std::atomic<bool> delete_pushed_{false};
 };
+
+}  // namespace mxlite
+
+namespace mxlite {
+
+// Engine::NewSegment's result: a bulk segment built once (its steps record no profile flag of
+// their own; the push decides).
+class OpSegment : public engine_internal::BulkSegment {};
 
 }  // namespace mxlite

@@ -29,6 +29,12 @@
 // the segment the ops run in push order; errors and profiling stay per op, so results, errors and
 // profiler events are the same as without bulking.
 //
+// Recorded segments. NewSegment records a fixed sequence of synchronous ops once; PushSegment
+// pushes it as one engine op, any number of times, and behaves exactly like pushing the same ops
+// inside a bulk (same order, dependencies, errors, versions and profiler events), without paying
+// per op at every push (MXNet's cached segment operators, which an executor builds at bind
+// time). A segment keeps its vars' handles: pushing it after one of them was deleted is an error.
+//
 // Ownership. The engine owns its vars: NewVar() returns a handle valid until the op pushed by
 // DeleteVariable() has run; using a var after DeleteVariable() is an error. Op functions are moved
 // into the engine and destroyed after they run.
@@ -94,6 +100,15 @@ struct OpOptions {
   OpOrigin origin = OpOrigin::kImperative;
 };
 
+// One op of a recorded segment (Engine::NewSegment).
+struct SegmentStep {
+  SyncFn fn;
+  std::vector<VarHandle> reads, writes;
+  std::string name;
+};
+// A recorded segment; immutable, shared by the pushes that run it.
+class OpSegment;
+
 enum class EngineType { kNaive, kThreaded, kThreadedPerDevice };
 
 // "NaiveEngine", "ThreadedEngine", "ThreadedEnginePerDevice" (the MXNET_ENGINE_TYPE values).
@@ -131,6 +146,13 @@ class Engine {
   virtual void WaitForVar(VarHandle var) = 0;
   // Blocks until every pushed op has completed; rethrows the first unreported error.
   virtual void WaitForAll() = 0;
+
+  // Records `steps` (at least one; synchronous, kNormal, all in `ctx`) as one segment.
+  virtual std::shared_ptr<const OpSegment> NewSegment(Context ctx,
+                                                      std::vector<SegmentStep> steps) = 0;
+  // Pushes a recorded segment as one op (after any bulk open on this thread is flushed).
+  virtual void PushSegment(const std::shared_ptr<const OpSegment>& segment, int priority = 0,
+                           OpOptions options = {}) = 0;
 
   // Bulking on the calling thread (see above). max_ops >= 1; nesting is not allowed.
   virtual void BeginBulk(int max_ops) = 0;

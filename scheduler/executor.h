@@ -174,6 +174,10 @@ class Executor {
     std::vector<PreparedStep> steps;
     std::vector<std::pair<const void*, VarHandle>> arrays;  // per slot when prepared
     bool prepared = false;
+    // The steps recorded as engine segments of at most segment_size steps (each also ending after
+    // a step that writes a parameter's gradient), made on the first bulked push after preparing.
+    std::vector<std::shared_ptr<const OpSegment>> segments;
+    int segment_size = 0;
   };
   PreparedStep PrepareStep(const Step& step, bool is_train) const;
   static PreparedStep CombineSteps(std::vector<PreparedStep> steps);
@@ -183,6 +187,10 @@ class Executor {
   std::pair<const void*, VarHandle> SlotArrayIdentity(size_t slot) const;
   bool StillPrepared(const PreparedPass& pass) const;
   void Push(const PreparedStep& step) const;
+  // Pushes a pass's steps: as recorded segments of bulk_size steps, or one op each (bulk_size 0).
+  void PushPass(PreparedPass& pass, const std::vector<Step>& steps, bool is_train, int bulk_size);
+  std::vector<std::shared_ptr<const OpSegment>> RecordSegments(
+      const std::vector<PreparedStep>& steps, int bulk_size) const;
   void PushHeadGradient(int slot, const NDArray* given);
   TensorView SlotView(int slot) const;
   VarHandle SlotVar(int slot) const;

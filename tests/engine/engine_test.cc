@@ -421,6 +421,82 @@ TEST_P(EngineConformance, ErrorsInsideABulkStayPerOp) {
   EXPECT_EQ(engine_->VarVersion(c), 1u);
 }
 
+// A recorded segment pushed several times runs its steps in order each time, interleaved
+// correctly with ops pushed around it, and counts each writing step once per push.
+TEST_P(EngineConformance, RecordedSegmentRunsLikeItsOps) {
+  VarHandle a = engine_->NewVar(), b = engine_->NewVar(), c = engine_->NewVar();
+  int a_value = 1, b_value = 0, c_value = 0;
+  std::vector<SegmentStep> steps;
+  steps.push_back({[&](RunContext) { b_value = a_value * 10; }, {a}, {b}, "ten"});
+  steps.push_back({[&](RunContext) { c_value = b_value + a_value; }, {a, b}, {c, c}, "sum"});
+  steps.push_back({[&](RunContext) { b_value += 1; }, {b}, {b}, "bump"});
+  const std::shared_ptr<const OpSegment> segment = engine_->NewSegment(Context::CPU(), steps);
+  std::vector<int> seen;
+  for (int push = 0; push < 3; ++push) {
+    engine_->PushSync([&](RunContext) { a_value += 1; }, Context::CPU(), {}, {a}, 0, "set a");
+    engine_->PushSegment(segment, push % 2, {FnProperty::kNormal, OpOrigin::kExecutor});
+    engine_->PushSync([&](RunContext) { seen.push_back(c_value * 1000 + b_value); }, Context::CPU(),
+                      {b, c}, {}, 0, "observe");
+  }
+  engine_->WaitForAll();
+  EXPECT_EQ(seen, (std::vector<int>{22021, 33031, 44041}));
+  EXPECT_EQ(engine_->VarVersion(a), 3u);
+  EXPECT_EQ(engine_->VarVersion(b), 6u);  // "ten" and "bump", three times
+  EXPECT_EQ(engine_->VarVersion(c), 3u);
+}
+
+// A step that throws inside a recorded segment poisons what it writes only; the segment runs
+// again once the error was reported.
+TEST_P(EngineConformance, ErrorsInsideARecordedSegmentStayPerOp) {
+  VarHandle a = engine_->NewVar(), b = engine_->NewVar(), c = engine_->NewVar();
+  int c_value = 0;
+  bool fail = true;
+  std::vector<SegmentStep> steps;
+  steps.push_back({[&](RunContext) {
+                     if (fail) throw Error("bad step");
+                   },
+                   {a},
+                   {b},
+                   "may fail"});
+  steps.push_back({[&](RunContext) { c_value += 1; }, {b}, {c}, "after"});
+  steps.push_back({[&](RunContext) {}, {a}, {a}, "independent"});
+  const auto segment = engine_->NewSegment(Context::CPU(), std::move(steps));
+  engine_->PushSegment(segment);
+  try {
+    engine_->WaitForVar(c);
+    ADD_FAILURE() << "WaitForVar(c) did not rethrow";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'may fail' failed: bad step"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_NO_THROW(engine_->WaitForVar(a));
+  EXPECT_EQ(c_value, 0);
+  fail = false;
+  engine_->PushSegment(segment);
+  EXPECT_NO_THROW(engine_->WaitForAll());
+  EXPECT_EQ(c_value, 1);
+}
+
+TEST_P(EngineConformance, RecordedSegmentRejectsBadInput) {
+  EXPECT_THROW(engine_->NewSegment(Context::CPU(), {}), Error);
+  EXPECT_THROW(engine_->NewSegment(Context::CPU(), {{[](RunContext) {}, {nullptr}, {}, "null"}}),
+               Error);
+  EXPECT_THROW(engine_->PushSegment(nullptr), Error);
+  VarHandle doomed = engine_->NewVar();
+  const auto segment =
+      engine_->NewSegment(Context::CPU(), {{[](RunContext) {}, {}, {doomed}, "writes doomed"}});
+  engine_->DeleteVariable({}, Context::CPU(), doomed);
+  try {
+    engine_->PushSegment(segment);
+    ADD_FAILURE() << "a segment ran on a deleted var";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'writes doomed' uses a var after DeleteVariable"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_NO_THROW(engine_->WaitForAll());
+}
+
 TEST_P(EngineConformance, DestructionWaitsForPendingWork) {
   std::atomic<int> done{0};
   {

@@ -307,6 +307,34 @@ TEST_P(ProfilerTest, SymbolicModeRecordsExecutorOpsOnly) {
   std::filesystem::remove_all(path.parent_path());
 }
 
+// A recorded segment's steps record one event each per push, as the profiler stands at the push
+// (symbolic mode: executor pushes only).
+TEST_P(ProfilerTest, RecordedSegmentStepsRecordPerPush) {
+  Profiler& profiler = Profiler::Get();
+  VarHandle a = engine_->NewVar(), b = engine_->NewVar();
+  const auto segment = engine_->NewSegment(
+      Context::CPU(),
+      {{[](RunContext) {}, {a}, {b}, "step one"}, {[](RunContext) {}, {b}, {a}, "step two"}});
+  engine_->PushSegment(segment, 0, {FnProperty::kNormal, OpOrigin::kExecutor});  // not started
+  engine_->WaitForAll();
+  profiler.Start(ProfilerMode::kSymbolic);
+  for (int i = 0; i < 2; ++i) {
+    engine_->PushSegment(segment, 0, {FnProperty::kNormal, OpOrigin::kExecutor});
+  }
+  engine_->PushSegment(segment);  // imperative: not recorded in symbolic mode
+  engine_->WaitForAll();
+  profiler.Stop();
+  engine_->PushSegment(segment, 0, {FnProperty::kNormal, OpOrigin::kExecutor});
+  engine_->WaitForAll();
+  auto path = TempDir("segment") / "profile.json";
+  profiler.Dump(path.string());
+  std::vector<Json> events = CompleteEvents(ParseJson(ReadFile(path.string())));
+  EXPECT_EQ(CountNamed(events, "step one"), 2);
+  EXPECT_EQ(CountNamed(events, "step two"), 2);
+  EXPECT_EQ(events.size(), 4u);
+  std::filesystem::remove_all(path.parent_path());
+}
+
 TEST_P(ProfilerTest, FailedOpsAreRecordedToo) {
   Profiler::Get().Start(ProfilerMode::kAll);
   VarHandle a = engine_->NewVar();

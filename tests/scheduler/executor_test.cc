@@ -245,6 +245,35 @@ TEST_P(ExecutorEngineTest, ConvolutionKeepsItsPackedWeightWhileTheWeightStands) 
   settings().Reset("MXNET_ENGINE_TYPE");
 }
 
+// Passes push their steps as segments recorded on the first bulked pass; a bulk size changed
+// between passes re-records them, and every segmentation (and none) gives the same values.
+TEST_P(ExecutorEngineTest, PassesGiveTheSameValuesWhateverTheSegmentSize) {
+  settings().Set("MXNET_ENGINE_TYPE", GetParam());
+  GraphBuilder g;
+  Symbol y = g.Input("data", {2, 2});
+  for (int i = 0; i < 5; ++i) y = g.Op("TestScaleElementwise", {y});
+  auto exec = Executor::Bind(g.Build({y}), {.training = true, .input_gradients = {"data"}});
+  for (const std::string& name : exec->ParameterNames()) {
+    exec->Arg(name).SyncCopyFromCPU(std::vector<float>{1, 2, -1, 0.5f}.data(), 16);
+  }
+  std::vector<std::vector<float>> results;
+  for (const char* segment_size : {"2", "1", "0", "15"}) {
+    SCOPED_TRACE(std::string("segment size ") + segment_size);
+    settings().Set("MXNET_EXEC_BULK_EXEC_TRAIN", segment_size[0] == '0' ? "0" : "1");
+    settings().Set("MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN", segment_size);
+    exec->Arg("data").SyncCopyFromCPU(std::vector<float>{1, 1, 2, 3}.data(), 16);
+    exec->Forward(true);
+    exec->Backward();
+    results.push_back(exec->outputs()[0].ToVector<float>());
+    results.push_back(exec->Gradient("data").ToVector<float>());
+  }
+  for (size_t i = 2; i < results.size(); ++i) EXPECT_EQ(results[i], results[i % 2]) << i;
+  EXPECT_EQ(results[0], (std::vector<float>{1, 32, -2, 3 * 0.5f * 0.5f * 0.5f * 0.5f * 0.5f}));
+  settings().Reset("MXNET_EXEC_BULK_EXEC_TRAIN");
+  settings().Reset("MXNET_EXEC_BULK_EXEC_MAX_NODE_TRAIN");
+  settings().Reset("MXNET_ENGINE_TYPE");
+}
+
 INSTANTIATE_TEST_SUITE_P(AllEngines, ExecutorEngineTest,
                          ::testing::Values("NaiveEngine", "ThreadedEngine",
                                            "ThreadedEnginePerDevice"));
