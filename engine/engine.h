@@ -33,7 +33,9 @@
 // pushes it as one engine op, any number of times, and behaves exactly like pushing the same ops
 // inside a bulk (same order, dependencies, errors, versions and profiler events), without paying
 // per op at every push (MXNet's cached segment operators, which an executor builds at bind
-// time). A segment keeps its vars' handles: pushing it after one of them was deleted is an error.
+// time). A segment keeps its vars' handles, so they must outlive its pushes (like any op's vars:
+// a push after DeleteVariable is an error while the var is still pending deletion, and undefined
+// once it is freed).
 //
 // Ownership. The engine owns its vars: NewVar() returns a handle valid until the op pushed by
 // DeleteVariable() has run; using a var after DeleteVariable() is an error. Op functions are moved
