@@ -69,7 +69,7 @@ struct BulkSegment {
   std::vector<uint32_t> var_refs;
   std::unordered_map<EngineVar*, uint32_t> var_index;  // vars[var_index[v]].var == v
   Context ctx;
-  int priority = 0;  // a thread's bulk: the highest of its ops' (a recorded segment: its push's)
+  int priority = 0;  // a thread's bulk: the highest of its ops' (a recorded segment: unused)
 };
 
 struct OpBlock {

@@ -23,8 +23,8 @@
 #include <mutex>
 
 #include "ops/conv_attributes.h"
+#include "ops/cpu/conv_algorithms.h"
 #include "ops/cpu/depthwise_block.h"
-#include "ops/cpu/depthwise_rows.h"
 #include "ops/operator.h"
 
 namespace mxlite {
@@ -125,8 +125,8 @@ class DepthwiseBlockState : public OpState {
     }
     return kept.derived;
   }
-  std::shared_ptr<const std::vector<float>> ByTap(const cpu::ConvGeometry& g, const float* weight,
-                                                  uint64_t version) {
+  std::shared_ptr<const cpu::PreparedConvWeight> ByTap(const cpu::ConvGeometry& g,
+                                                       const float* weight, uint64_t version) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (by_tap_.source != weight || by_tap_.version != version || by_tap_.derived == nullptr) {
       by_tap_ = {weight, version, WeightByTap(g, weight)};
@@ -135,7 +135,7 @@ class DepthwiseBlockState : public OpState {
   }
   size_t kept_bytes() const override {
     std::lock_guard<std::mutex> lock(mutex_);
-    size_t bytes = by_tap_.derived != nullptr ? by_tap_.derived->size() * sizeof(float) : 0;
+    size_t bytes = by_tap_.derived != nullptr ? by_tap_.derived->bytes() : 0;
     for (const auto& kept : packed_) bytes += kept.derived != nullptr ? kept.derived->bytes() : 0;
     return bytes;
   }
@@ -146,18 +146,16 @@ class DepthwiseBlockState : public OpState {
     return std::make_shared<const cpu::PackedGemmOperand>(cpu::PackedGemmOperand::Pack(
         cpu::PackedGemmOperand::Side::kB, cpu::Transpose::kYes, k, n, weight, k));
   }
-  static std::shared_ptr<const std::vector<float>> WeightByTap(const cpu::ConvGeometry& g,
-                                                               const float* weight) {
-    auto by_tap = std::make_shared<std::vector<float>>(
-        static_cast<size_t>(g.kernel_spatial() * g.out_channels));
-    cpu::DepthwiseWeightsByTap(g, weight, by_tap->data());
-    return by_tap;
+  // The depthwise stage's weight as depthwise_direct NHWC prepares it: one row per tap.
+  static std::shared_ptr<const cpu::PreparedConvWeight> WeightByTap(const cpu::ConvGeometry& g,
+                                                                    const float* weight) {
+    return cpu::DepthwiseAlgorithm(cpu::ConvLayout::kNHWC).PrepareWeight(g, weight);
   }
 
  private:
   mutable std::mutex mutex_;
   KeptWeight<cpu::PackedGemmOperand> packed_[2];  // expand, project
-  KeptWeight<std::vector<float>> by_tap_;
+  KeptWeight<cpu::PreparedConvWeight> by_tap_;
 };
 
 std::unique_ptr<OpState> CreateState(const StateRequest&) {
@@ -184,7 +182,7 @@ class CallWeights {
     const float* weight = inputs_[input].data_as<float>();
     by_tap_ = Kept() ? state_->ByTap(g, weight, Version(input))
                      : DepthwiseBlockState::WeightByTap(g, weight);
-    return by_tap_->data();
+    return by_tap_->by_tap.data();
   }
 
  private:
@@ -195,7 +193,7 @@ class CallWeights {
   const std::vector<TensorView>& inputs_;
   DepthwiseBlockState* state_;
   std::vector<std::shared_ptr<const cpu::PackedGemmOperand>> held_;
-  std::shared_ptr<const std::vector<float>> by_tap_;
+  std::shared_ptr<const cpu::PreparedConvWeight> by_tap_;
 };
 
 cpu::Epilogue<float> StageEpilogue(const Attributes& attrs, const std::string& owner,
