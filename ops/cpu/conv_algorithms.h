@@ -146,7 +146,9 @@ class ConvAlgorithm {
 //      planner's timings of them (the same DB environment) are stale.
 //   7: depthwise_direct NHWC prepares its by-tap weight and splits rows or channel slices across
 //      threads, whichever balances better.
-inline constexpr int kCpuConvKernelsRevision = 7;
+//   8: GEMM k blocks of the whole depth up to 1024 (were 256), A's rows read in place across k
+//      blocks when a thread's product has at most 512 columns.
+inline constexpr int kCpuConvKernelsRevision = 8;
 
 // Every CPU algorithm, in a fixed order (im2col_gemm first: the reference and the fallback).
 const std::vector<const ConvAlgorithm*>& CpuConvAlgorithms();

@@ -22,16 +22,21 @@ namespace {
 // ------------------------------------------------------------------------------------------------
 // Blocking (BLIS loop order: jc over NC, pc over KC, ic over MC, jr over NR, ir over MR).
 // Sized for this machine's caches (32 KiB L1d, 512 KiB L2 per core, shared L3):
-//   - a KC x NR panel of packed B (16 KiB) stays in L1 while the micro-kernel walks down the rows;
-//   - the MC x KC block of packed A (144 KiB) stays in L2 for all NR panels of B;
-//   - the KC x NC block of packed B (3 MiB) lives in L3.
+//   - KC, the depth of a block, is the whole depth up to 1024 (deeper products take balanced
+//     blocks of at most that): every k block reloads and stores each C tile and, where A is
+//     packed, copies A again, which products with few rows cannot amortise (MobileNet-V2's 7x7
+//     and 14x14 1x1 layers, 49-196 rows by 384-960 deep, ran 6-17% faster at one block than at
+//     256-deep ones, gemm_bench BM_PointwiseNhwc, 1 and 2 threads). A KC x NR panel of B (up to
+//     64 KiB) then streams from L2 rather than staying in L1, which the 6x16 kernel's two B loads
+//     per 12 FMAs tolerate;
+//   - MC rows of packed A fill 144 KiB of L2 (MC x KC), so they stay there for all NR panels;
+//   - NC columns of packed B fill 3 MiB of L3 (KC x NC).
 // ------------------------------------------------------------------------------------------------
 constexpr int kMr = detail::kAvx2KernelRows;
 constexpr int kNr = detail::kAvx2KernelColumns;
-constexpr int64_t kMc = 144;
-constexpr int64_t kKc = 256;
-constexpr int64_t kNc = 3072;
-static_assert(kMc % kMr == 0 && kNc % kNr == 0);
+constexpr int64_t kMaxKc = 1024;
+constexpr int64_t kABlockFloats = 144 * 256;   // 144 KiB
+constexpr int64_t kBBlockFloats = 256 * 3072;  // 3 MiB
 
 // Below this many flops per thread, waking another thread costs more than it saves.
 constexpr double kMinFlopsPerThread = 2.0e6;
@@ -184,7 +189,16 @@ int64_t BalancedBlock(int64_t total, int64_t max_block, int64_t multiple) {
 
 // The depth of the k blocks of a product with depth k (all but the last are this deep). Packed
 // operands are cut the same way, so it depends on k alone.
-int64_t DepthBlock(int64_t k) { return BalancedBlock(k, kKc, 1); }
+int64_t DepthBlock(int64_t k) { return BalancedBlock(k, kMaxKc, 1); }
+
+// The rows of A (a multiple of kMr) and the columns of B (a multiple of kNr) in one cache block
+// of a product whose k blocks are kc_max deep: as many as fill kABlockFloats / kBBlockFloats.
+int64_t RowBlock(int64_t m, int64_t kc_max) {
+  return BalancedBlock(m, std::max<int64_t>(kMr, kABlockFloats / kc_max / kMr * kMr), kMr);
+}
+int64_t ColumnBlock(int64_t n, int64_t kc_max) {
+  return BalancedBlock(n, std::max<int64_t>(kNr, kBBlockFloats / kc_max / kNr * kNr), kNr);
+}
 
 #if MXLITE_HAS_AVX2_KERNEL
 // A 64-byte aligned float buffer that only grows. Pages are touched once, by the first problem that
@@ -312,13 +326,16 @@ void MacroKernel(int64_t rows, int64_t columns, int64_t depth, float alpha, cons
   }
 }
 
-// Whether the micro-kernels read A's rows in place instead of packing them: A row-major and the
-// whole depth one k block, so each row is one contiguous run. Packing A pays a copy of it for its
-// reuse by every column panel; with short depths (MobileNet's 1x1 layers: 16-960 channels, most of
-// them 256 or fewer) the packing was ~5% of a perf profile of the network, and reading the rows in
-// place made it ~2% faster (batch 1, 1 and 2 threads).
-bool ReadsARowsInPlace(const OperandView& a, int64_t k, int64_t kc_max) {
-  return a.packed == nullptr && !a.transposed && k <= kc_max;
+// Whether the micro-kernels read A's rows in place instead of packing them (A row-major; each
+// row's stretch of a k block is one contiguous run). Packing A pays a copy of it for its reuse by
+// every column panel: with the whole depth in one block the rows are read in place (MobileNet's
+// 1x1 layers: the packing was ~5% of a perf profile of the network, in place ~2% faster at batch
+// 1), and with several blocks when there are few column panels to reuse it (n <= 512: 32
+// panels; deeper 1x1 layers 3-8% faster on 1 and 2 threads, the more so on 2 where each thread
+// packed the same A for its columns).
+bool ReadsARowsInPlace(const OperandView& a, int64_t n, int64_t k, int64_t kc_max) {
+  constexpr int64_t kMaxColumnsInPlace = 512;
+  return a.packed == nullptr && !a.transposed && (k <= kc_max || n <= kMaxColumnsInPlace);
 }
 
 // The packed GEMM on one thread: C[0:m, 0:n] = epilogue(alpha * op(A) op(B) + beta * C), k > 0.
@@ -327,9 +344,9 @@ bool ReadsARowsInPlace(const OperandView& a, int64_t k, int64_t kc_max) {
 void PackedSgemm(int64_t m, int64_t n, int64_t k, float alpha, const OperandView& a,
                  const OperandView& b, float beta, float* c, int64_t ldc,
                  const Epilogue<float>& epilogue) {
-  const int64_t nc_max = BalancedBlock(n, kNc, kNr);
   const int64_t kc_max = DepthBlock(k);
-  const int64_t mc_max = BalancedBlock(m, kMc, kMr);
+  const int64_t nc_max = ColumnBlock(n, kc_max);
+  const int64_t mc_max = RowBlock(m, kc_max);
   PackBuffers& buffers = ThreadPackBuffers();
   float* a_buffer = a.packed == nullptr ? buffers.a.Reserve(mc_max * kc_max) : nullptr;
   float* b_buffer = b.packed == nullptr ? buffers.b.Reserve(kc_max * nc_max) : nullptr;
@@ -348,7 +365,7 @@ void PackedSgemm(int64_t m, int64_t n, int64_t k, float alpha, const OperandView
         APanels a_panels;
         if (a.packed != nullptr) {
           a_panels.packed = a.PackedBlock(pc, kc, ic);
-        } else if (ReadsARowsInPlace(a, k, kc_max)) {
+        } else if (ReadsARowsInPlace(a, n, k, kc_max)) {
           const OperandView block = a.Offset(ic, pc);
           a_panels.in_place = block.data;
           a_panels.lda = block.ld;
@@ -676,7 +693,8 @@ GemmInfo ActiveGemm() {
   if (info.implementation == GemmImplementation::kAvx2Fma) {
     info.name = "mxlite AVX2+FMA 6x16 micro-kernel";
     std::ostringstream blocking;
-    blocking << "MC=" << kMc << " KC=" << kKc << " NC=" << kNc;
+    blocking << "KC<=" << kMaxKc << ", MC x KC " << kABlockFloats * sizeof(float) / 1024
+             << " KiB, KC x NC " << kBBlockFloats * sizeof(float) / (1024 * 1024) << " MiB";
     info.blocking = blocking.str();
     info.reason = forced + cpu;
   } else {

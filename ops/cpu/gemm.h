@@ -107,10 +107,11 @@ struct GemmInfo {
   GemmImplementation implementation = GemmImplementation::kEigen;  // never kAuto
   std::string name;      // "mxlite AVX2+FMA 6x16 micro-kernel"
   std::string reason;    // "cpu supports avx2, fma"
-  std::string blocking;  // "MC=144 KC=256 NC=3072", empty for Eigen
+  std::string blocking;  // "KC<=1024, MC x KC 144 KiB, KC x NC 3 MiB", empty for Eigen
   int threads = 1;       // IntraOpThreads() of the caller
 
-  // "mxlite AVX2+FMA 6x16 micro-kernel, MC=144 KC=256 NC=3072, 2 threads (cpu supports avx2, fma)"
+  // "mxlite AVX2+FMA 6x16 micro-kernel, KC<=1024, MC x KC 144 KiB, KC x NC 3 MiB, 2 threads (cpu
+  // supports avx2, fma)"
   std::string ToString() const;
 };
 

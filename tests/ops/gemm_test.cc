@@ -161,11 +161,13 @@ constexpr Transpose kBothTransposes[] = {Transpose::kNo, Transpose::kYes};
 
 TEST(GemmTest, ManyShapesAllTransposes) {
   // Tiny, odd, primes, one row or column, and sizes just past the micro-tile (6x16) and the cache
-  // blocks (MC=144, KC=256).
-  const Shape shapes[] = {{1, 1, 1},      {1, 1, 7},     {2, 3, 4},      {5, 7, 3},    {6, 16, 1},
-                          {6, 16, 8},     {7, 17, 9},    {12, 32, 5},    {13, 31, 29}, {1, 53, 19},
-                          {53, 1, 19},    {1, 64, 300},  {97, 101, 103}, {300, 3, 17}, {3, 300, 17},
-                          {145, 40, 257}, {150, 33, 520}};
+  // blocks (k blocks of at most 1024; A blocks of 144 KiB: 144 rows at depth 256, 60 at 600;
+  // A read in place at n <= 512 across k blocks, packed beyond).
+  const Shape shapes[] = {{1, 1, 1},      {1, 1, 7},      {2, 3, 4},     {5, 7, 3},
+                          {6, 16, 1},     {6, 16, 8},     {7, 17, 9},    {12, 32, 5},
+                          {13, 31, 29},   {1, 53, 19},    {53, 1, 19},   {1, 64, 300},
+                          {97, 101, 103}, {300, 3, 17},   {3, 300, 17},  {145, 40, 257},
+                          {150, 33, 520}, {67, 40, 1031}, {61, 30, 600}, {13, 530, 1100}};
   GemmImplementations implementations;
   for (GemmImplementation implementation : implementations.list()) {
     SCOPED_TRACE(Name(implementation));
@@ -256,6 +258,8 @@ TEST(GemmTest, OneAndTwoThreadsAgree) {
   const GemmCase cases[] = {
       {{64, 784, 576}, Transpose::kNo, Transpose::kNo, 1.0f, 0.0f, 0},   // a ResNet conv, scaled
       {{256, 49, 1024}, Transpose::kNo, Transpose::kNo, 1.0f, 0.0f, 0},  // split along M
+      // Two k blocks; A packed on one thread, read in place by two (450 columns each).
+      {{30, 900, 1100}, Transpose::kNo, Transpose::kNo, 1.0f, 0.0f, 0},
       {{61, 333, 207}, Transpose::kYes, Transpose::kYes, 0.5f, 1.0f, 3},
       {{1, 1000, 1280}, Transpose::kNo, Transpose::kYes, 1.0f, 1.0f, 0},  // one row, unpacked
       {{1, 1000, 1280}, Transpose::kNo, Transpose::kNo, 1.0f, 1.0f, 0},
@@ -435,8 +439,8 @@ TEST(GemmTest, ActiveGemmSaysWhichAndWhy) {
 // and 1 with an epilogue, 1 and 2 threads. Under Eigen (which multiplies an unpacked copy) and for
 // one-row products (whose plain path reads op(B) in place), equal within rounding.
 TEST(GemmTest, PackedOperandMatchesPlainBitwise) {
-  const Shape shapes[] = {{1, 24, 16},  {7, 17, 9},   {49, 320, 960}, {3136, 24, 144},
-                          {13, 1, 300}, {145, 40, 520}, {64, 100, 27}};
+  const Shape shapes[] = {{1, 24, 16},  {7, 17, 9},     {49, 320, 960}, {3136, 24, 144},
+                          {13, 1, 300}, {145, 40, 520}, {64, 100, 27},  {20, 40, 1100}};
   const auto describe = [](const Shape& shape, bool side_a, Transpose trans, float beta,
                            int threads) {
     std::ostringstream out;
