@@ -147,7 +147,8 @@ class ConvAlgorithm {
 //   7: depthwise_direct NHWC prepares its by-tap weight and splits rows or channel slices across
 //      threads, whichever balances better.
 //   8: GEMM k blocks of the whole depth up to 1024 (were 256), A's rows read in place across k
-//      blocks when a thread's product has at most 512 columns.
+//      blocks when a thread's product has at most 512 columns; a last row tile of 1-5 rows
+//      multiplies only its rows.
 inline constexpr int kCpuConvKernelsRevision = 8;
 
 // Every CPU algorithm, in a fixed order (im2col_gemm first: the reference and the fallback).

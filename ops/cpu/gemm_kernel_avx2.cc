@@ -140,6 +140,68 @@ MXLITE_AVX2 void NarrowTile(int64_t kc, const float* a, const float* b, float* t
   for (int r = 0; r < kMr; ++r) _mm256_store_ps(tile + r * kNr + 8, _mm256_setzero_ps());
 }
 
+// Tiles of fewer than 6 rows (the last row tile of a matrix whose height is not a multiple of 6:
+// 49 output pixels at 7x7 leave one row) multiply only the rows they have: 2 x kRows FMAs per k
+// step where the full kernel would spend 12 on zero rows (one row: about a quarter of a full
+// tile's time, bound by its three loads per step). Each element is summed in the same order as by
+// the full kernel (one FMA per k step), so it gets the same bits. Named accumulators, as in
+// NarrowTile; rows past kRows are left as they are in `tile` (StoreTile reads only kRows rows).
+template <int kRows>
+MXLITE_AVX2 void ShortTile(int64_t kc, const float* a, const float* b, float* tile) {
+  static_assert(kRows >= 1 && kRows < kMr);
+  __m256 acc00 = _mm256_setzero_ps(), acc01 = acc00, acc10 = acc00, acc11 = acc00, acc20 = acc00,
+         acc21 = acc00, acc30 = acc00, acc31 = acc00, acc40 = acc00, acc41 = acc00;
+  for (int64_t p = 0; p < kc; ++p, a += kMr, b += kNr) {
+    const __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
+    __m256 a_value = _mm256_broadcast_ss(a + 0);
+    acc00 = _mm256_fmadd_ps(b0, a_value, acc00);
+    acc01 = _mm256_fmadd_ps(b1, a_value, acc01);
+    if constexpr (kRows > 1) {
+      a_value = _mm256_broadcast_ss(a + 1);
+      acc10 = _mm256_fmadd_ps(b0, a_value, acc10);
+      acc11 = _mm256_fmadd_ps(b1, a_value, acc11);
+    }
+    if constexpr (kRows > 2) {
+      a_value = _mm256_broadcast_ss(a + 2);
+      acc20 = _mm256_fmadd_ps(b0, a_value, acc20);
+      acc21 = _mm256_fmadd_ps(b1, a_value, acc21);
+    }
+    if constexpr (kRows > 3) {
+      a_value = _mm256_broadcast_ss(a + 3);
+      acc30 = _mm256_fmadd_ps(b0, a_value, acc30);
+      acc31 = _mm256_fmadd_ps(b1, a_value, acc31);
+    }
+    if constexpr (kRows > 4) {
+      a_value = _mm256_broadcast_ss(a + 4);
+      acc40 = _mm256_fmadd_ps(b0, a_value, acc40);
+      acc41 = _mm256_fmadd_ps(b1, a_value, acc41);
+    }
+  }
+  const __m256 rows[][2] = {
+      {acc00, acc01}, {acc10, acc11}, {acc20, acc21}, {acc30, acc31}, {acc40, acc41}};
+  for (int r = 0; r < kRows; ++r) {
+    _mm256_store_ps(tile + r * kNr, rows[r][0]);
+    _mm256_store_ps(tile + r * kNr + 8, rows[r][1]);
+  }
+}
+
+// The tile of rows < kMr rows through ShortTile<rows>.
+MXLITE_AVX2 void ShortTileOfRows(int rows, int64_t kc, const float* a, const float* b,
+                                 float* tile) {
+  switch (rows) {
+    case 1:
+      return ShortTile<1>(kc, a, b, tile);
+    case 2:
+      return ShortTile<2>(kc, a, b, tile);
+    case 3:
+      return ShortTile<3>(kc, a, b, tile);
+    case 4:
+      return ShortTile<4>(kc, a, b, tile);
+    default:
+      return ShortTile<5>(kc, a, b, tile);
+  }
+}
+
 // Both micro-kernels' assembly starts by zeroing the 12 accumulators (ymm0-11) and ends by
 // storing them, row-major 6 x 16, to %[tile].
 #define MXLITE_ZERO_ACCUMULATORS                                   \
@@ -174,9 +236,13 @@ MXLITE_AVX2 void NarrowTile(int64_t kc, const float* a, const float* b, float* t
 MXLITE_AVX2 void SgemmMicroKernelAvx2Fma(int64_t kc, const float* a_panel, const float* b_panel,
                                          float* c, int64_t ldc, int rows, int columns, float alpha,
                                          float beta, const Epilogue<float>& epilogue) {
-  if (columns <= kNr / 2) {
+  if (columns <= kNr / 2 || rows < kMr) {
     alignas(32) float tile[kMr * kNr];
-    NarrowTile(kc, a_panel, b_panel, tile);
+    if (columns <= kNr / 2) {
+      NarrowTile(kc, a_panel, b_panel, tile);
+    } else {
+      ShortTileOfRows(rows, kc, a_panel, b_panel, tile);
+    }
     StoreTile(tile, c, ldc, rows, columns, alpha, beta, epilogue);
     return;
   }

@@ -254,6 +254,37 @@ TEST(GemmTest, LargeShapeAcrossAllBlocks) {
   }
 }
 
+// The last row tile of a matrix whose height is not a multiple of the micro-tile's 6 rows
+// multiplies only its rows (1-5), and each of them gets the bits it gets inside a full tile: the
+// last rows of a 49-row product against the same rows as the bottom of a 6-row one, with full
+// (16) and partial (13) column panels and two k blocks.
+TEST(GemmTest, ShortRowTilesHaveFullTileBits) {
+  if (!CpuSupportsAvx2Fma()) GTEST_SKIP() << "the AVX2 kernel needs avx2 and fma";
+  SetGemmImplementation(GemmImplementation::kAvx2Fma);
+  ScopedIntraOpThreads threads(1);
+  std::mt19937 rng(11);
+  for (int64_t m : {49, 50, 51, 52, 53}) {
+    for (int64_t n : {16, 29}) {
+      for (int64_t k : {7, 1100}) {
+        const StoredMatrix a(m, k, 0, rng), b(k, n, 0, rng);
+        std::vector<float> whole(m * n), bottom(6 * n);
+        Sgemm(Transpose::kNo, Transpose::kNo, m, n, k, 1.0f, a.data.data(), k, b.data.data(), n,
+              0.0f, whole.data(), n);
+        Sgemm(Transpose::kNo, Transpose::kNo, 6, n, k, 1.0f, a.data.data() + (m - 6) * k, k,
+              b.data.data(), n, 0.0f, bottom.data(), n);
+        const int64_t short_rows = m % 6;
+        for (int64_t i = m - short_rows; i < m; ++i) {
+          for (int64_t j = 0; j < n; ++j) {
+            ASSERT_EQ(whole[i * n + j], bottom[(i - (m - 6)) * n + j])
+                << "m=" << m << " n=" << n << " k=" << k << " C(" << i << ", " << j << ")";
+          }
+        }
+      }
+    }
+  }
+  SetGemmImplementation(GemmImplementation::kAuto);
+}
+
 TEST(GemmTest, OneAndTwoThreadsAgree) {
   const GemmCase cases[] = {
       {{64, 784, 576}, Transpose::kNo, Transpose::kNo, 1.0f, 0.0f, 0},   // a ResNet conv, scaled
