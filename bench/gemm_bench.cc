@@ -174,13 +174,10 @@ void BM_Sgemm(benchmark::State& state, Impl impl, GemmShape shape, int threads) 
 
 // NHWC 1x1 convolutions of MobileNet-V2 at batch 1 as GEMMs: m = pixels, n = out, k = in channels.
 const GemmShape kPointwiseShapes[] = {
-    {"mbv2_16to96_112", 112 * 112, 96, 16},
-    {"mbv2_144to24_56", 56 * 56, 24, 144},
-    {"mbv2_384to64_14", 14 * 14, 64, 384},
-    {"mbv2_576to96_14", 14 * 14, 96, 576},
-    {"mbv2_960to160_7", 7 * 7, 160, 960},
-    {"mbv2_960to320_7", 7 * 7, 320, 960},
-    {"mbv2_320to1280_7", 7 * 7, 1280, 320},
+    {"mbv2_16to96_112", 112 * 112, 96, 16}, {"mbv2_24to144_56", 56 * 56, 144, 24},
+    {"mbv2_144to24_56", 56 * 56, 24, 144},  {"mbv2_384to64_14", 14 * 14, 64, 384},
+    {"mbv2_576to96_14", 14 * 14, 96, 576},  {"mbv2_960to160_7", 7 * 7, 160, 960},
+    {"mbv2_960to320_7", 7 * 7, 320, 960},   {"mbv2_320to1280_7", 7 * 7, 1280, 320},
 };
 
 void BM_PointwiseNhwc(benchmark::State& state, bool packed_b, GemmShape shape, int threads) {

@@ -148,7 +148,8 @@ class ConvAlgorithm {
 //      threads, whichever balances better.
 //   8: GEMM k blocks of the whole depth up to 1024 (were 256), A's rows read in place across k
 //      blocks when a thread's product has at most 512 columns; a last row tile of 1-5 rows
-//      multiplies only its rows.
+//      multiplies only its rows; a last panel of 1-8 columns with A's rows in place only its
+//      half of the panel.
 inline constexpr int kCpuConvKernelsRevision = 8;
 
 // Every CPU algorithm, in a fixed order (im2col_gemm first: the reference and the fallback).

@@ -140,6 +140,34 @@ MXLITE_AVX2 void NarrowTile(int64_t kc, const float* a, const float* b, float* t
   for (int r = 0; r < kMr; ++r) _mm256_store_ps(tile + r * kNr + 8, _mm256_setzero_ps());
 }
 
+// NarrowTile with the six A rows read in place (row r at a + r * lda): the narrow last panel of
+// a product whose A is not packed (MobileNet-V2's 56x56 projections to 24 channels: a 16-column
+// panel and an 8-column one), where the full in-place kernel would spend half its FMAs on zero
+// columns. Same order of sums, so the same bits as the full kernel's left half.
+MXLITE_AVX2 void NarrowTileRowsInPlace(int64_t kc, const float* a, int64_t lda, const float* b,
+                                       float* tile) {
+  const float *a0 = a, *a1 = a + lda, *a2 = a + 2 * lda, *a3 = a + 3 * lda, *a4 = a + 4 * lda,
+              *a5 = a + 5 * lda;
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0, acc4 = acc0,
+         acc5 = acc0;
+  for (int64_t p = 0; p < kc; ++p, b += kNr) {
+    const __m256 b_step = _mm256_load_ps(b);
+    acc0 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(a0 + p), acc0);
+    acc1 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(a1 + p), acc1);
+    acc2 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(a2 + p), acc2);
+    acc3 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(a3 + p), acc3);
+    acc4 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(a4 + p), acc4);
+    acc5 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(a5 + p), acc5);
+  }
+  _mm256_store_ps(tile + 0 * kNr, acc0);
+  _mm256_store_ps(tile + 1 * kNr, acc1);
+  _mm256_store_ps(tile + 2 * kNr, acc2);
+  _mm256_store_ps(tile + 3 * kNr, acc3);
+  _mm256_store_ps(tile + 4 * kNr, acc4);
+  _mm256_store_ps(tile + 5 * kNr, acc5);
+  for (int r = 0; r < kMr; ++r) _mm256_store_ps(tile + r * kNr + 8, _mm256_setzero_ps());
+}
+
 // Tiles of fewer than 6 rows (the last row tile of a matrix whose height is not a multiple of 6:
 // 49 output pixels at 7x7 leave one row) multiply only the rows they have: 2 x kRows FMAs per k
 // step where the full kernel would spend 12 on zero rows (one row: about a quarter of a full
@@ -421,6 +449,12 @@ MXLITE_AVX2 void SgemmMicroKernelAvx2FmaRowsInPlace(int64_t kc, const float* a, 
                                                     const float* b_panel, float* c, int64_t ldc,
                                                     int columns, float alpha, float beta,
                                                     const Epilogue<float>& epilogue) {
+  if (columns <= kNr / 2) {
+    alignas(32) float tile[kMr * kNr];
+    NarrowTileRowsInPlace(kc, a, lda, b_panel, tile);
+    StoreTile(tile, c, ldc, kMr, columns, alpha, beta, epilogue);
+    return;
+  }
   for (int r = 0; r < kMr; ++r) {
     _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc), _MM_HINT_T0);
     _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc + kNr - 1), _MM_HINT_T0);

@@ -363,26 +363,34 @@ TEST(GemmTest, EpilogueBiasesAndClamp) {
   }
 }
 
-// A last panel of at most 8 columns runs a narrower kernel; a column must come out with the same
-// bits whether it falls in such a narrow tile (n = 20: columns 16-19) or in a full one (n = 30).
+// A last panel of at most 8 columns runs a narrower kernel (A packed, or its rows read in place);
+// a column must come out with the same bits whether it falls in such a narrow tile (n = 20:
+// columns 16-19) or in a full one (n = 30): one k block and two, A plain (rows in place) and
+// transposed (packed), 13 rows (two full tiles and a short one).
 TEST(GemmTest, NarrowEdgeTilesSumLikeFullTiles) {
   if (!CpuSupportsAvx2Fma()) GTEST_SKIP() << "the AVX2+FMA GEMM needs avx2 and fma";
   GemmImplementations implementations;
   SetGemmImplementation(GemmImplementation::kAvx2Fma);
   ScopedIntraOpThreads threads(1);
-  constexpr int64_t m = 13, k = 300, wide = 30, narrow = 20;
+  constexpr int64_t m = 13, wide = 30, narrow = 20;
   std::mt19937 rng(7);
-  const StoredMatrix a(m, k, 0, rng);
-  const StoredMatrix b(k, wide, 0, rng);
-  std::vector<float> c_wide(m * wide), c_narrow(m * narrow);
-  Sgemm(Transpose::kNo, Transpose::kNo, m, wide, k, 1.0f, a.data.data(), k, b.data.data(), wide,
-        0.0f, c_wide.data(), wide);
-  // The first `narrow` columns of B, read through B's own stride.
-  Sgemm(Transpose::kNo, Transpose::kNo, m, narrow, k, 1.0f, a.data.data(), k, b.data.data(), wide,
-        0.0f, c_narrow.data(), narrow);
-  for (int64_t i = 0; i < m; ++i) {
-    for (int64_t j = 0; j < narrow; ++j) {
-      ASSERT_EQ(c_narrow[i * narrow + j], c_wide[i * wide + j]) << "C(" << i << "," << j << ")";
+  for (int64_t k : {300, 1100}) {
+    for (Transpose trans_a : kBothTransposes) {
+      const bool t = trans_a == Transpose::kYes;
+      const StoredMatrix a(t ? k : m, t ? m : k, 0, rng);
+      const StoredMatrix b(k, wide, 0, rng);
+      std::vector<float> c_wide(m * wide), c_narrow(m * narrow);
+      Sgemm(trans_a, Transpose::kNo, m, wide, k, 1.0f, a.data.data(), a.ld, b.data.data(), wide,
+            0.0f, c_wide.data(), wide);
+      // The first `narrow` columns of B, read through B's own stride.
+      Sgemm(trans_a, Transpose::kNo, m, narrow, k, 1.0f, a.data.data(), a.ld, b.data.data(), wide,
+            0.0f, c_narrow.data(), narrow);
+      for (int64_t i = 0; i < m; ++i) {
+        for (int64_t j = 0; j < narrow; ++j) {
+          ASSERT_EQ(c_narrow[i * narrow + j], c_wide[i * wide + j])
+              << "k=" << k << (t ? " A^T" : " A") << " C(" << i << "," << j << ")";
+        }
+      }
     }
   }
 }
