@@ -12,10 +12,11 @@
 //
 // Implementations, chosen at run time (ActiveGemm() says which one and why):
 //  - mxlite's BLIS-style GEMM: packed A and B panels, cache blocking, an AVX2+FMA 6x16
-//    micro-kernel (a row-major A whose depth fits one k block is read in place, not packed). Used when the CPU supports avx2 and fma. A product with one row (m == 1, e.g.
-//    FullyConnected at batch 1) skips the packing and reads op(B) once in place (dot products or
-//    row updates); being bound by memory bandwidth, it splits across threads once each streams
-//    256 KiB of op(B).
+//    micro-kernel (a row-major A is read in place, not packed, when its whole depth is one k block
+//    or a thread's product has at most 512 columns). Used when the CPU supports avx2 and fma. A
+//    product with one row (m == 1, e.g. FullyConnected at batch 1) skips the packing and reads
+//    op(B) once in place (dot products or row updates); being bound by memory bandwidth, it splits
+//    across threads once each streams 256 KiB of op(B).
 //  - Eigen 3.4's GEMM, the portable reference, on CPUs without them or when forced with
 //    SetGemmImplementation(GemmImplementation::kEigen) (tests and comparisons).
 // Both split C into blocks run on the intra-op pool (ops/cpu/parallel.h) when the product is large

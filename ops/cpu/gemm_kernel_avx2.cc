@@ -114,50 +114,27 @@ MXLITE_AVX2 inline void StoreTile(const float* tile, float* c, int64_t ldc, int 
 }
 
 // Tiles of at most 8 columns (the last panel of a matrix whose width is 1-8 past a multiple of 16,
-// e.g. 49 or 196 output pixels) use only the left half of the B panel: half the FMAs of a full
-// tile, where the full kernel would multiply zeros (the right half of `tile` is zeroed). Each lane
-// sums its products in the same order as the full kernel (one FMA per k step), so a column gets
-// the same bits in either kernel.
-MXLITE_AVX2 void NarrowTile(int64_t kc, const float* a, const float* b, float* tile) {
+// e.g. 49 or 196 output pixels, or 24 output channels) use only the left half of the B panel:
+// half the FMAs of a full tile, where the full kernel would multiply zeros (the right half of
+// `tile` is zeroed). A's value of row r at step p is a[r * row_stride + p * step_stride]: a packed
+// panel (1, kMr) or rows read in place (lda, 1). Each lane sums its products in the same order as
+// the full kernels (one FMA per k step), so a column gets the same bits in either.
+MXLITE_AVX2 void NarrowTile(int64_t kc, const float* a, int64_t row_stride, int64_t step_stride,
+                            const float* b, float* tile) {
+  const float *a0 = a, *a1 = a + row_stride, *a2 = a + 2 * row_stride, *a3 = a + 3 * row_stride,
+              *a4 = a + 4 * row_stride, *a5 = a + 5 * row_stride;
   // Six named accumulators: with an array GCC stores them back to the stack on every step.
   __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0, acc4 = acc0,
          acc5 = acc0;
-  for (int64_t p = 0; p < kc; ++p, a += kMr, b += kNr) {
-    const __m256 b_step = _mm256_load_ps(b);
-    acc0 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(a + 0), acc0);
-    acc1 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(a + 1), acc1);
-    acc2 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(a + 2), acc2);
-    acc3 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(a + 3), acc3);
-    acc4 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(a + 4), acc4);
-    acc5 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(a + 5), acc5);
-  }
-  _mm256_store_ps(tile + 0 * kNr, acc0);
-  _mm256_store_ps(tile + 1 * kNr, acc1);
-  _mm256_store_ps(tile + 2 * kNr, acc2);
-  _mm256_store_ps(tile + 3 * kNr, acc3);
-  _mm256_store_ps(tile + 4 * kNr, acc4);
-  _mm256_store_ps(tile + 5 * kNr, acc5);
-  for (int r = 0; r < kMr; ++r) _mm256_store_ps(tile + r * kNr + 8, _mm256_setzero_ps());
-}
-
-// NarrowTile with the six A rows read in place (row r at a + r * lda): the narrow last panel of
-// a product whose A is not packed (MobileNet-V2's 56x56 projections to 24 channels: a 16-column
-// panel and an 8-column one), where the full in-place kernel would spend half its FMAs on zero
-// columns. Same order of sums, so the same bits as the full kernel's left half.
-MXLITE_AVX2 void NarrowTileRowsInPlace(int64_t kc, const float* a, int64_t lda, const float* b,
-                                       float* tile) {
-  const float *a0 = a, *a1 = a + lda, *a2 = a + 2 * lda, *a3 = a + 3 * lda, *a4 = a + 4 * lda,
-              *a5 = a + 5 * lda;
-  __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0, acc4 = acc0,
-         acc5 = acc0;
   for (int64_t p = 0; p < kc; ++p, b += kNr) {
+    const int64_t step = p * step_stride;
     const __m256 b_step = _mm256_load_ps(b);
-    acc0 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(a0 + p), acc0);
-    acc1 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(a1 + p), acc1);
-    acc2 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(a2 + p), acc2);
-    acc3 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(a3 + p), acc3);
-    acc4 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(a4 + p), acc4);
-    acc5 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(a5 + p), acc5);
+    acc0 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(a0 + step), acc0);
+    acc1 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(a1 + step), acc1);
+    acc2 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(a2 + step), acc2);
+    acc3 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(a3 + step), acc3);
+    acc4 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(a4 + step), acc4);
+    acc5 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(a5 + step), acc5);
   }
   _mm256_store_ps(tile + 0 * kNr, acc0);
   _mm256_store_ps(tile + 1 * kNr, acc1);
@@ -267,7 +244,7 @@ MXLITE_AVX2 void SgemmMicroKernelAvx2Fma(int64_t kc, const float* a_panel, const
   if (columns <= kNr / 2 || rows < kMr) {
     alignas(32) float tile[kMr * kNr];
     if (columns <= kNr / 2) {
-      NarrowTile(kc, a_panel, b_panel, tile);
+      NarrowTile(kc, a_panel, /*row_stride=*/1, /*step_stride=*/kMr, b_panel, tile);
     } else {
       ShortTileOfRows(rows, kc, a_panel, b_panel, tile);
     }
@@ -451,7 +428,7 @@ MXLITE_AVX2 void SgemmMicroKernelAvx2FmaRowsInPlace(int64_t kc, const float* a, 
                                                     const Epilogue<float>& epilogue) {
   if (columns <= kNr / 2) {
     alignas(32) float tile[kMr * kNr];
-    NarrowTileRowsInPlace(kc, a, lda, b_panel, tile);
+    NarrowTile(kc, a, /*row_stride=*/lda, /*step_stride=*/1, b_panel, tile);
     StoreTile(tile, c, ldc, kMr, columns, alpha, beta, epilogue);
     return;
   }
