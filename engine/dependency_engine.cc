@@ -158,6 +158,11 @@ void CompletionSignal::Wait() {
   cv_.wait(lock, [&] { return done_; });
 }
 
+bool CompletionSignal::Done() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return done_;
+}
+
 // ------------------------------------------------------------------------------------------------
 // DependencyEngine: pushing
 // ------------------------------------------------------------------------------------------------
@@ -261,6 +266,16 @@ void DependencyEngine::DeleteVariable(SyncFn on_delete, Context ctx, VarHandle v
 // Waiting
 // ------------------------------------------------------------------------------------------------
 
+// The waiting thread runs ops the way a worker does: they must not join the bulk this thread
+// may have open (a worker has none), so the bulk is set aside while they run.
+template <typename Waiting>
+void DependencyEngine::HelpWhile(Waiting waiting) {
+  const void* const bulk_owner = std::exchange(tls_bulk.owner, nullptr);  // flushed: no segment
+  while (waiting() && RunOneForWaiter()) {
+  }
+  tls_bulk.owner = bulk_owner;
+}
+
 void DependencyEngine::WaitForVar(VarHandle var) {
   FlushBulk();
   MX_CHECK(var != nullptr && !var->delete_pushed()) << "WaitForVar on a deleted or null var";
@@ -279,6 +294,7 @@ void DependencyEngine::WaitForVar(VarHandle var) {
   // Exclusive access, so the wait also follows earlier readers of the var.
   op->deps.push_back({var, op, true, 0, nullptr});
   Submit(op);
+  HelpWhile([&] { return !signal.Done(); });
   signal.Wait();
   if (error && !error->reported.exchange(true, std::memory_order_acq_rel)) {
     std::rethrow_exception(error->exception);
@@ -292,6 +308,7 @@ void DependencyEngine::WaitUntilIdle() {
 
 void DependencyEngine::WaitForAll() {
   FlushBulk();
+  HelpWhile([&] { return pending_ops_.load(std::memory_order_acquire) != 0; });
   WaitUntilIdle();
   std::vector<ErrorRef> errors;
   {

@@ -97,6 +97,7 @@ struct OpBlock {
 struct CompletionSignal {
   void Notify();
   void Wait();
+  bool Done();
 
  private:
   std::mutex mutex_;
@@ -141,6 +142,9 @@ class DependencyEngine : public Engine {
   virtual void Dispatch(OpBlock* op) = 0;
   // NaiveEngine: every push returns only after its op has completed.
   virtual bool PushWaitsForCompletion() const { return false; }
+  // Runs one ready op on the calling thread, which is waiting on the engine, when the engine
+  // has one such a thread may run (a CPU op within the worker limit); returns whether it ran one.
+  virtual bool RunOneForWaiter() { return false; }
   // Blocks until no op is pending; derived destructors call it before stopping their workers.
   void WaitUntilIdle();
 
@@ -150,6 +154,9 @@ class DependencyEngine : public Engine {
                  OpOptions options);
   void Submit(OpBlock* op);
   void Ready(OpBlock* op);
+  // Runs ready ops on this waiting thread (RunOneForWaiter) while `waiting()` and there are some.
+  template <typename Waiting>
+  void HelpWhile(Waiting waiting);
   void ExecuteSegment(OpBlock* op, RunContext run_context);
   void RunStep(const SyncFn& fn, bool profile, const std::string& name, RunContext run_context);
   static void OnAsyncComplete(void* engine, void* op, std::exception_ptr error);

@@ -37,6 +37,15 @@
 // a push after DeleteVariable is an error while the var is still pending deletion, and undefined
 // once it is freed).
 //
+// Waiting. A thread blocked in WaitForVar or WaitForAll on a threaded engine first runs ready CPU
+// ops itself, as a worker would, while its wait is unmet (ONNX Runtime runs a whole inference on
+// the caller's thread): a pass pushed and waited for then needs no worker to wake up for it and
+// no wake-up of the waiter after it. Waiters included, no more CPU ops run at once than there are
+// CPU workers (ThreadedEnginePerDevice: MXNET_CPU_WORKER_NTHREADS; ThreadedEngine's one pool:
+// that plus MXNET_CPU_PRIORITY_NTHREADS). GPU ops, and on ThreadedEnginePerDevice CPU ops with
+// priority > 0, run only on their workers. Such an op sees the waiting thread's
+// thread-local state (ScopedIntraOpThreads in ops/cpu/parallel.h, for one).
+//
 // Ownership. The engine owns its vars: NewVar() returns a handle valid until the op pushed by
 // DeleteVariable() has run; using a var after DeleteVariable() is an error. Op functions are moved
 // into the engine and destroyed after they run.

@@ -30,6 +30,7 @@ class ThreadedEngine final : public DependencyEngine {
 
  protected:
   void Dispatch(OpBlock* op) override { pool_.Push(op, op->priority > 0); }
+  bool RunOneForWaiter() override { return pool_.RunOneForWaiter(); }
 
  private:
   WorkerPool pool_;
@@ -110,6 +111,8 @@ class ThreadedEnginePerDevice final : public DependencyEngine {
           .Push(op, op->priority > 0);
     }
   }
+  // A waiter helps the CPU workers only; priority ops keep their own threads.
+  bool RunOneForWaiter() override { return cpu_pool_.RunOneForWaiter(); }
 
  private:
   WorkerPool::Runner Runner() {

@@ -4,7 +4,12 @@
 // its DeviceStreams (so a GPU worker has its own stream per device). The destructor stops the
 // queue and joins the workers after they have drained it; callers make sure no op is still
 // pending (DependencyEngine::WaitUntilIdle) before destroying a pool.
-// Thread safety: Push may be called from any thread.
+//
+// A thread waiting on the engine may run a queued CPU op itself (RunOneForWaiter), as a worker
+// would: no futex wake-up of a worker before the op and none of the waiter after it. The pool runs
+// at most `threads` ops at once, workers and waiters together, so MXNET_CPU_WORKER_NTHREADS still
+// bounds how many CPU ops run concurrently.
+// Thread safety: Push and RunOneForWaiter may be called from any thread.
 #pragma once
 
 #include <atomic>
@@ -33,12 +38,21 @@ class WorkerPool {
 
   void Push(OpBlock* op, bool high_priority);
 
+  // Runs the next queued op on the calling thread when it is a CPU op and fewer than `threads` ops
+  // of this pool are running; returns whether it ran one. For threads waiting on the engine (they
+  // hold no engine lock); the op sees the caller's thread-local state (e.g. ScopedIntraOpThreads).
+  bool RunOneForWaiter();
+
  private:
   OpBlock* Pop();  // blocks; nullptr once stopped and drained
+  bool QueueEmpty() const;   // REQUIRES(mutex_)
+  OpBlock* FrontOp() const;  // REQUIRES(mutex_); the op TakeFront would take
+  OpBlock* TakeFront();      // REQUIRES(mutex_); the queue is not empty
   void WorkerLoop(int index);
 
   const std::string name_;
   const Runner run_;
+  const int slots_;  // ops that may run at once: the worker count
   std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<OpBlock*> high_priority_;  // GUARDED_BY(mutex_)
@@ -51,6 +65,9 @@ class WorkerPool {
   // before they block: a spinning worker takes the next op, so Push need not wake anyone.
   std::atomic<int> queued_{0};
   std::atomic<int> spinning_{0};
+  // Ops running, on workers or waiters. Taken under mutex_; a worker gives its slot back without
+  // the lock (it takes the next op itself), a waiter under it (a worker may wait for the slot).
+  std::atomic<int> running_{0};
   bool stopped_ = false;  // GUARDED_BY(mutex_)
   std::vector<std::thread> threads_;
 };

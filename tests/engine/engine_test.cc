@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <random>
@@ -559,6 +561,127 @@ TEST(EngineFactory, BulkSizeFollowsSettings) {
     settings().Reset(name);
   }
 }
+
+// ------------------------------------------------------------------------------------------------
+// Waiting threads run ready CPU ops (engine.h, "Waiting"): the threaded engines only.
+// ------------------------------------------------------------------------------------------------
+
+class WaiterHelps : public ::testing::TestWithParam<EngineType> {
+ protected:
+  void SetUp() override {
+    settings().Set("MXNET_CPU_WORKER_NTHREADS", "1");
+    settings().Set("MXNET_CPU_PRIORITY_NTHREADS", "1");
+    engine_ = CreateEngine(GetParam());
+    settings().Reset("MXNET_CPU_WORKER_NTHREADS");
+    settings().Reset("MXNET_CPU_PRIORITY_NTHREADS");
+  }
+  std::unique_ptr<Engine> engine_;
+};
+
+TEST_P(WaiterHelps, WaitingThreadRunsReadyCpuOps) {
+  // The worker sleeps between round trips, so the waiter finds each op still queued and runs it
+  // (a worker that wakes first may take one now and then).
+  VarHandle var = engine_->NewVar();
+  const std::thread::id waiter = std::this_thread::get_id();
+  int ran = 0;
+  int ran_by_waiter = 0;
+  for (int i = 0; i < 200; ++i) {
+    engine_->PushSync(
+        [&](RunContext) {
+          ++ran;
+          ran_by_waiter += std::this_thread::get_id() == waiter;
+        },
+        Context::CPU(), {}, {var}, 0, "round_trip");
+    engine_->WaitForVar(var);
+  }
+  EXPECT_EQ(ran, 200);
+  EXPECT_GT(ran_by_waiter, 0);
+  engine_->WaitForAll();
+}
+
+TEST_P(WaiterHelps, WaitersStayWithinTheWorkerLimit) {
+  // Every CPU worker runs a held op (ThreadedEngine's one pool also has the priority thread);
+  // a waiter must then leave `next` queued until a worker is free, not run it alongside them.
+  const int workers = GetParam() == EngineType::kThreaded ? 2 : 1;
+  std::mutex mutex;
+  std::condition_variable cv;
+  int started = 0;
+  bool released = false;  // GUARDED_BY(mutex)
+  std::atomic<bool> release_sent{false};
+  for (int i = 0; i < workers; ++i) {
+    engine_->PushSync(
+        [&](RunContext) {
+          std::unique_lock<std::mutex> lock(mutex);
+          ++started;
+          cv.notify_all();
+          cv.wait(lock, [&] { return released; });
+        },
+        Context::CPU(), {}, {engine_->NewVar()}, 0, "held");
+  }
+  {
+    std::unique_lock<std::mutex> lock(mutex);
+    cv.wait(lock, [&] { return started == workers; });
+  }
+  VarHandle next_var = engine_->NewVar();
+  bool ran_while_held = false;
+  engine_->PushSync([&](RunContext) { ran_while_held = !release_sent.load(); }, Context::CPU(), {},
+                    {next_var}, 0, "next");
+  std::thread releaser([&] {
+    // Long enough for the waiter to reach its help loop; an unlimited waiter would run `next` now.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    release_sent = true;
+    std::lock_guard<std::mutex> lock(mutex);
+    released = true;
+    cv.notify_all();
+  });
+  engine_->WaitForVar(next_var);
+  releaser.join();
+  EXPECT_FALSE(ran_while_held);
+  engine_->WaitForAll();
+}
+
+TEST_P(WaiterHelps, PriorityOpsRunOnlyOnTheirWorkers) {
+  if (GetParam() != EngineType::kThreadedPerDevice) GTEST_SKIP() << "one shared pool";
+  VarHandle var = engine_->NewVar();
+  const std::thread::id waiter = std::this_thread::get_id();
+  int ran_by_waiter = 0;
+  for (int i = 0; i < 100; ++i) {
+    engine_->PushSync([&](RunContext) { ran_by_waiter += std::this_thread::get_id() == waiter; },
+                      Context::CPU(), {}, {var}, /*priority=*/1, "priority");
+    engine_->WaitForVar(var);
+  }
+  EXPECT_EQ(ran_by_waiter, 0);
+}
+
+TEST_P(WaiterHelps, OpsRunByAWaiterDoNotJoinItsBulk) {
+  // An op pushed from an op runs on its own even when a waiter with an open bulk ran the pusher.
+  VarHandle outer = engine_->NewVar();
+  VarHandle inner = engine_->NewVar();
+  engine_->BeginBulk(100);
+  for (int i = 0; i < 50; ++i) {
+    const uint64_t version = engine_->VarVersion(inner);
+    engine_->PushSync(
+        [&](RunContext) {
+          engine_->PushSync([](RunContext) {}, Context::CPU(), {}, {inner}, 0, "inner");
+        },
+        Context::CPU(), {}, {outer}, 0, "outer");
+    engine_->WaitForVar(outer);
+    // No flush from here on: `inner` completes only if it was pushed as an op of its own.
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (engine_->VarVersion(inner) == version && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::yield();
+    }
+    ASSERT_EQ(engine_->VarVersion(inner), version + 1) << "round " << i;
+  }
+  engine_->EndBulk();
+  engine_->WaitForAll();
+}
+
+INSTANTIATE_TEST_SUITE_P(ThreadedEngines, WaiterHelps,
+                         ::testing::Values(EngineType::kThreaded, EngineType::kThreadedPerDevice),
+                         [](const ::testing::TestParamInfo<EngineType>& info) {
+                           return std::string(EngineTypeName(info.param));
+                         });
 
 }  // namespace
 }  // namespace mxlite
