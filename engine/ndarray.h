@@ -74,6 +74,22 @@ class NDArray {
     return static_cast<T*>(data());
   }
 
+  // What this handle refers to: its storage (with its var) and first element. An executor keeps
+  // the identities of the arrays its prepared ops captured and checks them every pass. Holds no
+  // storage (the array may be freed meanwhile) yet pins the chunk's address, so no later array
+  // can match a freed one.
+  struct Identity {
+    std::weak_ptr<const void> chunk;
+    size_t byte_offset = 0;
+  };
+  Identity identity() const { return {chunk_, byte_offset_}; }
+  // Whether this handle refers to what `identity` was taken from (empty handles match each
+  // other). Compares pointers only: no read of the chunk, so a check over many arrays stays cheap.
+  bool Is(const Identity& identity) const {
+    return identity.byte_offset == byte_offset_ && !identity.chunk.owner_before(chunk_) &&
+           !chunk_.owner_before(identity.chunk);
+  }
+
   // Block until pending writes (WaitToRead) or all pending uses (WaitToWrite) are done; the
   // engine waits for every earlier op on the var in both cases.
   void WaitToRead() const;

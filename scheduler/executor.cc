@@ -406,16 +406,10 @@ Executor::PreparedStep Executor::PrepareStep(const Step& step, bool is_train) co
   return prepared;
 }
 
-std::pair<const void*, VarHandle> Executor::SlotArrayIdentity(size_t slot) const {
-  const NDArray& array = slot_arrays_[slot];
-  if (array.is_none()) return {nullptr, nullptr};
-  return {array.data(), array.var()};
-}
-
 bool Executor::StillPrepared(const PreparedPass& pass) const {
   if (!pass.prepared) return false;
   for (size_t slot = 0; slot < slot_arrays_.size(); ++slot) {
-    if (pass.arrays[slot] != SlotArrayIdentity(slot)) return false;
+    if (!slot_arrays_[slot].Is(pass.arrays[slot])) return false;
   }
   return true;
 }
@@ -441,7 +435,7 @@ const std::vector<Executor::PreparedStep>& Executor::Prepared(PreparedPass& pass
   }
   pass.arrays.clear();
   for (size_t slot = 0; slot < slot_arrays_.size(); ++slot) {
-    pass.arrays.push_back(SlotArrayIdentity(slot));
+    pass.arrays.push_back(slot_arrays_[slot].identity());
   }
   pass.prepared = true;
   return pass.steps;

@@ -172,7 +172,7 @@ class Executor {
   // Steps made ready for one kind of pass, valid while every slot keeps the array they captured.
   struct PreparedPass {
     std::vector<PreparedStep> steps;
-    std::vector<std::pair<const void*, VarHandle>> arrays;  // per slot when prepared
+    std::vector<NDArray::Identity> arrays;  // per slot, when prepared
     bool prepared = false;
     // The steps recorded as engine segments of at most segment_size steps (each also ending after
     // a step that writes a parameter's gradient), made on the first bulked push after preparing.
@@ -183,8 +183,6 @@ class Executor {
   static PreparedStep CombineSteps(std::vector<PreparedStep> steps);
   const std::vector<PreparedStep>& Prepared(PreparedPass& pass, const std::vector<Step>& steps,
                                             bool is_train);
-  // What a prepared step captured of a slot's own array: its data and var (nulls for none).
-  std::pair<const void*, VarHandle> SlotArrayIdentity(size_t slot) const;
   bool StillPrepared(const PreparedPass& pass) const;
   void Push(const PreparedStep& step) const;
   // Pushes a pass's steps: as recorded segments of bulk_size steps, or one op each (bulk_size 0).

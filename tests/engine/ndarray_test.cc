@@ -73,6 +73,29 @@ TEST_P(NDArrayTest, SlicesShareStorageAndVar) {
   EXPECT_EQ(a.Slice(2, 2).size(), 0);
 }
 
+TEST_P(NDArrayTest, IdentityFollowsTheArrayNotItsAddress) {
+  NDArray a = NDArray::FromVector<float>(Iota(12), Shape{4, 3}, Context::CPU(), engine_);
+  const NDArray::Identity of_a = a.identity();
+  NDArray handle_copy = a;
+  EXPECT_TRUE(handle_copy.Is(of_a));
+  EXPECT_TRUE(a.Slice(0, 4).Is(of_a));  // the same storage from the same first element
+  EXPECT_FALSE(a.Slice(1, 3).Is(of_a));
+  EXPECT_FALSE(a.Slice(1, 3).Is(a.Slice(2, 3).identity()));
+  EXPECT_FALSE(a.CopyTo(Context::CPU()).Is(of_a));
+  EXPECT_FALSE(NDArray().Is(of_a));
+  EXPECT_FALSE(a.Is(NDArray().identity()));
+  EXPECT_TRUE(NDArray().Is(NDArray().identity()));
+  // Freed, then replaced by arrays of the same size (the storage pool hands the bytes out again):
+  // none of them is the array the identity was taken from.
+  a = NDArray();
+  handle_copy = NDArray();
+  engine_->WaitForAll();
+  for (int i = 0; i < 50; ++i) {
+    NDArray other = NDArray::FromVector<float>(Iota(12), Shape{4, 3}, Context::CPU(), engine_);
+    ASSERT_FALSE(other.Is(of_a)) << "array " << i;
+  }
+}
+
 TEST_P(NDArrayTest, CopiesAreIndependent) {
   NDArray a = NDArray::FromVector<int32_t>({1, 2, 3}, Shape{3}, Context::CPU(), engine_);
   NDArray b = a.CopyTo(Context::CPU());
