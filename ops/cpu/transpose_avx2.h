@@ -19,7 +19,8 @@ void Transpose8x8Block4Bytes(const uint32_t* in, int64_t in_stride, uint32_t* ou
 // possibly 0), the caller does the rest. Each pixel b is written as one full 8-lane store whose
 // lanes past `rows` land in the places of the pixels after it, which later stores (in increasing
 // b) overwrite: so it needs out's places up to count * rows to be the caller's and written only
-// after it returns. NCHW -> NHWC of a 3-channel image is this with rows = 3.
+// after it returns. NCHW -> NHWC of a 3-channel image is this with rows = 3, which has its own
+// path: three permutes and three full stores per 8 pixels, each output element written once.
 int64_t InterleaveRows4Bytes(const uint32_t* in, int64_t in_stride, int rows, int64_t count,
                              uint32_t* out);
 
