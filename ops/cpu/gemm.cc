@@ -307,10 +307,21 @@ void MacroKernel(int64_t rows, int64_t columns, int64_t depth, float alpha, cons
       b_panel = b.ready + j * depth;
     }
     const float* next_panel = NextPrepackedPanel(b, j, columns, depth);
+    const bool narrow = tile_columns <= kNr / 2;
     for (int64_t i = 0; i < rows; i += kMr) {
       if (next_panel != nullptr) PrefetchPanelShare(next_panel, depth, row_tiles, i / kMr);
       const int tile_rows = static_cast<int>(std::min<int64_t>(kMr, rows - i));
       const Epilogue<float> tile_epilogue = epilogue.empty() ? epilogue : epilogue.Offset(i, j);
+      if (narrow && i + 2 * kMr <= rows) {  // two full tiles of a narrow panel together
+        if (next_panel != nullptr) PrefetchPanelShare(next_panel, depth, row_tiles, i / kMr + 1);
+        const float* first = a.in_place ? a.in_place + i * a.lda : a.packed + i * depth;
+        const float* second = a.in_place ? first + kMr * a.lda : first + kMr * depth;
+        detail::SgemmNarrowTilePairAvx2Fma(depth, first, second, a.in_place ? a.lda : 1,
+                                           a.in_place ? 1 : kMr, b_panel, c + i * ldc + j, ldc,
+                                           tile_columns, alpha, beta, tile_epilogue);
+        i += kMr;
+        continue;
+      }
       if (a.in_place == nullptr) {
         detail::SgemmMicroKernelAvx2Fma(depth, a.packed + i * depth, b_panel, c + i * ldc + j,
                                         ldc, tile_rows, tile_columns, alpha, beta, tile_epilogue);

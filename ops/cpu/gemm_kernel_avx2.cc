@@ -145,6 +145,49 @@ MXLITE_AVX2 void NarrowTile(int64_t kc, const float* a, int64_t row_stride, int6
   for (int r = 0; r < kMr; ++r) _mm256_store_ps(tile + r * kNr + 8, _mm256_setzero_ps());
 }
 
+// Two narrow tiles at once (12 rows: row tiles i and i + 6 of the same narrow panel). NarrowTile's
+// six accumulators are six dependency chains, too few to hide the FMA latency (two FMAs a cycle,
+// 4-5 cycles each); twelve keep both units busy, for one B load and twelve broadcasts per k step.
+// A's row r at step p: first[r * row_stride + p * step_stride] for the first tile's rows,
+// second[...] for the second's. Same per-lane order as every kernel here (one FMA per k step): same
+// bits. Writes rows 0-5 of each tile's left half (StoreTile of a narrow tile reads no more).
+MXLITE_AVX2 void NarrowTilePair(int64_t kc, const float* first, const float* second,
+                                int64_t row_stride, int64_t step_stride, const float* b,
+                                float* first_tile, float* second_tile) {
+  const int64_t s1 = row_stride, s2 = 2 * row_stride, s3 = 3 * row_stride, s4 = 4 * row_stride,
+                s5 = 5 * row_stride;
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0, acc4 = acc0,
+         acc5 = acc0, acc6 = acc0, acc7 = acc0, acc8 = acc0, acc9 = acc0, acc10 = acc0,
+         acc11 = acc0;
+  for (int64_t p = 0; p < kc; ++p, b += kNr, first += step_stride, second += step_stride) {
+    const __m256 b_step = _mm256_load_ps(b);
+    acc0 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(first), acc0);
+    acc1 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(first + s1), acc1);
+    acc2 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(first + s2), acc2);
+    acc3 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(first + s3), acc3);
+    acc4 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(first + s4), acc4);
+    acc5 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(first + s5), acc5);
+    acc6 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(second), acc6);
+    acc7 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(second + s1), acc7);
+    acc8 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(second + s2), acc8);
+    acc9 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(second + s3), acc9);
+    acc10 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(second + s4), acc10);
+    acc11 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(second + s5), acc11);
+  }
+  _mm256_store_ps(first_tile + 0 * kNr, acc0);
+  _mm256_store_ps(first_tile + 1 * kNr, acc1);
+  _mm256_store_ps(first_tile + 2 * kNr, acc2);
+  _mm256_store_ps(first_tile + 3 * kNr, acc3);
+  _mm256_store_ps(first_tile + 4 * kNr, acc4);
+  _mm256_store_ps(first_tile + 5 * kNr, acc5);
+  _mm256_store_ps(second_tile + 0 * kNr, acc6);
+  _mm256_store_ps(second_tile + 1 * kNr, acc7);
+  _mm256_store_ps(second_tile + 2 * kNr, acc8);
+  _mm256_store_ps(second_tile + 3 * kNr, acc9);
+  _mm256_store_ps(second_tile + 4 * kNr, acc10);
+  _mm256_store_ps(second_tile + 5 * kNr, acc11);
+}
+
 // Tiles of fewer than 6 rows (the last row tile of a matrix whose height is not a multiple of 6:
 // 49 output pixels at 7x7 leave one row) multiply only the rows they have: 2 x kRows FMAs per k
 // step where the full kernel would spend 12 on zero rows (one row: about a quarter of a full
@@ -395,6 +438,19 @@ MXLITE_AVX2 void SgemmMicroKernelAvx2Fma(int64_t kc, const float* a_panel, const
         "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "cc", "memory");
 
   StoreTile(tile, c, ldc, rows, columns, alpha, beta, epilogue);
+}
+
+MXLITE_AVX2 void SgemmNarrowTilePairAvx2Fma(int64_t kc, const float* a_first, const float* a_second,
+                                            int64_t row_stride, int64_t step_stride,
+                                            const float* b_panel, float* c, int64_t ldc,
+                                            int columns, float alpha, float beta,
+                                            const Epilogue<float>& epilogue) {
+  alignas(32) float first_tile[kMr * kNr];
+  alignas(32) float second_tile[kMr * kNr];
+  NarrowTilePair(kc, a_first, a_second, row_stride, step_stride, b_panel, first_tile, second_tile);
+  StoreTile(first_tile, c, ldc, kMr, columns, alpha, beta, epilogue);
+  StoreTile(second_tile, c + kMr * ldc, ldc, kMr, columns, alpha, beta,
+            epilogue.empty() ? epilogue : epilogue.Offset(kMr, 0));
 }
 
 // One k step of the in-place kernel: B step `step` (two vectors at byte offset 64 * step of the

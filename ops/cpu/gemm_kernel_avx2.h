@@ -41,6 +41,16 @@ void SgemmMicroKernelAvx2FmaRowsInPlace(int64_t kc, const float* a, int64_t lda,
                                         const float* b_panel, float* c, int64_t ldc, int columns,
                                         float alpha, float beta, const Epilogue<float>& epilogue);
 
+// Two full-height tiles stacked (rows [0, 2 * MR)) of a narrow panel (columns <= NR / 2) in one
+// pass, twelve accumulators instead of six per tile (which leave the FMA units waiting on
+// latency). A's element of row r < MR at step p is a_first[r * row_stride + p * step_stride], of
+// row MR + r likewise from a_second: packed panels (1, MR) or rows in place (lda, 1). Same bits
+// as the other kernels; the epilogue is offset to each tile.
+void SgemmNarrowTilePairAvx2Fma(int64_t kc, const float* a_first, const float* a_second,
+                                int64_t row_stride, int64_t step_stride, const float* b_panel,
+                                float* c, int64_t ldc, int columns, float alpha, float beta,
+                                const Epilogue<float>& epilogue);
+
 // Packs one full A panel from row-major A: packed[p * MR + r] = a[r * lda + p] for the MR rows
 // r and `depth` steps p (8 steps at a time through an 8x8 register transpose). Writes exactly
 // MR * depth floats.

@@ -372,7 +372,7 @@ TEST(GemmTest, NarrowEdgeTilesSumLikeFullTiles) {
   GemmImplementations implementations;
   SetGemmImplementation(GemmImplementation::kAvx2Fma);
   ScopedIntraOpThreads threads(1);
-  constexpr int64_t m = 13, wide = 30, narrow = 20;
+  constexpr int64_t m = 31, wide = 30, narrow = 20;  // row tiles: two pairs, one single, one short
   std::mt19937 rng(7);
   for (int64_t k : {300, 1100}) {
     for (Transpose trans_a : kBothTransposes) {
