@@ -172,12 +172,14 @@ void BM_Sgemm(benchmark::State& state, Impl impl, GemmShape shape, int threads) 
   mxlite::cpu::SetGemmImplementation(mxlite::cpu::GemmImplementation::kAuto);
 }
 
-// NHWC 1x1 convolutions of MobileNet-V2 at batch 1 as GEMMs: m = pixels, n = out, k = in channels.
+// NHWC 1x1 convolutions of MobileNet-V2 at batch 1 as GEMMs: m = pixels, n = out, k = in channels;
+// and its classifier (one row: the row-vector path, or the packed path with a pre-packed weight).
 const GemmShape kPointwiseShapes[] = {
     {"mbv2_16to96_112", 112 * 112, 96, 16}, {"mbv2_24to144_56", 56 * 56, 144, 24},
     {"mbv2_144to24_56", 56 * 56, 24, 144},  {"mbv2_384to64_14", 14 * 14, 64, 384},
     {"mbv2_576to96_14", 14 * 14, 96, 576},  {"mbv2_960to160_7", 7 * 7, 160, 960},
     {"mbv2_960to320_7", 7 * 7, 320, 960},   {"mbv2_320to1280_7", 7 * 7, 1280, 320},
+    {"mbv2_classifier_b1", 1, 1000, 1280},  // FullyConnected 1280 -> 1000 at batch 1
 };
 
 void BM_PointwiseNhwc(benchmark::State& state, bool packed_b, GemmShape shape, int threads) {
