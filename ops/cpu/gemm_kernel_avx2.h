@@ -42,8 +42,7 @@ void SgemmMicroKernelAvx2FmaRowsInPlace(int64_t kc, const float* a, int64_t lda,
                                         float alpha, float beta, const Epilogue<float>& epilogue);
 
 // Two full-height tiles stacked (rows [0, 2 * MR)) of a narrow panel (columns <= NR / 2) in one
-// pass, twelve accumulators instead of six per tile (which leave the FMA units waiting on
-// latency). A's element of row r < MR at step p is a_first[r * row_stride + p * step_stride], of
+// pass: twelve independent accumulators instead of six per tile. A's element of row r < MR at step p is a_first[r * row_stride + p * step_stride], of
 // row MR + r likewise from a_second: packed panels (1, MR) or rows in place (lda, 1). Same bits
 // as the other kernels; the epilogue is offset to each tile.
 void SgemmNarrowTilePairAvx2Fma(int64_t kc, const float* a_first, const float* a_second,
