@@ -115,51 +115,25 @@ MXLITE_AVX2 inline void StoreTile(const float* tile, float* c, int64_t ldc, int 
 
 // Tiles of at most 8 columns (the last panel of a matrix whose width is 1-8 past a multiple of 16,
 // e.g. 49 or 196 output pixels, or 24 output channels) use only the left half of the B panel:
-// half the FMAs of a full tile, where the full kernel would multiply zeros (the right half of
-// `tile` is zeroed). A's value of row r at step p is a[r * row_stride + p * step_stride]: a packed
-// panel (1, kMr) or rows read in place (lda, 1). Each lane sums its products in the same order as
-// the full kernels (one FMA per k step), so a column gets the same bits in either.
-MXLITE_AVX2 void NarrowTile(int64_t kc, const float* a, int64_t row_stride, int64_t step_stride,
-                            const float* b, float* tile) {
-  const float *a0 = a, *a1 = a + row_stride, *a2 = a + 2 * row_stride, *a3 = a + 3 * row_stride,
-              *a4 = a + 4 * row_stride, *a5 = a + 5 * row_stride;
-  // Six named accumulators: with an array GCC stores them back to the stack on every step.
-  __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0, acc4 = acc0,
-         acc5 = acc0;
-  for (int64_t p = 0; p < kc; ++p, b += kNr) {
-    const int64_t step = p * step_stride;
-    const __m256 b_step = _mm256_load_ps(b);
-    acc0 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(a0 + step), acc0);
-    acc1 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(a1 + step), acc1);
-    acc2 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(a2 + step), acc2);
-    acc3 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(a3 + step), acc3);
-    acc4 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(a4 + step), acc4);
-    acc5 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(a5 + step), acc5);
-  }
-  _mm256_store_ps(tile + 0 * kNr, acc0);
-  _mm256_store_ps(tile + 1 * kNr, acc1);
-  _mm256_store_ps(tile + 2 * kNr, acc2);
-  _mm256_store_ps(tile + 3 * kNr, acc3);
-  _mm256_store_ps(tile + 4 * kNr, acc4);
-  _mm256_store_ps(tile + 5 * kNr, acc5);
-  for (int r = 0; r < kMr; ++r) _mm256_store_ps(tile + r * kNr + 8, _mm256_setzero_ps());
-}
-
-// Two narrow tiles at once (12 rows: row tiles i and i + 6 of the same narrow panel): twelve
-// independent accumulators instead of NarrowTile's six, for one B load and twelve broadcasts per
-// k step (the 144 -> 24 projection at 56x56, 3-4% faster). A's row r at step p:
-// first[r * row_stride + p * step_stride] for the first tile's rows, second[...] for the second's.
-// Same per-lane order as every kernel here (one FMA per k step): same bits. The right halves of
-// both tiles are zeroed, as NarrowTile does (StoreTile reads them, and stores none of their lanes).
-MXLITE_AVX2 void NarrowTilePair(int64_t kc, const float* first, const float* second,
-                                int64_t row_stride, int64_t step_stride, const float* b,
-                                float* first_tile, float* second_tile) {
+// half the FMAs of a full tile, where the full kernel would multiply zeros. kTiles = 2 runs row
+// tiles i and i + 6 of the panel together: twelve independent accumulators instead of six, for one
+// B load and twelve broadcasts per k step (the 144 -> 24 projection at 56x56, 3-4% faster). A's
+// value of row r at step p is first[r * row_stride + p * step_stride] (second[...] for the second
+// tile's rows): a packed panel (1, kMr) or rows read in place (lda, 1). Each lane sums its
+// products in the same order as the full kernels (one FMA per k step), so a column gets the same
+// bits in either. The tiles' right halves are zeroed (StoreTile reads them, stores none of them).
+template <int kTiles>
+MXLITE_AVX2 void NarrowTiles(int64_t kc, const float* first, const float* second,
+                             int64_t row_stride, int64_t step_stride, const float* b,
+                             float* first_tile, float* second_tile) {
+  static_assert(kTiles == 1 || kTiles == 2);
   const int64_t s1 = row_stride, s2 = 2 * row_stride, s3 = 3 * row_stride, s4 = 4 * row_stride,
                 s5 = 5 * row_stride;
+  // Named accumulators: with an array GCC stores them back to the stack on every step.
   __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0, acc2 = acc0, acc3 = acc0, acc4 = acc0,
          acc5 = acc0, acc6 = acc0, acc7 = acc0, acc8 = acc0, acc9 = acc0, acc10 = acc0,
          acc11 = acc0;
-  for (int64_t p = 0; p < kc; ++p, b += kNr, first += step_stride, second += step_stride) {
+  for (int64_t p = 0; p < kc; ++p, b += kNr, first += step_stride) {
     const __m256 b_step = _mm256_load_ps(b);
     acc0 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(first), acc0);
     acc1 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(first + s1), acc1);
@@ -167,12 +141,15 @@ MXLITE_AVX2 void NarrowTilePair(int64_t kc, const float* first, const float* sec
     acc3 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(first + s3), acc3);
     acc4 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(first + s4), acc4);
     acc5 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(first + s5), acc5);
-    acc6 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(second), acc6);
-    acc7 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(second + s1), acc7);
-    acc8 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(second + s2), acc8);
-    acc9 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(second + s3), acc9);
-    acc10 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(second + s4), acc10);
-    acc11 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(second + s5), acc11);
+    if constexpr (kTiles == 2) {
+      acc6 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(second), acc6);
+      acc7 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(second + s1), acc7);
+      acc8 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(second + s2), acc8);
+      acc9 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(second + s3), acc9);
+      acc10 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(second + s4), acc10);
+      acc11 = _mm256_fmadd_ps(b_step, _mm256_broadcast_ss(second + s5), acc11);
+      second += step_stride;
+    }
   }
   _mm256_store_ps(first_tile + 0 * kNr, acc0);
   _mm256_store_ps(first_tile + 1 * kNr, acc1);
@@ -180,16 +157,22 @@ MXLITE_AVX2 void NarrowTilePair(int64_t kc, const float* first, const float* sec
   _mm256_store_ps(first_tile + 3 * kNr, acc3);
   _mm256_store_ps(first_tile + 4 * kNr, acc4);
   _mm256_store_ps(first_tile + 5 * kNr, acc5);
-  _mm256_store_ps(second_tile + 0 * kNr, acc6);
-  _mm256_store_ps(second_tile + 1 * kNr, acc7);
-  _mm256_store_ps(second_tile + 2 * kNr, acc8);
-  _mm256_store_ps(second_tile + 3 * kNr, acc9);
-  _mm256_store_ps(second_tile + 4 * kNr, acc10);
-  _mm256_store_ps(second_tile + 5 * kNr, acc11);
-  for (int r = 0; r < kMr; ++r) {
-    _mm256_store_ps(first_tile + r * kNr + 8, _mm256_setzero_ps());
-    _mm256_store_ps(second_tile + r * kNr + 8, _mm256_setzero_ps());
+  for (int r = 0; r < kMr; ++r) _mm256_store_ps(first_tile + r * kNr + 8, _mm256_setzero_ps());
+  if constexpr (kTiles == 2) {
+    _mm256_store_ps(second_tile + 0 * kNr, acc6);
+    _mm256_store_ps(second_tile + 1 * kNr, acc7);
+    _mm256_store_ps(second_tile + 2 * kNr, acc8);
+    _mm256_store_ps(second_tile + 3 * kNr, acc9);
+    _mm256_store_ps(second_tile + 4 * kNr, acc10);
+    _mm256_store_ps(second_tile + 5 * kNr, acc11);
+    for (int r = 0; r < kMr; ++r) _mm256_store_ps(second_tile + r * kNr + 8, _mm256_setzero_ps());
   }
+}
+
+// One narrow tile.
+MXLITE_AVX2 void NarrowTile(int64_t kc, const float* a, int64_t row_stride, int64_t step_stride,
+                            const float* b, float* tile) {
+  NarrowTiles<1>(kc, a, nullptr, row_stride, step_stride, b, tile, nullptr);
 }
 
 // Tiles of fewer than 6 rows (the last row tile of a matrix whose height is not a multiple of 6:
@@ -197,7 +180,7 @@ MXLITE_AVX2 void NarrowTilePair(int64_t kc, const float* first, const float* sec
 // step where the full kernel would spend 12 on zero rows (one row: about a quarter of a full
 // tile's time, bound by its three loads per step). Each element is summed in the same order as by
 // the full kernel (one FMA per k step), so it gets the same bits. Named accumulators, as in
-// NarrowTile; rows past kRows are left as they are in `tile` (StoreTile reads only kRows rows).
+// NarrowTiles; rows past kRows are left as they are in `tile` (StoreTile reads only kRows rows).
 template <int kRows>
 MXLITE_AVX2 void ShortTile(int64_t kc, const float* a, const float* b, float* tile) {
   static_assert(kRows >= 1 && kRows < kMr);
@@ -451,7 +434,7 @@ MXLITE_AVX2 void SgemmNarrowTilePairAvx2Fma(int64_t kc, const float* a_first, co
                                             const Epilogue<float>& epilogue) {
   alignas(32) float first_tile[kMr * kNr];
   alignas(32) float second_tile[kMr * kNr];
-  NarrowTilePair(kc, a_first, a_second, row_stride, step_stride, b_panel, first_tile, second_tile);
+  NarrowTiles<2>(kc, a_first, a_second, row_stride, step_stride, b_panel, first_tile, second_tile);
   StoreTile(first_tile, c, ldc, kMr, columns, alpha, beta, epilogue);
   StoreTile(second_tile, c + kMr * ldc, ldc, kMr, columns, alpha, beta,
             epilogue.empty() ? epilogue : epilogue.Offset(kMr, 0));
