@@ -640,19 +640,6 @@ TEST_P(WaiterHelps, WaitersStayWithinTheWorkerLimit) {
   engine_->WaitForAll();
 }
 
-TEST_P(WaiterHelps, PriorityOpsRunOnlyOnTheirWorkers) {
-  if (GetParam() != EngineType::kThreadedPerDevice) GTEST_SKIP() << "one shared pool";
-  VarHandle var = engine_->NewVar();
-  const std::thread::id waiter = std::this_thread::get_id();
-  int ran_by_waiter = 0;
-  for (int i = 0; i < 100; ++i) {
-    engine_->PushSync([&](RunContext) { ran_by_waiter += std::this_thread::get_id() == waiter; },
-                      Context::CPU(), {}, {var}, /*priority=*/1, "priority");
-    engine_->WaitForVar(var);
-  }
-  EXPECT_EQ(ran_by_waiter, 0);
-}
-
 TEST_P(WaiterHelps, OpsRunByAWaiterDoNotJoinItsBulk) {
   // An op pushed from an op runs on its own even when a waiter with an open bulk ran the pusher.
   VarHandle outer = engine_->NewVar();
@@ -682,6 +669,20 @@ INSTANTIATE_TEST_SUITE_P(ThreadedEngines, WaiterHelps,
                          [](const ::testing::TestParamInfo<EngineType>& info) {
                            return std::string(EngineTypeName(info.param));
                          });
+
+// ThreadedEnginePerDevice runs priority CPU ops on their own pool, never on a waiter.
+TEST(WaiterHelpsPerDevice, PriorityOpsRunOnlyOnTheirWorkers) {
+  std::unique_ptr<Engine> engine = CreateEngine(EngineType::kThreadedPerDevice);
+  VarHandle var = engine->NewVar();
+  const std::thread::id waiter = std::this_thread::get_id();
+  int ran_by_waiter = 0;
+  for (int i = 0; i < 100; ++i) {
+    engine->PushSync([&](RunContext) { ran_by_waiter += std::this_thread::get_id() == waiter; },
+                     Context::CPU(), {}, {var}, /*priority=*/1, "priority");
+    engine->WaitForVar(var);
+  }
+  EXPECT_EQ(ran_by_waiter, 0);
+}
 
 }  // namespace
 }  // namespace mxlite
