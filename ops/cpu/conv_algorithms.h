@@ -150,7 +150,9 @@ class ConvAlgorithm {
 //      blocks when a thread's product has at most 512 columns; a last row tile of 1-5 rows
 //      multiplies only its rows; a last panel of 1-8 columns with A's rows in place only its
 //      half of the panel.
-inline constexpr int kCpuConvKernelsRevision = 8;
+//   9: NCHW -> NHWC of 3-channel images through one permute per channel (1.5-1.8x faster: the
+//      planner's timings of that transform are stale); narrow GEMM panels two row tiles at a time.
+inline constexpr int kCpuConvKernelsRevision = 9;
 
 // Every CPU algorithm, in a fixed order (im2col_gemm first: the reference and the fallback).
 const std::vector<const ConvAlgorithm*>& CpuConvAlgorithms();

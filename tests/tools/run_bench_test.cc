@@ -226,6 +226,10 @@ TEST_F(RunBenchTest, BenchComparePlanTimesBothPlansAndPrintsTheSpeedup) {
     EXPECT_TRUE(Contains(output, line)) << line << "\n" << output;
   }
   EXPECT_LT(output.find("\nlocal: "), output.find("\nglobal: ")) << output;
+  // Both plans are bound before either is timed: their passes are timed in turn.
+  const size_t first_report = output.find(", timed in turn with the other ---");
+  ASSERT_NE(first_report, std::string::npos) << output;
+  EXPECT_LT(output.find("--- plan global ---"), first_report) << output;
 }
 
 TEST_F(RunBenchTest, BenchTimesTrainingStepsUnderAGivenPlan) {
