@@ -1,6 +1,7 @@
 // Convolution planning (DESIGN.md §7, last part; issue 9): the layout — NCHW or NHWC — that each
-// layout-sensitive op of a network runs in, on the device that will run it (CPU kernels or cuDNN), and with it each convolution's algorithm, chosen
-// per layer (`local`) or for the whole network at once (`global`), and the graph rewritten so.
+// layout-sensitive op of a network runs in, on the device that will run it (CPU kernels or cuDNN),
+// and with it each convolution's algorithm, chosen per layer (`local`) or for the whole network at
+// once (`global`), and the graph rewritten so.
 //
 //   PlannedGraph planned = PlanConvolutions(graph, shapes, {.kind = ConvPlanKind::kGlobal});
 //   Executor binds planned.graph;  planned.report.Format(false) says what was decided.
@@ -24,7 +25,8 @@
 // cost counted as 0 in every plan).
 //
 // Costs. An edge — a 4-D value from one node to a consumer — costs the measured transform of the
-// value between the producer's and the consumer's layouts (0 when equal; forward plus inverse in
+// value (timed with the caches as a pass leaves them: scheduler/layout_costs.h) between the
+// producer's and the consumer's layouts (0 when equal; forward plus inverse in
 // training). Graph inputs and fixed consumers, and graph outputs (which the caller receives as
 // written), pin one end of the edge. Every cost is in milliseconds. An edge is charged per
 // consumer, while the rewrite shares one transform between consumers that want the same layout,
@@ -42,7 +44,8 @@
 // is its tuner pick in that layout: the candidates of a node are its layouts.
 //
 // Rewriting. Chosen layouts become attributes (Convolution/Pooling `layout`, BatchNorm `axis`,
-// Concat `dim`, Dropout `axes`); a transpose node is inserted once per value and target layout (named
+// Concat `dim`, Dropout `axes`); a transpose node is inserted once per value and target layout
+// (named
 // "<value>_to_nhwc" / "_to_nchw"), and before a convolution's weight when its layout changes
 // ("<conv>_weight_to_ohwi" / "_to_oihw"). Node, parameter and output names, and output layouts,
 // are those of the original graph, so arrays, checkpoints and gradients are unaffected. The

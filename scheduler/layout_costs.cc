@@ -52,12 +52,25 @@ class TimingBuffer {
   StorageHandle handle_;
 };
 
+// What a transform in a pass meets: its destination was last written layers ago and its source,
+// when large, is partly out of the caches too. Writing this much before each timed run puts the
+// caches in that state; timed hot instead, transforms read 1.5-2.5x under their in-pass times
+// (GoogLeNet's 76 transforms, profiled: 478 us hot against 850 in the pass; bench/RESULTS.md
+// "Session 16"), and the planner undercharged every layout change.
+constexpr size_t kEvictionBytes = size_t{16} << 20;
+
 double TimeTransformOnCpuMs(const Shape& shape, ActivationLayout from, ActivationLayout to,
                             DType dtype) {
   const size_t bytes = static_cast<size_t>(shape.size()) * DTypeSize(dtype);
-  TimingBuffer in(bytes), out(bytes);
+  TimingBuffer in(bytes), out(bytes), eviction(kEvictionBytes);
   const std::vector<int> axes = LayoutPermutation(from, to);
-  return conv::TimeCandidate([&] { cpu::TransposeAxes(in.data(), shape, axes, out.data(), dtype); })
+  auto* lines = static_cast<volatile unsigned char*>(eviction.data());
+  return conv::TimeCandidate([&] { cpu::TransposeAxes(in.data(), shape, axes, out.data(), dtype); },
+                             {},
+                             [&] {
+                               for (size_t i = 0; i < kEvictionBytes; i += 64)
+                                 lines[i] = lines[i] + 1;
+                             })
       .median_ms;
 }
 
@@ -139,8 +152,10 @@ MeasuredMs LayoutTransformMs(const Shape& shape, ActivationLayout from, Activati
   if (from == to) return {};
   auto one_way = [&](const Shape& in_shape, ActivationLayout a, ActivationLayout b) {
     std::ostringstream key;
+    // "caches=evicted" since session 16 (entries timed hot before it are not reused).
     key << "transform " << ActivationLayoutName(a) << "->" << ActivationLayoutName(b)
-        << " data=" << in_shape << " dtype=" << DTypeName(dtype);
+        << " data=" << in_shape << " dtype=" << DTypeName(dtype)
+        << (ctx.device_type == DeviceType::kCPU ? " caches=evicted" : "");
     return CachedMs(key.str(), "transpose", ctx,
                     [&] { return TimeTransformMs(in_shape, a, b, dtype, ctx); });
   };

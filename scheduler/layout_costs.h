@@ -10,7 +10,10 @@
 //                                 Context::CPU()).ms;
 //
 // A transform is the planner's edge cost: the transpose kernel the rewritten graph runs. On the
-// CPU that is cpu::TransposeAxes timed with conv::TimeCandidate on pooled buffers; on a GPU the
+// CPU that is cpu::TransposeAxes timed with conv::TimeCandidate on pooled buffers, 16 MiB written
+// elsewhere before each run (untimed) so that the caches are as a pass leaves them: the
+// destination cold and a large source partly evicted (timed hot, transforms read 1.5-2.5x under
+// what the pass pays, and the planner undercharged layout changes); on a GPU the
 // transpose op run through a one-node executor, each run waited for (so a launch and a stream
 // synchronisation are part of the cost, as they are of every GPU op the engine runs).
 // In training the gradient flows back through the same edge, so the cost is the forward transform

@@ -168,15 +168,18 @@ std::string TuningPolicy::KeyText() const {
   return out.str();
 }
 
-Timing TimeCandidate(const std::function<void()>& run, const TimingOptions& options) {
+Timing TimeCandidate(const std::function<void()>& run, const TimingOptions& options,
+                     const std::function<void()>& before_each) {
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < options.warmup_runs; ++i) {
+    if (before_each) before_each();
     run();
     if (MillisecondsSince(start) > options.cap_ms) break;
   }
   std::vector<double> samples;
   Timing timing;
   while (true) {
+    if (before_each) before_each();
     const auto run_start = std::chrono::steady_clock::now();
     run();
     samples.push_back(MillisecondsSince(run_start));

@@ -112,8 +112,11 @@ struct Timing {
   bool capped = false;  // stopped by cap_ms before the spread settled
 };
 
-// Times `run` per `options` (see the header comment).
-Timing TimeCandidate(const std::function<void()>& run, const TimingOptions& options = {});
+// Times `run` per `options` (see the header comment). `before_each`, when given, runs before every
+// run (warm-up included) outside the timed span: to put the caches in the state the real call
+// meets (scheduler/layout_costs.cc evicts them before timing a layout transform).
+Timing TimeCandidate(const std::function<void()>& run, const TimingOptions& options = {},
+                     const std::function<void()>& before_each = {});
 
 // How candidates are timed: the real clock in production, chosen times in tests.
 using CandidateTimer = std::function<Timing(const Candidate&)>;

@@ -209,6 +209,23 @@ TEST(ConvTunerTiming, NoisyRunsAreRepeatedUpToTheMaximum) {
   EXPECT_EQ(timing.runs, 7);
 }
 
+TEST(ConvTunerTiming, BeforeEachPrecedesEveryRunOutsideTheTiming) {
+  std::string order;
+  TimingOptions options;
+  options.warmup_runs = 1;
+  options.min_runs = 3;
+  options.max_runs = 3;
+  // A preparation far slower than the run: were it timed, the median would be >= 30 ms.
+  Timing timing = TimeCandidate([&] { order += 'r'; }, options,
+                                [&] {
+                                  order += 'b';
+                                  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+                                });
+  EXPECT_EQ(order, "brbrbrbr");  // the warm-up and the three timed runs
+  EXPECT_EQ(timing.runs, 3);
+  EXPECT_LT(timing.median_ms, 30.0);
+}
+
 TEST(ConvTunerTiming, TheCapStopsASlowCandidateAfterOneTimedRun) {
   int calls = 0;
   TimingOptions options;
