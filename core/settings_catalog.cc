@@ -124,6 +124,12 @@ std::vector<SettingSpec> BuiltinSettingSpecs() {
            "around it (MobileNet's expansion and projection, NHWC after layout planning) as one "
            "op that walks the rows, so the tensors between them stay in cache instead of going "
            "out to memory and back; 0 runs them one by one. Training never fuses (new in mxlite)."),
+      Bool("MXNET_CONV_FUSE_RESIDUAL", "1",
+           "CPU inference executors fold an addition of a Convolution's output and a tensor of "
+           "its shape (a residual shortcut) into the convolution, which adds it as it stores its "
+           "output (and a relu after it too, with MXNET_CONV_FUSE_ACTIVATION): one pass over the "
+           "output instead of two; 0 keeps the addition separate. Training never fuses (new in "
+           "mxlite)."),
       Bool("MXNET_CONV_PREPACK_WEIGHTS", "1",
            "CPU inference executors keep each GEMM-based convolution's weight packed for the "
            "GEMM (more memory: about one more copy of those weights), packed again only when the "
@@ -144,11 +150,11 @@ std::vector<SettingSpec> BuiltinSettingSpecs() {
           "the key, collective and rank and the job is aborted (new in mxlite)."),
 
       // Files and logging.
-      Path("MXNET_HOME", "~/.mxnet", "Data folder of mxlite (the user tuning database lives here)."),
+      Path("MXNET_HOME", "~/.mxnet",
+           "Data folder of mxlite (the user tuning database lives here)."),
       Path("MXNET_LIBRARY_PATH", "",
            "Where the Python package loads libmxlite.so from (a file or a folder)."),
-      Enum("MXNET_LOG_LEVEL", "info",
-           {{"debug", {}}, {"info", {}}, {"warning", {}}, {"error", {}}},
+      Enum("MXNET_LOG_LEVEL", "info", {{"debug", {}}, {"info", {}}, {"warning", {}}, {"error", {}}},
            "Lowest level of log lines written to stderr (new in mxlite)."),
   };
 }

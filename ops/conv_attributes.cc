@@ -184,4 +184,13 @@ void CheckNoFusedActivation(const Attributes& attrs, const std::string& owner) {
       << "attributes";
 }
 
+void CheckNoFusedResidual(const Attributes& attrs, const std::string& owner,
+                          const std::string& where) {
+  MX_CHECK(!attrs.GetBool("residual"))
+      << owner << ": has a fused residual addition (residual=true), which " << where
+      << " does not run: it is made for CPU inference. Bind without the fusion "
+      << "(MXNET_CONV_FUSE_RESIDUAL applies to CPU inference executors only) or add the residual "
+      << "with an elementwise op";
+}
+
 }  // namespace mxlite

@@ -88,5 +88,9 @@ OutputClamp ReadOutputClamp(const Attributes& attrs, const std::string& owner,
 
 // Backward's check: an error naming `owner` when the node has a fused activation.
 void CheckNoFusedActivation(const Attributes& attrs, const std::string& owner);
+// The same for Convolution's fused residual addition (`residual`); `where` says what refuses it
+// ("backward", "the GPU").
+void CheckNoFusedResidual(const Attributes& attrs, const std::string& owner,
+                          const std::string& where = "backward");
 
 }  // namespace mxlite

@@ -20,7 +20,12 @@
 // The bias gradient is a per-channel sum. cudnn_off is validated here and used by the GPU kernels.
 //
 // act_min / act_max (conv_attributes.h) fuse a clamping activation: the kernels clamp each output
-// element as they store it. Inference only: backward refuses a node that has them.
+// element as they store it. `residual` (true: one more input, `residual`, of the output's shape
+// and layout, after the bias) fuses the addition of a residual connection: output = clamp(conv +
+// bias + residual), added in the GEMM paths' store or in a pass right after the other kernels
+// (ops/cpu/conv_algorithms.h), bit for bit what a separate addition gives. The residual fusion
+// pass sets it (scheduler/fusion.h). Inference on the CPU only: backward and the GPU refuse both.
+
 #include <memory>
 #include <mutex>
 #include <type_traits>
@@ -40,6 +45,9 @@ using cpu::ConvGeometry;
 
 std::string Owner(const std::string& node) { return "Convolution " + node; }
 
+// The input index of the fused residual: after data, weight and the bias when there is one.
+int ResidualInput(const Attributes& attrs) { return attrs.GetBool("no_bias") ? 2 : 3; }
+
 Shape OutputShape(const ConvWindow& window, const ConvGeometry& g) {
   return ActivationShape(window, {g.batch, g.out_channels, g.out_h, g.out_w});
 }
@@ -51,6 +59,7 @@ void InferShape(const Attributes& attrs, ShapeInference& shapes) {
   ReadOutputClamp(attrs, owner);  // validates act_min / act_max at bind
   shapes.AssignInput(1, ConvWeightShape(window, g.out_channels, g.in_channels_per_group()));
   if (!attrs.GetBool("no_bias")) shapes.AssignInput(2, Shape{g.out_channels});
+  if (attrs.GetBool("residual")) shapes.AssignInput(ResidualInput(attrs), OutputShape(window, g));
   shapes.AssignOutput(0, OutputShape(window, g));
 }
 
@@ -139,6 +148,29 @@ std::shared_ptr<const cpu::PreparedConvWeight> KeptPreparedWeight(
   return state->PreparedWeight(algorithm, g, weight, ctx.input_versions[1]);
 }
 
+// With `residual`, the signature of a weighted layer gains a last input, `residual`: data read
+// by the forward, never by backward (which refuses the node).
+void AddResidualInput(OpDef& op) {
+  const auto names = op.input_names;
+  op.input_names = [names](const Attributes& attrs) {
+    std::vector<std::string> inputs = names(attrs);
+    if (attrs.GetBool("residual")) inputs.push_back("residual");
+    return inputs;
+  };
+  const auto roles = op.input_roles;
+  op.input_roles = [roles](const Attributes& attrs) {
+    std::vector<InputRole> inputs = roles(attrs);
+    if (attrs.GetBool("residual")) inputs.push_back(InputRole::kData);
+    return inputs;
+  };
+  const auto dependencies = op.backward_dependencies;
+  op.backward_dependencies = [dependencies](const Attributes& attrs) {
+    BackwardDependencies deps = dependencies(attrs);
+    if (attrs.GetBool("residual")) deps.inputs.push_back(false);
+    return deps;
+  };
+}
+
 void ForwardCpu(const OpContext& ctx, const Attributes& attrs,
                 const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
                 const std::vector<WriteMode>& req) {
@@ -161,6 +193,7 @@ void ForwardCpu(const OpContext& ctx, const Attributes& attrs,
     tensors.weight = inputs[1].data_as<T>();
     tensors.bias = has_bias ? inputs[2].data_as<T>() : nullptr;
     tensors.output = outputs[0].data_as<T>();
+    if (attrs.GetBool("residual")) tensors.residual = inputs[ResidualInput(attrs)].data_as<T>();
     tensors.clamp_low = static_cast<T>(clamp.low);
     tensors.clamp_high = static_cast<T>(clamp.high);
     algorithm.Run(ConvDirection::kForward, g, tensors, *ctx.scratch);
@@ -177,6 +210,7 @@ void BackwardCpu(const OpContext& ctx, const Attributes& attrs,
   MX_CHECK(ctx.scratch != nullptr) << owner << ": no scratch space";
   const bool has_bias = !attrs.GetBool("no_bias");
   CheckNoFusedActivation(attrs, owner);
+  CheckNoFusedResidual(attrs, owner, "backward");
   MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
     const T* output_grad = output_grads[0].data_as<T>();
     if (req[0] != WriteMode::kNull) {
@@ -221,7 +255,12 @@ MXLITE_REGISTER_OP(Convolution) {
             "data layout; absent: NCW for 1-D, NCHW for 2-D", Optional());
   AddConvTuningAttributes(op.attributes, 1024);
   AddFusedActivationAttributes(op.attributes);
+  op.attributes.Bool("residual",
+                     "fused residual addition: one more input, residual (the output's shape), "
+                     "added after the bias and before act_min / act_max. Inference on the CPU only",
+                     Default("false"));
   SetWeightedLayerSignature(op);
+  AddResidualInput(op);
   op.infer_shape = InferShape;
   op.create_state[DeviceType::kCPU] = CreateState;
   op.forward[DeviceType::kCPU] = ForwardCpu;

@@ -87,6 +87,7 @@ Executor::Executor(const Graph& graph, const BindOptions& options)
   shapes_ = InferGraphShapes(graph_, options_.input_shapes);
   PlanConvolutionLayouts();
   FuseDepthwiseBlocks();  // after planning: the layouts decide which convolutions are NHWC
+  FuseResiduals();        // after planning: an addition's operands share one layout by then
   PlanOptions plan_options;
   plan_options.training = options_.training;
   plan_options.mirror = options_.training && settings().GetBool("MXNET_BACKWARD_DO_MIRROR");
@@ -142,6 +143,22 @@ void Executor::FuseDepthwiseBlocks() {
   shapes_ = InferGraphShapes(graph_, options_.input_shapes);
 }
 
+void Executor::FuseResiduals() {
+  // The fused convolution has no backward and no GPU kernel.
+  if (options_.training || options_.ctx.device_type != DeviceType::kCPU) return;
+  if (!options_.fuse_residual.value_or(settings().GetBool("MXNET_CONV_FUSE_RESIDUAL"))) return;
+  ResidualFusionResult fusion = FuseResidualAdditions(graph_, shapes_);
+  if (fusion.fused.empty()) return;
+  residuals_ = std::move(fusion.fused);
+  graph_ = std::move(fusion.graph);
+  if (options_.fuse_activations.value_or(settings().GetBool("MXNET_CONV_FUSE_ACTIVATION"))) {
+    FusionResult activations = FuseConvolutionActivations(graph_);
+    fused_.insert(fused_.end(), activations.fused.begin(), activations.fused.end());
+    graph_ = std::move(activations.graph);
+  }
+  shapes_ = InferGraphShapes(graph_, options_.input_shapes);
+}
+
 std::vector<conv::LayerTuning> Executor::TuningDecisions() const {
   // Planning tuned every convolution in each candidate layout first, so binding the planned graph
   // met its picks again in the cache; the planner's decision says where a pick really came from.
@@ -171,6 +188,9 @@ void Executor::LogTuning() const {
   if (!fused_.empty()) MX_LOG(INFO) << FormatFusions(fused_, what == "layers" || what == "verbose");
   if (!depthwise_blocks_.empty()) {
     MX_LOG(INFO) << FormatDepthwiseBlocks(depthwise_blocks_, what == "layers" || what == "verbose");
+  }
+  if (!residuals_.empty()) {
+    MX_LOG(INFO) << FormatResidualFusions(residuals_, what == "layers" || what == "verbose");
   }
   if (conv_plan_.planned) {
     if (what == "summary") {

@@ -72,6 +72,10 @@ struct BindOptions {
   // Run each depthwise convolution with its 1x1 neighbours as one op (scheduler/fusion.h); unset:
   // MXNET_CONV_FUSE_DEPTHWISE. Applies to CPU executors bound without training.
   std::optional<bool> fuse_depthwise = std::nullopt;
+  // Fold an addition of a convolution's output and a value of its shape into the convolution
+  // (scheduler/fusion.h); unset: MXNET_CONV_FUSE_RESIDUAL. Applies to CPU executors bound without
+  // training.
+  std::optional<bool> fuse_residual = std::nullopt;
 };
 
 struct MemoryReport {
@@ -131,6 +135,8 @@ class Executor {
   const std::vector<FusedActivation>& fused_activations() const { return fused_; }
   // The depthwise blocks run as one op each (scheduler/fusion.h), in graph order.
   const std::vector<FusedDepthwiseBlock>& fused_depthwise_blocks() const { return depthwise_blocks_; }
+  // The residual additions folded into convolutions at bind (scheduler/fusion.h), in graph order.
+  const std::vector<FusedResidual>& fused_residuals() const { return residuals_; }
   // What convolution planning decided at bind (scheduler/conv_planning.h).
   const ConvPlanReport& conv_plan() const { return conv_plan_; }
   const GraphShapes& shapes() const { return shapes_; }
@@ -158,6 +164,9 @@ class Executor {
   void FuseActivations();
   void PlanConvolutionLayouts();
   void FuseDepthwiseBlocks();
+  // Residual additions into convolutions, then the activation fusion again (a relu after the
+  // addition joins the same store).
+  void FuseResiduals();
   void CreateNodeStates();
   void CreateConstantMemos();
   void LogTuning() const;
@@ -199,6 +208,7 @@ class Executor {
   BindOptions options_;
   std::vector<FusedActivation> fused_;
   std::vector<FusedDepthwiseBlock> depthwise_blocks_;
+  std::vector<FusedResidual> residuals_;
   ConvPlanReport conv_plan_;
   GraphShapes shapes_;
   ExecutionPlan plan_;

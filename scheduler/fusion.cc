@@ -289,6 +289,81 @@ std::string FormatDepthwiseBlocks(const std::vector<FusedDepthwiseBlock>& blocks
   return out.str();
 }
 
+namespace {
+
+// Whether `node` adds two values of one shape elementwise.
+bool IsSameShapeAddition(const Node& node, const GraphShapes& shapes) {
+  if (node.is_variable() || node.inputs.size() != 2) return false;
+  if (node.op->name != "elemwise_add" && node.op->name != "broadcast_add") return false;
+  return shapes.of(node.inputs[0]) == shapes.of(node.inputs[1]) &&
+         shapes.dtype_of(node.inputs[0]) == shapes.dtype_of(node.inputs[1]);
+}
+
+}  // namespace
+
+ResidualFusionResult FuseResidualAdditions(const Graph& graph, const GraphShapes& shapes) {
+  const std::map<NodeEntry, int> readers = CountReaders(graph);
+  const std::set<NodeEntry> outputs(graph.outputs().begin(), graph.outputs().end());
+  // A convolution output this addition may take in: read by it alone, not a graph output, the
+  // convolution with no clamp or residual yet.
+  const auto foldable = [&](const NodeEntry& entry) {
+    const Node& producer = graph.node(entry.node);
+    return IsConvolution(producer) && entry.index == 0 && !HasFusedActivation(producer) &&
+           !producer.attrs.GetBool("residual") && readers.at(entry) == 1 &&
+           outputs.count(entry) == 0;
+  };
+  struct Fusion {
+    int convolution;
+    NodeEntry residual;
+  };
+  std::map<int, Fusion> fusion_at;  // addition id -> what it becomes
+  std::set<int> deferred;           // convolutions emitted at their addition
+  ResidualFusionResult result;
+  for (int id = 0; id < graph.num_nodes(); ++id) {
+    const Node& node = graph.node(id);
+    if (!IsSameShapeAddition(node, shapes) || outputs.count(NodeEntry{id, 0}) != 0) continue;
+    for (int side = 0; side < 2; ++side) {
+      const NodeEntry convolution = node.inputs[side];
+      if (!foldable(convolution)) continue;
+      fusion_at[id] = {convolution.node, node.inputs[1 - side]};
+      deferred.insert(convolution.node);
+      result.fused.push_back({graph.node(convolution.node).name, node.name});
+      break;
+    }
+  }
+
+  GraphRewrite rewrite(graph);
+  for (int id = 0; id < graph.num_nodes(); ++id) {
+    if (deferred.count(id) != 0) continue;
+    auto fusion = fusion_at.find(id);
+    if (fusion == fusion_at.end()) {
+      rewrite.Copy(id);
+      continue;
+    }
+    const Node& convolution = graph.node(fusion->second.convolution);
+    std::map<std::string, std::string> attrs = convolution.attr_text;
+    attrs["residual"] = "true";
+    std::vector<NodeEntry> inputs = convolution.inputs;
+    inputs.push_back(fusion->second.residual);
+    rewrite.Replace(id, "Convolution", convolution.name, attrs, inputs);
+  }
+  result.graph = rewrite.Finish();
+  return result;
+}
+
+std::string FormatResidualFusions(const std::vector<FusedResidual>& fused, bool per_layer) {
+  std::ostringstream out;
+  out << "fused " << fused.size()
+      << (fused.size() == 1 ? " residual addition" : " residual additions")
+      << " into convolutions (MXNET_CONV_FUSE_RESIDUAL)";
+  if (per_layer) {
+    for (const FusedResidual& pair : fused) {
+      out << "\n  " << pair.convolution << " <- " << pair.addition;
+    }
+  }
+  return out.str();
+}
+
 std::string FormatFusions(const std::vector<FusedActivation>& fused, bool per_layer) {
   std::ostringstream out;
   out << "fused " << fused.size() << (fused.size() == 1 ? " activation" : " activations")

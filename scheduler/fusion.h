@@ -80,4 +80,41 @@ DepthwiseFusionResult FuseDepthwiseBlocks(const Graph& graph, const GraphShapes&
 // block: "  conv2_1x1 -> conv2_dw -> conv2_project".
 std::string FormatDepthwiseBlocks(const std::vector<FusedDepthwiseBlock>& blocks, bool per_layer);
 
+// ---- Residual additions -------------------------------------------------------------------------
+//
+// An addition (elemwise_add, or broadcast_add of two equal shapes) of a Convolution's output and
+// another value x of the same shape and element type becomes the convolution's own: the
+// convolution gains the input `residual` = x (attribute residual=true, ops/convolution.cc) and adds
+// it as it stores its output, then clamps; the addition node goes away and its readers read the
+// convolution. This is oneDNN's sum post-op and ONNX Runtime's Conv+Add fusion: the separate
+// addition read both tensors back and wrote a third (ResNet's and MobileNet-V2's shortcuts).
+//
+// Fused when: the convolution's output is read by that addition alone and is not a graph output,
+// the addition's output is not a graph output, and the convolution has no fused activation yet
+// (clamp(conv) + x is not clamp(conv + x)) nor a residual. Either operand may be the convolution;
+// with two, the first. The fused node keeps the convolution's name and goes where the addition
+// was (x is defined by then). Run the activation fusion again afterwards: a relu after the
+// addition (ResNet) then joins the same store. The values are the bits of the separate addition.
+//
+// Inference on the CPU only (the fused convolution has no backward and no GPU kernel): the
+// executor runs it after layout planning and the depthwise-block fusion (the addition's operands
+// are in one layout by then) on CPU inference executors when MXNET_CONV_FUSE_RESIDUAL is on (the
+// default). Pure function: `graph` is not changed.
+
+struct FusedResidual {
+  std::string convolution;  // the node that now adds the residual
+  std::string addition;     // the node folded into it
+};
+
+struct ResidualFusionResult {
+  Graph graph;
+  std::vector<FusedResidual> fused;  // in graph order
+};
+
+ResidualFusionResult FuseResidualAdditions(const Graph& graph, const GraphShapes& shapes);
+
+// "fused 8 residual additions into convolutions (MXNET_CONV_FUSE_RESIDUAL)" and, with `per_layer`,
+// one line per pair: "  conv2b <- add2".
+std::string FormatResidualFusions(const std::vector<FusedResidual>& fused, bool per_layer);
+
 }  // namespace mxlite

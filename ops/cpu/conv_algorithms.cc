@@ -3,12 +3,14 @@
 #include "ops/cpu/conv_algorithms.h"
 
 #include <algorithm>
+#include <limits>
 #include <sstream>
 #include <type_traits>
 
 #include "core/error.h"
 #include "ops/cpu/blas.h"
 #include "ops/cpu/conv_gemm.h"
+#include "ops/cpu/int_math.h"
 #include "ops/cpu/parallel.h"
 
 namespace mxlite::cpu {
@@ -62,6 +64,9 @@ void ConvAlgorithm::CheckCall(ConvDirection direction, const ConvGeometry& geome
   MX_CHECK(direction == ConvDirection::kForward || !t.OutputClamp().clamps())
       << "convolution algorithm " << name() << ": an output clamp applies to the forward only, not "
       << ConvDirectionName(direction);
+  MX_CHECK(direction == ConvDirection::kForward || t.residual == nullptr)
+      << "convolution algorithm " << name() << ": a residual applies to the forward only, not "
+      << ConvDirectionName(direction);
   MX_CHECK(direction == ConvDirection::kForward || t.prepared_weight == nullptr)
       << "convolution algorithm " << name() << ": a prepared weight applies to the forward only, "
       << "not " << ConvDirectionName(direction);
@@ -85,15 +90,46 @@ std::unique_ptr<PreparedConvWeight> ConvAlgorithm::PrepareSupported(const ConvGe
   return nullptr;
 }
 
+// The kernel stores sum + bias unclamped; the residual and then the clamp follow in one pass over
+// the output, each thread on a contiguous slice.
+template <typename T>
+void ConvAlgorithm::RunWithResidual(const ConvGeometry& geometry, const ConvTensors<T>& tensors,
+                                    ScratchSpace& scratch) const {
+  ConvTensors<T> unclamped = tensors;
+  unclamped.residual = nullptr;
+  unclamped.clamp_low = -std::numeric_limits<T>::infinity();
+  unclamped.clamp_high = std::numeric_limits<T>::infinity();
+  RunChecked(ConvDirection::kForward, geometry, unclamped, scratch);
+  const int64_t size = geometry.batch * geometry.out_channels * geometry.out_spatial();
+  const T low = tensors.clamp_low, high = tensors.clamp_high;
+  T* output = tensors.output;
+  const T* residual = tensors.residual;
+  constexpr int64_t kSlice = 16384;
+  ParallelFor(CeilDiv(size, kSlice), [&](int64_t slice) {
+    const int64_t end = std::min(size, (slice + 1) * kSlice);
+    for (int64_t i = slice * kSlice; i < end; ++i) {
+      output[i] = std::min(std::max(output[i] + residual[i], low), high);
+    }
+  });
+}
+
 void ConvAlgorithm::Run(ConvDirection direction, const ConvGeometry& geometry,
                         const ConvTensors<float>& tensors, ScratchSpace& scratch) const {
   CheckCall(direction, geometry, tensors);
+  if (tensors.residual != nullptr && !FusesResidual()) {
+    RunWithResidual(geometry, tensors, scratch);
+    return;
+  }
   RunChecked(direction, geometry, tensors, scratch);
 }
 
 void ConvAlgorithm::Run(ConvDirection direction, const ConvGeometry& geometry,
                         const ConvTensors<double>& tensors, ScratchSpace& scratch) const {
   CheckCall(direction, geometry, tensors);
+  if (tensors.residual != nullptr && !FusesResidual()) {
+    RunWithResidual(geometry, tensors, scratch);
+    return;
+  }
   RunChecked(direction, geometry, tensors, scratch);
 }
 
@@ -112,6 +148,7 @@ class LoweringAlgorithm final : public ConvAlgorithmBase<LoweringAlgorithm> {
     return layout_ == ConvLayout::kNHWC ? "im2row_gemm" : "im2col_gemm";
   }
   ConvLayout layout() const override { return layout_; }
+  bool FusesResidual() const override { return true; }
   bool HasDirection(ConvDirection) const override { return true; }
   bool Supports(const ConvGeometry& g, ConvDirection) const override {
     return IsValidConvGeometry(g) && LayoutMatches(g, layout_);
@@ -141,10 +178,13 @@ class LoweringAlgorithm final : public ConvAlgorithmBase<LoweringAlgorithm> {
   void Compute(ConvDirection direction, const ConvGeometry& g, const ConvTensors<T>& t,
                ScratchSpace& scratch) const {
     switch (direction) {
-      case ConvDirection::kForward:
-        ConvolutionForwardGemm<T>(g, t.data, t.weight, t.bias, t.output, scratch, t.OutputClamp(),
-                                  t.prepared_weight);
+      case ConvDirection::kForward: {
+        Epilogue<T> clamp_and_residual = t.OutputClamp();
+        clamp_and_residual.residual = t.residual;
+        ConvolutionForwardGemm<T>(g, t.data, t.weight, t.bias, t.output, scratch,
+                                  clamp_and_residual, t.prepared_weight);
         break;
+      }
       case ConvDirection::kBackwardData:
         ConvolutionBackwardDataGemm<T>(g, t.output_grad, t.weight, t.data_grad, scratch);
         break;
@@ -168,6 +208,7 @@ class Gemm1x1Algorithm final : public ConvAlgorithmBase<Gemm1x1Algorithm> {
 
   std::string_view name() const override { return "gemm_1x1"; }
   ConvLayout layout() const override { return layout_; }
+  bool FusesResidual() const override { return true; }
   bool HasDirection(ConvDirection) const override { return true; }
   bool Supports(const ConvGeometry& g, ConvDirection) const override {
     return IsValidConvGeometry(g) && LayoutMatches(g, layout_) && g.kernel_h == 1 &&
@@ -209,6 +250,10 @@ class Gemm1x1Algorithm final : public ConvAlgorithmBase<Gemm1x1Algorithm> {
           case ConvDirection::kForward: {
             Epilogue<T> epilogue = t.OutputClamp();
             if (t.bias != nullptr) epilogue.row_bias = t.bias + group * og;
+            if (t.residual != nullptr) {
+              epilogue.residual = t.residual + y_offset;
+              epilogue.residual_stride = hw;
+            }
             if constexpr (std::is_same_v<T, float>) {
               if (t.prepared_weight != nullptr) {
                 Sgemm(PreparedGemmGroup(*t.prepared_weight, g, group), Transpose::kNo, hw, 1.0f,
@@ -243,6 +288,10 @@ class Gemm1x1Algorithm final : public ConvAlgorithmBase<Gemm1x1Algorithm> {
         case ConvDirection::kForward: {
           Epilogue<T> epilogue = t.OutputClamp();
           if (t.bias != nullptr) epilogue.column_bias = t.bias + group * og;
+          if (t.residual != nullptr) {
+            epilogue.residual = t.residual + group * og;
+            epilogue.residual_stride = o;
+          }
           if constexpr (std::is_same_v<T, float>) {
             if (t.prepared_weight != nullptr) {
               Sgemm(Transpose::kNo, rows, 1.0f, t.data + group * cg, c,

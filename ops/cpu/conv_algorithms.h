@@ -71,9 +71,13 @@ std::string DescribeGeometry(const ConvGeometry& geometry);
 //   backward_data:    reads output_grad, weight               writes data_grad
 //   backward_filter:  reads data, output_grad                 writes weight_grad
 // Caller-owned; never retained after Run returns.
-// Forward only: every output element is clamped to [clamp_low, clamp_high] after the bias, in the
-// kernel's own store (a fused relu / ReLU6 / clip: Convolution's act_min / act_max); the defaults
-// clamp nothing. Other directions refuse a clamp.
+// Forward only: `residual` (when not null: a tensor of the output's shape and layout) is added to
+// every output element after the bias, then each is clamped to [clamp_low, clamp_high] (a fused
+// residual addition and relu / ReLU6 / clip: Convolution's `residual` input and act_min /
+// act_max); the defaults add and clamp nothing. Algorithms whose store can take the residual
+// (FusesResidual: the GEMM paths) add it there; for the others Run adds it, and then clamps, in a
+// pass over the output after the kernel. Either way each element is ((sum + bias) + residual)
+// clamped: the bits of a separate addition after the convolution. Other directions refuse both.
 template <typename T>
 struct ConvTensors {
   const T* data = nullptr;
@@ -85,6 +89,7 @@ struct ConvTensors {
   T* weight_grad = nullptr;
   T clamp_low = -std::numeric_limits<T>::infinity();
   T clamp_high = std::numeric_limits<T>::infinity();
+  const T* residual = nullptr;
   // Forward only, optional: `weight` as this algorithm's PrepareWeight made it for this geometry
   // (read instead of packing `weight`; the results are the same bits).
   const PreparedConvWeight* prepared_weight = nullptr;
@@ -100,6 +105,8 @@ class ConvAlgorithm {
   virtual std::string_view name() const = 0;
   virtual ConvLayout layout() const = 0;
   virtual bool deterministic() const { return true; }
+  // Whether the forward adds ConvTensors::residual in its own store (else Run adds it after).
+  virtual bool FusesResidual() const { return false; }
   // Whether the algorithm implements `direction` at all (on some shapes).
   virtual bool HasDirection(ConvDirection direction) const = 0;
   // Exactly the problems on which Run is correct (includes the layout and the direction).
@@ -132,6 +139,9 @@ class ConvAlgorithm {
   template <typename T>
   void CheckCall(ConvDirection direction, const ConvGeometry& geometry,
                  const ConvTensors<T>& tensors) const;
+  template <typename T>
+  void RunWithResidual(const ConvGeometry& geometry, const ConvTensors<T>& tensors,
+                       ScratchSpace& scratch) const;
 };
 
 // The revision of the CPU kernels as a set. Bump it with any change that moves an algorithm's

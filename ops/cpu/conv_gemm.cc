@@ -99,8 +99,13 @@ void ConvolutionForwardGemm(const ConvGeometry& g, const T* data, const T* weigh
       Lower(g, image, group, buffer);
       const T* group_weight = weight + group * out_per_group * patch;
       T* group_out = out + group * layout.output_group;
-      // The bias and the clamp go in the GEMM's store: no fill pass, C is never read.
+      // The bias, the residual and the clamp go in the GEMM's store: no fill pass, C is never
+      // read.
       Epilogue<T> epilogue = Epilogue<T>::Clamp(clamp.low, clamp.high);
+      if (clamp.residual != nullptr) {
+        epilogue.residual = clamp.residual + n * layout.output_image + group * layout.output_group;
+        epilogue.residual_stride = layout.output_ld;
+      }
       const T* group_bias = bias != nullptr ? bias + group * out_per_group : nullptr;
       if (g.channels_last) {  // (OH*OW x O/G) = row (OH*OW x patch) * weight^T (patch x O/G)
         epilogue.column_bias = group_bias;

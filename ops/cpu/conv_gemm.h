@@ -55,8 +55,9 @@ std::unique_ptr<PreparedConvWeight> PrepareGemmWeight(const ConvGeometry& geomet
 const PackedGemmOperand& PreparedGemmGroup(const PreparedConvWeight& prepared,
                                            const ConvGeometry& geometry, int64_t group);
 
-// output = clamp(data * weight (+ bias[o] on output channel o when bias is not null)), the bias and
-// the clamp (`clamp`'s bounds; its biases are ignored) applied in the GEMM's store.
+// output = clamp(data * weight (+ bias[o] on output channel o when bias is not null) + residual),
+// the bias, the residual and the clamp (`clamp`'s bounds and residual, a tensor of the output's
+// shape and layout or null; its biases are ignored) applied in the GEMM's store.
 // `prepared` (float only; from PrepareGemmWeight on this geometry) replaces packing `weight`.
 template <typename T>
 void ConvolutionForwardGemm(const ConvGeometry& geometry, const T* data, const T* weight,

@@ -6,9 +6,10 @@
 // between consecutive stored rows (A is stored m x k, or k x m when transposed; likewise B).
 // beta == 0 never reads C (NaN or garbage in C is overwritten); alpha == 0 or k == 0 never reads A
 // or B. The caller owns every buffer; Sgemm keeps no pointer after it returns.
-// An Epilogue (ops/cpu/epilogue.h) adds row / column biases and clamps each element of C after
-// its sum, inside the micro-kernel's store on the AVX2 path (no second pass over C):
-//   C = clamp(alpha * op(A) * op(B) + beta * C + row_bias + column_bias, low, high).
+// An Epilogue (ops/cpu/epilogue.h) adds row / column biases and a residual matrix and clamps each
+// element of C after its sum, inside the micro-kernel's store on the AVX2 path (no second pass
+// over C):
+//   C = clamp(alpha * op(A) * op(B) + beta * C + row_bias + column_bias + residual, low, high).
 //
 // Implementations, chosen at run time (ActiveGemm() says which one and why):
 //  - mxlite's BLIS-style GEMM: packed A and B panels, cache blocking, an AVX2+FMA 6x16

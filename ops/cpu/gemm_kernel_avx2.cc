@@ -89,6 +89,11 @@ MXLITE_AVX2 inline void StoreRow(float* c, __m256 acc0, __m256 acc1, __m256 alph
     acc0 = _mm256_add_ps(acc0, tile.column_bias0);
     acc1 = _mm256_add_ps(acc1, tile.column_bias1);
   }
+  if (epilogue.residual != nullptr) {
+    const float* residual = epilogue.residual + r * epilogue.residual_stride;
+    acc0 = _mm256_add_ps(acc0, LoadHalf<kPartial>(residual, lanes.left));
+    acc1 = _mm256_add_ps(acc1, LoadHalf<kPartial>(residual + 8, lanes.right));
+  }
   if (tile.clamps) {  // bound first: max/min return their second operand when one is NaN
     acc0 = _mm256_min_ps(tile.high, _mm256_max_ps(tile.low, acc0));
     acc1 = _mm256_min_ps(tile.high, _mm256_max_ps(tile.low, acc1));

@@ -314,6 +314,7 @@ void ConvolutionForwardGpu(const OpContext& ctx, const Attributes& attrs,
                            const std::vector<TensorView>& outputs,
                            const std::vector<WriteMode>& req) {
   if (req[0] == WriteMode::kNull) return;
+  CheckNoFusedResidual(attrs, "Convolution " + ctx.node_name, "the GPU");
   CudnnConvolution local;
   const ConvolutionCall call =
       PrepareConvolution(ctx, attrs, inputs[0].shape, outputs[0].shape, inputs[0].dtype, local);

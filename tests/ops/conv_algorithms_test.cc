@@ -203,6 +203,7 @@ struct Epilogues {
   T low = -std::numeric_limits<T>::infinity();
   T high = std::numeric_limits<T>::infinity();
   bool with_bias = true;
+  const std::vector<T>* residual = nullptr;  // NCHW, the output's shape; or none
 };
 
 template <typename T>
@@ -220,6 +221,9 @@ std::vector<T> RunInNCHW(const ConvAlgorithm& algorithm, ConvDirection direction
   const std::vector<T> weight =
       to_layout(in.weight, o, g.in_channels_per_group(), g.kernel_spatial());
   const std::vector<T> output_grad = to_layout(in.output_grad, n, o, g.out_spatial());
+  const std::vector<T> residual = epilogue.residual != nullptr
+                                      ? to_layout(*epilogue.residual, n, o, g.out_spatial())
+                                      : std::vector<T>{};
 
   int64_t outer = 0, channels = 0, spatial = 0;
   switch (direction) {
@@ -241,6 +245,7 @@ std::vector<T> RunInNCHW(const ConvAlgorithm& algorithm, ConvDirection direction
   tensors.bias = epilogue.with_bias ? in.bias.data() : nullptr;
   tensors.clamp_low = epilogue.low;
   tensors.clamp_high = epilogue.high;
+  if (epilogue.residual != nullptr) tensors.residual = residual.data();
   tensors.output_grad = output_grad.data();
   tensors.output = tensors.data_grad = tensors.weight_grad = result.data();
   std::unique_ptr<PreparedConvWeight> prepared;
@@ -351,6 +356,80 @@ void CheckClampedForward(int threads) {
           }
         }
       }
+    }
+  }
+}
+
+// The fused residual (ConvTensors::residual): every algorithm's forward, with and without bias and
+// clamp, gives exactly the bits of its own plain forward with the residual added and the clamp
+// applied afterwards, whether its store adds the residual (FusesResidual: the GEMM paths) or Run
+// adds it in a pass after the kernel.
+template <typename T>
+void CheckResidualForward(int threads) {
+  ScopedIntraOpThreads scoped(threads);
+  const T inf = std::numeric_limits<T>::infinity();
+  int fused_in_store = 0;
+  for (const ConvAlgorithm* algorithm : CpuConvAlgorithms()) {
+    for (const ConvCase& c : kCases) {
+      const ConvGeometry nchw = c.Geometry(false);
+      if (!algorithm->Supports(c.Geometry(algorithm->layout() == ConvLayout::kNHWC),
+                               ConvDirection::kForward)) {
+        continue;
+      }
+      fused_in_store += algorithm->FusesResidual() ? 1 : 0;
+      const ConvInputs<T> inputs(nchw);
+      const std::vector<T> residual =
+          RandomValues<T>(nchw.batch * nchw.out_channels * nchw.out_spatial(), 5);
+      for (bool with_bias : {true, false}) {
+        for (T low : {-inf, T(0)}) {
+          SCOPED_TRACE(std::string(algorithm->name()) + " " + ConvLayoutName(algorithm->layout()) +
+                       " " + c.name + " bias " + std::to_string(with_bias) + " low " +
+                       std::to_string(low));
+          Epilogues<T> plain;
+          plain.with_bias = with_bias;
+          std::vector<T> expected =
+              RunInNCHW(*algorithm, ConvDirection::kForward, nchw, inputs, plain);
+          for (size_t i = 0; i < expected.size(); ++i) {
+            expected[i] = std::max(expected[i] + residual[i], low);
+          }
+          Epilogues<T> fused = plain;
+          fused.low = low;
+          fused.residual = &residual;
+          EXPECT_EQ(RunInNCHW(*algorithm, ConvDirection::kForward, nchw, inputs, fused), expected);
+        }
+      }
+    }
+  }
+  EXPECT_GT(fused_in_store, 0) << "no algorithm added the residual in its store";
+}
+
+TEST(ConvAlgorithms, ResidualForwardFloat32) { CheckResidualForward<float>(2); }
+TEST(ConvAlgorithms, ResidualForwardFloat32OnOneThread) { CheckResidualForward<float>(1); }
+TEST(ConvAlgorithms, ResidualForwardFloat64) { CheckResidualForward<double>(2); }
+
+// A residual belongs to the forward: the other directions refuse it by name.
+TEST(ConvAlgorithms, ResidualOnlyOnTheForward) {
+  const ConvCase shape{"3x3", 1, 4, 4, 1, 6, 6, 3, 1, 1, 1};
+  const ConvGeometry g = shape.Geometry(false);
+  const ConvInputs<float> in(g);
+  std::vector<float> buffer(static_cast<size_t>(g.batch * g.in_channels * g.in_spatial() +
+                                                g.out_channels * g.patch_size()));
+  ConvTensors<float> tensors;
+  tensors.data = in.data.data();
+  tensors.weight = in.weight.data();
+  tensors.output_grad = in.output_grad.data();
+  tensors.data_grad = tensors.weight_grad = tensors.output = buffer.data();
+  tensors.residual = in.output_grad.data();
+  ScratchSpace scratch(Context::CPU());
+  const ConvAlgorithm& im2col = *FindCpuConvAlgorithm("im2col_gemm", ConvLayout::kNCHW);
+  for (ConvDirection direction : {ConvDirection::kBackwardData, ConvDirection::kBackwardFilter}) {
+    try {
+      im2col.Run(direction, g, tensors, scratch);
+      FAIL() << "a " << ConvDirectionName(direction) << " with a residual ran";
+    } catch (const Error& error) {
+      EXPECT_NE(std::string(error.what()).find("a residual applies to the forward only"),
+                std::string::npos)
+          << error.what();
     }
   }
 }

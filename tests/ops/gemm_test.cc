@@ -33,6 +33,7 @@ struct GemmCase {
   // The epilogue (ops/cpu/epilogue.h): biases drawn at random when asked for, then the clamp.
   bool row_bias = false;
   bool column_bias = false;
+  bool residual = false;  // a residual matrix (m x n, its own row stride) added before the clamp
   float low = -std::numeric_limits<float>::infinity();
   float high = std::numeric_limits<float>::infinity();
 
@@ -42,7 +43,7 @@ struct GemmCase {
         << " trans_a=" << (trans_a == Transpose::kYes)
         << " trans_b=" << (trans_b == Transpose::kYes) << " alpha=" << alpha << " beta=" << beta
         << " pad=" << pad << " row_bias=" << row_bias << " column_bias=" << column_bias
-        << " clamp=[" << low << ", " << high << "]";
+        << " residual=" << residual << " clamp=[" << low << ", " << high << "]";
     return out.str();
   }
 };
@@ -86,7 +87,12 @@ std::vector<float> RunAndCheck(const GemmCase& test, bool nan_in_c = false) {
   }
   const StoredMatrix c_before = c;
   const StoredMatrix row_bias(1, m, 0, rng), column_bias(1, n, 0, rng);
+  const StoredMatrix residual(m, n, test.pad + 3, rng);
   Epilogue<float> epilogue;
+  if (test.residual) {
+    epilogue.residual = residual.data.data();
+    epilogue.residual_stride = residual.ld;
+  }
   if (test.row_bias) epilogue.row_bias = row_bias.data.data();
   if (test.column_bias) epilogue.column_bias = column_bias.data.data();
   epilogue.low = test.low;
@@ -115,6 +121,10 @@ std::vector<float> RunAndCheck(const GemmCase& test, bool nan_in_c = false) {
       if (test.column_bias) {
         expected += column_bias.at(0, j);
         magnitude += std::abs(column_bias.at(0, j));
+      }
+      if (test.residual) {
+        expected += residual.at(i, j);
+        magnitude += std::abs(residual.at(i, j));
       }
       expected = std::min(std::max(expected, static_cast<double>(test.low)),
                           static_cast<double>(test.high));
@@ -331,13 +341,14 @@ TEST(GemmTest, EpilogueBiasesAndClamp) {
   const Shape shapes[] = {{6, 16, 8},   {7, 17, 9},  {13, 20, 300}, {145, 40, 520},
                           {1, 64, 300}, {1, 5, 7},   {64, 784, 27}, {5, 3, 0}};
   struct Flavour {
-    bool row_bias, column_bias;
+    bool row_bias, column_bias, residual;
     float low, high;
   };
   const float inf = std::numeric_limits<float>::infinity();
-  const Flavour flavours[] = {{true, false, -inf, inf}, {false, true, -inf, inf},
-                              {true, true, -0.5f, 0.7f}, {false, false, 0.0f, inf},
-                              {false, true, 0.0f, 0.6f}};
+  const Flavour flavours[] = {{true, false, false, -inf, inf},  {false, true, false, -inf, inf},
+                              {true, true, false, -0.5f, 0.7f}, {false, false, false, 0.0f, inf},
+                              {false, true, false, 0.0f, 0.6f}, {false, false, true, -inf, inf},
+                              {true, false, true, 0.0f, inf},   {false, true, true, -0.5f, 0.7f}};
   GemmImplementations implementations;
   for (GemmImplementation implementation : implementations.list()) {
     SCOPED_TRACE(Name(implementation));
@@ -350,6 +361,7 @@ TEST(GemmTest, EpilogueBiasesAndClamp) {
             GemmCase test{shape, Transpose::kNo, Transpose::kYes, 1.0f, beta, 1};
             test.row_bias = flavour.row_bias;
             test.column_bias = flavour.column_bias;
+            test.residual = flavour.residual;
             test.low = flavour.low;
             test.high = flavour.high;
             RunAndCheck(test);
