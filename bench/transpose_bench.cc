@@ -1,11 +1,12 @@
 // Layout transforms (cpu::TransposeAxes) on the activations the convolution planner moves between
-// NCHW and NHWC: a network's 3-channel input, MobileNet-V2's stem output, a ResNet stage.
+// NCHW and NHWC: a network's 3-channel input, MobileNet-V2's stem output, a ResNet stage,
+// GoogLeNet's inception outputs (28x28 and 14x14) and a small 28x28 map.
 //
 //   build/bin/transpose_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 //
 // Args: shape index, direction (0: NCHW -> NHWC, 1: NHWC -> NCHW), threads, evict (1: stream
 // 16 MB through the caches before each run, as for a value produced and consumed in a pass whose
-// other layers have moved on; 0: both buffers hot, as the planner times a transform).
+// other layers have moved on, as the planner times a transform on the CPU; 0: both buffers hot).
 // Reported: GB/s moved (bytes read plus bytes written).
 #include <benchmark/benchmark.h>
 
@@ -23,7 +24,8 @@ namespace {
 
 // Written NCHW.
 const Shape kShapes[] = {Shape{1, 3, 224, 224}, Shape{1, 32, 112, 112}, Shape{1, 16, 112, 112},
-                         Shape{8, 64, 56, 56}, Shape{1, 4, 56, 56}};
+                         Shape{8, 64, 56, 56},  Shape{1, 4, 56, 56},    Shape{1, 256, 28, 28},
+                         Shape{1, 512, 14, 14}, Shape{1, 64, 28, 28}};
 
 void StreamThroughCaches(std::vector<float>& scratch) {
   for (size_t i = 0; i < scratch.size(); i += 16) scratch[i] += 1.0f;
