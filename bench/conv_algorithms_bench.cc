@@ -1,12 +1,14 @@
 // GFLOP/s of every CPU convolution algorithm (ops/cpu/conv_algorithms.h) that supports the layer,
 // forward, backward-data and backward-filter, float32, batch 1 (and 16 on the 3x3 layers), 1 and 2
-// intra-op threads, on the ResNet-50 layer set (bench/resnet50_layers.h). NCHW algorithms run NCHW tensors, NHWC
-// ones NHWC tensors. GFLOP/s counts the direct convolution's 2 * multiply-adds for every algorithm (so
-// Winograd's figure is "effective"). The tuner uses the same calls to time its candidates.
+// intra-op threads, on the ResNet-50 layer set (bench/resnet50_layers.h). NCHW algorithms run NCHW
+// tensors, NHWC ones NHWC tensors. GFLOP/s counts the direct convolution's 2 * multiply-adds for
+// every algorithm (so Winograd's figure is "effective"). The tuner uses the same calls to time its
+// candidates.
 //
 // BM_DepthwiseNhwc: depthwise_direct NHWC forward on MobileNet-V2's 3x3 depthwise layers (batch 1,
 // 1 and 2 threads), the input hot or evicted from the caches before each run (as in a network,
 // where the previous layer just wrote it, partly out to L3), the weight prepared or not.
+// BM_MobileNetFirstLayer: MobileNet-V2's 3-channel first layer under every forward algorithm.
 //
 //   build-bench/bin/conv_algorithms_bench --benchmark_min_time=0.1
 #include <benchmark/benchmark.h>
@@ -153,6 +155,64 @@ BENCHMARK(BM_DepthwiseNhwc)
     ->ArgsProduct({benchmark::CreateDenseRange(0, std::size(kMobileNetDepthwise) - 1, 1), {1, 2},
                    {0, 1}, {0, 1}})
     ->ArgNames({"layer", "threads", "evict", "prepared"})
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+
+// MobileNet-V2's first layer (3 -> 32 channels, 3x3, stride 2, pad 1, 224x224, batch 1) in
+// `layout`: the planner weighs direct_nchw (and a transform of its 1.6 MB output) against
+// direct_nhwc (and a transform of the 3-channel input).
+ConvGeometry MobileNetFirstLayer(ConvLayout layout) {
+  ConvGeometry g;
+  g.batch = 1;
+  g.in_channels = 3;
+  g.out_channels = 32;
+  g.groups = 1;
+  g.in_h = g.in_w = 224;
+  g.kernel_h = g.kernel_w = 3;
+  g.stride_h = g.stride_w = 2;
+  g.pad_h = g.pad_w = 1;
+  g.out_h = g.out_w = 112;
+  g.channels_last = layout == ConvLayout::kNHWC;
+  return g;
+}
+
+// Args: algorithm index (every forward algorithm that supports the layer), threads.
+void BM_MobileNetFirstLayer(benchmark::State& state) {
+  const ConvAlgorithm& algorithm = *CpuConvAlgorithms()[state.range(0)];
+  ScopedIntraOpThreads threads(static_cast<int>(state.range(1)));
+  const ConvGeometry g = MobileNetFirstLayer(algorithm.layout());
+  std::vector<float> data = RandomValues(g.in_channels * g.in_spatial(), 1);
+  std::vector<float> weight = RandomValues(g.out_channels * g.patch_size(), 2);
+  std::vector<float> bias = RandomValues(g.out_channels, 3);
+  std::vector<float> output(static_cast<size_t>(g.out_channels * g.out_spatial()));
+  ConvTensors<float> tensors;
+  tensors.data = data.data();
+  tensors.weight = weight.data();
+  tensors.bias = bias.data();
+  tensors.output = output.data();
+  for (auto _ : state) {
+    ScratchSpace scratch(Context::CPU());
+    algorithm.Run(ConvDirection::kForward, g, tensors, scratch);
+    benchmark::ClobberMemory();
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * g.multiply_adds() / 1e9,
+                                                 benchmark::Counter::kIsIterationInvariantRate);
+  state.SetLabel(std::string(algorithm.name()) + " " + ConvLayoutName(algorithm.layout()) + ", " +
+                 std::to_string(state.range(1)) + " thread(s)");
+}
+void MobileNetFirstLayerArgs(benchmark::internal::Benchmark* bench) {
+  const auto& algorithms = CpuConvAlgorithms();
+  for (int64_t a = 0; a < static_cast<int64_t>(algorithms.size()); ++a) {
+    if (!algorithms[a]->Supports(MobileNetFirstLayer(algorithms[a]->layout()),
+                                 ConvDirection::kForward)) {
+      continue;
+    }
+    for (int64_t threads : {1, 2}) bench->Args({a, threads});
+  }
+}
+BENCHMARK(BM_MobileNetFirstLayer)
+    ->Apply(MobileNetFirstLayerArgs)
+    ->ArgNames({"algorithm", "threads"})
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 

@@ -113,8 +113,9 @@ void ConvAlgorithm::RunWithResidual(const ConvGeometry& geometry, const ConvTens
   });
 }
 
-void ConvAlgorithm::Run(ConvDirection direction, const ConvGeometry& geometry,
-                        const ConvTensors<float>& tensors, ScratchSpace& scratch) const {
+template <typename T>
+void ConvAlgorithm::RunAny(ConvDirection direction, const ConvGeometry& geometry,
+                           const ConvTensors<T>& tensors, ScratchSpace& scratch) const {
   CheckCall(direction, geometry, tensors);
   if (tensors.residual != nullptr && !FusesResidual()) {
     RunWithResidual(geometry, tensors, scratch);
@@ -124,13 +125,13 @@ void ConvAlgorithm::Run(ConvDirection direction, const ConvGeometry& geometry,
 }
 
 void ConvAlgorithm::Run(ConvDirection direction, const ConvGeometry& geometry,
+                        const ConvTensors<float>& tensors, ScratchSpace& scratch) const {
+  RunAny(direction, geometry, tensors, scratch);
+}
+
+void ConvAlgorithm::Run(ConvDirection direction, const ConvGeometry& geometry,
                         const ConvTensors<double>& tensors, ScratchSpace& scratch) const {
-  CheckCall(direction, geometry, tensors);
-  if (tensors.residual != nullptr && !FusesResidual()) {
-    RunWithResidual(geometry, tensors, scratch);
-    return;
-  }
-  RunChecked(direction, geometry, tensors, scratch);
+  RunAny(direction, geometry, tensors, scratch);
 }
 
 namespace {

@@ -139,6 +139,10 @@ class ConvAlgorithm {
   template <typename T>
   void CheckCall(ConvDirection direction, const ConvGeometry& geometry,
                  const ConvTensors<T>& tensors) const;
+  // Run for either element type: the checks, then the kernel (and the residual pass it needs).
+  template <typename T>
+  void RunAny(ConvDirection direction, const ConvGeometry& geometry, const ConvTensors<T>& tensors,
+              ScratchSpace& scratch) const;
   template <typename T>
   void RunWithResidual(const ConvGeometry& geometry, const ConvTensors<T>& tensors,
                        ScratchSpace& scratch) const;

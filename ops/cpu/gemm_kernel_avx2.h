@@ -27,8 +27,9 @@ inline constexpr int kAvx2KernelColumns = 16;  // NR: columns of C per micro-til
 //   A is a packed panel: kc steps of kAvx2KernelRows floats (row r of step p at p*MR + r),
 //   B is a packed panel: kc steps of kAvx2KernelColumns floats, 32-byte aligned,
 // both zero-padded beyond rows/columns. rows <= MR, columns <= NR. beta == 0 never reads C.
-// `epilogue` (offset to the tile: row_bias[r], column_bias[j] for tile element (r, j)) is applied
-// as each element is stored; pass an empty one for partial sums.
+// `epilogue` (offset to the tile: row_bias[r], column_bias[j] and residual[r * residual_stride +
+// j] for tile element (r, j)) is applied as each element is stored; pass an empty one for partial
+// sums.
 void SgemmMicroKernelAvx2Fma(int64_t kc, const float* a_panel, const float* b_panel, float* c,
                              int64_t ldc, int rows, int columns, float alpha, float beta,
                              const Epilogue<float>& epilogue);

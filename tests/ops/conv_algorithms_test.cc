@@ -407,31 +407,41 @@ TEST(ConvAlgorithms, ResidualForwardFloat32) { CheckResidualForward<float>(2); }
 TEST(ConvAlgorithms, ResidualForwardFloat32OnOneThread) { CheckResidualForward<float>(1); }
 TEST(ConvAlgorithms, ResidualForwardFloat64) { CheckResidualForward<double>(2); }
 
-// A residual belongs to the forward: the other directions refuse it by name.
-TEST(ConvAlgorithms, ResidualOnlyOnTheForward) {
-  const ConvCase shape{"3x3", 1, 4, 4, 1, 6, 6, 3, 1, 1, 1};
-  const ConvGeometry g = shape.Geometry(false);
-  const ConvInputs<float> in(g);
-  std::vector<float> buffer(static_cast<size_t>(g.batch * g.in_channels * g.in_spatial() +
-                                                g.out_channels * g.patch_size()));
+// A 3x3 problem whose tensors are set for every direction, for the forward-only checks: add a
+// clamp or a residual, then run a backward direction.
+struct EveryDirectionCall {
+  ConvGeometry g = ConvCase{"3x3", 1, 4, 4, 1, 6, 6, 3, 1, 1, 1}.Geometry(false);
+  ConvInputs<float> in{g};
+  std::vector<float> buffer = std::vector<float>(static_cast<size_t>(
+      g.batch * g.in_channels * g.in_spatial() + g.out_channels * g.patch_size()));
   ConvTensors<float> tensors;
-  tensors.data = in.data.data();
-  tensors.weight = in.weight.data();
-  tensors.output_grad = in.output_grad.data();
-  tensors.data_grad = tensors.weight_grad = tensors.output = buffer.data();
-  tensors.residual = in.output_grad.data();
-  ScratchSpace scratch(Context::CPU());
+  ScratchSpace scratch{Context::CPU()};
   const ConvAlgorithm& im2col = *FindCpuConvAlgorithm("im2col_gemm", ConvLayout::kNCHW);
-  for (ConvDirection direction : {ConvDirection::kBackwardData, ConvDirection::kBackwardFilter}) {
-    try {
-      im2col.Run(direction, g, tensors, scratch);
-      FAIL() << "a " << ConvDirectionName(direction) << " with a residual ran";
-    } catch (const Error& error) {
-      EXPECT_NE(std::string(error.what()).find("a residual applies to the forward only"),
-                std::string::npos)
-          << error.what();
+
+  EveryDirectionCall() {
+    tensors.data = in.data.data();
+    tensors.weight = in.weight.data();
+    tensors.output_grad = in.output_grad.data();
+    tensors.data_grad = tensors.weight_grad = tensors.output = buffer.data();
+  }
+  // Both backward directions throw an error that contains `message`.
+  void ExpectBackwardRefused(const std::string& what, const std::string& message) {
+    for (ConvDirection direction : {ConvDirection::kBackwardData, ConvDirection::kBackwardFilter}) {
+      try {
+        im2col.Run(direction, g, tensors, scratch);
+        ADD_FAILURE() << "a " << ConvDirectionName(direction) << " with " << what << " ran";
+      } catch (const Error& error) {
+        EXPECT_NE(std::string(error.what()).find(message), std::string::npos) << error.what();
+      }
     }
   }
+};
+
+// A residual belongs to the forward: the other directions refuse it by name.
+TEST(ConvAlgorithms, ResidualOnlyOnTheForward) {
+  EveryDirectionCall call;
+  call.tensors.residual = call.in.output_grad.data();
+  call.ExpectBackwardRefused("a residual", "a residual applies to the forward only");
 }
 
 // A weight prepared once (PrepareWeight, as inference keeps it) gives the forward's bits without
@@ -513,31 +523,13 @@ TEST(ConvAlgorithms, ClampedForwardFloat64) { CheckClampedForward<double>(2); }
 
 // A clamp belongs to the forward; the other directions and inverted bounds are refused by name.
 TEST(ConvAlgorithms, ClampOnlyOnTheForward) {
-  const ConvCase shape{"3x3", 1, 4, 4, 1, 6, 6, 3, 1, 1, 1};
-  const ConvGeometry g = shape.Geometry(false);
-  const ConvInputs<float> in(g);
-  std::vector<float> buffer(static_cast<size_t>(g.batch * g.in_channels * g.in_spatial() +
-                                                g.out_channels * g.patch_size()));
-  ConvTensors<float> tensors;
-  tensors.data = in.data.data();
-  tensors.weight = in.weight.data();
-  tensors.output_grad = in.output_grad.data();
-  tensors.data_grad = tensors.weight_grad = tensors.output = buffer.data();
-  tensors.clamp_low = 0.0f;
-  ScratchSpace scratch(Context::CPU());
-  const ConvAlgorithm& im2col = *FindCpuConvAlgorithm("im2col_gemm", ConvLayout::kNCHW);
-  for (ConvDirection direction : {ConvDirection::kBackwardData, ConvDirection::kBackwardFilter}) {
-    try {
-      im2col.Run(direction, g, tensors, scratch);
-      FAIL() << "a clamped " << ConvDirectionName(direction) << " ran";
-    } catch (const Error& error) {
-      EXPECT_NE(std::string(error.what()).find("forward only"), std::string::npos) << error.what();
-    }
-  }
-  tensors.clamp_low = 1.0f;
-  tensors.clamp_high = 0.5f;
+  EveryDirectionCall call;
+  call.tensors.clamp_low = 0.0f;
+  call.ExpectBackwardRefused("a clamp", "forward only");
+  call.tensors.clamp_low = 1.0f;
+  call.tensors.clamp_high = 0.5f;
   try {
-    im2col.Run(ConvDirection::kForward, g, tensors, scratch);
+    call.im2col.Run(ConvDirection::kForward, call.g, call.tensors, call.scratch);
     FAIL() << "inverted clamp bounds ran";
   } catch (const Error& error) {
     EXPECT_NE(std::string(error.what()).find("above its high bound"), std::string::npos)
