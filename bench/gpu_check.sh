@@ -15,9 +15,19 @@
 #      plans none and global beside PyTorch's model.half(), batch 1/16/64, and ResNet-50 training
 #      steps in float16 under both plans;
 #   5. (stage `layers`, not in the default set) the ResNet-50 layer set one convolution at a time:
-#      the tuned cuDNN pick and one mxlite pass beside PyTorch's (bench/gpu_conv_layers.py).
+#      the tuned cuDNN pick and one mxlite pass beside PyTorch's (bench/gpu_conv_layers.py);
+#   6. (stage `nccl`) the dist_sync_device KVStore (NCCL bootstrapped through MPI) under mpirun with
+#      the Open MPI runtime of the bundle: the data-parallel training check (every rank's weights
+#      bit-identical, equal to one process on the combined batch) at 1 rank and at 2 ranks (one GPU:
+#      NCCL refuses two ranks on one device, and every rank must report that, not hang), and the
+#      Fashion-MNIST example trained through the store;
+#   7. (stage `planning`, not in the default set) local vs global convolution planning (issue 9) on
+#      ResNet-18, ResNet-50, VGG-16 and GoogLeNet, batch 1 and 16, fp32 and tf32: `mxlite bench
+#      --compare-plan --device gpu` (both plans bound, timed pass by pass in turn), tabled by
+#      bench/conv_planning_report.py; and ResNet-50 training steps (batch 16) under both plans.
 #
-#   bench/gpu_check.sh [STAGE ...]     # stages: tests onnx train (default), fp16, layers
+#   bench/gpu_check.sh [STAGE ...]     # stages: tests nccl onnx train (default), fp16, layers,
+#                                      # planning
 #
 # $OUT (default /tmp/gpu_check) gets summary.txt, logs.tar.gz (every log) and the profile summary;
 # the tail of the output is the summary. Python is the machine's python3 (PyTorch with CUDA).
@@ -27,13 +37,23 @@ results=${OUT:-/tmp/gpu_check}
 out=/tmp/gpu_check_work
 rm -rf "$out"
 mkdir -p "$out" "$results"
-stages=${*:-"tests onnx train"}
+stages=${*:-"tests nccl onnx train"}
 summary=$out/summary.txt
 : >"$summary"
 note() { echo "$*" | tee -a "$summary"; }
 
 # --- the bundle and the machine's CUDA libraries ---------------------------------------------
 tar -xJf .gpu/bundle.tar.xz -C .
+# The bundle's Open MPI (mpirun, and orted for an MPI singleton), relocated to a folder of its
+# own: the machine may have another Open MPI's plugins where Debian puts them.
+if [ -f .gpu/openmpi.tar.xz ]; then
+  mpi_root=/tmp/mxlite_openmpi
+  rm -rf "$mpi_root" && mkdir -p "$mpi_root" && tar -xJf .gpu/openmpi.tar.xz -C "$mpi_root"
+  ln -sf orterun "$mpi_root/usr/bin/mpirun"  # Debian's mpirun is an alternatives link
+  export OPAL_PREFIX=$mpi_root/usr
+  export PATH=$mpi_root/usr/bin:$PATH
+fi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # Tests find their fixtures under the source path compiled in (MXLITE_SOURCE_DIR).
 [ -e /work/main ] || { mkdir -p /work && ln -s "$PWD" /work/main; }
 library_path=$PWD/lib
@@ -72,6 +92,24 @@ if [[ " $stages " == *" tests "* ]]; then
     grep -E "^\[  FAILED  \] [A-Za-z]" "$log" | sort -u | head -20 | sed 's/^/    /' | tee -a "$summary"
   done
   grep -h -B1 -A3 "Skipped\|SKIPPED" "$out"/*_test.log | grep -iE "gpu|cuda|skip" | sort -u | head -10
+fi
+
+# --- 6. dist_sync_device: NCCL between the ranks' GPUs --------------------------------------------
+if [[ " $stages " == *" nccl "* ]]; then
+  mpirun=(mpirun --oversubscribe -x LD_LIBRARY_PATH -x MXNET_HOME -x MXNET_TUNING_REPORT -x NCCL_DEBUG
+          -x OPAL_PREFIX)
+  export NCCL_DEBUG=WARN MXNET_KVSTORE_TIMEOUT=30
+  note "mpirun: $(mpirun --version 2>&1 | head -1)"
+  for ranks in 1 2; do
+    log=$out/nccl-train-np$ranks.log
+    timeout 120 "${mpirun[@]}" -x MXNET_KVSTORE_TIMEOUT -np $ranks \
+      build/tests/scheduler/kvstore_dist_check train_device "$out/nccl_np$ranks" >"$log" 2>&1
+    note "kvstore_dist_check train_device -np $ranks (exit $?): $(grep -E 'rank|bit-identical|NCCL|rror' "$log" | sort -u | head -8 | tr '\n' ' ')"
+  done
+  log=$out/nccl-fashion-np1.log
+  timeout 200 "${mpirun[@]}" -np 1 build/bin/train_fashion_mnist --gpu --kvstore dist_sync_device \
+    --epochs 1 --data-dir .gpu/fashion-mnist --checkpoint "$out/fashion_nccl.mxckpt" >"$log" 2>&1
+  note "train mxlite --gpu --kvstore dist_sync_device -np 1 (exit $?): $(grep -aoE 'epoch 1 done[^;]*;' "$log" | tail -1) $(grep -E '^epoch 1:|rror' "$log" | head -3)"
 fi
 
 # --- 2. ONNX networks on the GPU -----------------------------------------------------------------
@@ -186,6 +224,47 @@ if [[ " $stages " == *" layers "* ]]; then
       note "layer $name b$batch fp32: mxlite pass ${mx:-?} ms (pick $pick), pytorch pass ${pt:-?} ms"
     done
   done
+fi
+
+# --- 7. local vs global planning on the GPU -------------------------------------------------------
+if [[ " $stages " == *" planning "* ]]; then
+  models=$out/models
+  (cd bench && timeout 300 python3 onnx_models.py "$models" resnet18 resnet50 vgg16 googlenet) \
+    >"$out/planning-export.log" 2>&1 || { note "export failed: $(tail -3 "$out/planning-export.log")"; }
+  # PLANNING_CONFIGS, PLANNING_MATHS and PLANNING_ROUNDS (repeats, each its own table) narrow or
+  # repeat the comparison.
+  configs=${PLANNING_CONFIGS:-"resnet18:1 resnet18:16 resnet50:1 resnet50:16 vgg16:1 vgg16:16 googlenet:1 googlenet:16"}
+  for round in $(seq "${PLANNING_ROUNDS:-1}"); do
+    for math in ${PLANNING_MATHS:-fp32 tf32}; do
+      conversion=0
+      [ $math = tf32 ] && conversion=1
+      dir=$out/planning-$math-round$round
+      mkdir -p "$dir"
+      for config in $configs; do
+        model=${config%:*} batch=${config#*:}
+        iters=200
+        [ "$batch" -ge 16 ] && iters=100
+        MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION=$conversion timeout 150 build/bin/mxlite bench \
+          "$models/$model.onnx" --device gpu --batch "$batch" --warmup 10 --iters $iters \
+          --compare-plan >"$dir/$model.$batch.txt" 2>&1
+      done
+      note "planning $math round $round (mxlite bench --compare-plan --device gpu, p50 of alternating passes):"
+      python3 bench/conv_planning_report.py "$dir" $configs | tee -a "$summary"
+    done
+  done
+  if [ "${PLANNING_ROUNDS:-1}" -gt 1 ]; then
+    for math in ${PLANNING_MATHS:-fp32 tf32}; do
+      note "planning $math, the rounds together (median speedup of global over local):"
+      python3 bench/conv_planning_report.py --rounds \
+        "$(ls -d "$out"/planning-$math-round* | paste -sd,)" $configs | tee -a "$summary"
+    done
+  fi
+  if [ -z "${PLANNING_CONFIGS:-}" ]; then  # a narrowed run skips the training comparison
+    log=$out/planning-resnet50-train-b16.txt
+    timeout 200 build/bin/mxlite bench "$models/resnet50.onnx" --device gpu --batch 16 --training \
+      --warmup 5 --iters 40 --compare-plan >"$log" 2>&1
+    note "planning resnet50 training b16 fp32: $(grep -E '^(local|global|speedup)' "$log" | tr '\n' ' ')"
+  fi
 fi
 
 # --- 3. Fashion-MNIST training on the GPU --------------------------------------------------------

@@ -2,8 +2,9 @@
 //
 //   build/bin/train_fashion_mnist [--epochs 5] [--batchnorm] [--gpu] [--checkpoint model.mxckpt]
 //                                 [--threads N] [--max-batches N]   (the last two for benchmarks)
-//                                 [--kvstore local|dist_sync]
+//                                 [--kvstore local|dist_sync|dist_sync_device]
 //   mpirun -np 2 build/bin/train_fashion_mnist --kvstore dist_sync    (data parallel, 2 ranks)
+//   mpirun -np 2 build/bin/train_fashion_mnist --gpu --kvstore dist_sync_device  (NCCL, 2 GPUs)
 //
 // conv5x5 32 -> relu -> maxpool -> conv5x5 64 -> relu -> maxpool -> fc 1024 -> relu -> fc 10,
 // SGD with momentum 0.9, learning rate 0.01, batch 64. With dist_sync each rank trains on its shard
@@ -99,9 +100,12 @@ int main(int argc, char** argv) try {
   const Options options = ParseOptions(argc, argv);
   if (options.threads > 0) settings().Set("MXNET_OMP_MAX_THREADS", std::to_string(options.threads));
   MX_CHECK(!options.gpu || VisibleGpuCount() > 0) << "--gpu given but no GPU is visible";
-  const Context ctx = options.gpu ? Context::GPU(0) : Context::CPU();
   std::unique_ptr<KVStore> kv;
   if (!options.kvstore.empty()) kv = KVStore::Create(options.kvstore);
+  // dist_sync_device gives each rank its own GPU; the executors train there.
+  const Context ctx = !options.gpu                   ? Context::CPU()
+                      : kv && kv->context().is_gpu() ? kv->context()
+                                                     : Context::GPU(0);
   const int rank = kv ? kv->rank() : 0, ranks = kv ? kv->num_workers() : 1;
   MX_CHECK(options.batch_size % ranks == 0)
       << "--batch-size " << options.batch_size << " is not a multiple of the " << ranks

@@ -53,28 +53,50 @@ ncclDataType_t ReduceType(DType dtype, const std::string& description) {
   }
 }
 
-// A collective queued on the stream, done when its event is.
+// NCCL's asynchronous state of a communicator: ncclSuccess or ncclInProgress; throws on an error.
+ncclResult_t AsyncState(ncclComm_t comm) {
+  ncclResult_t state = ncclSuccess;
+  CheckNccl(ncclCommGetAsyncError(comm, &state), "ncclCommGetAsyncError");
+  CheckNccl(state, "NCCL collective");
+  return state;
+}
+
+// A collective started by ncclGroupEnd, done when its event on the stream is. A non-blocking
+// communicator may return from ncclGroupEnd (ncclInProgress) before it has put the collective's
+// kernels on the stream: the event is recorded only once NCCL's state says it has, else it would
+// precede them and report the collective done before it ran. Until then, NCCL must not be given
+// another call on this communicator either.
 class NcclOperation final : public PolledCommunicator::Operation {
  public:
-  NcclOperation(ncclComm_t comm, cudaStream_t stream) : comm_(comm) {
+  NcclOperation(ncclComm_t comm, cudaStream_t stream, bool enqueued)
+      : comm_(comm), stream_(stream) {
     CheckCuda(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming), "cudaEventCreate");
-    CheckCuda(cudaEventRecord(event_, stream), "cudaEventRecord");
+    if (enqueued) RecordEvent();
   }
   ~NcclOperation() override { cudaEventDestroy(event_); }
 
   bool Done() override {
+    if (!recorded_) {
+      if (AsyncState(comm_) == ncclInProgress) return false;
+      RecordEvent();
+    }
     const cudaError_t status = cudaEventQuery(event_);
     if (status == cudaSuccess) return true;
     if (status != cudaErrorNotReady) CheckCuda(status, "cudaEventQuery");
-    ncclResult_t async = ncclSuccess;
-    CheckNccl(ncclCommGetAsyncError(comm_, &async), "ncclCommGetAsyncError");
-    CheckNccl(async, "NCCL collective");
+    AsyncState(comm_);  // a failed peer surfaces here while the kernels wait for it
     return false;
   }
 
  private:
+  void RecordEvent() {
+    CheckCuda(cudaEventRecord(event_, stream_), "cudaEventRecord");
+    recorded_ = true;
+  }
+
   ncclComm_t comm_;
+  cudaStream_t stream_;
   cudaEvent_t event_ = nullptr;
+  bool recorded_ = false;
 };
 
 class NcclCommunicator final : public PolledCommunicator {
@@ -153,14 +175,26 @@ class NcclCommunicator final : public PolledCommunicator {
                      << " is not done over NCCL (the KVStore uses MPI for it)";
       }
     }
-    CheckNccl(ncclGroupEnd(), "ncclGroupEnd");
-    return std::make_unique<NcclOperation>(comm_, stream_);
+    const ncclResult_t ended = ncclGroupEnd();
+    CheckNccl(ended, "ncclGroupEnd");
+    return std::make_unique<NcclOperation>(comm_, stream_, /*enqueued=*/ended == ncclSuccess);
   }
 
+  // A non-blocking communicator finalises in the background: ncclCommDestroy must wait until its
+  // state leaves ncclInProgress (bounded; a peer that never finalises leaves it to the abort).
   void Finalize() override {
     cudaStreamSynchronize(stream_);
-    ncclCommFinalize(comm_);
-    ncclCommDestroy(comm_);
+    ncclResult_t state = ncclCommFinalize(comm_);
+    const auto deadline = std::chrono::steady_clock::now() + timeout();
+    while (state == ncclInProgress && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      if (ncclCommGetAsyncError(comm_, &state) != ncclSuccess) break;
+    }
+    if (state == ncclSuccess) {
+      ncclCommDestroy(comm_);
+    } else {
+      ncclCommAbort(comm_);
+    }
     cudaStreamDestroy(stream_);
   }
 

@@ -47,8 +47,8 @@ inline Batch MakeBatch(int rows, int step) {
   return batch;
 }
 
-inline std::unique_ptr<Executor> BindMlp(int batch) {
-  auto exec = Executor::Bind(BuildMlp(batch), {.ctx = Context::CPU(), .training = true});
+inline std::unique_ptr<Executor> BindMlp(int batch, Context ctx = Context::CPU()) {
+  auto exec = Executor::Bind(BuildMlp(batch), {.ctx = ctx, .training = true});
   InitializeParameters(*exec, Xavier{}, /*seed=*/3);
   return exec;
 }
@@ -83,12 +83,13 @@ inline std::map<std::string, std::vector<float>> TrainSingle(int total_rows, int
 
 // Data parallel: `workers` executors in this process (a local store's devices) whose global
 // index starts at `first_worker` of `total_workers` (ranks of a dist store), each on its shard of
-// the combined batch; gradients pushed last layer first, weights pulled back.
+// the combined batch and on the store's device (a dist_sync_device rank's GPU); gradients pushed
+// last layer first, weights pulled back.
 inline std::map<std::string, std::vector<float>> TrainDataParallel(KVStore& kv, int rows_per_worker,
                                                                    int workers, int first_worker,
                                                                    int total_workers, int steps) {
   std::vector<std::unique_ptr<Executor>> execs;
-  for (int w = 0; w < workers; ++w) execs.push_back(BindMlp(rows_per_worker));
+  for (int w = 0; w < workers; ++w) execs.push_back(BindMlp(rows_per_worker, kv.context()));
   std::vector<std::string> names = execs[0]->ParameterNames();
   std::vector<NDArray> initial;
   for (const std::string& name : names) initial.push_back(execs[0]->Arg(name));
