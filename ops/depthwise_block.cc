@@ -1,18 +1,21 @@
 // _fused_depthwise_block: a MobileNet-style block as one op, [1x1 expansion] -> depthwise ->
-// [1x1 projection], NHWC float32, CPU inference. The depthwise-block fusion pass
+// [1x1 projection] (+ residual), NHWC float32, CPU inference. The depthwise-block fusion pass
 // (scheduler/fusion.h, MXNET_CONV_FUSE_DEPTHWISE) makes it from the three Convolution nodes after
-// layout planning; the kernel walks the rows so the intermediates stay in L2
+// layout planning, and the residual fusion (MXNET_CONV_FUSE_RESIDUAL) may fold the addition after
+// its projection into it; the kernel walks the rows so the intermediates stay in L2
 // (ops/cpu/depthwise_block.h).
 //
 //   data            (N, H, W, Cin)
-//   expand_weight   (C, 1, 1, Cin)     expand_bias (C)     present when expand_num_filter > 0
-//   weight          (C, KH, KW, 1)     bias (C)            the depthwise convolution, C =
-//   num_filter project_weight  (Cout, 1, 1, C)    project_bias (Cout) present when
-//   project_num_filter > 0 output          (N, OH, OW, Cout)  (Cout = C without a projection)
+//   expand_weight   (C, 1, 1, Cin)   expand_bias (C)     when expand_num_filter > 0
+//   weight          (C, KH, KW, 1)   bias (C)            the depthwise stage, C = num_filter
+//   project_weight  (Cout, 1, 1, C)  project_bias (Cout) when project_num_filter > 0
+//   residual        (N, OH, OW, Cout)                    when residual=true (needs the projection)
+//   output          (N, OH, OW, Cout)                    Cout = C without a projection
 //
 // Attributes: the depthwise convolution's own (kernel, stride, dilate, pad, num_filter, num_group
-// == num_filter, no_bias, act_min / act_max, layout NHWC) and per 1x1 stage <stage>_num_filter
-// (0: absent), <stage>_no_bias and <stage>_act_min / _act_max, stage = expand or project.
+// == num_filter, no_bias, act_min / act_max, layout NHWC), per 1x1 stage <stage>_num_filter
+// (0: absent), <stage>_no_bias and <stage>_act_min / _act_max, stage = expand or project, and
+// `residual`: output = clamp(projection + project_bias + residual), as Convolution's.
 // Absent biases are dropped from the inputs as no_bias drops Convolution's.
 //
 // Inside an executor the 1x1 weights are packed for the GEMM (on the AVX2 path) and the depthwise
@@ -35,7 +38,7 @@ std::string Owner(const std::string& node) { return "_fused_depthwise_block " + 
 // Where each input sits for these attributes (-1: absent).
 struct BlockInputs {
   int expand_weight = -1, expand_bias = -1, weight = -1, bias = -1, project_weight = -1,
-      project_bias = -1;
+      project_bias = -1, residual = -1;
   std::vector<std::string> names;
 
   explicit BlockInputs(const Attributes& attrs) {
@@ -54,6 +57,7 @@ struct BlockInputs {
       project_weight = add("project_weight");
       if (!attrs.GetBool("project_no_bias")) project_bias = add("project_bias");
     }
+    if (attrs.GetBool("residual")) residual = add("residual");
   }
 };
 
@@ -81,6 +85,8 @@ cpu::DepthwiseBlockGeometry BlockGeometry(const Attributes& attrs, const Shape& 
       << owner << ": data " << data_shape << " has " << in.channels
       << " channels; without an expansion the depthwise stage needs num_filter=" << channels;
   MX_CHECK(g.expand || g.project) << owner << ": neither expand_num_filter nor project_num_filter";
+  MX_CHECK(g.project || !attrs.GetBool("residual"))
+      << owner << ": residual=true adds to the projection's output, and project_num_filter is 0";
   // The depthwise stage sees the data with its own channel count (the expansion's output).
   const Shape stage_input{in.batch, in.height, in.width, channels};
   g.depthwise = ConvolutionGeometry(window, stage_input, owner);
@@ -101,7 +107,9 @@ void InferShape(const Attributes& attrs, ShapeInference& shapes) {
   if (inputs.bias >= 0) shapes.AssignInput(inputs.bias, Shape{channels});
   if (g.project) shapes.AssignInput(inputs.project_weight, Shape{g.out_channels, 1, 1, channels});
   if (inputs.project_bias >= 0) shapes.AssignInput(inputs.project_bias, Shape{g.out_channels});
-  shapes.AssignOutput(0, Shape{d.batch, d.out_h, d.out_w, g.out_channels});
+  const Shape output{d.batch, d.out_h, d.out_w, g.out_channels};
+  if (inputs.residual >= 0) shapes.AssignInput(inputs.residual, output);
+  shapes.AssignOutput(0, output);
 }
 
 // A weight as a kernel reads it, derived once per (pointer, version).
@@ -236,6 +244,7 @@ void ForwardCpu(const OpContext& ctx, const Attributes& attrs,
     t.project.packed = weights.Packed(1, at.project_weight, channels, g.out_channels);
     t.project.epilogue = StageEpilogue(attrs, owner, "project_", bias(at.project_bias));
   }
+  if (at.residual >= 0) t.residual = inputs[at.residual].data_as<float>();
   cpu::DepthwiseBlockForward(g, t, *ctx.scratch);
 }
 
@@ -266,10 +275,16 @@ MXLITE_REGISTER_OP(_fused_depthwise_block) {
   AddFusedActivationAttributes(op.attributes);
   AddStageAttributes(op.attributes, "expand");
   AddStageAttributes(op.attributes, "project");
+  op.attributes.Bool("residual",
+                     "fused residual addition: one more input, residual (the output's shape), "
+                     "added after project_bias and before project_act_min / _max",
+                     Default("false"));
   op.input_names = [](const Attributes& attrs) { return BlockInputs(attrs).names; };
   op.input_roles = [](const Attributes& attrs) {
-    std::vector<InputRole> roles(BlockInputs(attrs).names.size(), InputRole::kParameter);
+    const BlockInputs inputs(attrs);
+    std::vector<InputRole> roles(inputs.names.size(), InputRole::kParameter);
     roles[0] = InputRole::kData;
+    if (inputs.residual >= 0) roles[inputs.residual] = InputRole::kData;
     return roles;
   };
   op.output_names = [](const Attributes&) { return std::vector<std::string>{"output"}; };

@@ -299,17 +299,24 @@ bool IsSameShapeAddition(const Node& node, const GraphShapes& shapes) {
          shapes.dtype_of(node.inputs[0]) == shapes.dtype_of(node.inputs[1]);
 }
 
+// A node whose last store may add a residual: a Convolution, or a depthwise block's projection,
+// with no clamp (clamp(y) + x is not clamp(y + x)) and no residual yet.
+bool TakesResidual(const Node& node) {
+  if (IsConvolution(node)) return !HasFusedActivation(node) && !node.attrs.GetBool("residual");
+  if (node.is_variable() || node.op->name != "_fused_depthwise_block") return false;
+  return node.attrs.GetInt("project_num_filter") > 0 && !node.attrs.GetBool("residual") &&
+         !node.attrs.Has("project_act_min") && !node.attrs.Has("project_act_max");
+}
+
 }  // namespace
 
 ResidualFusionResult FuseResidualAdditions(const Graph& graph, const GraphShapes& shapes) {
   const std::map<NodeEntry, int> readers = CountReaders(graph);
   const std::set<NodeEntry> outputs(graph.outputs().begin(), graph.outputs().end());
-  // A convolution output this addition may take in: read by it alone, not a graph output, the
-  // convolution with no clamp or residual yet.
+  // A convolution's (or block's) output this addition may take in: read by it alone, not a graph
+  // output.
   const auto foldable = [&](const NodeEntry& entry) {
-    const Node& producer = graph.node(entry.node);
-    return IsConvolution(producer) && entry.index == 0 && !HasFusedActivation(producer) &&
-           !producer.attrs.GetBool("residual") && readers.at(entry) == 1 &&
+    return TakesResidual(graph.node(entry.node)) && entry.index == 0 && readers.at(entry) == 1 &&
            outputs.count(entry) == 0;
   };
   struct Fusion {
@@ -345,7 +352,7 @@ ResidualFusionResult FuseResidualAdditions(const Graph& graph, const GraphShapes
     attrs["residual"] = "true";
     std::vector<NodeEntry> inputs = convolution.inputs;
     inputs.push_back(fusion->second.residual);
-    rewrite.Replace(id, "Convolution", convolution.name, attrs, inputs);
+    rewrite.Replace(id, convolution.op->name, convolution.name, attrs, inputs);
   }
   result.graph = rewrite.Finish();
   return result;

@@ -87,14 +87,17 @@ std::string FormatDepthwiseBlocks(const std::vector<FusedDepthwiseBlock>& blocks
 // convolution gains the input `residual` = x (attribute residual=true, ops/convolution.cc) and adds
 // it as it stores its output, then clamps; the addition node goes away and its readers read the
 // convolution. This is oneDNN's sum post-op and ONNX Runtime's Conv+Add fusion: the separate
-// addition read both tensors back and wrote a third (ResNet's and MobileNet-V2's shortcuts).
+// addition read both tensors back and wrote a third (ResNet's and MobileNet-V2's shortcuts). A
+// depthwise block with a projection (_fused_depthwise_block, above) takes an addition to its
+// output the same way: its projection adds it (MobileNet-V2's shortcuts at 56x56 follow blocks).
 //
 // Fused when: the convolution's output is read by that addition alone and is not a graph output,
 // the addition's output is not a graph output, and the convolution has no fused activation yet
-// (clamp(conv) + x is not clamp(conv + x)) nor a residual. Either operand may be the convolution;
-// with two, the first. The fused node keeps the convolution's name and goes where the addition
-// was (x is defined by then). Run the activation fusion again afterwards: a relu after the
-// addition (ResNet) then joins the same store. The values are the bits of the separate addition.
+// (clamp(conv) + x is not clamp(conv + x)) nor a residual (a block: no project_act_min / _max).
+// Either operand may be the convolution; with two, the first. The fused node keeps the
+// convolution's name and goes where the addition was (x is defined by then). Run the activation
+// fusion again afterwards: a relu after the addition (ResNet) then joins the same store. The values
+// are the bits of the separate addition.
 //
 // Inference on the CPU only (the fused convolution has no backward and no GPU kernel): the
 // executor runs it after layout planning and the depthwise-block fusion (the addition's operands
@@ -102,7 +105,7 @@ std::string FormatDepthwiseBlocks(const std::vector<FusedDepthwiseBlock>& blocks
 // default). Pure function: `graph` is not changed.
 
 struct FusedResidual {
-  std::string convolution;  // the node that now adds the residual
+  std::string convolution;  // the node that now adds the residual (a Convolution or a block)
   std::string addition;     // the node folded into it
 };
 

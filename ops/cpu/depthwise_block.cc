@@ -106,9 +106,14 @@ class RowRun {
                        t_.depthwise.clamp, AllChannels(d_), y_row);
     }
     if (g_.project) {
-      float* out = t_.output + (image_ * d_.out_h + oh_begin) * d_.out_w * g_.out_channels;
-      RunPointwise(t_.project, (oh_end - oh_begin) * d_.out_w, channels, g_.out_channels, band_,
-                   out);
+      const int64_t first = (image_ * d_.out_h + oh_begin) * d_.out_w * g_.out_channels;
+      PointwiseStage project = t_.project;
+      if (t_.residual != nullptr) {
+        project.epilogue.residual = t_.residual + first;
+        project.epilogue.residual_stride = g_.out_channels;
+      }
+      RunPointwise(project, (oh_end - oh_begin) * d_.out_w, channels, g_.out_channels, band_,
+                   t_.output + first);
     }
   }
 
@@ -195,6 +200,8 @@ size_t DepthwiseBlockWorkspaceBytes(const DepthwiseBlockGeometry& g, int threads
 void DepthwiseBlockForward(const DepthwiseBlockGeometry& g, const DepthwiseBlockTensors& t,
                            ScratchSpace& scratch) {
   CheckDepthwiseBlockGeometry(g);
+  MX_CHECK(t.residual == nullptr || g.project)
+      << "depthwise block: a residual is added to the projection's output; this block has none";
   const ConvGeometry& d = g.depthwise;
   const BandPlan plan = PlanBands(g);
   const int64_t rows = d.batch * d.out_h;

@@ -60,11 +60,16 @@ struct DepthwiseBlockTensors {
   PointwiseStage expand;        // read when geometry.expand
   DepthwiseStage depthwise;
   PointwiseStage project;   // read when geometry.project
+  // (N, OH, OW, out_channels) or null: a residual connection added to the projection's output
+  // after its bias and before its clamp (project.epilogue's residual is set per band); needs the
+  // projection.
+  const float* residual = nullptr;
   float* output = nullptr;  // (N, OH, OW, out_channels)
 };
 
 // Errors (mxlite::Error naming the problem): a geometry that is not a multiplier-1 NHWC depthwise
-// convolution, channel counts that disagree, or neither expand nor project.
+// convolution, channel counts that disagree, or neither expand nor project. (The forward also
+// refuses a residual without a projection.)
 void CheckDepthwiseBlockGeometry(const DepthwiseBlockGeometry& g);
 
 // Scratch the forward takes with `threads` intra-op threads: each thread's ring of expanded rows

@@ -137,8 +137,9 @@ std::vector<double> Reference(const BlockCase& c, const DepthwiseBlockGeometry& 
   return output;
 }
 
+// The block on `b`; `residual` (the output's size) is added by the projection when given.
 std::vector<float> RunBlock(const BlockCase& c, const DepthwiseBlockGeometry& g, const BlockData& b,
-                            bool packed) {
+                            bool packed, const std::vector<float>* residual = nullptr) {
   const ConvGeometry& d = g.depthwise;
   std::vector<float> by_tap(b.weight.size());
   DepthwiseWeightsByTap(d, b.weight.data(), by_tap.data());
@@ -157,6 +158,7 @@ std::vector<float> RunBlock(const BlockCase& c, const DepthwiseBlockGeometry& g,
                  Epilogue<float>::Clamp(c.low, c.high)};
   t.project = {b.project_weight.data(), packed ? &project_packed : nullptr, Epilogue<float>{}};
   if (c.biases) t.project.epilogue.column_bias = b.project_bias.data();
+  if (residual != nullptr) t.residual = residual->data();
   std::vector<float> output(static_cast<size_t>(d.batch * d.out_h * d.out_w * g.out_channels),
                             std::numeric_limits<float>::quiet_NaN());
   t.output = output.data();
@@ -201,6 +203,35 @@ TEST_P(DepthwiseBlockTest, MatchesTheStagesOneByOne) {
         for (size_t i = 0; i < expected.size(); ++i) {
           ASSERT_NEAR(actual[i], expected[i], 2e-5 * scale) << "element " << i;
         }
+      }
+    }
+  }
+  SetGemmImplementation(GemmImplementation::kAuto);
+}
+
+// A fused residual gives the bits of adding it to the block's output afterwards: the projection's
+// store adds it after the bias (it has no clamp here), bands and threads splitting the rows
+// anywhere. A block without a projection refuses one.
+TEST_P(DepthwiseBlockTest, AResidualGivesTheBitsOfAnAdditionAfter) {
+  const BlockCase& c = GetParam();
+  const DepthwiseBlockGeometry g = Geometry(c);
+  const BlockData b = MakeData(c, g);
+  const ConvGeometry& d = g.depthwise;
+  const std::vector<float> residual = Random(d.batch * d.out_h * d.out_w * g.out_channels, 8);
+  if (!c.project) {
+    EXPECT_THROW(RunBlock(c, g, b, /*packed=*/true, &residual), Error);
+    return;
+  }
+  for (GemmImplementation gemm : {GemmImplementation::kAuto, GemmImplementation::kEigen}) {
+    SetGemmImplementation(gemm);
+    for (int threads : {1, 3}) {
+      SCOPED_TRACE(testing::Message() << "threads " << threads << ", gemm " << ActiveGemm().name);
+      ScopedIntraOpThreads scope(threads);
+      const std::vector<float> alone = RunBlock(c, g, b, /*packed=*/true);
+      const std::vector<float> fused = RunBlock(c, g, b, /*packed=*/true, &residual);
+      ASSERT_EQ(fused.size(), alone.size());
+      for (size_t i = 0; i < alone.size(); ++i) {
+        ASSERT_EQ(fused[i], alone[i] + residual[i]) << "element " << i;
       }
     }
   }

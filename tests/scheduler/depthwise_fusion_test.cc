@@ -1,8 +1,9 @@
 // Depthwise-block fusion (scheduler/fusion.h): which convolutions a depthwise convolution takes in
 // (a 1x1 that alone feeds it, a 1x1 that alone reads it; not one read elsewhere, not a graph
 // output, not NCHW), the fused node's attributes and inputs, the size threshold, and that fused
-// executors compute what unfused ones do on 1 and 2 threads and both GEMMs; training executors and
-// MXNET_CONV_FUSE_DEPTHWISE=0 do not fuse.
+// executors compute what unfused ones do on 1 and 2 threads and both GEMMs; a residual addition
+// after a block folding into its projection; training executors and MXNET_CONV_FUSE_DEPTHWISE=0
+// do not fuse.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -160,6 +161,43 @@ TEST_F(DepthwiseFusionTest, FusedExecutorsComputeWhatUnfusedOnesDo) {
       EXPECT_EQ(blocks, 3u);
       testing_support::ExpectOutputsNear(expected, actual, 1e-5);
     }
+  }
+}
+
+// The residual fusion after the blocks (MXNET_CONV_FUSE_RESIDUAL): b1's addition of data folds
+// into its projection; head reads p2 (b2's output) twice and stays, as does d4_sum (a graph
+// output). Executors give the bits of the separate addition.
+TEST_F(DepthwiseFusionTest, AnAdditionAfterABlockFoldsIntoItsProjection) {
+  const Graph source = FuseConvolutionActivations(BlocksNet(12, 24)).graph;
+  const Graph blocks = FuseDepthwiseBlocks(source, InferGraphShapes(source), 0).graph;
+  const ResidualFusionResult result = FuseResidualAdditions(blocks, InferGraphShapes(blocks));
+  ASSERT_EQ(result.fused.size(), 1u);
+  EXPECT_EQ(result.fused[0].convolution, "d1");
+  EXPECT_EQ(result.fused[0].addition, "sum");
+  const Graph& fused = result.graph;
+  EXPECT_FALSE(fused.HasName("sum"));
+  EXPECT_TRUE(fused.HasName("head"));
+  const Node& d1 = fused.node(fused.Find("d1"));
+  EXPECT_EQ(d1.op->name, "_fused_depthwise_block");
+  EXPECT_TRUE(d1.attrs.GetBool("residual"));
+  ASSERT_EQ(d1.inputs.size(), 8u);  // data, e1's weight and bias, d1's, p1's, the residual
+  EXPECT_EQ(fused.node(d1.inputs[7].node).name, "data");
+  EXPECT_EQ(InferGraphShapes(fused).of(d1.inputs[7]), (Shape{2, 12, 12, 32}));
+  // d2's block (p2 read twice) takes nothing.
+  EXPECT_FALSE(fused.node(fused.Find("d2")).attrs.GetBool("residual"));
+
+  const Graph graph = BlocksNet(256, 48);  // large enough to fuse blocks on any machine
+  const BindOptions separate{
+      .conv_plan = ConvPlanKind::kNone, .fuse_depthwise = true, .fuse_residual = false};
+  BindOptions together = separate;
+  together.fuse_residual = true;
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(testing::Message() << threads << " threads");
+    cpu::SetIntraOpThreads(threads);
+    auto exec = Executor::Bind(graph, together);
+    ASSERT_EQ(exec->fused_residuals().size(), 1u);
+    EXPECT_EQ(exec->fused_residuals()[0].convolution, "d1");
+    EXPECT_EQ(RunInference(graph, together), RunInference(graph, separate));
   }
 }
 
