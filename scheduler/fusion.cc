@@ -36,8 +36,9 @@ std::optional<Clamp> ClampOf(const Node& node) {
   return std::nullopt;
 }
 
-bool HasFusedActivation(const Node& node) {
-  return node.attrs.Has("act_min") || node.attrs.Has("act_max");
+// Whether `node` clamps its output (or, with a prefix, that stage's: "project_").
+bool HasFusedActivation(const Node& node, const std::string& prefix = "") {
+  return node.attrs.Has(prefix + "act_min") || node.attrs.Has(prefix + "act_max");
 }
 
 // How many node inputs read each entry.
@@ -305,7 +306,7 @@ bool TakesResidual(const Node& node) {
   if (IsConvolution(node)) return !HasFusedActivation(node) && !node.attrs.GetBool("residual");
   if (node.is_variable() || node.op->name != "_fused_depthwise_block") return false;
   return node.attrs.GetInt("project_num_filter") > 0 && !node.attrs.GetBool("residual") &&
-         !node.attrs.Has("project_act_min") && !node.attrs.Has("project_act_max");
+         !HasFusedActivation(node, "project_");
 }
 
 }  // namespace

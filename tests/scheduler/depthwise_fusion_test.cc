@@ -12,6 +12,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "core/error.h"
 #include "core/settings.h"
 #include "ops/cpu/gemm.h"
 #include "ops/cpu/parallel.h"
@@ -199,6 +200,53 @@ TEST_F(DepthwiseFusionTest, AnAdditionAfterABlockFoldsIntoItsProjection) {
     EXPECT_EQ(exec->fused_residuals()[0].convolution, "d1");
     EXPECT_EQ(RunInference(graph, together), RunInference(graph, separate));
   }
+}
+
+// A hand-written block with residual=true: the residual takes the output's shape; a wrong shape,
+// or a residual without a projection to add it to, is an error naming the node.
+TEST_F(DepthwiseFusionTest, ABlocksResidualIsCheckedByName) {
+  // Depthwise 8 channels, then a projection to 4; without it, an expansion (a block has one).
+  const auto build = [](const Shape& residual_shape, bool project) {
+    GraphBuilder g;
+    std::vector<Symbol> inputs = {g.Input("data", {1, 6, 6, 8})};
+    if (!project) {
+      inputs.push_back(g.Parameter("b_expand_weight"));
+      inputs.push_back(g.Parameter("b_expand_bias"));
+    }
+    inputs.push_back(g.Parameter("b_weight"));
+    inputs.push_back(g.Parameter("b_bias"));
+    if (project) {
+      inputs.push_back(g.Parameter("b_project_weight"));
+      inputs.push_back(g.Parameter("b_project_bias"));
+    }
+    inputs.push_back(g.Input("shortcut", residual_shape));
+    return g.Build({g.Op("_fused_depthwise_block", inputs,
+                         {{"kernel", "(3,3)"},
+                          {"pad", "(1,1)"},
+                          {"num_filter", "8"},
+                          {"num_group", "8"},
+                          {"expand_num_filter", project ? "0" : "8"},
+                          {"project_num_filter", project ? "4" : "0"},
+                          {"residual", "true"}},
+                         "b")});
+  };
+  const Graph good = build(Shape{1, 6, 6, 4}, true);
+  EXPECT_EQ(InferGraphShapes(good, {}).of(good.node(good.Find("b")).inputs[5]),
+            (Shape{1, 6, 6, 4}));
+  const auto error_of = [](const Graph& graph) {
+    try {
+      InferGraphShapes(graph, {});
+    } catch (const Error& error) {
+      return std::string(error.what());
+    }
+    return std::string("no error");
+  };
+  const std::string wrong_shape = error_of(build(Shape{1, 6, 6, 8}, true));
+  EXPECT_NE(wrong_shape.find("_fused_depthwise_block b"), std::string::npos) << wrong_shape;
+  EXPECT_NE(wrong_shape.find("residual"), std::string::npos) << wrong_shape;
+  const std::string no_projection = error_of(build(Shape{1, 6, 6, 8}, false));
+  EXPECT_NE(no_projection.find("_fused_depthwise_block b"), std::string::npos) << no_projection;
+  EXPECT_NE(no_projection.find("project_num_filter is 0"), std::string::npos) << no_projection;
 }
 
 TEST_F(DepthwiseFusionTest, TrainingAndTheSettingKeepTheConvolutionsApart) {
