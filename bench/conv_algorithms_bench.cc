@@ -102,9 +102,9 @@ BENCHMARK(BM_ConvAlgorithm)
 struct DepthwiseLayer {
   int64_t channels, size, stride;
 };
-constexpr DepthwiseLayer kMobileNetDepthwise[] = {
-    {32, 112, 1}, {96, 112, 2}, {144, 56, 1}, {144, 56, 2}, {192, 28, 2}, {384, 14, 1},
-    {576, 14, 1}, {960, 7, 1}};
+constexpr DepthwiseLayer kMobileNetDepthwise[] = {{32, 112, 1}, {96, 112, 2}, {144, 56, 1},
+                                                  {144, 56, 2}, {192, 28, 2}, {384, 14, 1},
+                                                  {576, 14, 1}, {960, 7, 1}};
 
 // Args: layer, threads, evict (1: stream 16 MB through the caches before each run), prepared (1:
 // the weight prepared once, as inference keeps it; 0: transposed by every call, as training).
@@ -152,8 +152,10 @@ void BM_DepthwiseNhwc(benchmark::State& state) {
                  (state.range(3) ? "prepared" : "per call"));
 }
 BENCHMARK(BM_DepthwiseNhwc)
-    ->ArgsProduct({benchmark::CreateDenseRange(0, std::size(kMobileNetDepthwise) - 1, 1), {1, 2},
-                   {0, 1}, {0, 1}})
+    ->ArgsProduct({benchmark::CreateDenseRange(0, std::size(kMobileNetDepthwise) - 1, 1),
+                   {1, 2},
+                   {0, 1},
+                   {0, 1}})
     ->ArgNames({"layer", "threads", "evict", "prepared"})
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);

@@ -93,8 +93,8 @@ void BenchLayers(const std::vector<int>& threads_list, int64_t batch) {
             "{\"layer\": \"%s\", \"batch\": %lld, \"direction\": \"%s\", \"threads\": %d, "
             "\"im2col_ms\": %.4f, \"tuned\": \"%s\", \"tuned_ms\": %.4f, \"heuristic\": \"%s\", "
             "\"heuristic_ms\": %.4f, \"candidates_ms\": {%s}}\n",
-            layer.name, static_cast<long long>(batch), conv::ConvDirectionName(direction),
-            threads, ms[im2col], candidates[best].algorithm.c_str(), ms[best],
+            layer.name, static_cast<long long>(batch), conv::ConvDirectionName(direction), threads,
+            ms[im2col], candidates[best].algorithm.c_str(), ms[best],
             candidates[heuristic].algorithm.c_str(), ms[heuristic], all.c_str());
         std::fflush(stdout);
       }
@@ -180,8 +180,9 @@ void BenchNetworks(const std::vector<int>& threads_list, const std::filesystem::
       for (const auto& [plan, ms] : {std::pair<const char*, double>{"im2col", im2col_ms},
                                      {"heuristic", heuristic_ms},
                                      {"tuned", tuned_ms}}) {
-        std::printf("{\"network\": \"%s\", \"threads\": %d, \"plan\": \"%s\", \"forward_ms\": %.3f}\n",
-                    network.name, threads, plan, ms);
+        std::printf(
+            "{\"network\": \"%s\", \"threads\": %d, \"plan\": \"%s\", \"forward_ms\": %.3f}\n",
+            network.name, threads, plan, ms);
       }
       std::fflush(stdout);
     }

@@ -171,8 +171,8 @@ OutputClamp ReadOutputClamp(const Attributes& attrs, const std::string& owner,
   MX_CHECK(!std::isnan(clamp.low) && !std::isnan(clamp.high))
       << owner << ": " << low << " / " << high << " must be numbers, got " << low << "="
       << clamp.low << " " << high << "=" << clamp.high;
-  MX_CHECK(clamp.low <= clamp.high) << owner << ": " << low << "=" << clamp.low
-                                    << " is above " << high << "=" << clamp.high;
+  MX_CHECK(clamp.low <= clamp.high)
+      << owner << ": " << low << "=" << clamp.low << " is above " << high << "=" << clamp.high;
   return clamp;
 }
 

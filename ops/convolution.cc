@@ -80,9 +80,10 @@ class ConvolutionState : public OpState, public conv::TunedState {
   // `weight` (at engine version `version`) as `algorithm` prepares it for `g`: the kept one when
   // all four match the last call's, else prepared now and kept. Null when the algorithm prepares
   // nothing.
-  std::shared_ptr<const cpu::PreparedConvWeight> PreparedWeight(
-      const cpu::ConvAlgorithm& algorithm, const ConvGeometry& g, const float* weight,
-      uint64_t version) {
+  std::shared_ptr<const cpu::PreparedConvWeight> PreparedWeight(const cpu::ConvAlgorithm& algorithm,
+                                                                const ConvGeometry& g,
+                                                                const float* weight,
+                                                                uint64_t version) {
     std::lock_guard<std::mutex> lock(mutex_);
     if (kept_.algorithm != &algorithm || !(kept_.geometry == g) || kept_.weight != weight ||
         kept_.version != version) {

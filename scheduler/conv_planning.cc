@@ -30,10 +30,10 @@ enum class Role { kFixed, kFlexible, kAgnostic };
 // Ops that compute the same thing in either layout once their channel or concat axis follows.
 const std::set<std::string>& AgnosticOps() {
   static const std::set<std::string> ops = {
-      "Activation",    "LeakyReLU",     "BatchNorm",     "Dropout",       "clip",
-      "identity",      "elemwise_add",  "elemwise_sub",  "elemwise_mul",  "elemwise_div",
-      "broadcast_add", "broadcast_sub", "broadcast_mul", "broadcast_div", "add_n",
-      "Concat"};
+      "Activation",    "LeakyReLU",     "BatchNorm",     "Dropout",
+      "clip",          "identity",      "elemwise_add",  "elemwise_sub",
+      "elemwise_mul",  "elemwise_div",  "broadcast_add", "broadcast_sub",
+      "broadcast_mul", "broadcast_div", "add_n",         "Concat"};
   return ops;
 }
 
@@ -97,9 +97,12 @@ std::map<std::string, std::string> WithLayout(const Node& node, L layout) {
 
 std::string DirectionShortName(conv::ConvDirection direction) {
   switch (direction) {
-    case conv::ConvDirection::kForward: return "fwd";
-    case conv::ConvDirection::kBackwardData: return "bwd-data";
-    case conv::ConvDirection::kBackwardFilter: return "bwd-filter";
+    case conv::ConvDirection::kForward:
+      return "fwd";
+    case conv::ConvDirection::kBackwardData:
+      return "bwd-data";
+    case conv::ConvDirection::kBackwardFilter:
+      return "bwd-filter";
   }
   return "?";
 }
@@ -110,8 +113,8 @@ bool AnyConvolutionTuned(const Graph& graph, const GraphShapes& shapes) {
     const Node& node = graph.node(id);
     if (node.is_variable() || node.op->name != "Convolution") continue;
     if (RoleOf(node, shapes, id) != Role::kFlexible) continue;
-    const conv::EffectiveMode mode = conv::ResolveTuneMode(
-        settings(), node.attrs.GetOptionalString("cudnn_tune"), node.name);
+    const conv::EffectiveMode mode =
+        conv::ResolveTuneMode(settings(), node.attrs.GetOptionalString("cudnn_tune"), node.name);
     if (mode.mode != conv::TuneMode::kOff) return true;
   }
   return false;
@@ -165,8 +168,8 @@ PlannedLayer CostFlexibleNode(const Node& node, const GraphShapes& shapes, int i
   layer.op = node.op->name;
   if (node.op->name == "Convolution") {
     CostConvolution(node, shapes, id, L::kNCHW, options, layer, report);
-    if (!layer.fixed_reason.empty()) {  // tuning off: no timings to plan with
-      layer.cost_ms[Index(L::kNCHW)] = 0.0;   // unknown; the same in every plan
+    if (!layer.fixed_reason.empty()) {       // tuning off: no timings to plan with
+      layer.cost_ms[Index(L::kNCHW)] = 0.0;  // unknown; the same in every plan
       return layer;
     }
     CostConvolution(node, shapes, id, L::kNHWC, options, layer, report);
@@ -189,7 +192,7 @@ struct Planning {
   std::vector<Role> roles;        // per graph node
   std::vector<int> problem_node;  // per graph node: its index in `problem`, or -1
   LayoutProblem problem;
-  std::vector<int> layer_of;      // per problem node: index in report.layers, or -1 (agnostic)
+  std::vector<int> layer_of;  // per problem node: index in report.layers, or -1 (agnostic)
 };
 
 // Transform cost matrix of a value (written NCHW shape) between any two layouts.
@@ -200,9 +203,8 @@ std::vector<std::vector<double>> TransformMatrix(const Shape& written, DType dty
                                           std::vector<double>(kNumActivationLayouts, 0.0));
   for (L from : kLayouts) {
     for (L to : kLayouts) {
-      const MeasuredMs cost =
-          LayoutTransformMs(PermuteShape(written, L::kNCHW, from), from, to, dtype,
-                            options.training, options.ctx);
+      const MeasuredMs cost = LayoutTransformMs(PermuteShape(written, L::kNCHW, from), from, to,
+                                                dtype, options.training, options.ctx);
       matrix[Index(from)][Index(to)] = cost.ms;
       report.timings_run += cost.timings_run;
     }
@@ -210,8 +212,8 @@ std::vector<std::vector<double>> TransformMatrix(const Shape& written, DType dty
   return matrix;
 }
 
-Planning BuildProblem(const Graph& graph, const GraphShapes& shapes,
-                      const ConvPlanOptions& options, ConvPlanReport& report) {
+Planning BuildProblem(const Graph& graph, const GraphShapes& shapes, const ConvPlanOptions& options,
+                      ConvPlanReport& report) {
   Planning p;
   p.roles.resize(graph.num_nodes(), Role::kFixed);
   p.problem_node.resize(graph.num_nodes(), -1);
@@ -237,8 +239,7 @@ Planning BuildProblem(const Graph& graph, const GraphShapes& shapes,
   auto add_value = [&](NodeEntry value, int consumer_problem_node) {
     const int producer = p.problem_node[value.node];
     if (producer < 0 && consumer_problem_node < 0) return;
-    const auto matrix =
-        TransformMatrix(shapes.of(value), shapes.dtype_of(value), options, report);
+    const auto matrix = TransformMatrix(shapes.of(value), shapes.dtype_of(value), options, report);
     if (producer >= 0 && consumer_problem_node >= 0) {
       p.problem.AddEdge(producer, consumer_problem_node, matrix);
     } else if (producer >= 0) {  // the consumer wants the value as written
@@ -398,10 +399,9 @@ class Rewriter {
     transform.from = from;
     transform.to = to;
     transform.shape = PermuteShape(shapes_.of(source_entry), L::kNCHW, from);
-    transform.cost_ms =
-        LayoutTransformMs(transform.shape, from, to, shapes_.dtype_of(source_entry), training_,
-                          ctx_)
-            .ms;
+    transform.cost_ms = LayoutTransformMs(transform.shape, from, to, shapes_.dtype_of(source_entry),
+                                          training_, ctx_)
+                            .ms;
     transforms_->push_back(transform);
     return {id, 0};
   }
@@ -453,9 +453,12 @@ Graph RewriteLayouts(const Graph& graph, const GraphShapes& shapes,
 
 const char* ConvPlanKindName(ConvPlanKind kind) {
   switch (kind) {
-    case ConvPlanKind::kNone: return "none";
-    case ConvPlanKind::kLocal: return "local";
-    case ConvPlanKind::kGlobal: return "global";
+    case ConvPlanKind::kNone:
+      return "none";
+    case ConvPlanKind::kLocal:
+      return "local";
+    case ConvPlanKind::kGlobal:
+      return "global";
   }
   return "?";
 }
@@ -473,9 +476,12 @@ ConvPlanKind ConvPlanKindFromSettings() {
 
 double ConvPlanReport::predicted_ms() const {
   switch (kind) {
-    case ConvPlanKind::kNone: return predicted_none_ms;
-    case ConvPlanKind::kLocal: return predicted_local_ms;
-    case ConvPlanKind::kGlobal: return predicted_global_ms;
+    case ConvPlanKind::kNone:
+      return predicted_none_ms;
+    case ConvPlanKind::kLocal:
+      return predicted_local_ms;
+    case ConvPlanKind::kGlobal:
+      return predicted_global_ms;
   }
   return 0.0;
 }

@@ -84,7 +84,7 @@ struct ConvPlanOptions {
 // One flexible node as planned.
 struct PlannedLayer {
   std::string node;
-  std::string op;                // "Convolution", "Pooling"
+  std::string op;  // "Convolution", "Pooling"
   ActivationLayout written = ActivationLayout::kNCHW;
   ActivationLayout chosen = ActivationLayout::kNCHW;
   // Per layout (indexed by ActivationLayout): the predicted cost, and for convolutions the
@@ -101,7 +101,7 @@ struct PlannedTransform {
   std::string value;  // what it transforms: "conv3_output", "conv3_weight"
   ActivationLayout from = ActivationLayout::kNCHW;
   ActivationLayout to = ActivationLayout::kNHWC;
-  Shape shape;        // of the value, in `from`
+  Shape shape;  // of the value, in `from`
   double cost_ms = 0.0;
 };
 

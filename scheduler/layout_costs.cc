@@ -168,14 +168,14 @@ MeasuredMs LayoutTransformMs(const Shape& shape, ActivationLayout from, Activati
   return cost;
 }
 
-MeasuredMs MeasureNodeMs(const std::string& op_name, const std::map<std::string, std::string>& attrs,
-                         const Shape& data_shape, DType dtype, bool training, const Context& ctx) {
+MeasuredMs MeasureNodeMs(const std::string& op_name,
+                         const std::map<std::string, std::string>& attrs, const Shape& data_shape,
+                         DType dtype, bool training, const Context& ctx) {
   std::ostringstream key;
   key << "node " << op_name << AttributeText(attrs) << " data=" << data_shape
       << " dtype=" << DTypeName(dtype) << " training=" << (training ? 1 : 0);
-  return CachedMs(key.str(), op_name, ctx, [&] {
-    return TimeOneNodeMs(op_name, attrs, data_shape, dtype, training, ctx);
-  });
+  return CachedMs(key.str(), op_name, ctx,
+                  [&] { return TimeOneNodeMs(op_name, attrs, data_shape, dtype, training, ctx); });
 }
 
 }  // namespace mxlite

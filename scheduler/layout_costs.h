@@ -63,7 +63,8 @@ MeasuredMs LayoutTransformMs(const Shape& shape, ActivationLayout from, Activati
 // through a one-node executor (forward; in training forward and backward with the data's
 // gradient). The attributes are as the node would have them (layout included). Errors of the op
 // propagate.
-MeasuredMs MeasureNodeMs(const std::string& op_name, const std::map<std::string, std::string>& attrs,
-                         const Shape& data_shape, DType dtype, bool training, const Context& ctx);
+MeasuredMs MeasureNodeMs(const std::string& op_name,
+                         const std::map<std::string, std::string>& attrs, const Shape& data_shape,
+                         DType dtype, bool training, const Context& ctx);
 
 }  // namespace mxlite

@@ -70,8 +70,8 @@ class TuningTensors {
   template <typename T>
   cpu::ConvTensors<T> Tensors() const {
     auto as = [](void* p) { return static_cast<T*>(p); };
-    return {as(data_), as(weight_), as(bias_), as(output_grad_),
-            as(output_),  as(data_grad_), as(weight_grad_)};
+    return {as(data_),   as(weight_),    as(bias_),       as(output_grad_),
+            as(output_), as(data_grad_), as(weight_grad_)};
   }
 
   void* Random(int64_t count) {
@@ -127,9 +127,7 @@ std::vector<const ConvAlgorithm*> AlgorithmsFor(const ConvGeometry& g, ConvDirec
   return found;
 }
 
-bool IsDepthwise(const ConvGeometry& g) {
-  return g.groups > 1 && g.groups == g.in_channels;
-}
+bool IsDepthwise(const ConvGeometry& g) { return g.groups > 1 && g.groups == g.in_channels; }
 
 // The heuristic's names in preference order for this problem (names absent from the candidate
 // list are passed over).
@@ -241,9 +239,12 @@ const ConvAlgorithm& HeuristicCpuAlgorithm(const ConvGeometry& g, ConvDirection 
 
 const ConvAlgorithm* CpuConvPlan::For(ConvDirection direction) const {
   switch (direction) {
-    case ConvDirection::kForward: return forward;
-    case ConvDirection::kBackwardData: return backward_data;
-    case ConvDirection::kBackwardFilter: return backward_filter;
+    case ConvDirection::kForward:
+      return forward;
+    case ConvDirection::kBackwardData:
+      return backward_data;
+    case ConvDirection::kBackwardFilter:
+      return backward_filter;
   }
   return nullptr;
 }
@@ -294,12 +295,19 @@ CpuConvPlan TuneCpuConvolution(const CpuConvTuningRequest& request) {
     };
     LayerTuning decision = ConvTuner::Global().Tune(tune);
     const ConvAlgorithm* algorithm = cpu::FindCpuConvAlgorithm(decision.record.algorithm, layout);
-    MX_CHECK(algorithm != nullptr) << request.layer << ": the tuner picked '"
-                                   << decision.record.algorithm << "', which is not a CPU algorithm";
+    MX_CHECK(algorithm != nullptr)
+        << request.layer << ": the tuner picked '" << decision.record.algorithm
+        << "', which is not a CPU algorithm";
     switch (direction) {
-      case ConvDirection::kForward: plan.forward = algorithm; break;
-      case ConvDirection::kBackwardData: plan.backward_data = algorithm; break;
-      case ConvDirection::kBackwardFilter: plan.backward_filter = algorithm; break;
+      case ConvDirection::kForward:
+        plan.forward = algorithm;
+        break;
+      case ConvDirection::kBackwardData:
+        plan.backward_data = algorithm;
+        break;
+      case ConvDirection::kBackwardFilter:
+        plan.backward_filter = algorithm;
+        break;
     }
     plan.decisions.push_back(std::move(decision));
   }

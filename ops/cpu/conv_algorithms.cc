@@ -296,8 +296,8 @@ class Gemm1x1Algorithm final : public ConvAlgorithmBase<Gemm1x1Algorithm> {
           if constexpr (std::is_same_v<T, float>) {
             if (t.prepared_weight != nullptr) {
               Sgemm(Transpose::kNo, rows, 1.0f, t.data + group * cg, c,
-                    PreparedGemmGroup(*t.prepared_weight, g, group), 0.0f, t.output + group * og,
-                    o, epilogue);
+                    PreparedGemmGroup(*t.prepared_weight, g, group), 0.0f, t.output + group * og, o,
+                    epilogue);
               break;
             }
           }

@@ -63,7 +63,7 @@ using conv::ConvDirection;
 using conv::ConvDirectionName;
 enum class ConvLayout { kNCHW, kNHWC };
 
-const char* ConvLayoutName(ConvLayout layout);           // "NCHW", "NHWC"
+const char* ConvLayoutName(ConvLayout layout);  // "NCHW", "NHWC"
 std::string DescribeGeometry(const ConvGeometry& geometry);
 
 // The buffers of one call; which are read and written depends on the direction:

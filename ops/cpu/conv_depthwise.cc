@@ -417,10 +417,10 @@ void DepthwiseRowNhwc(const ConvGeometry& g, const T* const* input_rows, const T
   PortableRowNhwc(g, input_rows, by_tap, bias, clamp, channels, y_row);
 }
 
-#define MXLITE_INSTANTIATE_DEPTHWISE_ROWS(T)                                                     \
-  template void DepthwiseWeightsByTap<T>(const ConvGeometry&, const T*, T*);                     \
+#define MXLITE_INSTANTIATE_DEPTHWISE_ROWS(T)                                                       \
+  template void DepthwiseWeightsByTap<T>(const ConvGeometry&, const T*, T*);                       \
   template void DepthwiseInputRows<T>(const ConvGeometry&, const T*, int64_t, int64_t, const T**); \
-  template void DepthwiseRowNhwc<T>(const ConvGeometry&, const T* const*, const T*, const T*,     \
+  template void DepthwiseRowNhwc<T>(const ConvGeometry&, const T* const*, const T*, const T*,      \
                                     const Epilogue<T>&, ChannelRange, T*);
 MXLITE_INSTANTIATE_DEPTHWISE_ROWS(float)
 MXLITE_INSTANTIATE_DEPTHWISE_ROWS(double)

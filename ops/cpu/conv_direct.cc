@@ -57,15 +57,17 @@ struct DirectPlan {
         rows((g.out_h - 1) * g.stride_h + (g.kernel_h - 1) * g.dilate_h + 1),
         phases(g.stride_w),
         // Rounded up to whole 64-byte lines: the runs of unshifted taps then load aligned.
-        phase_width(CeilDiv(CeilDiv(g.out_w, kChunk) * kChunk +
-                                (g.kernel_w - 1) * g.dilate_w / g.stride_w,
-                            kChunk) *
-                    kChunk),
+        phase_width(
+            CeilDiv(CeilDiv(g.out_w, kChunk) * kChunk + (g.kernel_w - 1) * g.dilate_w / g.stride_w,
+                    kChunk) *
+            kChunk),
         chunks(CeilDiv(g.out_w, kChunk)),
         blocks(CeilDiv(og, kBlockChannels)) {}
 
   int64_t channel_size() const { return rows * phases * phase_width; }  // one channel, one image
-  int64_t input_size(const ConvGeometry& g) const { return g.batch * g.in_channels * channel_size(); }
+  int64_t input_size(const ConvGeometry& g) const {
+    return g.batch * g.in_channels * channel_size();
+  }
   int64_t weight_size(const ConvGeometry& g) const { return g.out_channels * taps; }
 };
 
@@ -85,7 +87,8 @@ void SplitPhases(const ConvGeometry& g, const DirectPlan& plan, const T* data, T
     for (int64_t q = 0; q < plan.phases; ++q) {
       // Entry j holds input column j * phases + q - pad_w: inside the image for j in [begin, end).
       const int64_t first = g.pad_w - q, last = g.in_w + g.pad_w - q;  // ix >= 0, ix < in_w
-      const int64_t begin = std::min(plan.phase_width, first <= 0 ? 0 : CeilDiv(first, plan.phases));
+      const int64_t begin =
+          std::min(plan.phase_width, first <= 0 ? 0 : CeilDiv(first, plan.phases));
       const int64_t end =
           std::clamp<int64_t>(last <= 0 ? 0 : CeilDiv(last, plan.phases), begin, plan.phase_width);
       T* dst = dst_row + q * plan.phase_width;
@@ -253,9 +256,8 @@ bool UsesAvx2(DType dtype) { return dtype == DType::kFloat32 && CpuSupportsAvx2F
 // consecutive rows, which share input rows (KH - stride of each pair), through every channel block,
 // so the run's input rows stay in this core's cache for all the channels.
 template <typename T>
-void DirectForward(const ConvGeometry& g, const DirectPlan& plan, const T* phased,
-                   const T* packed, const int64_t* offsets, const T* bias,
-                   const Epilogue<T>& clamp, T* output) {
+void DirectForward(const ConvGeometry& g, const DirectPlan& plan, const T* phased, const T* packed,
+                   const int64_t* offsets, const T* bias, const Epilogue<T>& clamp, T* output) {
   constexpr int64_t kRowsPerTask = 4;
   const int64_t row_runs = CeilDiv(g.out_h, kRowsPerTask);
   // The channel blocks are split only when runs alone would leave threads idle.
@@ -271,31 +273,32 @@ void DirectForward(const ConvGeometry& g, const DirectPlan& plan, const T* phase
     const int64_t n = task / block_parts / row_runs / g.groups;
     const int64_t block_end = std::min(plan.blocks, (part + 1) * blocks_per_part);
     for (int64_t block = part * blocks_per_part; block < block_end; ++block) {
-    const int64_t first = group * plan.og + block * kBlockChannels;  // output channel
-    const int width = static_cast<int>(std::min(kBlockChannels, plan.og - block * kBlockChannels));
-    const T* w = packed + first * plan.taps;
-    const T* b = bias != nullptr ? bias + first : nullptr;
-    const int64_t row_end = std::min(g.out_h, (run + 1) * kRowsPerTask);
-    for (int64_t oy = run * kRowsPerTask; oy < row_end; ++oy) {
-      const T* in = phased + (n * g.in_channels + group * plan.cg) * plan.channel_size() +
-                    oy * g.stride_h * plan.phases * plan.phase_width;
-      T* out = output + (n * g.out_channels + first) * g.out_spatial() + oy * g.out_w;
-      for (int64_t chunk = 0; chunk < plan.chunks; ++chunk) {
-        const int64_t column = chunk * kChunk;
-        const int64_t columns = std::min(kChunk, g.out_w - column);
+      const int64_t first = group * plan.og + block * kBlockChannels;  // output channel
+      const int width =
+          static_cast<int>(std::min(kBlockChannels, plan.og - block * kBlockChannels));
+      const T* w = packed + first * plan.taps;
+      const T* b = bias != nullptr ? bias + first : nullptr;
+      const int64_t row_end = std::min(g.out_h, (run + 1) * kRowsPerTask);
+      for (int64_t oy = run * kRowsPerTask; oy < row_end; ++oy) {
+        const T* in = phased + (n * g.in_channels + group * plan.cg) * plan.channel_size() +
+                      oy * g.stride_h * plan.phases * plan.phase_width;
+        T* out = output + (n * g.out_channels + first) * g.out_spatial() + oy * g.out_w;
+        for (int64_t chunk = 0; chunk < plan.chunks; ++chunk) {
+          const int64_t column = chunk * kChunk;
+          const int64_t columns = std::min(kChunk, g.out_w - column);
 #if MXLITE_HAS_AVX2_KERNEL
-        if constexpr (std::is_same_v<T, float>) {
-          if (avx2) {
-            kAvx2Tiles[width - 1](in + column, offsets, plan.taps, w, b, clamp, out + column,
-                                  g.out_spatial(), columns);
-            continue;
+          if constexpr (std::is_same_v<T, float>) {
+            if (avx2) {
+              kAvx2Tiles[width - 1](in + column, offsets, plan.taps, w, b, clamp, out + column,
+                                    g.out_spatial(), columns);
+              continue;
+            }
           }
-        }
 #endif
-        DirectTile(in + column, offsets, plan.taps, w, width, b, clamp, out + column,
-                   g.out_spatial(), columns);
+          DirectTile(in + column, offsets, plan.taps, w, width, b, clamp, out + column,
+                     g.out_spatial(), columns);
+        }
       }
-    }
     }
   });
 }

@@ -150,11 +150,10 @@ std::unique_ptr<PreparedConvWeight> PrepareGemmWeight(const ConvGeometry& g, con
   for (int64_t group = 0; group < g.groups; ++group) {
     const float* group_weight = weight + group * out_per_group * patch;
     prepared->groups.push_back(
-        g.channels_last
-            ? PackedGemmOperand::Pack(PackedGemmOperand::Side::kB, Transpose::kYes, patch,
-                                      out_per_group, group_weight, patch)
-            : PackedGemmOperand::Pack(PackedGemmOperand::Side::kA, Transpose::kNo, out_per_group,
-                                      patch, group_weight, patch));
+        g.channels_last ? PackedGemmOperand::Pack(PackedGemmOperand::Side::kB, Transpose::kYes,
+                                                  patch, out_per_group, group_weight, patch)
+                        : PackedGemmOperand::Pack(PackedGemmOperand::Side::kA, Transpose::kNo,
+                                                  out_per_group, patch, group_weight, patch));
   }
   return prepared;
 }
@@ -173,8 +172,8 @@ const PackedGemmOperand& PreparedGemmGroup(const PreparedConvWeight& prepared,
       << (prepared.groups.empty() ? std::string()
                                   : ", " + std::to_string(prepared.groups[0].rows()) + "x" +
                                         std::to_string(prepared.groups[0].columns()))
-      << ") was not made for " << DescribeGeometry(g) << " (" << g.groups << " groups of "
-      << rows << "x" << columns << ")";
+      << ") was not made for " << DescribeGeometry(g) << " (" << g.groups << " groups of " << rows
+      << "x" << columns << ")";
   return prepared.groups[group];
 }
 

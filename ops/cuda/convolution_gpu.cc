@@ -10,9 +10,9 @@
 // `workspace` limit (MB), uses an allowed math type (cuda_util.h: float32 stays FMA unless
 // MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION=1) and, with MXNET_ENFORCE_DETERMINISM=1, is
 // deterministic. The workspace comes from the op's scratch space. Bias: cudnnAddTensor forward,
-// cudnnConvolutionBackwardBias backward. A bound node describes its tensors once (ConvolutionGpuState).
-// cudnn_off=true is refused (there is no non-cuDNN GPU
-// convolution) with an error naming the layer.
+// cudnnConvolutionBackwardBias backward. A bound node describes its tensors once
+// (ConvolutionGpuState). cudnn_off=true is refused (there is no non-cuDNN GPU convolution) with an
+// error naming the layer.
 #include <algorithm>
 #include <vector>
 
@@ -26,8 +26,9 @@
 namespace mxlite {
 namespace cuda {
 
-void DescribeConvolution(CudnnConvolution& c, const Attributes& attrs, const ConvWindow& window, DType dtype,
-              const Shape& x_shape, const Shape& y_shape, const std::vector<int64_t>& pad) {
+void DescribeConvolution(CudnnConvolution& c, const Attributes& attrs, const ConvWindow& window,
+                         DType dtype, const Shape& x_shape, const Shape& y_shape,
+                         const std::vector<int64_t>& pad) {
   MX_CHECK(!attrs.GetBool("cudnn_off"))
       << c.owner << ": cudnn_off=true is not supported on the GPU (convolutions run on cuDNN)";
   const ActivationExtents in = ReadActivation(window, x_shape, c.owner, "input");
@@ -43,8 +44,7 @@ void DescribeConvolution(CudnnConvolution& c, const Attributes& attrs, const Con
           window.kernel.back(), c.owner);
   const cudnnDataType_t compute = dtype == DType::kFloat64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
   auto axis = [&](const std::vector<int64_t>& values, int64_t fallback, bool height) {
-    return CheckedInt(height ? (two_d ? values[0] : fallback) : values.back(), c.owner,
-                            "window");
+    return CheckedInt(height ? (two_d ? values[0] : fallback) : values.back(), c.owner, "window");
   };
   MXLITE_CUDNN_CALL(
       cudnnSetConvolution2dDescriptor(c.conv.get(), axis(pad, 0, true), axis(pad, 0, false),
@@ -55,8 +55,7 @@ void DescribeConvolution(CudnnConvolution& c, const Attributes& attrs, const Con
   MXLITE_CUDNN_CALL(cudnnSetConvolutionGroupCount(
                         c.conv.get(), CheckedInt(window.num_group, c.owner, "num_group")),
                     c.owner);
-  MXLITE_CUDNN_CALL(cudnnSetConvolutionMathType(c.conv.get(), ConvolutionMathType(dtype)),
-                    c.owner);
+  MXLITE_CUDNN_CALL(cudnnSetConvolutionMathType(c.conv.get(), ConvolutionMathType(dtype)), c.owner);
   int n = 0, k = 0, h = 0, w = 0;
   MXLITE_CUDNN_CALL(
       cudnnGetConvolution2dForwardOutputDim(c.conv.get(), c.x.get(), c.w.get(), &n, &k, &h, &w),
@@ -71,9 +70,9 @@ void DescribeConvolution(CudnnConvolution& c, const Attributes& attrs, const Con
 
 namespace {
 
+using conv::ConvDirection;
 using cuda::CudnnAlgorithm;
 using cuda::CudnnConvolution;
-using conv::ConvDirection;
 
 // `planned` when the node's plan chose one, else the first heuristic candidate that cuDNN can run
 // within the limits.
@@ -172,10 +171,10 @@ void ConvolutionForward(const OpContext& ctx, CudnnConvolution& c, const void* x
     return asked;
   });
   void* workspace = Workspace(ctx, bytes);
-  MXLITE_CUDNN_CALL(cudnnConvolutionForward(handle, One(c.dtype), c.x.get(), x, c.w.get(), w,
-                                            c.conv.get(), algo, workspace, bytes, Zero(c.dtype),
-                                            c.y.get(), y),
-                    c.owner);
+  MXLITE_CUDNN_CALL(
+      cudnnConvolutionForward(handle, One(c.dtype), c.x.get(), x, c.w.get(), w, c.conv.get(), algo,
+                              workspace, bytes, Zero(c.dtype), c.y.get(), y),
+      c.owner);
 }
 
 // dx = the adjoint of the forward in x applied to dy.
@@ -194,10 +193,10 @@ void ConvolutionBackwardData(const OpContext& ctx, CudnnConvolution& c, const vo
     return asked;
   });
   void* workspace = Workspace(ctx, bytes);
-  MXLITE_CUDNN_CALL(cudnnConvolutionBackwardData(handle, One(c.dtype), c.w.get(), w, c.y.get(),
-                                                 dy, c.conv.get(), algo, workspace, bytes,
-                                                 Zero(c.dtype), c.x.get(), dx),
-                    c.owner);
+  MXLITE_CUDNN_CALL(
+      cudnnConvolutionBackwardData(handle, One(c.dtype), c.w.get(), w, c.y.get(), dy, c.conv.get(),
+                                   algo, workspace, bytes, Zero(c.dtype), c.x.get(), dx),
+      c.owner);
 }
 
 // dw = the adjoint of the forward in w applied to dy, summed over the batch.
@@ -233,10 +232,10 @@ void AddBias(const OpContext& ctx, const CudnnConvolution& c, const cuda::Tensor
 // bias_grad = the per-channel sum of `grad` (described by `desc`).
 void BiasGradient(const OpContext& ctx, const CudnnConvolution& c,
                   const cuda::TensorDescriptor& desc, const void* grad, void* bias_grad) {
-  MXLITE_CUDNN_CALL(cudnnConvolutionBackwardBias(cuda::CudnnHandle(ctx, c.owner), One(c.dtype),
-                                                 desc.get(), grad, Zero(c.dtype), c.bias.get(),
-                                                 bias_grad),
-                    c.owner);
+  MXLITE_CUDNN_CALL(
+      cudnnConvolutionBackwardBias(cuda::CudnnHandle(ctx, c.owner), One(c.dtype), desc.get(), grad,
+                                   Zero(c.dtype), c.bias.get(), bias_grad),
+      c.owner);
 }
 
 // ---- Convolution ---------------------------------------------------------------------------
@@ -298,9 +297,8 @@ struct ConvolutionCall {
   }
 };
 
-ConvolutionCall PrepareConvolution(const OpContext& ctx, const Attributes& attrs,
-                                   const Shape& data, const Shape& output, DType dtype,
-                                   CudnnConvolution& local) {
+ConvolutionCall PrepareConvolution(const OpContext& ctx, const Attributes& attrs, const Shape& data,
+                                   const Shape& output, DType dtype, CudnnConvolution& local) {
   auto* state = dynamic_cast<ConvolutionGpuState*>(ctx.state);
   if (state != nullptr && state->Binds(data, output, dtype)) return {&state->described(), state};
   local.owner = "Convolution " + ctx.node_name;
@@ -388,7 +386,7 @@ void DescribeDeconvolution(CudnnConvolution& c, const Attributes& attrs, DType d
                            const Shape& data_shape, const Shape& output_shape) {
   const ConvWindow window = ReadConvWindow(attrs, c.owner);
   cuda::DescribeConvolution(c, attrs, window, dtype, output_shape, data_shape,
-           DeconvolutionPad(attrs, window, data_shape, c.owner));
+                            DeconvolutionPad(attrs, window, data_shape, c.owner));
 }
 
 void DeconvolutionForwardGpu(const OpContext& ctx, const Attributes& attrs,

@@ -333,10 +333,9 @@ void CheckClampedForward(int threads) {
         const std::vector<T> unclamped =
             RunInNCHW(*reference, ConvDirection::kForward, nchw, inputs, plain);
         for (const auto& [low, high] : bounds) {
-          SCOPED_TRACE(std::string(algorithm->name()) + " " +
-                       ConvLayoutName(algorithm->layout()) + " " + c.name + " bias " +
-                       std::to_string(with_bias) + " clamp [" + std::to_string(low) + ", " +
-                       std::to_string(high) + "]");
+          SCOPED_TRACE(std::string(algorithm->name()) + " " + ConvLayoutName(algorithm->layout()) +
+                       " " + c.name + " bias " + std::to_string(with_bias) + " clamp [" +
+                       std::to_string(low) + ", " + std::to_string(high) + "]");
           std::vector<T> expected = unclamped;
           int clamped = 0;
           for (T& value : expected) {
@@ -351,8 +350,8 @@ void CheckClampedForward(int threads) {
           EXPECT_LE(RelativeError(actual, expected),
                     Tolerance(algorithm->name(), std::is_same_v<T, float>));
           for (size_t i = 0; i < actual.size(); ++i) {
-            ASSERT_TRUE(actual[i] >= low && actual[i] <= high) << "element " << i << " = "
-                                                               << actual[i];
+            ASSERT_TRUE(actual[i] >= low && actual[i] <= high)
+                << "element " << i << " = " << actual[i];
           }
         }
       }
@@ -563,7 +562,7 @@ TEST(ConvAlgorithms, WinogradFloat32SameBitsOnOneAndTwoThreads) {
 
 // The float32 forward of `name` (in `layout`) on `shape` gives the same bits on 1 and 2 threads.
 void ExpectForwardSameBitsOnOneAndTwoThreads(const char* name, ConvLayout layout,
-                                            const ConvCase& shape) {
+                                             const ConvCase& shape) {
   const ConvGeometry g = shape.Geometry(false);
   const ConvInputs<float> inputs(g);
   const ConvAlgorithm& algorithm = *FindCpuConvAlgorithm(name, layout);

@@ -128,8 +128,8 @@ TEST(ConvTunerModes, TheWorkspaceLimitDecidesBetweenTheTwoTimedModes) {
     EXPECT_NE(message.find("cudnn_tune=fastest"), std::string::npos) << message;
   }
   // ...while fastest ignores the limit.
-  Selection fastest = SelectCandidate("f", p.candidates, Policy(TuneMode::kFastest, 1),
-                                      p.timer.AsTimer(), RankBAC);
+  Selection fastest =
+      SelectCandidate("f", p.candidates, Policy(TuneMode::kFastest, 1), p.timer.AsTimer(), RankBAC);
   EXPECT_EQ(fastest.record.algorithm, "B");
 }
 
@@ -162,8 +162,8 @@ TEST(ConvTunerFilters, NoDeterministicCandidateIsAClearError) {
 }
 
 TEST(ConvTunerFilters, TensorCoresUnsupportedAndFailingCandidatesAreListedWithTheirReason) {
-  std::vector<Candidate> candidates = {Fake("tc", 0, true, /*tensor_cores=*/true),
-                                       Fake("plain", 0), Fake("throws", 0), Fake("odd", 0)};
+  std::vector<Candidate> candidates = {Fake("tc", 0, true, /*tensor_cores=*/true), Fake("plain", 0),
+                                       Fake("throws", 0), Fake("odd", 0)};
   candidates[3].unsupported = "needs a 1x1 kernel";
   FakeTimer timer{{{"tc", 1.0}, {"plain", 3.0}}};
   TuningPolicy policy = Policy(TuneMode::kFastest);
@@ -202,9 +202,7 @@ TEST(ConvTunerTiming, NoisyRunsAreRepeatedUpToTheMaximum) {
   options.max_spread = 0.01;
   // Alternating 1 ms and 6 ms never settles within 1%.
   Timing timing = TimeCandidate(
-      [&] {
-        std::this_thread::sleep_for(std::chrono::milliseconds(calls++ % 2 == 0 ? 1 : 6));
-      },
+      [&] { std::this_thread::sleep_for(std::chrono::milliseconds(calls++ % 2 == 0 ? 1 : 6)); },
       options);
   EXPECT_EQ(timing.runs, 7);
 }
@@ -261,8 +259,7 @@ TEST(ConvTunerPrecedence, TheAttributeWinsOverTheEnvironmentAndSaysSo) {
   EffectiveMode from_environment = ResolveTuneMode(*settings, std::nullopt, "conv1");
   EXPECT_EQ(from_environment.mode, TuneMode::kFastest);
   EXPECT_EQ(from_environment.source, SettingSource::kEnvironment);
-  EXPECT_EQ(from_environment.Describe(),
-            "fastest (from environment MXNET_CUDNN_AUTOTUNE_DEFAULT)");
+  EXPECT_EQ(from_environment.Describe(), "fastest (from environment MXNET_CUDNN_AUTOTUNE_DEFAULT)");
 
   settings->Set("MXNET_CUDNN_AUTOTUNE_DEFAULT", "limited_workspace");
   EffectiveMode from_program = ResolveTuneMode(*settings, std::nullopt, "conv1");
@@ -388,9 +385,11 @@ TEST_F(ConvTunerDbTest, EachModeHasItsOwnEntry) {
 TEST_F(ConvTunerDbTest, AnotherDevicesEntriesAreIgnored) {
   ConvTuner(OpenDb()).Tune(MakeRequest(TuneMode::kFastest));
   ConvTuner other(OpenDb());
-  LayerTuning there = other.Tune(MakeRequest(TuneMode::kFastest, {"Other CPU (2 threads)", "mxlite 0.1.0"}));
+  LayerTuning there =
+      other.Tune(MakeRequest(TuneMode::kFastest, {"Other CPU (2 threads)", "mxlite 0.1.0"}));
   EXPECT_EQ(there.origin, PickOrigin::kBenchmark);
-  LayerTuning newer = other.Tune(MakeRequest(TuneMode::kFastest, {"Test CPU (2 threads)", "mxlite 9.9.9"}));
+  LayerTuning newer =
+      other.Tune(MakeRequest(TuneMode::kFastest, {"Test CPU (2 threads)", "mxlite 9.9.9"}));
   EXPECT_EQ(newer.origin, PickOrigin::kBenchmark);
 }
 
@@ -436,16 +435,15 @@ LayerTuning Decision(const std::string& layer, PickOrigin origin, double seconds
 }
 
 TEST(ConvTunerReport, TheSummaryCountsWherePicksCameFrom) {
-  std::vector<LayerTuning> decisions = {Decision("a", PickOrigin::kUserDb, 0),
-                                        Decision("b", PickOrigin::kSystemDb, 0),
-                                        Decision("c", PickOrigin::kBenchmark, 1.25),
-                                        Decision("d", PickOrigin::kBenchmark, 2.0)};
+  std::vector<LayerTuning> decisions = {
+      Decision("a", PickOrigin::kUserDb, 0), Decision("b", PickOrigin::kSystemDb, 0),
+      Decision("c", PickOrigin::kBenchmark, 1.25), Decision("d", PickOrigin::kBenchmark, 2.0)};
   EXPECT_EQ(FormatTuningSummary(decisions),
             "tuned 4 convolutions: 2 from DB, 2 benchmarked in 3.2 s");
   EXPECT_EQ(FormatTuningSummary({Decision("a", PickOrigin::kUserDb, 0)}),
             "tuned 1 convolution: 1 from DB, 0 benchmarked in 0.0 s");
-  EXPECT_EQ(FormatTuningSummary({Decision("a", PickOrigin::kCache, 0),
-                                 Decision("b", PickOrigin::kHeuristic, 0)}),
+  EXPECT_EQ(FormatTuningSummary(
+                {Decision("a", PickOrigin::kCache, 0), Decision("b", PickOrigin::kHeuristic, 0)}),
             "tuned 2 convolutions: 0 from DB, 1 from cache, 1 by heuristic (off), 0 benchmarked "
             "in 0.0 s");
   // Training: forward and backward problems of the same layers.
@@ -514,8 +512,8 @@ TEST(CpuConvTuning, EveryCandidateRunsAndWorkspacesMatchTheAlgorithms) {
       Geometry(8, 8, 3, 1, 1, 9), Geometry(8, 16, 1, 1, 0, 7), Geometry(8, 8, 3, 2, 1, 9, 8),
       Geometry(6, 4, 3, 1, 0, 8, 2, true), Geometry(4, 4, 1, 1, 0, 5, 1, true)};
   for (const cpu::ConvGeometry& g : geometries) {
-    for (ConvDirection direction : {ConvDirection::kForward, ConvDirection::kBackwardData,
-                                    ConvDirection::kBackwardFilter}) {
+    for (ConvDirection direction :
+         {ConvDirection::kForward, ConvDirection::kBackwardData, ConvDirection::kBackwardFilter}) {
       SCOPED_TRACE(cpu::DescribeGeometry(g) + " " + ConvDirectionName(direction));
       std::vector<Candidate> candidates = CpuConvCandidates(g, direction, DType::kFloat32);
       ASSERT_FALSE(candidates.empty());

@@ -30,12 +30,11 @@ Graph PlanningNet() {
   GraphBuilder g;
   Symbol x = g.Input("data", {2, 8, 12, 12});
   // No bias before BatchNorm (its gradient would be rounding noise around zero).
-  Symbol y = g.Relu(g.BatchNorm(g.Conv(x,
-                                       {.num_filter = 16, .kernel = {3, 3}, .pad = {1, 1},
-                                        .no_bias = true},
-                                       "stem"),
-                                {}, "stem_bn"),
-                    "stem_relu");
+  Symbol y = g.Relu(
+      g.BatchNorm(
+          g.Conv(x, {.num_filter = 16, .kernel = {3, 3}, .pad = {1, 1}, .no_bias = true}, "stem"),
+          {}, "stem_bn"),
+      "stem_relu");
   Symbol a = g.Conv(y, {.num_filter = 8, .kernel = {1, 1}}, "branch_a");
   Symbol b = g.Conv(y, {.num_filter = 8, .kernel = {3, 3}, .pad = {1, 1}}, "branch_b");
   Symbol joined = g.Concat({a, b}, 1, "joined");
@@ -43,32 +42,30 @@ Graph PlanningNet() {
   Symbol main = g.Conv(pooled, {.num_filter = 16, .kernel = {3, 3}, .pad = {1, 1}}, "main");
   Symbol skip = g.Conv(pooled, {.num_filter = 16, .kernel = {1, 1}}, "skip");
   Symbol sum = g.Relu(g.Add(main, skip, "sum"), "sum_relu");
-  Symbol down = g.Conv(sum, {.num_filter = 8, .kernel = {3, 3}, .stride = {2, 2}, .pad = {1, 1}},
-                       "down");
-  Symbol logits = g.FullyConnected(g.Flatten(g.GlobalAvgPool(down, "gap"), "flat"),
-                                   {.num_hidden = 5}, "fc");
+  Symbol down =
+      g.Conv(sum, {.num_filter = 8, .kernel = {3, 3}, .stride = {2, 2}, .pad = {1, 1}}, "down");
+  Symbol logits =
+      g.FullyConnected(g.Flatten(g.GlobalAvgPool(down, "gap"), "flat"), {.num_hidden = 5}, "fc");
   return g.Build({logits, sum});
 }
 
 // The nodes of PlanningNet that may run NHWC.
-const std::vector<std::string> kMovable = {"stem",      "stem_bn", "stem_relu", "branch_a",
-                                           "branch_b",  "joined",  "pool",      "main",
-                                           "skip",      "sum",     "sum_relu",  "down",
-                                           "gap"};
+const std::vector<std::string> kMovable = {
+    "stem", "stem_bn", "stem_relu", "branch_a", "branch_b", "joined", "pool",
+    "main", "skip",    "sum",       "sum_relu", "down",     "gap"};
 
 class ConvPlanningTest : public ::testing::Test {
  protected:
   void SetUp() override {
     static std::atomic<int> counter{0};
-    folder_ = fs::temp_directory_path() / ("mxlite_conv_planning_test_" +
-                                           std::to_string(getpid()) + "_" +
-                                           std::to_string(counter++));
+    folder_ = fs::temp_directory_path() / ("mxlite_conv_planning_test_" + std::to_string(getpid()) +
+                                           "_" + std::to_string(counter++));
     fs::remove_all(folder_);
     settings().Set("MXNET_TUNING_DB_PATH", (folder_ / "tuning.sqlite").string());
   }
   void TearDown() override {
-    for (const char* name : {"MXNET_TUNING_DB_PATH", "MXNET_CUDNN_AUTOTUNE_DEFAULT",
-                             "MXNET_CONV_PLAN"}) {
+    for (const char* name :
+         {"MXNET_TUNING_DB_PATH", "MXNET_CUDNN_AUTOTUNE_DEFAULT", "MXNET_CONV_PLAN"}) {
       settings().Reset(name);
     }
     fs::remove_all(folder_);
@@ -119,8 +116,8 @@ void ExpectSameRun(const RunResult& expected, const RunResult& actual, const std
 }
 
 // Binds a rewritten graph without planning it again.
-RunResult RunRewritten(const Graph& source, const std::map<std::string, L>& layouts,
-                       bool training, std::vector<PlannedTransform>* transforms = nullptr,
+RunResult RunRewritten(const Graph& source, const std::map<std::string, L>& layouts, bool training,
+                       std::vector<PlannedTransform>* transforms = nullptr,
                        const Context& ctx = Context::CPU()) {
   const GraphShapes shapes = InferGraphShapes(source);
   return RunPlanned(RewriteLayouts(source, shapes, layouts, training, transforms, ctx), training,
@@ -141,11 +138,10 @@ TEST_F(ConvPlanningTest, AllNhwcComputesTheSameForwardAndGradients) {
   // In: the data. Out: gap (to Flatten) and sum_relu (a graph output). Plus 6 conv weights.
   std::set<std::string> names;
   for (const PlannedTransform& t : transforms) names.insert(t.node);
-  EXPECT_EQ(names, (std::set<std::string>{"data_to_nhwc", "gap_output_to_nchw",
-                                          "sum_relu_output_to_nchw", "stem_weight_to_ohwi",
-                                          "branch_a_weight_to_ohwi", "branch_b_weight_to_ohwi",
-                                          "main_weight_to_ohwi", "skip_weight_to_ohwi",
-                                          "down_weight_to_ohwi"}));
+  EXPECT_EQ(names, (std::set<std::string>{
+                       "data_to_nhwc", "gap_output_to_nchw", "sum_relu_output_to_nchw",
+                       "stem_weight_to_ohwi", "branch_a_weight_to_ohwi", "branch_b_weight_to_ohwi",
+                       "main_weight_to_ohwi", "skip_weight_to_ohwi", "down_weight_to_ohwi"}));
 }
 
 TEST_F(ConvPlanningTest, MixedLayoutsInsertTransformsBetweenDisagreeingNeighbours) {
@@ -153,7 +149,7 @@ TEST_F(ConvPlanningTest, MixedLayoutsInsertTransformsBetweenDisagreeingNeighbour
   // Alternate: every edge where neighbours disagree gets a transform, the sum meets two layouts.
   const std::map<std::string, L> layouts = {
       {"stem", L::kNHWC}, {"stem_relu", L::kNHWC}, {"branch_b", L::kNHWC}, {"pool", L::kNHWC},
-      {"skip", L::kNHWC}, {"sum_relu", L::kNHWC}, {"gap", L::kNHWC}};
+      {"skip", L::kNHWC}, {"sum_relu", L::kNHWC},  {"gap", L::kNHWC}};
   for (bool training : {false, true}) {
     std::vector<PlannedTransform> transforms;
     ExpectSameRun(RunPlanned(net, training, ConvPlanKind::kNone),
@@ -207,7 +203,8 @@ TEST_F(ConvPlanningTest, GlobalIsPredictedNoSlowerAndReportsEveryLayer) {
   EXPECT_NE(text.find("not chosen: "), std::string::npos) << text;
   // Parameter names and output shapes are the source graph's.
   EXPECT_EQ(exec->outputs()[1].shape(), (Shape{2, 16, 6, 6}));
-  EXPECT_EQ(exec->ParameterNames().size(), PlanningNet().Variables(VariableRole::kParameter).size());
+  EXPECT_EQ(exec->ParameterNames().size(),
+            PlanningNet().Variables(VariableRole::kParameter).size());
 }
 
 // On a GPU every op of PlanningNet runs channels-last through cuDNN and the CUDA kernels
@@ -341,7 +338,8 @@ TEST(LayoutCostsTest, PermutationsRoundTrip) {
   EXPECT_EQ(PermuteShape(PermuteShape(nchw, L::kNCHW, L::kNHWC), L::kNHWC, L::kNCHW), nchw);
   EXPECT_EQ(PermutedAxis(1, L::kNCHW, L::kNHWC), 3);
   EXPECT_EQ(PermutedAxis(3, L::kNHWC, L::kNCHW), 1);
-  EXPECT_EQ(LayoutTransformMs(nchw, L::kNCHW, L::kNCHW, DType::kFloat32, true, Context::CPU()).ms, 0.0);
+  EXPECT_EQ(LayoutTransformMs(nchw, L::kNCHW, L::kNCHW, DType::kFloat32, true, Context::CPU()).ms,
+            0.0);
 }
 
 }  // namespace
