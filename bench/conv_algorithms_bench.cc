@@ -13,6 +13,7 @@
 //   build-bench/bin/conv_algorithms_bench --benchmark_min_time=0.1
 #include <benchmark/benchmark.h>
 
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -39,14 +40,14 @@ std::vector<float> RandomValues(int64_t count, uint64_t seed) {
   return values;
 }
 
-// Args: algorithm index, layer, direction, threads, batch.
+// Args: algorithm index, layer, direction, threads, batch, prepared (forward: 1 = the weight
+// prepared once, as an inference executor keeps it; 0 = as every training call runs).
 void BM_ConvAlgorithm(benchmark::State& state) {
   const ConvAlgorithm& algorithm = *CpuConvAlgorithms()[state.range(0)];
   const ConvLayer& layer = kResNet50Layers[state.range(1)];
   const ConvDirection direction = kDirections[state.range(2)];
   ScopedIntraOpThreads threads(static_cast<int>(state.range(3)));
-  const ConvGeometry g =
-      LayerGeometry(layer, algorithm.layout() == ConvLayout::kNHWC, state.range(4));
+  const ConvGeometry g = LayerGeometry(layer, algorithm.layout(), state.range(4));
   std::vector<float> data = RandomValues(g.batch * g.in_channels * g.in_spatial(), 1);
   std::vector<float> weight = RandomValues(g.out_channels * g.patch_size(), 2);
   std::vector<float> bias = RandomValues(g.out_channels, 3);
@@ -60,6 +61,9 @@ void BM_ConvAlgorithm(benchmark::State& state) {
   tensors.output = output.data();
   tensors.data_grad = data_grad.data();
   tensors.weight_grad = weight_grad.data();
+  std::unique_ptr<PreparedConvWeight> prepared;
+  if (state.range(5) == 1) prepared = algorithm.PrepareWeight(g, weight.data());
+  tensors.prepared_weight = prepared.get();
   for (auto _ : state) {
     ScratchSpace scratch(Context::CPU());
     algorithm.Run(direction, g, tensors, scratch);
@@ -69,9 +73,10 @@ void BM_ConvAlgorithm(benchmark::State& state) {
                                                  benchmark::Counter::kIsIterationInvariantRate);
   state.counters["workspace_MB"] =
       static_cast<double>(algorithm.WorkspaceBytes(g, direction, DType::kFloat32)) / 1e6;
-  state.SetLabel(std::string(algorithm.name()) + " " + ConvLayoutName(algorithm.layout()) + " " +
-                 ConvDirectionName(direction) + " " + layer.name + " batch " +
-                 std::to_string(g.batch) + ", " + std::to_string(state.range(3)) + " thread(s)");
+  state.SetLabel(std::string(algorithm.name()) + " " + ActivationLayoutName(algorithm.layout()) +
+                 " " + ConvDirectionName(direction) + " " + layer.name + " batch " +
+                 std::to_string(g.batch) + ", " + std::to_string(state.range(3)) + " thread(s)" +
+                 (prepared != nullptr ? ", weight prepared" : ""));
 }
 
 // Only the (algorithm, layer, direction) triples the algorithm supports; batch 16 on 3x3 layers.
@@ -81,12 +86,19 @@ void ConvAlgorithmArgs(benchmark::internal::Benchmark* bench) {
     for (int64_t direction = 0; direction < 3; ++direction) {
       for (int64_t a = 0; a < static_cast<int64_t>(algorithms.size()); ++a) {
         const ConvAlgorithm& algorithm = *algorithms[a];
-        const ConvGeometry g =
-            LayerGeometry(kResNet50Layers[layer], algorithm.layout() == ConvLayout::kNHWC, 1);
+        const ConvGeometry g = LayerGeometry(kResNet50Layers[layer], algorithm.layout(), 1);
         if (!algorithm.Supports(g, kDirections[direction])) continue;
+        const bool prepares =
+            direction == 0 &&
+            algorithm.PrepareWeight(g, RandomValues(g.out_channels * g.patch_size(), 2).data()) !=
+                nullptr;
         for (int64_t batch : {1, 16}) {
           if (batch > 1 && kResNet50Layers[layer].kernel != 3) continue;
-          for (int64_t threads : {1, 2}) bench->Args({a, layer, direction, threads, batch});
+          for (int64_t threads : {1, 2}) {
+            for (int64_t prepared = 0; prepared <= (prepares ? 1 : 0); ++prepared) {
+              bench->Args({a, layer, direction, threads, batch, prepared});
+            }
+          }
         }
       }
     }
@@ -94,7 +106,7 @@ void ConvAlgorithmArgs(benchmark::internal::Benchmark* bench) {
 }
 BENCHMARK(BM_ConvAlgorithm)
     ->Apply(ConvAlgorithmArgs)
-    ->ArgNames({"algorithm", "layer", "direction", "threads", "batch"})
+    ->ArgNames({"algorithm", "layer", "direction", "threads", "batch", "prepared"})
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 
@@ -119,7 +131,7 @@ void BM_DepthwiseNhwc(benchmark::State& state) {
   g.stride_h = g.stride_w = layer.stride;
   g.pad_h = g.pad_w = 1;
   g.out_h = g.out_w = (layer.size - 1) / layer.stride + 1;
-  g.channels_last = true;
+  g.layout = ConvLayout::kNHWC;
   const ConvAlgorithm& algorithm = *FindCpuConvAlgorithm("depthwise_direct", ConvLayout::kNHWC);
   std::vector<float> data = RandomValues(g.in_channels * g.in_spatial(), 1);
   std::vector<float> weight = RandomValues(g.out_channels * g.patch_size(), 2);
@@ -174,7 +186,7 @@ ConvGeometry MobileNetFirstLayer(ConvLayout layout) {
   g.stride_h = g.stride_w = 2;
   g.pad_h = g.pad_w = 1;
   g.out_h = g.out_w = 112;
-  g.channels_last = layout == ConvLayout::kNHWC;
+  g.layout = layout;
   return g;
 }
 
@@ -199,8 +211,8 @@ void BM_MobileNetFirstLayer(benchmark::State& state) {
   }
   state.counters["GFLOP/s"] = benchmark::Counter(2.0 * g.multiply_adds() / 1e9,
                                                  benchmark::Counter::kIsIterationInvariantRate);
-  state.SetLabel(std::string(algorithm.name()) + " " + ConvLayoutName(algorithm.layout()) + ", " +
-                 std::to_string(state.range(1)) + " thread(s)");
+  state.SetLabel(std::string(algorithm.name()) + " " + ActivationLayoutName(algorithm.layout()) +
+                 ", " + std::to_string(state.range(1)) + " thread(s)");
 }
 void MobileNetFirstLayerArgs(benchmark::internal::Benchmark* bench) {
   const auto& algorithms = CpuConvAlgorithms();

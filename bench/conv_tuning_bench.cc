@@ -70,7 +70,7 @@ void BenchLayers(const std::vector<int>& threads_list, int64_t batch) {
   for (int threads : threads_list) {
     cpu::ScopedIntraOpThreads scoped(threads);
     for (const bench::ConvLayer& layer : bench::kResNet50Layers) {
-      const cpu::ConvGeometry g = bench::LayerGeometry(layer, /*channels_last=*/false, batch);
+      const cpu::ConvGeometry g = bench::LayerGeometry(layer, cpu::ConvLayout::kNCHW, batch);
       for (ConvDirection direction : {ConvDirection::kForward, ConvDirection::kBackwardData,
                                       ConvDirection::kBackwardFilter}) {
         const std::vector<Candidate> candidates = CpuConvCandidates(g, direction, DType::kFloat32);

@@ -19,8 +19,9 @@ inline constexpr ConvLayer kResNet50Layers[] = {
     {"1x1 1024->256 14x14", 1024, 256, 1, 1, 0, 14}, {"7x7 3->64 s2 224x224", 3, 64, 7, 2, 3, 224},
 };
 
-// The layer at `batch` in NCHW, or NHWC with `channels_last`.
-inline cpu::ConvGeometry LayerGeometry(const ConvLayer& layer, bool channels_last, int64_t batch) {
+// The layer at `batch` in `layout`.
+inline cpu::ConvGeometry LayerGeometry(const ConvLayer& layer, cpu::ConvLayout layout,
+                                       int64_t batch) {
   cpu::ConvGeometry g;
   g.batch = batch;
   g.in_channels = layer.in_channels;
@@ -30,7 +31,7 @@ inline cpu::ConvGeometry LayerGeometry(const ConvLayer& layer, bool channels_las
   g.stride_h = g.stride_w = layer.stride;
   g.pad_h = g.pad_w = layer.pad;
   g.out_h = g.out_w = (layer.size + 2 * layer.pad - layer.kernel) / layer.stride + 1;
-  g.channels_last = channels_last;
+  g.layout = layout;
   return g;
 }
 

@@ -1,5 +1,7 @@
 // BatchNorm: y = gamma * (x - mean) / sqrt(var + eps) + beta per channel (the `axis` dim), with
-// MXNet's attributes and semantics.
+// MXNet's attributes and semantics. mxlite's channel_block (the convolution planner sets it for
+// NCHW16c, ops/activation_layout.h) reads channels split over `axis` and the last axis; such data
+// is normalised with the moving statistics, forward only, on the CPU.
 //
 // Statistics: in training (is_train and not use_global_stats) the batch mean and the biased batch
 // variance (divided by the element count m, not m - 1) over every dim but `axis`; otherwise the
@@ -32,10 +34,12 @@ namespace {
 enum Input { kData, kGamma, kBeta, kMovingMean, kMovingVar };
 enum Output { kOut, kMean, kVar };
 
-// The data seen as (outer, channels, inner) around the normalised axis.
+// The data seen as (outer, channels, inner) around the normalised axis; with channel_block > 1
+// as (outer, channels / lanes, inner, lanes), the channel split over `axis` and the last axis.
 struct ChannelLayout {
-  int64_t outer = 1, channels = 1, inner = 1;
+  int64_t outer = 1, channels = 1, inner = 1, lanes = 1;
   int64_t per_channel() const { return outer * inner; }
+  bool blocked() const { return lanes > 1; }
 };
 
 int NormalisedAxis(const Attributes& attrs, const Shape& data, const std::string& owner) {
@@ -48,7 +52,13 @@ int NormalisedAxis(const Attributes& attrs, const Shape& data, const std::string
 
 ChannelLayout LayoutOf(const Attributes& attrs, const Shape& data, const std::string& owner) {
   const int axis = NormalisedAxis(attrs, data, owner);
-  return {data.size(0, axis), data[axis], data.size(axis + 1, data.ndim())};
+  const int64_t lanes = attrs.GetInt("channel_block");
+  if (lanes == 1) return {data.size(0, axis), data[axis], data.size(axis + 1, data.ndim()), 1};
+  const int last = data.ndim() - 1;
+  MX_CHECK(axis < last && data[last] == lanes)
+      << owner << ": channel_block=" << lanes << " splits the channels over axis " << axis
+      << " and a last axis of " << lanes << ", which data of shape " << data << " does not have";
+  return {data.size(0, axis), data[axis] * lanes, data.size(axis + 1, last), lanes};
 }
 
 void CheckAttributes(const Attributes& attrs, const std::string& owner) {
@@ -62,7 +72,7 @@ void BatchNormInferShape(const Attributes& attrs, ShapeInference& shapes) {
   const std::string owner = shapes.op + " " + shapes.node;
   CheckAttributes(attrs, owner);
   const Shape& data = shapes.Input(kData);
-  const Shape channels{data[NormalisedAxis(attrs, data, owner)]};
+  const Shape channels{LayoutOf(attrs, data, owner).channels};
   for (int input : {kGamma, kBeta, kMovingMean, kMovingVar}) shapes.AssignInput(input, channels);
   shapes.AssignOutput(kOut, data);
   shapes.AssignOutput(kMean, channels);
@@ -156,6 +166,19 @@ void BatchStatistics(const ChannelLayout& l, const T* x, ScratchSpace& scratch, 
   for (int64_t c = 0; c < l.channels; ++c) s.var[c] /= m;
 }
 
+// y = x * scale[c] + shift[c] over blocked data: per (outer, block) a contiguous run of
+// inner x lanes elements whose lane is the channel within the block.
+template <typename T>
+void ApplyBlocked(const ChannelLayout& l, const T* x, const T* scale, const T* shift, T* y) {
+  const int64_t blocks = l.channels / l.lanes, run = l.inner * l.lanes;
+  cpu::ForEachChunk(l.outer * blocks * run, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t c = (i / run) % blocks * l.lanes + i % l.lanes;
+      y[i] = x[i] * scale[c] + shift[c];
+    }
+  });
+}
+
 template <typename T>
 void BatchNormForward(const OpContext& ctx, const Attributes& attrs,
                       const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
@@ -171,6 +194,10 @@ void BatchNormForward(const OpContext& ctx, const Attributes& attrs,
   T* moving_mean = inputs[kMovingMean].data_as<T>();
   T* moving_var = inputs[kMovingVar].data_as<T>();
 
+  MX_CHECK(!(batch_stats && l.blocked()))
+      << owner << ": channel_block=" << l.lanes << " (data in blocks of channels) normalises with "
+      << "the moving statistics only (inference, or use_global_stats); batch statistics need "
+      << "unblocked data";
   ChannelStats s = AllocateStats(*ctx.scratch, l.channels);
   if (batch_stats) {
     BatchStatistics(l, x, *ctx.scratch, s);
@@ -180,7 +207,16 @@ void BatchNormForward(const OpContext& ctx, const Attributes& attrs,
   }
   for (int64_t c = 0; c < l.channels; ++c) s.invstd[c] = 1.0 / std::sqrt(s.var[c] + eps);
 
-  if (req[kOut] != WriteMode::kNull) {
+  if (req[kOut] != WriteMode::kNull && l.blocked()) {
+    T* scale_shift = ctx.scratch->GetArray<T>(2 * l.channels);
+    for (int64_t c = 0; c < l.channels; ++c) {
+      const double scale = (fix_gamma ? 1.0 : static_cast<double>(gamma[c])) * s.invstd[c];
+      scale_shift[c] = static_cast<T>(scale);
+      scale_shift[l.channels + c] =
+          static_cast<T>(static_cast<double>(beta[c]) - s.mean[c] * scale);
+    }
+    ApplyBlocked(l, x, scale_shift, scale_shift + l.channels, outputs[kOut].data_as<T>());
+  } else if (req[kOut] != WriteMode::kNull) {
     T* y = outputs[kOut].data_as<T>();
     ForEachChannelRun(l, TilingOf(l), [&](int64_t, int64_t c, int64_t offset, int64_t count) {
       const double scale = (fix_gamma ? 1.0 : static_cast<double>(gamma[c])) * s.invstd[c];
@@ -209,6 +245,8 @@ void BatchNormBackward(const OpContext& ctx, const Attributes& attrs, const T* d
                        const std::vector<WriteMode>& req) {
   const std::string owner = "BatchNorm " + ctx.node_name;
   const ChannelLayout l = LayoutOf(attrs, inputs[kData].shape, owner);
+  MX_CHECK(!l.blocked()) << owner << ": channel_block=" << l.lanes
+                         << " (data in blocks of channels) runs forward only (inference)";
   const double eps = attrs.GetFloat("eps");
   const bool fix_gamma = attrs.GetBool("fix_gamma");
   const bool batch_stats = ctx.is_train && !attrs.GetBool("use_global_stats");
@@ -322,6 +360,11 @@ MXLITE_REGISTER_OP(BatchNorm) {
             Default("false"))
       .Bool("output_mean_var", "also output the mean and variance used", Default("false"))
       .Int("axis", "the channel axis; negative counts from the end", Default("1"))
+      .Int("channel_block",
+           "1, or channels in blocks of this many (NCHW16c: 16): `axis` then holds channel / "
+           "channel_block and the last axis channel % channel_block. Blocked data is normalised "
+           "with the moving statistics only (inference), forward only (CPU)",
+           Default("1"), 1)
       .Bool("cudnn_off", "do not use cuDNN (no effect on the CPU)", Default("false"));
   op.input_names = [](const Attributes&) {
     return std::vector<std::string>{"data", "gamma", "beta", "moving_mean", "moving_var"};

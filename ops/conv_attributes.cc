@@ -52,11 +52,15 @@ ConvWindow ReadConvWindow(const Attributes& attrs, const std::string& owner) {
   window.pad = ReadAxes(attrs, "pad", rank, 0, 0, owner);
   window.layout = attrs.GetOptionalString("layout").value_or(rank == 1 ? "NCW" : "NCHW");
   const bool matches = rank == 1 ? (window.layout == "NCW" || window.layout == "NWC")
-                                 : (window.layout == "NCHW" || window.layout == "NHWC");
+                                 : (window.layout == "NCHW" || window.layout == "NHWC" ||
+                                    window.layout == "NCHW16c");
   MX_CHECK(matches) << owner << ": layout=" << window.layout << " does not fit the " << rank
                     << "-D kernel " << FormatIntTuple(window.kernel) << " (expected "
-                    << (rank == 1 ? "NCW or NWC" : "NCHW or NHWC") << ")";
+                    << (rank == 1 ? "NCW or NWC" : "NCHW, NHWC or NCHW16c") << ")";
   window.channels_last = window.layout.back() == 'C';
+  window.data_layout = window.layout == "NCHW16c" ? ActivationLayout::kNCHW16c
+                       : window.channels_last     ? ActivationLayout::kNHWC
+                                                  : ActivationLayout::kNCHW;
   window.num_filter = attrs.GetInt("num_filter");
   window.num_group = attrs.GetInt("num_group");
   return window;
@@ -64,6 +68,12 @@ ConvWindow ReadConvWindow(const Attributes& attrs, const std::string& owner) {
 
 ActivationExtents ReadActivation(const ConvWindow& window, const Shape& shape,
                                  const std::string& owner, const std::string& what) {
+  if (window.data_layout == ActivationLayout::kNCHW16c) {
+    MX_CHECK(shape.ndim() == 5 && shape[4] == kChannelBlock)
+        << owner << ": " << what << " has shape " << shape << " but layout NCHW16c needs a 5-D "
+        << "(N, C/16, H, W, 16) tensor";
+    return {shape[0], shape[1] * kChannelBlock, shape[2], shape[3]};
+  }
   MX_CHECK(shape.ndim() == window.rank + 2)
       << owner << ": " << what << " has shape " << shape << " but the " << window.rank
       << "-D kernel " << FormatIntTuple(window.kernel) << " needs a " << window.rank + 2 << "-D "
@@ -83,6 +93,9 @@ ActivationExtents ReadActivation(const ConvWindow& window, const Shape& shape,
 }
 
 Shape ActivationShape(const ConvWindow& window, const ActivationExtents& e) {
+  if (window.data_layout == ActivationLayout::kNCHW16c) {
+    return LayoutShape(Shape{e.batch, e.channels, e.height, e.width}, window.data_layout);
+  }
   if (window.rank == 1) {
     return window.channels_last ? Shape{e.batch, e.width, e.channels}
                                 : Shape{e.batch, e.channels, e.width};
@@ -130,6 +143,15 @@ cpu::ConvGeometry ConvolutionGeometry(const ConvWindow& window, const Shape& dat
       << FormatIntTuple(window.pad);
   g.out_h = (g.in_h + 2 * g.pad_h - extent_h) / g.stride_h + 1;
   g.out_w = (g.in_w + 2 * g.pad_w - extent_w) / g.stride_w + 1;
+  if (g.layout == ActivationLayout::kNCHW16c) {
+    MX_CHECK(g.out_channels % kChannelBlock == 0)
+        << owner << ": layout NCHW16c holds channels in blocks of " << kChannelBlock
+        << "; num_filter=" << g.out_channels << " is not a multiple of " << kChannelBlock;
+    MX_CHECK(g.groups == 1 || (g.groups == g.in_channels && g.out_channels == g.in_channels))
+        << owner << ": layout NCHW16c runs one group or a depthwise layer (num_group == channels "
+        << "== num_filter), not num_group=" << g.groups << " over " << g.in_channels << " -> "
+        << g.out_channels << " channels";
+  }
   return g;
 }
 
@@ -143,7 +165,7 @@ void SetGeometryWindow(const ConvWindow& window, cpu::ConvGeometry& geometry) {
   geometry.stride_w = window.stride.back();
   geometry.dilate_w = window.dilate.back();
   geometry.pad_w = window.pad.back();
-  geometry.channels_last = window.channels_last;
+  geometry.layout = window.data_layout;
 }
 
 void AddFusedActivationAttributes(AttributeSchema& schema, const std::string& prefix) {

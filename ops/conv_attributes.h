@@ -6,9 +6,10 @@
 //   fastest; absent = MXNET_CUDNN_AUTOTUNE_DEFAULT), cudnn_off, layout (absent = NCW / NCHW by the
 //   kernel's rank).
 //
-// The CPU kernels run 1-D (NCW, NWC) and 2-D (NCHW, NHWC) windows; 3-D layouts are accepted by the
-// parser, as MXNet's are, and rejected by ReadConvWindow with a clear error. workspace, cudnn_tune
-// and cudnn_off are validated here and read by the convolution tuner and the GPU kernels.
+// The CPU kernels run 1-D (NCW, NWC) and 2-D (NCHW, NHWC, NCHW16c: ops/activation_layout.h)
+// windows; 3-D layouts are accepted by the parser, as MXNet's are, and rejected by ReadConvWindow
+// with a clear error. workspace, cudnn_tune and cudnn_off are validated here and read by the
+// convolution tuner and the GPU kernels.
 #pragma once
 
 #include <cstdint>
@@ -29,8 +30,9 @@ void AddConvTuningAttributes(AttributeSchema& schema, int64_t default_workspace_
 struct ConvWindow {
   int rank = 2;
   std::vector<int64_t> kernel, stride, dilate, pad;
-  std::string layout;  // NCW, NWC, NCHW or NHWC
-  bool channels_last = false;
+  std::string layout;                                      // NCW, NWC, NCHW, NHWC or NCHW16c
+  bool channels_last = false;                              // NWC or NHWC
+  ActivationLayout data_layout = ActivationLayout::kNCHW;  // 1-D ones as their 2-D kin
   int64_t num_filter = 1, num_group = 1;
 };
 
@@ -56,7 +58,8 @@ ActivationExtents ReadGroupedData(const ConvWindow& window, const Shape& data_sh
                                   const std::string& owner);
 
 // The weight of a convolution from `in_per_group` to `out` channels: (out, in_per_group, KH, KW)
-// channels-first, (out, KH, KW, in_per_group) channels-last (KH dropped in 1-D).
+// channels-first (NCHW16c too: its algorithms block the weight themselves), (out, KH, KW,
+// in_per_group) channels-last (KH dropped in 1-D).
 Shape ConvWeightShape(const ConvWindow& window, int64_t out, int64_t in_per_group);
 
 // Copies the window's kernel, stride, dilate and pad into `geometry` (1-D as height 1).
@@ -64,7 +67,8 @@ void SetGeometryWindow(const ConvWindow& window, cpu::ConvGeometry& geometry);
 
 // The convolution of `window` over data of `data_shape` (num_filter output channels in num_group
 // groups). Errors name `owner` and the data shape: channels num_group does not divide, a
-// num_filter it does not divide, a dilated kernel wider than the padded data.
+// num_filter it does not divide, a dilated kernel wider than the padded data; in NCHW16c a
+// num_filter that is no multiple of 16, or groups other than one or depthwise.
 cpu::ConvGeometry ConvolutionGeometry(const ConvWindow& window, const Shape& data_shape,
                                       const std::string& owner);
 

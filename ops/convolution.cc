@@ -6,6 +6,9 @@
 //   weight  (F, C/G, KH, KW)  OIHW             (F, KH, KW, C/G)  OHWI  (as MXNet's NHWC weight)
 //   bias    (F)                      absent when no_bias
 //   output  (N, F, OH, OW)                     (N, OH, OW, F)
+// NCHW16c (ops/activation_layout.h; set by the convolution planner for CPU inference): data
+// (N, C/16, H, W, 16), output (N, F/16, OH, OW, 16), weight OIHW as written (the algorithms
+// reorder it), one group or depthwise, C and F multiples of 16; forward only.
 //   OH = (H + 2 * pad_h - dilate_h * (KH - 1) - 1) / stride_h + 1   (floor; likewise OW)
 // 1-D (NCW / NWC) drops H, KH and OH. F = num_filter, G = num_group. weight and bias are
 // parameters whose shapes are inferred from data.
@@ -110,9 +113,18 @@ class ConvolutionState : public OpState, public conv::TunedState {
   Kept kept_;
 };
 
+// NCHW16c's kernels are forward only (the planner chooses the layout for inference).
+void CheckBackwardLayout(const ConvWindow& window, const std::string& owner,
+                         const std::string& what) {
+  MX_CHECK(window.data_layout != ActivationLayout::kNCHW16c)
+      << owner << ": layout NCHW16c runs forward only (inference), so it cannot " << what
+      << "; bind for inference, or write the layer NCHW or NHWC";
+}
+
 std::unique_ptr<OpState> CreateState(const StateRequest& request) {
   const std::string owner = Owner(request.node_name);
   const ConvWindow window = ReadConvWindow(request.attrs, owner);
+  if (request.training) CheckBackwardLayout(window, owner, "be bound for training");
   conv::CpuConvTuningRequest tuning;
   tuning.layer = request.node_name;
   tuning.geometry = ConvolutionGeometry(window, request.input_shapes.at(0), owner);
@@ -210,6 +222,7 @@ void BackwardCpu(const OpContext& ctx, const Attributes& attrs,
   const ConvGeometry g = ConvolutionGeometry(window, inputs[0].shape, owner);
   MX_CHECK(ctx.scratch != nullptr) << owner << ": no scratch space";
   const bool has_bias = !attrs.GetBool("no_bias");
+  CheckBackwardLayout(window, owner, "run backward");
   CheckNoFusedActivation(attrs, owner);
   CheckNoFusedResidual(attrs, owner, "backward");
   MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
@@ -231,8 +244,8 @@ void BackwardCpu(const OpContext& ctx, const Attributes& attrs,
           .Run(ConvDirection::kBackwardFilter, g, tensors, *ctx.scratch);
     }
     if (has_bias && req[2] != WriteMode::kNull) {
-      cpu::SumPerChannel<T>(output_grad, g.batch, g.out_channels, g.out_spatial(), g.channels_last,
-                            input_grads[2].data_as<T>());
+      cpu::SumPerChannel<T>(output_grad, g.batch, g.out_channels, g.out_spatial(),
+                            g.channels_last(), input_grads[2].data_as<T>());
     }
   });
 }
@@ -252,8 +265,10 @@ MXLITE_REGISTER_OP(Convolution) {
       .Int("num_filter", "output channels", Required(), 1)
       .Int("num_group", "channel groups (num_group == channels: depthwise)", Default("1"), 1)
       .Bool("no_bias", "no bias input", Default("false"))
-      .Enum("layout", {"NCW", "NWC", "NCHW", "NHWC", "NCDHW", "NDHWC"},
-            "data layout; absent: NCW for 1-D, NCHW for 2-D", Optional());
+      .Enum("layout", {"NCW", "NWC", "NCHW", "NHWC", "NCHW16c", "NCDHW", "NDHWC"},
+            "data layout; absent: NCW for 1-D, NCHW for 2-D. NCHW16c: channels in blocks of 16, "
+            "data (N, C/16, H, W, 16), weight OIHW, forward only",
+            Optional());
   AddConvTuningAttributes(op.attributes, 1024);
   AddFusedActivationAttributes(op.attributes);
   op.attributes.Bool("residual",

@@ -107,7 +107,7 @@ void ForwardCpu(const OpContext& ctx, const Attributes& attrs,
                                         *ctx.scratch);
     if (!attrs.GetBool("no_bias")) {
       cpu::AddPerChannel<T>(inputs[2].data_as<T>(), g.batch, g.in_channels, g.in_spatial(),
-                            g.channels_last, output);
+                            g.channels_last(), output);
     }
   });
 }
@@ -131,7 +131,7 @@ void BackwardCpu(const OpContext& ctx, const Attributes& attrs,
                                             input_grads[1].data_as<T>(), *ctx.scratch);
     }
     if (!attrs.GetBool("no_bias") && req[2] != WriteMode::kNull) {
-      cpu::SumPerChannel<T>(output_grad, g.batch, g.in_channels, g.in_spatial(), g.channels_last,
+      cpu::SumPerChannel<T>(output_grad, g.batch, g.in_channels, g.in_spatial(), g.channels_last(),
                             input_grads[2].data_as<T>());
     }
   });

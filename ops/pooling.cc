@@ -1,5 +1,7 @@
 // Pooling: max, average or sum over sliding windows of the spatial dims of a 1-D, 2-D or 3-D
-// input, channels first (NCW, NCHW, NCDHW) or last (NWC, NHWC, NDHWC), with MXNet's attributes.
+// input, channels first (NCW, NCHW, NCDHW) or last (NWC, NHWC, NDHWC), with MXNet's attributes;
+// on the CPU also 2-D in blocks of 16 channels (NCHW16c: (N, C/16, H, W, 16), where the GPU
+// refuses it), bitwise the results of NCHW.
 //
 // Output extent per spatial dim, as in MXNet:
 //   valid: 1 + floor((in + 2 * pad - kernel) / stride)
@@ -18,6 +20,7 @@
 #include <limits>
 #include <vector>
 
+#include "ops/activation_layout.h"
 #include "ops/cpu/elementwise.h"
 #include "ops/cpu/parallel.h"
 #include "ops/operator.h"
@@ -29,7 +32,7 @@ enum class PoolType { kMax, kAvg, kSum };
 
 constexpr int kMaxSpatialDims = 3;
 // Channels-last kernels process this many channels together (contiguous in memory).
-constexpr int64_t kChannelBlock = 64;
+constexpr int64_t kChannelsPerTask = 64;
 
 using Extents = std::array<int64_t, kMaxSpatialDims>;
 
@@ -40,11 +43,21 @@ struct PoolingGeometry {
   Extents in{1, 1, 1}, out{1, 1, 1}, kernel{1, 1, 1}, stride{1, 1, 1}, pad{0, 0, 0};
   int spatial_dims = 0;
   bool channels_last = false;
+  bool blocked = false;  // NCHW16c: (N, C/16, H, W, 16)
   PoolType type = PoolType::kMax;
   bool count_include_pad = true;
 
   int64_t in_positions() const { return in[0] * in[1] * in[2]; }
   int64_t out_positions() const { return out[0] * out[1] * out[2]; }
+
+  // Where a task's channels live, in elements, for planes of `plane` positions: the step between
+  // positions, between the task's channels, and the offset of channel c0 (a task's first) in an
+  // image.
+  int64_t position_step() const { return channels_last ? channels : blocked ? kChannelBlock : 1; }
+  int64_t lane_stride(int64_t plane) const { return channels_last || blocked ? 1 : plane; }
+  int64_t channel_offset(int64_t c0, int64_t plane) const {
+    return channels_last ? c0 : c0 * plane;
+  }
 };
 
 PoolType ParsePoolType(const std::string& text) {
@@ -85,13 +98,16 @@ PoolingGeometry MakeGeometry(const Attributes& attrs, const Shape& data, const s
   MX_CHECK(ndim >= 3 && ndim <= 5) << owner << ": data must be 3-D (N,C,W), 4-D (N,C,H,W) or 5-D "
                                    << "(N,C,D,H,W); got shape " << data;
   const std::string layout = attrs.Has("layout") ? attrs.GetString("layout") : DefaultLayout(ndim);
-  MX_CHECK(static_cast<int>(layout.size()) == ndim)
-      << owner << ": layout " << layout << " does not fit data of shape " << data;
   PoolingGeometry g;
-  g.spatial_dims = ndim - 2;
+  g.blocked = layout == "NCHW16c";
+  MX_CHECK(g.blocked ? ndim == 5 && data[4] == kChannelBlock
+                     : static_cast<int>(layout.size()) == ndim)
+      << owner << ": layout " << layout << " does not fit data of shape " << data
+      << (g.blocked ? " (NCHW16c data is (N, C/16, H, W, 16))" : "");
+  g.spatial_dims = g.blocked ? 2 : ndim - 2;
   g.channels_last = layout.back() == 'C';
   g.batch = data[0];
-  g.channels = g.channels_last ? data[ndim - 1] : data[1];
+  g.channels = g.channels_last ? data[ndim - 1] : g.blocked ? data[1] * kChannelBlock : data[1];
   g.type = ParsePoolType(attrs.GetString("pool_type"));
   g.count_include_pad = !attrs.Has("count_include_pad") || attrs.GetBool("count_include_pad");
   const int first_spatial = g.channels_last ? 1 : 2;
@@ -171,11 +187,14 @@ void ForEachWindowElement(const PoolingGeometry& g, const Window& w, Fn&& fn) {
 }
 
 // Runs fn(n, first_channel, channel_count) for every (image, channel block) on the intra-op pool;
-// blocks are one channel (channels first) or up to kChannelBlock contiguous channels (channels
-// last). Blocks touch disjoint memory, so backward may scatter without races.
+// blocks are one channel (channels first), up to kChannelsPerTask contiguous channels (channels
+// last) or one block of NCHW16c. Blocks touch disjoint memory, so backward may scatter without
+// races.
 template <typename Fn>
 void ForEachChannelBlock(const PoolingGeometry& g, Fn&& fn) {
-  const int64_t block = g.channels_last ? std::min(g.channels, kChannelBlock) : 1;
+  const int64_t block = g.channels_last ? std::min(g.channels, kChannelsPerTask)
+                        : g.blocked     ? kChannelBlock
+                                        : 1;
   if (block == 0 || g.batch == 0) return;
   const int64_t blocks_per_image = (g.channels + block - 1) / block;
   const int64_t tasks = g.batch * blocks_per_image;
@@ -276,27 +295,70 @@ void PoolPlane(const PoolingGeometry& g, const std::vector<Window>& windows, con
   }
 }
 
+// PoolPlane for one block of NCHW16c: `x` (positions, 16), `y` (output positions, 16). The same
+// scan order and comparisons per lane, so the results are bitwise those of NCHW.
+template <typename T>
+void PoolBlockedPlane(const PoolingGeometry& g, const std::vector<Window>& windows, const T* x,
+                      T* y) {
+  constexpr int64_t kLanes = kChannelBlock;
+  const int64_t row = g.in[2], plane_rows = g.in[1];
+  for (size_t i = 0; i < windows.size(); ++i) {
+    const Window& w = windows[i];
+    T* out = y + static_cast<int64_t>(i) * kLanes;
+    const bool empty = w.begin[0] >= w.end[0] || w.begin[1] >= w.end[1] || w.begin[2] >= w.end[2];
+    if (empty) {
+      std::fill(out, out + kLanes, T(0));
+      continue;
+    }
+    T acc[kLanes];
+    const bool max = g.type == PoolType::kMax;
+    const T* first = x + ((w.begin[0] * plane_rows + w.begin[1]) * row + w.begin[2]) * kLanes;
+    for (int64_t c = 0; c < kLanes; ++c) acc[c] = max ? first[c] : T(0);
+    for (int64_t d = w.begin[0]; d < w.end[0]; ++d) {
+      for (int64_t h = w.begin[1]; h < w.end[1]; ++h) {
+        const T* values = x + ((d * plane_rows + h) * row + w.begin[2]) * kLanes;
+        for (int64_t p = 0; p < w.end[2] - w.begin[2]; ++p, values += kLanes) {
+          if (max) {
+            for (int64_t c = 0; c < kLanes; ++c) acc[c] = values[c] > acc[c] ? values[c] : acc[c];
+          } else {
+            for (int64_t c = 0; c < kLanes; ++c) acc[c] += values[c];
+          }
+        }
+      }
+    }
+    if (max) {
+      std::copy(acc, acc + kLanes, out);
+      continue;
+    }
+    const T scale = w.divisor == 0 ? T(0) : T(1) / static_cast<T>(w.divisor);
+    for (int64_t c = 0; c < kLanes; ++c) out[c] = acc[c] * scale;
+  }
+}
+
 template <typename T>
 void PoolingForward(const PoolingGeometry& g, const T* x, T* y) {
-  if (!g.channels_last) {
+  const int64_t in_plane = g.in_positions(), out_plane = g.out_positions();
+  if (!g.channels_last) {  // whole planes: one channel, or one block of 16
     const std::vector<Window> windows = AllWindows(g);
-    const int64_t in_plane = g.in_positions(), out_plane = g.out_positions();
     ForEachChannelBlock(g, [&](int64_t n, int64_t c, int64_t) {
-      const int64_t plane = n * g.channels + c;
-      PoolPlane(g, windows, x + plane * in_plane, y + plane * out_plane);
+      const int64_t image = n * g.channels;
+      if (g.blocked) {
+        PoolBlockedPlane(g, windows, x + (image + c) * in_plane, y + (image + c) * out_plane);
+      } else {
+        PoolPlane(g, windows, x + (image + c) * in_plane, y + (image + c) * out_plane);
+      }
     });
     return;
   }
-  const int64_t in_plane = g.in_positions(), out_plane = g.out_positions();
-  const int64_t in_position_step = g.channels_last ? g.channels : 1;
+  const int64_t in_position_step = g.position_step();
   const int64_t out_position_step = in_position_step;
-  const int64_t in_channel_stride = g.channels_last ? 1 : in_plane;
-  const int64_t out_channel_stride = g.channels_last ? 1 : out_plane;
+  const int64_t in_channel_stride = g.lane_stride(in_plane);
+  const int64_t out_channel_stride = g.lane_stride(out_plane);
   ForEachChannelBlock(g, [&](int64_t n, int64_t c0, int64_t count) {
-    const T* x_block = x + n * g.channels * in_plane + c0 * in_channel_stride;
-    T* y_block = y + n * g.channels * out_plane + c0 * out_channel_stride;
-    T best[kChannelBlock];
-    int64_t best_position[kChannelBlock];
+    const T* x_block = x + n * g.channels * in_plane + g.channel_offset(c0, in_plane);
+    T* y_block = y + n * g.channels * out_plane + g.channel_offset(c0, out_plane);
+    T best[kChannelsPerTask];
+    int64_t best_position[kChannelsPerTask];
     ForEachOutputPosition(g, [&](int64_t out_index, const Window& w) {
       T* out = y_block + out_index * out_position_step;
       if (g.type == PoolType::kMax) {
@@ -322,19 +384,19 @@ void PoolingForward(const PoolingGeometry& g, const T* x, T* y) {
 template <typename T>
 void PoolingBackward(const PoolingGeometry& g, const T* x, const T* dy, T* dx) {
   const int64_t in_plane = g.in_positions(), out_plane = g.out_positions();
-  const int64_t in_position_step = g.channels_last ? g.channels : 1;
+  const int64_t in_position_step = g.position_step();
   const int64_t out_position_step = in_position_step;
-  const int64_t in_channel_stride = g.channels_last ? 1 : in_plane;
-  const int64_t out_channel_stride = g.channels_last ? 1 : out_plane;
+  const int64_t in_channel_stride = g.lane_stride(in_plane);
+  const int64_t out_channel_stride = g.lane_stride(out_plane);
   const int64_t total = g.batch * g.channels * in_plane;
   cpu::ForEachChunk(total,
                     [&](int64_t begin, int64_t end) { std::fill(dx + begin, dx + end, T(0)); });
   ForEachChannelBlock(g, [&](int64_t n, int64_t c0, int64_t count) {
-    const int64_t in_offset = n * g.channels * in_plane + c0 * in_channel_stride;
-    const T* dy_block = dy + n * g.channels * out_plane + c0 * out_channel_stride;
+    const int64_t in_offset = n * g.channels * in_plane + g.channel_offset(c0, in_plane);
+    const T* dy_block = dy + n * g.channels * out_plane + g.channel_offset(c0, out_plane);
     T* dx_block = dx + in_offset;
-    T best[kChannelBlock];
-    int64_t best_position[kChannelBlock];
+    T best[kChannelsPerTask];
+    int64_t best_position[kChannelsPerTask];
     ForEachOutputPosition(g, [&](int64_t out_index, const Window& w) {
       const T* grad = dy_block + out_index * out_position_step;
       if (g.type == PoolType::kMax) {
@@ -406,8 +468,10 @@ MXLITE_REGISTER_OP(Pooling) {
             "avg: divide by the window including padding (true, the default) or by the real "
             "elements only",
             Optional())
-      .Enum("layout", {"NCW", "NCHW", "NCDHW", "NWC", "NHWC", "NDHWC"},
-            "data layout; default channels first for the data's rank", Optional());
+      .Enum("layout", {"NCW", "NCHW", "NCDHW", "NWC", "NHWC", "NDHWC", "NCHW16c"},
+            "data layout; default channels first for the data's rank. NCHW16c: channels in "
+            "blocks of 16, data (N, C/16, H, W, 16) (CPU)",
+            Optional());
   op.input_names = [](const Attributes&) { return std::vector<std::string>{"data"}; };
   op.output_names = [](const Attributes&) { return std::vector<std::string>{"output"}; };
   op.infer_shape = PoolingInferShape;

@@ -1,5 +1,6 @@
 #include "scheduler/conv_planning.h"
 
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <iomanip>
@@ -9,20 +10,30 @@
 
 #include "core/error.h"
 #include "core/settings.h"
+#include "ops/cpu/avx512.h"
 
 namespace mxlite {
 namespace {
 
 using L = ActivationLayout;
-constexpr L kLayouts[kNumActivationLayouts] = {L::kNCHW, L::kNHWC};
+// The layouts planned between; a candidate's index is its layout's (Index).
+constexpr auto& kLayouts = kActivationLayouts;
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 int Index(L layout) { return static_cast<int>(layout); }
 
-// A 4-D activation or weight of written layout NCHW / OIHW as laid out for `layout`; other ranks
-// (a bias) as they are.
-Shape PermuteShapeIf4D(const Shape& shape, L layout) {
-  return shape.ndim() == 4 ? PermuteShape(shape, L::kNCHW, layout) : shape;
+// Input `i` of a convolution (written NCHW / OIHW) as the convolution reads it in `layout`: the
+// data laid out so, the weight OHWI in NHWC (OIHW otherwise: the NCHW16c algorithms reorder it
+// themselves), the bias as it is.
+Shape ConvolutionInputShape(size_t i, const Shape& shape, L layout) {
+  if (i == 0) return LayoutShape(shape, layout);
+  if (i == 1 && layout == L::kNHWC) return PermuteShape(shape, L::kNCHW, L::kNHWC);
+  return shape;
+}
+
+std::string LowerCase(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
 }
 
 enum class Role { kFixed, kFlexible, kAgnostic };
@@ -56,6 +67,17 @@ bool WrittenChannelsFirst(const Node& node) {
   return !node.attrs.Has("layout") || node.attrs.GetString("layout") == "NCHW";
 }
 
+// NCHW16c runs on the CPU, forward only (its kernels have no backward).
+bool BlockedRuns(bool training, const Context& ctx) {
+  return !training && ctx.device_type == DeviceType::kCPU;
+}
+
+// The planner offers it where it runs and the CPU has AVX-512F: elsewhere its kernels run as
+// plain C++ and would only lengthen the tuning.
+bool BlockedOffered(const ConvPlanOptions& options) {
+  return BlockedRuns(options.training, options.ctx) && cpu::CpuSupportsAvx512f();
+}
+
 Role RoleOf(const Node& node, const GraphShapes& shapes, int id) {
   if (node.is_variable()) return Role::kFixed;
   const std::vector<NodeEntry> data = DataInputs(node);
@@ -76,14 +98,47 @@ Role RoleOf(const Node& node, const GraphShapes& shapes, int id) {
   return Role::kAgnostic;
 }
 
+// Whether `node` (flexible or agnostic in NCHW) can run in `layout`: NCHW16c must hold its 4-D
+// data inputs and its output, and the op must have the layout there (convolutions of one group
+// or depthwise, BatchNorm over the channels, Dropout without shared axes).
+bool CanRunIn(const Node& node, const GraphShapes& shapes, int id, L layout, bool training,
+              const Context& ctx) {
+  if (layout != L::kNCHW16c) return true;
+  if (!BlockedRuns(training, ctx)) return false;
+  if (!LayoutHoldsChannels(layout, shapes.of({id, 0})[1])) return false;
+  for (const NodeEntry& entry : DataInputs(node)) {
+    if (!LayoutHoldsChannels(layout, shapes.of(entry)[1])) return false;
+  }
+  const std::string& op = node.op->name;
+  if (op == "Convolution") {
+    const int64_t groups = node.attrs.GetInt("num_group");
+    const int64_t channels = shapes.of(node.inputs[0])[1];
+    return groups == 1 || (groups == channels && node.attrs.GetInt("num_filter") == channels);
+  }
+  if (op == "BatchNorm") {
+    const int64_t axis = node.attrs.GetInt("axis");
+    return axis == 1 || axis == -3;
+  }
+  if (op == "Dropout") return node.attrs.GetInts("axes").empty();
+  return true;
+}
+
+// Whether the planner offers `layout` to `node`: it can run there, and NCHW16c is offered.
+bool Offered(const Node& node, const GraphShapes& shapes, int id, L layout,
+             const ConvPlanOptions& options) {
+  return (layout != L::kNCHW16c || BlockedOffered(options)) &&
+         CanRunIn(node, shapes, id, layout, options.training, options.ctx);
+}
+
 // Whether the graph as written is channels-first throughout (the planner's starting point).
-bool HasChannelsLastLayer(const Graph& graph) {
+bool HasLayerNotChannelsFirst(const Graph& graph) {
   for (const Node& node : graph.nodes()) {
     if (node.is_variable()) continue;
     const std::string& op = node.op->name;
     if ((op == "Convolution" || op == "Pooling" || op == "Deconvolution") &&
-        node.attrs.Has("layout") && node.attrs.GetString("layout").back() == 'C') {
-      return true;
+        node.attrs.Has("layout")) {
+      const std::string layout = node.attrs.GetString("layout");
+      if (layout != "NCW" && layout != "NCHW" && layout != "NCDHW") return true;
     }
   }
   return false;
@@ -128,11 +183,11 @@ void CostConvolution(const Node& node, const GraphShapes& shapes, int id, L layo
                      const ConvPlanOptions& options, PlannedLayer& layer, ConvPlanReport& report) {
   const Attributes attrs = ParseOpAttributes(*node.op, WithLayout(node, layout), node.name);
   StateRequest request{attrs, {}, {}, {}, options.ctx, node.name, options.training};
-  for (const NodeEntry& input : node.inputs) {
-    request.input_shapes.push_back(PermuteShapeIf4D(shapes.of(input), layout));
-    request.input_dtypes.push_back(shapes.dtype_of(input));
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    request.input_shapes.push_back(ConvolutionInputShape(i, shapes.of(node.inputs[i]), layout));
+    request.input_dtypes.push_back(shapes.dtype_of(node.inputs[i]));
   }
-  request.output_shapes.push_back(PermuteShape(shapes.of({id, 0}), L::kNCHW, layout));
+  request.output_shapes.push_back(LayoutShape(shapes.of({id, 0}), layout));
   std::unique_ptr<OpState> state = CreateOpState(*node.op, request);
   const auto* tuned = dynamic_cast<const conv::TunedState*>(state.get());
   MX_CHECK(tuned != nullptr) << "Convolution " << node.name << ": the op state on "
@@ -148,9 +203,9 @@ void CostConvolution(const Node& node, const GraphShapes& shapes, int id, L layo
     algorithms << decision.record.algorithm;
     report.decisions.push_back(decision);
   }
-  // The weight is written OIHW. Training transposes it every pass; inference once, since the
-  // executor keeps values computed from parameters alone (ExecutionPlan: constants).
-  if (layout != L::kNCHW && options.training) {
+  // The weight is written OIHW. Training transposes it to OHWI every pass; inference once, since
+  // the executor keeps values computed from parameters alone (ExecutionPlan: constants).
+  if (layout == L::kNHWC && options.training) {
     const MeasuredMs weight =
         LayoutTransformMs(shapes.of(node.inputs[1]), L::kNCHW, layout,
                           shapes.dtype_of(node.inputs[1]), options.training, options.ctx);
@@ -166,19 +221,23 @@ PlannedLayer CostFlexibleNode(const Node& node, const GraphShapes& shapes, int i
   PlannedLayer layer;
   layer.node = node.name;
   layer.op = node.op->name;
+  auto candidate = [&](L layout) { return Offered(node, shapes, id, layout, options); };
   if (node.op->name == "Convolution") {
     CostConvolution(node, shapes, id, L::kNCHW, options, layer, report);
     if (!layer.fixed_reason.empty()) {       // tuning off: no timings to plan with
       layer.cost_ms[Index(L::kNCHW)] = 0.0;  // unknown; the same in every plan
       return layer;
     }
-    CostConvolution(node, shapes, id, L::kNHWC, options, layer, report);
+    for (L layout : {L::kNHWC, L::kNCHW16c}) {
+      if (candidate(layout)) CostConvolution(node, shapes, id, layout, options, layer, report);
+    }
     return layer;
   }
   const Shape& data = shapes.of(node.inputs[0]);
   for (L layout : kLayouts) {
+    if (!candidate(layout)) continue;
     const MeasuredMs cost =
-        MeasureNodeMs(node.op->name, WithLayout(node, layout), PermuteShape(data, L::kNCHW, layout),
+        MeasureNodeMs(node.op->name, WithLayout(node, layout), LayoutShape(data, layout),
                       shapes.dtype_of(node.inputs[0]), options.training, options.ctx);
     layer.cost_ms[Index(layout)] = cost.ms;
     report.timings_run += cost.timings_run;
@@ -195,16 +254,25 @@ struct Planning {
   std::vector<int> layer_of;  // per problem node: index in report.layers, or -1 (agnostic)
 };
 
-// Transform cost matrix of a value (written NCHW shape) between any two layouts.
+// Transform cost matrix of a value (written NCHW shape) between any two layouts; +infinity into
+// or out of a layout that cannot hold it here (nothing is timed for those).
 std::vector<std::vector<double>> TransformMatrix(const Shape& written, DType dtype,
                                                  const ConvPlanOptions& options,
                                                  ConvPlanReport& report) {
   std::vector<std::vector<double>> matrix(kNumActivationLayouts,
                                           std::vector<double>(kNumActivationLayouts, 0.0));
+  auto holds = [&](L layout) {
+    return layout != L::kNCHW16c ||
+           (BlockedOffered(options) && LayoutHoldsChannels(layout, written[1]));
+  };
   for (L from : kLayouts) {
     for (L to : kLayouts) {
-      const MeasuredMs cost = LayoutTransformMs(PermuteShape(written, L::kNCHW, from), from, to,
-                                                dtype, options.training, options.ctx);
+      if (!holds(from) || !holds(to)) {
+        matrix[Index(from)][Index(to)] = kInfinity;
+        continue;
+      }
+      const MeasuredMs cost = LayoutTransformMs(LayoutShape(written, from), from, to, dtype,
+                                                options.training, options.ctx);
       matrix[Index(from)][Index(to)] = cost.ms;
       report.timings_run += cost.timings_run;
     }
@@ -231,6 +299,10 @@ Planning BuildProblem(const Graph& graph, const GraphShapes& shapes, const ConvP
       }
       layer_index = static_cast<int>(report.layers.size());
       report.layers.push_back(std::move(layer));
+    } else {  // agnostic: free in every layout it can run in
+      for (L layout : kLayouts) {
+        if (!Offered(node, shapes, id, layout, options)) costs[Index(layout)] = kInfinity;
+      }
     }
     p.problem_node[id] = p.problem.AddNode(node.name, costs);
     p.layer_of.push_back(layer_index);
@@ -266,24 +338,28 @@ Planning BuildProblem(const Graph& graph, const GraphShapes& shapes, const ConvP
   return p;
 }
 
-// Local: each flexible node takes its own cheapest layout (the written one on ties), as a
-// per-layer autotuner would; agnostic nodes follow the producer of their first input.
+// Local: each flexible node takes its own cheapest layout (the earliest of kLayouts on ties: the
+// written one first), as a per-layer autotuner would; agnostic nodes follow the producer of their
+// first input where they can run in its layout, else run as written.
 std::vector<int> LocalChoice(const Graph& graph, const GraphShapes& shapes, const Planning& p,
-                             const ConvPlanReport& report) {
+                             const ConvPlanReport& report, const ConvPlanOptions& options) {
   std::vector<int> choice(p.problem.nodes.size(), Index(L::kNCHW));
   for (int id = 0; id < graph.num_nodes(); ++id) {
     const int v = p.problem_node[id];
     if (v < 0) continue;
     if (p.roles[id] == Role::kFlexible) {
       const PlannedLayer& layer = report.layers[p.layer_of[v]];
-      const double nhwc = layer.cost_ms[Index(L::kNHWC)];
-      if (nhwc >= 0.0 && nhwc < layer.cost_ms[Index(L::kNCHW)]) choice[v] = Index(L::kNHWC);
+      for (L layout : kLayouts) {
+        const double cost = layer.cost_ms[Index(layout)];
+        if (cost >= 0.0 && cost < layer.cost_ms[choice[v]]) choice[v] = Index(layout);
+      }
       continue;
     }
     for (const NodeEntry& input : DataInputs(graph.node(id))) {
       if (shapes.of(input).ndim() != 4) continue;
       const int producer = p.problem_node[input.node];
-      choice[v] = producer >= 0 ? choice[producer] : Index(L::kNCHW);
+      const L wanted = producer >= 0 ? kLayouts[choice[producer]] : L::kNCHW;
+      if (Offered(graph.node(id), shapes, id, wanted, options)) choice[v] = Index(wanted);
       break;
     }
   }
@@ -344,16 +420,21 @@ class Rewriter {
     return graph_.AddOpNode(node.op->name, node.name, attrs, inputs);
   }
 
-  // Attributes (and the convolution's weight) of a node moved from NCHW to `layout`.
+  // Attributes (and the convolution's weight) of a node moved from NCHW to `layout`. NCHW16c
+  // convolutions read the weight OIHW as written; BatchNorm reads blocked channels through
+  // channel_block.
   void Retarget(const Node& node, L layout, std::map<std::string, std::string>& attrs,
                 std::vector<NodeEntry>& inputs) {
     const std::string& op = node.op->name;
     if (op == "Convolution" || op == "Pooling") attrs["layout"] = ActivationLayoutName(layout);
-    if (op == "Convolution") {
+    if (op == "Convolution" && layout == L::kNHWC) {
       inputs[1] = Transformed(node.inputs[1], Plain(node.inputs[1]), L::kNCHW, layout,
-                              node.name + "_weight", layout == L::kNHWC ? "ohwi" : "oihw");
+                              node.name + "_weight", "ohwi");
     }
-    if (op == "BatchNorm") attrs["axis"] = MovedAxis(node.attrs.GetInt("axis"), layout);
+    if (op == "BatchNorm") {
+      attrs["axis"] = MovedAxis(node.attrs.GetInt("axis"), layout);
+      if (layout == L::kNCHW16c) attrs["channel_block"] = std::to_string(kChannelBlock);
+    }
     if (op == "Concat") attrs["dim"] = MovedAxis(node.attrs.GetInt("dim"), layout);
     if (op == "Dropout" && !node.attrs.GetInts("axes").empty()) {  // shared draws follow the dims
       std::string axes = "(";
@@ -380,9 +461,9 @@ class Rewriter {
     if (produced == layout) return Plain(source_entry);
     const auto key = std::make_pair(source_entry, layout);
     if (auto found = transformed_.find(key); found != transformed_.end()) return found->second;
-    const std::string suffix = layout == L::kNHWC ? "nhwc" : "nchw";
-    const NodeEntry entry = Transformed(source_entry, Plain(source_entry), produced, layout,
-                                        source_.EntryName(source_entry), suffix);
+    const NodeEntry entry =
+        Transformed(source_entry, Plain(source_entry), produced, layout,
+                    source_.EntryName(source_entry), LowerCase(ActivationLayoutName(layout)));
     transformed_[key] = entry;
     return entry;
   }
@@ -390,15 +471,22 @@ class Rewriter {
   NodeEntry Transformed(NodeEntry source_entry, NodeEntry input, L from, L to,
                         const std::string& value, const std::string& suffix) {
     const std::string name = UniqueName(value + "_to_" + suffix);
-    const int id =
-        graph_.AddOpNode("transpose", name, {{"axes", LayoutPermutationText(from, to)}}, {input});
+    // A blocked layout is no permutation of four axes: layout_transform moves it; the CPU and the
+    // GPU both transpose between NCHW and NHWC.
+    const bool blocked = from == L::kNCHW16c || to == L::kNCHW16c;
+    const int id = blocked ? graph_.AddOpNode("layout_transform", name,
+                                              {{"src_layout", ActivationLayoutName(from)},
+                                               {"dst_layout", ActivationLayoutName(to)}},
+                                              {input})
+                           : graph_.AddOpNode("transpose", name,
+                                              {{"axes", LayoutPermutationText(from, to)}}, {input});
     if (transforms_ == nullptr) return {id, 0};  // nobody asked for the costs
     PlannedTransform transform;
     transform.node = name;
     transform.value = value;
     transform.from = from;
     transform.to = to;
-    transform.shape = PermuteShape(shapes_.of(source_entry), L::kNCHW, from);
+    transform.shape = LayoutShape(shapes_.of(source_entry), from);
     transform.cost_ms = LayoutTransformMs(transform.shape, from, to, shapes_.dtype_of(source_entry),
                                           training_, ctx_)
                             .ms;
@@ -436,7 +524,7 @@ std::string FormatMs(double ms) {
 Graph RewriteLayouts(const Graph& graph, const GraphShapes& shapes,
                      const std::map<std::string, ActivationLayout>& layouts, bool training,
                      std::vector<PlannedTransform>* transforms, const Context& ctx) {
-  MX_CHECK(!HasChannelsLastLayer(graph))
+  MX_CHECK(!HasLayerNotChannelsFirst(graph))
       << "layouts can only be rewritten in a graph written channels-first (NCHW)";
   std::vector<L> layout_of(graph.num_nodes(), L::kNCHW);
   for (const auto& [name, layout] : layouts) {
@@ -446,6 +534,11 @@ Graph RewriteLayouts(const Graph& graph, const GraphShapes& shapes,
     MX_CHECK(layout == L::kNCHW || RoleOf(node, shapes, id) != Role::kFixed)
         << "node '" << name << "' (" << node.TypeName() << ") runs only as written (NCHW), not "
         << ActivationLayoutName(layout);
+    MX_CHECK(layout == L::kNCHW || CanRunIn(node, shapes, id, layout, training, ctx))
+        << "node '" << name << "' (" << node.TypeName() << ") cannot run in "
+        << ActivationLayoutName(layout) << " here (NCHW16c: CPU inference, every 4-D input and "
+        << "the output in whole blocks of " << kChannelBlock
+        << " channels, convolutions of one group or depthwise)";
     layout_of[id] = layout;
   }
   return Rewriter(graph, shapes, layout_of, training, transforms, ctx).Rewrite();
@@ -493,10 +586,13 @@ std::string ConvPlanReport::Summary() const {
     out << "layouts as written";
     return out.str();
   }
-  int nhwc = 0;
-  for (const PlannedLayer& layer : layers) nhwc += layer.chosen == L::kNHWC;
-  out << nhwc << " of " << layers.size() << " layers NHWC, " << transforms.size()
-      << " transforms; predicted " << FormatMs(predicted_ms()) << " (none "
+  int nhwc = 0, blocked = 0;
+  for (const PlannedLayer& layer : layers) {
+    nhwc += layer.chosen == L::kNHWC;
+    blocked += layer.chosen == L::kNCHW16c;
+  }
+  out << nhwc << " of " << layers.size() << " layers NHWC, " << blocked << " NCHW16c, "
+      << transforms.size() << " transforms; predicted " << FormatMs(predicted_ms()) << " (none "
       << FormatMs(predicted_none_ms) << ", local " << FormatMs(predicted_local_ms) << ", global "
       << FormatMs(predicted_global_ms) << ")";
   out << std::fixed << std::setprecision(1) << ", measured in " << seconds << " s";
@@ -542,7 +638,7 @@ PlannedGraph PlanConvolutions(const Graph& graph, const GraphShapes& shapes,
   PlannedGraph planned{graph, {}};
   ConvPlanReport& report = planned.report;
   report.kind = options.kind;
-  if (options.kind == ConvPlanKind::kNone || HasChannelsLastLayer(graph) ||
+  if (options.kind == ConvPlanKind::kNone || HasLayerNotChannelsFirst(graph) ||
       !AnyConvolutionTuned(graph, shapes)) {
     return planned;  // nothing to choose, or nothing measured to choose by
   }
@@ -552,7 +648,7 @@ PlannedGraph PlanConvolutions(const Graph& graph, const GraphShapes& shapes,
   report.planned = true;
 
   const std::vector<int> written(p.problem.nodes.size(), Index(L::kNCHW));
-  const std::vector<int> local = LocalChoice(graph, shapes, p, report);
+  const std::vector<int> local = LocalChoice(graph, shapes, p, report, options);
   const LayoutSolution global = SolveLayoutProblem(p.problem);
   report.predicted_none_ms = AssignmentCost(p.problem, written);
   report.predicted_local_ms = AssignmentCost(p.problem, local);

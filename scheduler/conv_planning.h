@@ -1,7 +1,7 @@
-// Convolution planning (DESIGN.md §7, last part; issue 9): the layout — NCHW or NHWC — that each
-// layout-sensitive op of a network runs in, on the device that will run it (CPU kernels or cuDNN),
-// and with it each convolution's algorithm, chosen per layer (`local`) or for the whole network at
-// once (`global`), and the graph rewritten so.
+// Convolution planning (DESIGN.md §7, last part; issue 9): the layout — NCHW, NHWC or the blocked
+// NCHW16c (ops/activation_layout.h) — that each layout-sensitive op of a network runs in, on the
+// device that will run it (CPU kernels or cuDNN), and with it each convolution's algorithm, chosen
+// per layer (`local`) or for the whole network at once (`global`), and the graph rewritten so.
 //
 //   PlannedGraph planned = PlanConvolutions(graph, shapes, {.kind = ConvPlanKind::kGlobal});
 //   Executor binds planned.graph;  planned.report.Format(false) says what was decided.
@@ -16,13 +16,19 @@
 //              transposes a weight once: the executor keeps it); pooling timed as a node
 //              (scheduler/layout_costs.h).
 //   agnostic   Activation, LeakyReLU, BatchNorm, Dropout, clip, identity, elementwise ops and
-//              add_n on inputs of equal shapes, Concat: either layout at no cost; the
-//              channel/concat axis is remapped. They pass the layout on.
+//              add_n on inputs of equal shapes, Concat: any layout they can run in at no cost;
+//              the channel/concat axis is remapped. They pass the layout on.
 //   fixed      everything else (Flatten, FullyConnected, Reshape, Softmax, Deconvolution, Pad,
 //              broadcasting with unequal shapes, ...): runs as written; its 4-D inputs must be in
 //              the layout they had in the original graph.
 // A convolution whose tuning mode is `off` has no timings: it stays in its written layout (its
 // cost counted as 0 in every plan).
+//
+// NCHW16c is a candidate for CPU inference on a CPU with AVX-512F (its kernels are forward only;
+// without AVX-512 they run as plain C++), for nodes whose 4-D inputs and output all have whole
+// blocks of 16 channels: convolutions of one group or depthwise (direct_nchw16c, depthwise_direct
+// NCHW16c), pooling, BatchNorm over the channel axis (channel_block=16), Concat (its blocks join),
+// Dropout without shared axes, and the elementwise ops. Elsewhere it is +infinity: never chosen.
 //
 // Costs. An edge — a 4-D value from one node to a consumer — costs the measured transform of the
 // value (timed with the caches as a pass leaves them: scheduler/layout_costs.h) between the
@@ -43,13 +49,14 @@
 // Since a candidate's edges depend only on its layout, a convolution's best candidate in a layout
 // is its tuner pick in that layout: the candidates of a node are its layouts.
 //
-// Rewriting. Chosen layouts become attributes (Convolution/Pooling `layout`, BatchNorm `axis`,
-// Concat `dim`, Dropout `axes`); a transpose node is inserted once per value and target layout
-// (named
-// "<value>_to_nhwc" / "_to_nchw"), and before a convolution's weight when its layout changes
-// ("<conv>_weight_to_ohwi" / "_to_oihw"). Node, parameter and output names, and output layouts,
-// are those of the original graph, so arrays, checkpoints and gradients are unaffected. The
-// predicted times count the costed work (convolutions, pooling, transforms), not the rest.
+// Rewriting. Chosen layouts become attributes (Convolution/Pooling `layout`, BatchNorm `axis` and
+// in NCHW16c `channel_block`, Concat `dim`, Dropout `axes`); a transform node is inserted once per
+// value and target layout (named "<value>_to_nhwc" / "_to_nchw" / "_to_nchw16c": a transpose
+// between NCHW and NHWC, a layout_transform to or from NCHW16c), and before a convolution's weight
+// when it runs NHWC ("<conv>_weight_to_ohwi"; NCHW16c reads the weight OIHW as written). Node,
+// parameter and output names, and output layouts, are those of the original graph, so arrays,
+// checkpoints and gradients are unaffected. The predicted times count the costed work
+// (convolutions, pooling, transforms), not the rest.
 //
 // Errors: anything the tuner or a measured op throws (naming the layer). Not thread-safe against
 // concurrent tuning (see ConvTuner); the graph is not modified.
@@ -90,7 +97,7 @@ struct PlannedLayer {
   // Per layout (indexed by ActivationLayout): the predicted cost, and for convolutions the
   // algorithm per direction ("winograd_4x4_3x3" or "fwd im2row_gemm, bwd-data ..., bwd-filter
   // ..."); a negative cost when the layout is not a candidate.
-  double cost_ms[kNumActivationLayouts] = {-1.0, -1.0};
+  double cost_ms[kNumActivationLayouts] = {-1.0, -1.0, -1.0};
   std::string algorithms[kNumActivationLayouts];
   std::string fixed_reason;  // why only the written layout was a candidate (e.g. "tuning off")
 };
@@ -122,8 +129,8 @@ struct ConvPlanReport {
   std::vector<conv::LayerTuning> decisions;
 
   double predicted_ms() const;  // of `kind`
-  // "global plan: 14 of 53 layers NHWC, 3 transforms; predicted 40.8 ms (none 44.0 ms, local
-  // 47.3 ms, global 40.8 ms), measured in 2.1 s, proven optimal".
+  // "global plan: 14 of 53 layers NHWC, 20 NCHW16c, 3 transforms; predicted 40.8 ms (none 44.0
+  // ms, local 47.3 ms, global 40.8 ms), measured in 2.1 s, proven optimal".
   std::string Summary() const;
   // The summary, then per layer its layout and algorithms (with `verbose`, both layouts' costs),
   // then the transforms.
@@ -137,15 +144,17 @@ struct PlannedGraph {
 
 // The rewrite alone: `graph` with the nodes named in `layouts` run in the given layout (every
 // other node as written, NCHW), transforms inserted as described above; `transforms` receives
-// them with their cost measured on `ctx`. Only flexible and agnostic nodes may be moved: another
-// node, an unknown name, or a graph with channels-last layers as written is an error naming it.
+// them with their cost measured on `ctx`. Only flexible and agnostic nodes may be moved, and only
+// to a layout they can run in (NCHW16c: CPU inference, whole blocks of channels; on any CPU,
+// AVX-512 or not): another node or layout, an unknown name, or a graph whose layers are not written
+// channels-first is an error naming it.
 Graph RewriteLayouts(const Graph& graph, const GraphShapes& shapes,
                      const std::map<std::string, ActivationLayout>& layouts, bool training,
                      std::vector<PlannedTransform>* transforms = nullptr,
                      const Context& ctx = Context::CPU());
 
 // Plans `graph` (whose shapes are `shapes`) per `options`. For `none`, a graph with no flexible
-// convolution whose tuning mode is not off, or one with channels-last layers as written, the
+// convolution whose tuning mode is not off, or one with layers not written channels-first, the
 // graph comes back unchanged with report.planned false.
 PlannedGraph PlanConvolutions(const Graph& graph, const GraphShapes& shapes,
                               const ConvPlanOptions& options);

@@ -7,7 +7,7 @@
 #include "core/error.h"
 #include "memory/storage.h"
 #include "ops/conv/tuner.h"
-#include "ops/cpu/transpose.h"
+#include "ops/cpu/layout_transform.h"
 #include "scheduler/executor.h"
 
 namespace mxlite {
@@ -63,14 +63,13 @@ double TimeTransformOnCpuMs(const Shape& shape, ActivationLayout from, Activatio
                             DType dtype) {
   const size_t bytes = static_cast<size_t>(shape.size()) * DTypeSize(dtype);
   TimingBuffer in(bytes), out(bytes), eviction(kEvictionBytes);
-  const std::vector<int> axes = LayoutPermutation(from, to);
+  const Shape nchw = NchwShape(shape, from);
   auto* lines = static_cast<volatile unsigned char*>(eviction.data());
-  return conv::TimeCandidate([&] { cpu::TransposeAxes(in.data(), shape, axes, out.data(), dtype); },
-                             {},
-                             [&] {
-                               for (size_t i = 0; i < kEvictionBytes; i += 64)
-                                 lines[i] = lines[i] + 1;
-                             })
+  return conv::TimeCandidate(
+             [&] { cpu::TransformLayout(in.data(), nchw, from, to, out.data(), dtype); }, {},
+             [&] {
+               for (size_t i = 0; i < kEvictionBytes; i += 64) lines[i] = lines[i] + 1;
+             })
       .median_ms;
 }
 
@@ -114,16 +113,6 @@ std::string AttributeText(const std::map<std::string, std::string>& attrs) {
 
 }  // namespace
 
-const char* ActivationLayoutName(ActivationLayout layout) {
-  return layout == ActivationLayout::kNCHW ? "NCHW" : "NHWC";
-}
-
-std::vector<int> LayoutPermutation(ActivationLayout from, ActivationLayout to) {
-  if (from == to) return {0, 1, 2, 3};
-  if (from == ActivationLayout::kNCHW) return {0, 2, 3, 1};
-  return {0, 3, 1, 2};
-}
-
 std::string LayoutPermutationText(ActivationLayout from, ActivationLayout to) {
   std::ostringstream axes;
   axes << '(';
@@ -131,20 +120,6 @@ std::string LayoutPermutationText(ActivationLayout from, ActivationLayout to) {
   for (size_t i = 0; i < permutation.size(); ++i) axes << (i ? "," : "") << permutation[i];
   axes << ')';
   return axes.str();
-}
-
-Shape PermuteShape(const Shape& shape, ActivationLayout from, ActivationLayout to) {
-  MX_CHECK(shape.ndim() == 4) << "a layout transform needs a 4-D tensor, not " << shape;
-  const std::vector<int> axes = LayoutPermutation(from, to);
-  return Shape{shape[axes[0]], shape[axes[1]], shape[axes[2]], shape[axes[3]]};
-}
-
-int PermutedAxis(int axis, ActivationLayout from, ActivationLayout to) {
-  const std::vector<int> axes = LayoutPermutation(from, to);
-  for (int i = 0; i < 4; ++i) {
-    if (axes[i] == axis) return i;
-  }
-  MX_THROW() << "axis " << axis << " is not an axis of a 4-D tensor";
 }
 
 MeasuredMs LayoutTransformMs(const Shape& shape, ActivationLayout from, ActivationLayout to,

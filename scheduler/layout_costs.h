@@ -9,13 +9,15 @@
 //                                 ActivationLayout::kNHWC, DType::kFloat32, /*training=*/false,
 //                                 Context::CPU()).ms;
 //
-// A transform is the planner's edge cost: the transpose kernel the rewritten graph runs. On the
-// CPU that is cpu::TransposeAxes timed with conv::TimeCandidate on pooled buffers, 16 MiB written
+// A transform is the planner's edge cost: the kernel the rewritten graph runs. On the CPU that is
+// cpu::TransformLayout (ops/cpu/layout_transform.h, the kernel of the transpose and
+// layout_transform ops) timed with conv::TimeCandidate on pooled buffers, 16 MiB written
 // elsewhere before each run (untimed) so that the caches are as a pass leaves them: the
 // destination cold and a large source partly evicted (timed hot, transforms read 1.5-2.5x under
-// what the pass pays, and the planner undercharged layout changes); on a GPU the
-// transpose op run through a one-node executor, each run waited for (so a launch and a stream
-// synchronisation are part of the cost, as they are of every GPU op the engine runs).
+// what the pass pays, and the planner undercharged layout changes); on a GPU (NCHW and NHWC only:
+// NCHW16c is an error there) the transpose op run through a one-node executor, each run waited
+// for (so a launch and a stream synchronisation are part of the cost, as they are of every GPU op
+// the engine runs).
 // In training the gradient flows back through the same edge, so the cost is the forward transform
 // plus its inverse on a tensor of the same size. Equal layouts cost 0 and time nothing.
 //
@@ -30,23 +32,13 @@
 #include "core/context.h"
 #include "core/dtype.h"
 #include "core/shape.h"
+#include "ops/activation_layout.h"
 
 namespace mxlite {
 
-// The 4-D activation layouts the planner chooses between.
-enum class ActivationLayout { kNCHW, kNHWC };
-inline constexpr int kNumActivationLayouts = 2;
-
-const char* ActivationLayoutName(ActivationLayout layout);  // "NCHW", "NHWC"
-// The shape of a tensor of shape `shape` (in `from`) once laid out as `to`.
-Shape PermuteShape(const Shape& shape, ActivationLayout from, ActivationLayout to);
-// The transpose op's `axes` that take `from` to `to`: NCHW->NHWC (0,2,3,1), NHWC->NCHW (0,3,1,2),
-// equal layouts (0,1,2,3).
-std::vector<int> LayoutPermutation(ActivationLayout from, ActivationLayout to);
-// The same permutation as the transpose op's `axes` attribute text, e.g. "(0,2,3,1)".
+// The transpose op's `axes` attribute of LayoutPermutation (ops/activation_layout.h), e.g.
+// "(0,2,3,1)".
 std::string LayoutPermutationText(ActivationLayout from, ActivationLayout to);
-// Where axis `axis` (of a tensor in `from`; 0..3) sits once the tensor is laid out as `to`.
-int PermutedAxis(int axis, ActivationLayout from, ActivationLayout to);
 
 // A cost and how many timings it took (0: all from the tuning DB or this process's cache).
 struct MeasuredMs {

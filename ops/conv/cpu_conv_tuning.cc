@@ -104,23 +104,20 @@ class TuningTensors {
   std::map<const ConvAlgorithm*, std::unique_ptr<cpu::PreparedConvWeight>> prepared_;
 };
 
-cpu::ConvLayout LayoutOf(const ConvGeometry& g) {
-  return g.channels_last ? cpu::ConvLayout::kNHWC : cpu::ConvLayout::kNCHW;
-}
-
 // Why `algorithm` does not run this problem, in a few words.
 std::string UnsupportedReason(const ConvAlgorithm& algorithm, const ConvGeometry& g) {
   const std::string name(algorithm.name());
   if (name == "gemm_1x1") return "needs a 1x1 kernel, stride 1 and no padding";
   if (name.rfind("winograd", 0) == 0) return "needs a 3x3 kernel, stride 1 and dilation 1";
   if (name == "depthwise_direct") return "needs a depthwise layer (groups == input channels)";
+  if (name == "direct_nchw16c") return "needs one group";
   return "not for " + cpu::DescribeGeometry(g);
 }
 
 std::vector<const ConvAlgorithm*> AlgorithmsFor(const ConvGeometry& g, ConvDirection direction) {
   std::vector<const ConvAlgorithm*> found;
   for (const ConvAlgorithm* algorithm : cpu::CpuConvAlgorithms()) {
-    if (algorithm->layout() == LayoutOf(g) && algorithm->HasDirection(direction)) {
+    if (algorithm->layout() == g.layout && algorithm->HasDirection(direction)) {
       found.push_back(algorithm);
     }
   }
@@ -134,6 +131,10 @@ bool IsDepthwise(const ConvGeometry& g) { return g.groups > 1 && g.groups == g.i
 std::vector<std::string> PreferredNames(const ConvGeometry& g, ConvDirection direction) {
   std::vector<std::string> names;
   if (IsDepthwise(g)) names.push_back("depthwise_direct");
+  if (g.layout == cpu::ConvLayout::kNCHW16c) {  // the blocked layout's own kernels, nothing else
+    names.push_back("direct_nchw16c");
+    return names;
+  }
   // A network's first layer (a few input channels under a wide kernel): im2col copies a matrix as
   // large as the GEMM's reduction is short; the direct kernel reads the image in place
   // (bench/RESULTS.md: the 7x7/2 stem over 3 channels runs 1.6x faster direct).
@@ -155,8 +156,8 @@ std::vector<std::string> PreferredNames(const ConvGeometry& g, ConvDirection dir
       names.insert(names.end(), {"winograd_2x2_3x3", "winograd_4x4_3x3"});
     }
   }
-  names.push_back(g.channels_last ? "im2row_gemm" : "im2col_gemm");
-  names.push_back(g.channels_last ? "im2col_gemm" : "im2row_gemm");
+  names.push_back(g.channels_last() ? "im2row_gemm" : "im2col_gemm");
+  names.push_back(g.channels_last() ? "im2col_gemm" : "im2row_gemm");
   return names;
 }
 
@@ -172,15 +173,10 @@ ConvProblem CpuConvProblem(const ConvGeometry& g, ConvDirection direction, DType
   ConvProblem problem;
   problem.direction = direction;
   const int64_t in_per_group = g.in_channels_per_group();
-  if (g.channels_last) {
-    problem.data = Shape{g.batch, g.in_h, g.in_w, g.in_channels};
-    problem.weight = Shape{g.out_channels, g.kernel_h, g.kernel_w, in_per_group};
-    problem.layout = "NHWC";
-  } else {
-    problem.data = Shape{g.batch, g.in_channels, g.in_h, g.in_w};
-    problem.weight = Shape{g.out_channels, in_per_group, g.kernel_h, g.kernel_w};
-    problem.layout = "NCHW";
-  }
+  problem.data = LayoutShape(Shape{g.batch, g.in_channels, g.in_h, g.in_w}, g.layout);
+  problem.weight = g.channels_last() ? Shape{g.out_channels, g.kernel_h, g.kernel_w, in_per_group}
+                                     : Shape{g.out_channels, in_per_group, g.kernel_h, g.kernel_w};
+  problem.layout = ActivationLayoutName(g.layout);
   problem.stride = {g.stride_h, g.stride_w};
   problem.pad = {g.pad_h, g.pad_w};
   problem.dilation = {g.dilate_h, g.dilate_w};
@@ -199,7 +195,7 @@ std::vector<Candidate> CpuConvCandidates(const ConvGeometry& g, ConvDirection di
   for (const ConvAlgorithm* algorithm : AlgorithmsFor(g, direction)) {
     Candidate candidate;
     candidate.algorithm = std::string(algorithm->name());
-    candidate.layout = cpu::ConvLayoutName(algorithm->layout());
+    candidate.layout = ActivationLayoutName(algorithm->layout());
     candidate.deterministic = algorithm->deterministic();
     if (!algorithm->Supports(g, direction)) {
       candidate.unsupported = UnsupportedReason(*algorithm, g);
@@ -230,7 +226,7 @@ std::vector<size_t> RankCpuCandidates(const ConvGeometry& g, ConvDirection direc
 
 const ConvAlgorithm& HeuristicCpuAlgorithm(const ConvGeometry& g, ConvDirection direction) {
   for (const std::string& name : PreferredNames(g, direction)) {
-    const ConvAlgorithm* algorithm = cpu::FindCpuConvAlgorithm(name, LayoutOf(g));
+    const ConvAlgorithm* algorithm = cpu::FindCpuConvAlgorithm(name, g.layout);
     if (algorithm && algorithm->Supports(g, direction)) return *algorithm;
   }
   MX_THROW() << "no CPU convolution algorithm supports " << ConvDirectionName(direction) << " on "
@@ -288,7 +284,7 @@ CpuConvPlan TuneCpuConvolution(const CpuConvTuningRequest& request) {
     tune.heuristic = [&g, direction](const std::vector<Candidate>& candidates) {
       return RankCpuCandidates(g, direction, candidates);
     };
-    const cpu::ConvLayout layout = LayoutOf(g);
+    const cpu::ConvLayout layout = g.layout;
     tune.usable = [&g, direction, layout](const TuningRecord& record) {
       const ConvAlgorithm* algorithm = cpu::FindCpuConvAlgorithm(record.algorithm, layout);
       return algorithm != nullptr && algorithm->Supports(g, direction);

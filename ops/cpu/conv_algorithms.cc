@@ -15,17 +15,13 @@
 
 namespace mxlite::cpu {
 
-const char* ConvLayoutName(ConvLayout layout) {
-  return layout == ConvLayout::kNHWC ? "NHWC" : "NCHW";
-}
-
 std::string DescribeGeometry(const ConvGeometry& g) {
   std::ostringstream out;
-  out << (g.channels_last ? "NHWC" : "NCHW") << " batch " << g.batch << ", " << g.in_channels
-      << "->" << g.out_channels << " channels, groups " << g.groups << ", input " << g.in_h << "x"
-      << g.in_w << ", output " << g.out_h << "x" << g.out_w << ", kernel " << g.kernel_h << "x"
-      << g.kernel_w << ", stride " << g.stride_h << "x" << g.stride_w << ", pad " << g.pad_h << "x"
-      << g.pad_w << ", dilate " << g.dilate_h << "x" << g.dilate_w;
+  out << ActivationLayoutName(g.layout) << " batch " << g.batch << ", " << g.in_channels << "->"
+      << g.out_channels << " channels, groups " << g.groups << ", input " << g.in_h << "x" << g.in_w
+      << ", output " << g.out_h << "x" << g.out_w << ", kernel " << g.kernel_h << "x" << g.kernel_w
+      << ", stride " << g.stride_h << "x" << g.stride_w << ", pad " << g.pad_h << "x" << g.pad_w
+      << ", dilate " << g.dilate_h << "x" << g.dilate_w;
   return out.str();
 }
 
@@ -42,7 +38,7 @@ template <typename T>
 void ConvAlgorithm::CheckCall(ConvDirection direction, const ConvGeometry& geometry,
                               const ConvTensors<T>& t) const {
   MX_CHECK(Supports(geometry, direction))
-      << "convolution algorithm " << name() << " (" << ConvLayoutName(layout())
+      << "convolution algorithm " << name() << " (" << ActivationLayoutName(layout())
       << ") does not support " << ConvDirectionName(direction) << " on "
       << DescribeGeometry(geometry);
   bool complete = true;
@@ -78,7 +74,7 @@ void ConvAlgorithm::CheckCall(ConvDirection direction, const ConvGeometry& geome
 std::unique_ptr<PreparedConvWeight> ConvAlgorithm::PrepareWeight(const ConvGeometry& geometry,
                                                                  const float* weight) const {
   MX_CHECK(Supports(geometry, ConvDirection::kForward))
-      << "convolution algorithm " << name() << " (" << ConvLayoutName(layout())
+      << "convolution algorithm " << name() << " (" << ActivationLayoutName(layout())
       << ") does not support forward on " << DescribeGeometry(geometry);
   MX_CHECK(weight != nullptr) << "convolution algorithm " << name()
                               << ": PrepareWeight needs the weight";
@@ -136,9 +132,7 @@ void ConvAlgorithm::Run(ConvDirection direction, const ConvGeometry& geometry,
 
 namespace {
 
-bool LayoutMatches(const ConvGeometry& g, ConvLayout layout) {
-  return g.channels_last == (layout == ConvLayout::kNHWC);
-}
+bool LayoutMatches(const ConvGeometry& g, ConvLayout layout) { return g.layout == layout; }
 
 // im2col_gemm (NCHW) and im2row_gemm (NHWC): the lowering + GEMM paths of conv_gemm.h, as is.
 class LoweringAlgorithm final : public ConvAlgorithmBase<LoweringAlgorithm> {
@@ -336,6 +330,8 @@ const std::vector<const ConvAlgorithm*>& CpuConvAlgorithms() {
       &DepthwiseAlgorithm(ConvLayout::kNHWC),
       &DirectNchwAlgorithm(),
       &DirectNhwcAlgorithm(),
+      &DirectNchw16cAlgorithm(),
+      &DepthwiseNchw16cAlgorithm(),
   };
   return all;
 }

@@ -19,6 +19,12 @@
 //                                                             dilation, groups
 //   direct_nhwc        NHWC        fwd                        C * KH * KW <= 256, one group; any
 //                                                             kernel, stride, pad, dilation
+//   direct_nchw16c     NCHW16c     fwd                        one group, channels and filters
+//                                                             multiples of 16; any kernel,
+//                                                             stride, pad, dilation
+//   depthwise_direct   NCHW16c     fwd                        groups == channels == filters, a
+//                                                             multiple of 16; any kernel,
+//                                                             stride, pad, dilation
 //
 // A "valid geometry": every extent >= 1 (batch >= 0), groups dividing both channel counts, and
 // out_h/out_w any size (positions whose window leaves the input read zeros, as in im2col).
@@ -33,9 +39,10 @@
 // Winograd F(4x4,3x3) is less accurate than the others in float32 (errors ~1e-4 relative instead
 // of ~1e-6); every algorithm here is deterministic (same inputs and thread count, same bits).
 //
-// The GEMM paths (im2col_gemm, im2row_gemm, gemm_1x1) and depthwise_direct NHWC can prepare their
-// weight once for many forward calls (PrepareWeight: packed for the GEMM, where the AVX2 GEMM runs;
-// transposed to one row per tap for the depthwise loops); the others read it as it is.
+// The GEMM paths (im2col_gemm, im2row_gemm, gemm_1x1), depthwise_direct NHWC and the NCHW16c
+// algorithms can prepare their weight once for many forward calls (PrepareWeight: packed for the
+// GEMM, where the AVX2 GEMM runs; transposed to one row per tap for the depthwise loops; reordered
+// in blocks of 16 channels for NCHW16c); the others read it as it is.
 //
 // Run checks Supports first and throws mxlite::Error naming the algorithm, the direction and the
 // geometry when the problem is not one it handles. Every direction overwrites its destination.
@@ -61,9 +68,6 @@ namespace mxlite::cpu {
 
 using conv::ConvDirection;
 using conv::ConvDirectionName;
-enum class ConvLayout { kNCHW, kNHWC };
-
-const char* ConvLayoutName(ConvLayout layout);  // "NCHW", "NHWC"
 std::string DescribeGeometry(const ConvGeometry& geometry);
 
 // The buffers of one call; which are read and written depends on the direction:
@@ -210,8 +214,10 @@ class WorkspaceTally {
 // The singletons listed by CpuConvAlgorithms, defined next to their kernels.
 const ConvAlgorithm& Winograd2x2Algorithm();                 // conv_winograd.cc
 const ConvAlgorithm& Winograd4x4Algorithm();                 // conv_winograd.cc
-const ConvAlgorithm& DepthwiseAlgorithm(ConvLayout layout);  // conv_depthwise.cc
+const ConvAlgorithm& DepthwiseAlgorithm(ConvLayout layout);  // conv_depthwise.cc (any layout)
 const ConvAlgorithm& DirectNchwAlgorithm();                  // conv_direct.cc
 const ConvAlgorithm& DirectNhwcAlgorithm();                  // conv_direct_nhwc.cc
+const ConvAlgorithm& DirectNchw16cAlgorithm();               // conv_nchw16c.cc
+const ConvAlgorithm& DepthwiseNchw16cAlgorithm();            // conv_nchw16c.cc
 
 }  // namespace mxlite::cpu

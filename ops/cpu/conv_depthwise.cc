@@ -322,8 +322,7 @@ class DepthwiseDirectAlgorithm final : public ConvAlgorithmBase<DepthwiseDirectA
   ConvLayout layout() const override { return layout_; }
   bool HasDirection(ConvDirection) const override { return true; }
   bool Supports(const ConvGeometry& g, ConvDirection) const override {
-    return IsValidConvGeometry(g) && g.channels_last == (layout_ == ConvLayout::kNHWC) &&
-           g.groups == g.in_channels;
+    return IsValidConvGeometry(g) && g.layout == layout_ && g.groups == g.in_channels;
   }
   size_t WorkspaceBytes(const ConvGeometry& g, ConvDirection direction,
                         DType dtype) const override {
@@ -428,6 +427,7 @@ MXLITE_INSTANTIATE_DEPTHWISE_ROWS(double)
 
 const ConvAlgorithm& DepthwiseAlgorithm(ConvLayout layout) {
   static const DepthwiseDirectAlgorithm nchw(ConvLayout::kNCHW), nhwc(ConvLayout::kNHWC);
+  if (layout == ConvLayout::kNCHW16c) return DepthwiseNchw16cAlgorithm();
   return layout == ConvLayout::kNHWC ? nhwc : nchw;
 }
 

@@ -311,8 +311,8 @@ class DirectAlgorithm final : public ConvAlgorithmBase<DirectAlgorithm> {
     return direction == ConvDirection::kForward;
   }
   bool Supports(const ConvGeometry& g, ConvDirection direction) const override {
-    return direction == ConvDirection::kForward && IsValidConvGeometry(g) && !g.channels_last &&
-           g.patch_size() <= kMaxReduction;
+    return direction == ConvDirection::kForward && IsValidConvGeometry(g) &&
+           g.layout == ConvLayout::kNCHW && g.patch_size() <= kMaxReduction;
   }
   size_t WorkspaceBytes(const ConvGeometry& g, ConvDirection direction,
                         DType dtype) const override {

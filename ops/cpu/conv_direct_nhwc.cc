@@ -299,8 +299,8 @@ class DirectNhwc final : public ConvAlgorithmBase<DirectNhwc> {
     return direction == ConvDirection::kForward;
   }
   bool Supports(const ConvGeometry& g, ConvDirection direction) const override {
-    return direction == ConvDirection::kForward && IsValidConvGeometry(g) && g.channels_last &&
-           g.groups == 1 && g.patch_size() <= kMaxReduction;
+    return direction == ConvDirection::kForward && IsValidConvGeometry(g) &&
+           g.layout == ConvLayout::kNHWC && g.groups == 1 && g.patch_size() <= kMaxReduction;
   }
   size_t WorkspaceBytes(const ConvGeometry& g, ConvDirection direction,
                         DType dtype) const override {

@@ -46,7 +46,7 @@ ImageLayout LayoutOf(const ConvGeometry& g) {
   ImageLayout layout;
   layout.data_image = g.in_channels * g.in_spatial();
   layout.output_image = g.out_channels * g.out_spatial();
-  if (g.channels_last) {
+  if (g.channels_last()) {
     layout.data_group = g.in_channels_per_group();
     layout.output_group = g.out_channels_per_group();
     layout.output_ld = g.out_channels;
@@ -62,7 +62,7 @@ ImageLayout LayoutOf(const ConvGeometry& g) {
 template <typename T>
 void Lower(const ConvGeometry& g, const T* image, int64_t group, T* lowered) {
   const int64_t channels = g.in_channels_per_group();
-  if (g.channels_last) {
+  if (g.channels_last()) {
     Im2Row(g, g.in_channels, group * channels, channels, image, lowered);
   } else {
     Im2Col(g, channels, image + group * channels * g.in_spatial(), lowered);
@@ -73,7 +73,7 @@ void Lower(const ConvGeometry& g, const T* image, int64_t group, T* lowered) {
 template <typename T>
 void Unlower(const ConvGeometry& g, const T* lowered, int64_t group, T* image) {
   const int64_t channels = g.in_channels_per_group();
-  if (g.channels_last) {
+  if (g.channels_last()) {
     Row2Im(g, g.in_channels, group * channels, channels, lowered, image);
   } else {
     Col2Im(g, channels, lowered, image + group * channels * g.in_spatial());
@@ -107,7 +107,7 @@ void ConvolutionForwardGemm(const ConvGeometry& g, const T* data, const T* weigh
         epilogue.residual_stride = layout.output_ld;
       }
       const T* group_bias = bias != nullptr ? bias + group * out_per_group : nullptr;
-      if (g.channels_last) {  // (OH*OW x O/G) = row (OH*OW x patch) * weight^T (patch x O/G)
+      if (g.channels_last()) {  // (OH*OW x O/G) = row (OH*OW x patch) * weight^T (patch x O/G)
         epilogue.column_bias = group_bias;
         if constexpr (std::is_same_v<T, float>) {
           if (prepared != nullptr) {
@@ -136,7 +136,7 @@ void ConvolutionForwardGemm(const ConvGeometry& g, const T* data, const T* weigh
 }
 
 size_t PreparedConvWeight::bytes() const {
-  size_t total = by_tap.size() * sizeof(float);
+  size_t total = (by_tap.size() + reordered.size()) * sizeof(float);
   for (const PackedGemmOperand& group : groups) total += group.bytes();
   return total;
 }
@@ -150,10 +150,10 @@ std::unique_ptr<PreparedConvWeight> PrepareGemmWeight(const ConvGeometry& g, con
   for (int64_t group = 0; group < g.groups; ++group) {
     const float* group_weight = weight + group * out_per_group * patch;
     prepared->groups.push_back(
-        g.channels_last ? PackedGemmOperand::Pack(PackedGemmOperand::Side::kB, Transpose::kYes,
-                                                  patch, out_per_group, group_weight, patch)
-                        : PackedGemmOperand::Pack(PackedGemmOperand::Side::kA, Transpose::kNo,
-                                                  out_per_group, patch, group_weight, patch));
+        g.channels_last() ? PackedGemmOperand::Pack(PackedGemmOperand::Side::kB, Transpose::kYes,
+                                                    patch, out_per_group, group_weight, patch)
+                          : PackedGemmOperand::Pack(PackedGemmOperand::Side::kA, Transpose::kNo,
+                                                    out_per_group, patch, group_weight, patch));
   }
   return prepared;
 }
@@ -162,9 +162,9 @@ const PackedGemmOperand& PreparedGemmGroup(const PreparedConvWeight& prepared,
                                            const ConvGeometry& g, int64_t group) {
   const int64_t out_per_group = g.out_channels_per_group(), patch = g.patch_size();
   const PackedGemmOperand::Side side =
-      g.channels_last ? PackedGemmOperand::Side::kB : PackedGemmOperand::Side::kA;
-  const int64_t rows = g.channels_last ? patch : out_per_group;
-  const int64_t columns = g.channels_last ? out_per_group : patch;
+      g.channels_last() ? PackedGemmOperand::Side::kB : PackedGemmOperand::Side::kA;
+  const int64_t rows = g.channels_last() ? patch : out_per_group;
+  const int64_t columns = g.channels_last() ? out_per_group : patch;
   MX_CHECK(static_cast<int64_t>(prepared.groups.size()) == g.groups && group < g.groups &&
            prepared.groups[group].side() == side && prepared.groups[group].rows() == rows &&
            prepared.groups[group].columns() == columns)
@@ -193,7 +193,7 @@ void ConvolutionBackwardDataGemm(const ConvGeometry& g, const T* output_grad, co
     for (int64_t group = 0; group < g.groups; ++group) {
       const T* group_weight = weight + group * out_per_group * patch;
       const T* group_grad = grad + group * layout.output_group;
-      if (g.channels_last) {  // row (OH*OW x patch) = grad (OH*OW x O/G) * weight (O/G x patch)
+      if (g.channels_last()) {  // row (OH*OW x patch) = grad (OH*OW x O/G) * weight (O/G x patch)
         Gemm<T>(Transpose::kNo, Transpose::kNo, spatial, patch, out_per_group, T(1), group_grad,
                 layout.output_ld, group_weight, patch, T(0), buffer, patch);
       } else {  // col (patch x OH*OW) = weight^T (patch x O/G) * grad (O/G x OH*OW)
@@ -229,7 +229,7 @@ void ConvolutionBackwardWeightGemm(const ConvGeometry& g, const T* data, const T
       Lower(g, image, group, buffer);
       const T* group_grad = grad + group * layout.output_group;
       T* group_sum = sum + group * out_per_group * patch;
-      if (g.channels_last) {  // (O/G x patch) += grad^T (O/G x OH*OW) * row (OH*OW x patch)
+      if (g.channels_last()) {  // (O/G x patch) += grad^T (O/G x OH*OW) * row (OH*OW x patch)
         Gemm<T>(Transpose::kYes, Transpose::kNo, out_per_group, patch, spatial, T(1), group_grad,
                 layout.output_ld, buffer, patch, beta, group_sum, patch);
       } else {  // (O/G x patch) += grad (O/G x OH*OW) * col^T (OH*OW x patch)

@@ -23,6 +23,7 @@
 #include <memory>
 #include <vector>
 
+#include "ops/cpu/aligned_vector.h"
 #include "ops/cpu/epilogue.h"
 #include "ops/cpu/gemm.h"
 #include "ops/cpu/im2col.h"
@@ -38,9 +39,12 @@ namespace mxlite::cpu {
 //           op(B) = weight^T (patch x O/G) for channels-last, so no call packs it again.
 //   by_tap: depthwise_direct NHWC. The weight as (KH*KW, O) (DepthwiseWeightsByTap,
 //           ops/cpu/depthwise_rows.h), so no call transposes it again.
+//   reordered: the NCHW16c algorithms (conv_nchw16c.cc). The weight in blocks of 16 channels,
+//           64-byte aligned.
 struct PreparedConvWeight {
   std::vector<PackedGemmOperand> groups;
   std::vector<float> by_tap;
+  AlignedVector<float> reordered;
   size_t bytes() const;
 };
 

@@ -217,7 +217,7 @@ class WinogradAlgorithm final : public ConvAlgorithmBase<WinogradAlgorithm<M>> {
     return direction != ConvDirection::kBackwardFilter;
   }
   bool Supports(const ConvGeometry& g, ConvDirection direction) const override {
-    const bool shape = IsValidConvGeometry(g) && !g.channels_last && g.kernel_h == 3 &&
+    const bool shape = IsValidConvGeometry(g) && g.layout == ConvLayout::kNCHW && g.kernel_h == 3 &&
                        g.kernel_w == 3 && g.stride_h == 1 && g.stride_w == 1 && g.dilate_h == 1 &&
                        g.dilate_w == 1;
     if (!shape) return false;

@@ -166,7 +166,8 @@ class RowRun {
 void CheckDepthwiseBlockGeometry(const DepthwiseBlockGeometry& g) {
   const ConvGeometry& d = g.depthwise;
   MX_CHECK(IsValidConvGeometry(d)) << "depthwise block: invalid depthwise geometry";
-  MX_CHECK(d.channels_last && d.groups == d.in_channels && d.out_channels == d.in_channels)
+  MX_CHECK(d.layout == ConvLayout::kNHWC && d.groups == d.in_channels &&
+           d.out_channels == d.in_channels)
       << "depthwise block: the depthwise convolution must be NHWC with groups == in channels == "
          "out channels (got groups "
       << d.groups << ", " << d.in_channels << " -> " << d.out_channels << " channels)";

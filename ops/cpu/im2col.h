@@ -22,7 +22,12 @@
 
 #include <cstdint>
 
+#include "ops/activation_layout.h"
+
 namespace mxlite::cpu {
+
+// The layout of a convolution's activations (1-D ones as NCHW / NHWC with height 1).
+using ConvLayout = ActivationLayout;
 
 struct ConvGeometry {
   int64_t batch = 1;
@@ -32,9 +37,11 @@ struct ConvGeometry {
   int64_t stride_h = 1, stride_w = 1;
   int64_t pad_h = 0, pad_w = 0;
   int64_t dilate_h = 1, dilate_w = 1;
-  bool channels_last = false;  // NHWC / NWC activations, OHWI weights
+  // NCHW / NCW: OIHW weights; NHWC / NWC: OHWI weights; NCHW16c: OIHW weights.
+  ConvLayout layout = ConvLayout::kNCHW;
 
   bool operator==(const ConvGeometry&) const = default;
+  bool channels_last() const { return layout == ConvLayout::kNHWC; }
 
   int64_t in_channels_per_group() const { return in_channels / groups; }
   int64_t out_channels_per_group() const { return out_channels / groups; }

@@ -31,6 +31,8 @@ void DescribeConvolution(CudnnConvolution& c, const Attributes& attrs, const Con
                          const std::vector<int64_t>& pad) {
   MX_CHECK(!attrs.GetBool("cudnn_off"))
       << c.owner << ": cudnn_off=true is not supported on the GPU (convolutions run on cuDNN)";
+  MX_CHECK(window.data_layout != ActivationLayout::kNCHW16c)
+      << c.owner << ": layout NCHW16c runs on the CPU only (the GPU runs NCHW and NHWC)";
   const ActivationExtents in = ReadActivation(window, x_shape, c.owner, "input");
   const ActivationExtents out = ReadActivation(window, y_shape, c.owner, "output");
   c.dtype = dtype;

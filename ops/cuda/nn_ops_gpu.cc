@@ -153,6 +153,7 @@ cuda::PoolingGeometry PoolingGeometryOf(const Attributes& attrs, const Shape& in
                              : ndim == 3         ? "NCW"
                              : ndim == 4         ? "NCHW"
                                                  : "NCDHW";
+  MX_CHECK(layout != "NCHW16c") << owner << ": layout NCHW16c runs on the CPU only";
   cuda::PoolingGeometry g;
   const int spatial = ndim - 2;
   g.channels_last = layout.back() == 'C';
@@ -232,6 +233,8 @@ cuda::BatchNormGeometry BatchNormGeometryOf(const Attributes& attrs, const Shape
   const int ndim = data.ndim();
   MX_CHECK(ndim >= 1 && axis >= -ndim && axis < ndim)
       << owner << ": axis " << axis << " is out of range for data of shape " << data;
+  MX_CHECK(attrs.GetInt("channel_block") == 1)
+      << owner << ": channel_block=" << attrs.GetInt("channel_block") << " runs on the CPU only";
   const int a = static_cast<int>(axis < 0 ? axis + ndim : axis);
   return {data.size(0, a), data[a], data.size(a + 1, ndim)};
 }
@@ -365,6 +368,8 @@ cuda::SoftmaxGeometry AroundAxis(const Attributes& attrs, const Shape& data,
   const int ndim = data.ndim();
   MX_CHECK(ndim >= 1 && axis >= -ndim && axis < ndim)
       << owner << ": axis " << axis << " is out of range for data of shape " << data;
+  MX_CHECK(attrs.GetInt("channel_block") == 1)
+      << owner << ": channel_block=" << attrs.GetInt("channel_block") << " runs on the CPU only";
   const int a = static_cast<int>(axis < 0 ? axis + ndim : axis);
   return {data.size(0, a), data[a], data.size(a + 1, ndim)};
 }

@@ -1,8 +1,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <optional>
 
+#include "core/error.h"
 #include "tests/ops/op_harness.h"
 
 namespace mxlite::testing {
@@ -186,6 +188,50 @@ TEST(BatchNormTest, LargeInputsBothLayouts) {
   OpCase big = BatchNormCase(last, {4, 40, 40, 3}, true);
   big.max_checked_elements = 20;
   CheckGradients(big);
+}
+
+// channel_block=16 (NCHW16c data, as the convolution planner sets it): inference against the
+// reference on the channel each element belongs to; batch statistics and backward refuse it by
+// name, and data without the block's last axis is a shape error.
+TEST(BatchNormTest, BlockedChannelsAtInference) {
+  const Attrs attrs{{"fix_gamma", "false"}, {"channel_block", "16"}};
+  const Shape data{2, 3, 4, 5, 16};  // 48 channels
+  OpCase test_case = BatchNormCase(attrs, data, false);
+  EXPECT_EQ(InferOutputShapes(test_case)[1], (Shape{48}));
+  CheckForwardAgainstReference(test_case, [](const auto& inputs, const auto&) {
+    const double eps = 1e-3;
+    std::vector<double> y(inputs[0].size());
+    for (size_t i = 0; i < y.size(); ++i) {
+      const size_t c = (i / (4 * 5 * 16)) % 3 * 16 + i % 16;
+      y[i] = inputs[1][c] * (inputs[0][i] - inputs[3][c]) / std::sqrt(inputs[4][c] + eps) +
+             inputs[2][c];
+    }
+    return std::vector<std::vector<double>>{y};
+  });
+  auto expect_refused = [](const std::function<void()>& run, const std::string& fragment) {
+    try {
+      run();
+      ADD_FAILURE() << "ran: expected an error with '" << fragment << "'";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  };
+  OpCase training = BatchNormCase(attrs, data, true);
+  expect_refused([&] { RunForward(training, MakeInputs(training, DType::kFloat64)); },
+                 "batch statistics need unblocked data");
+  Attrs global = attrs;
+  global["use_global_stats"] = "true";
+  OpCase global_case = BatchNormCase(global, data, true);
+  const OpRun run = RunForward(global_case, MakeInputs(global_case, DType::kFloat64));
+  std::mt19937_64 random(3);
+  expect_refused(
+      [&] {
+        RunBackward(global_case, run,
+                    RandomOutputGradients(run.outputs, 1, DType::kFloat64, random));
+      },
+      "runs forward only");
+  ExpectShapeError(BatchNormCase(attrs, {2, 3, 4, 5, 8}, false),
+                   {"channel_block=16", "(2,3,4,5,8)"});
 }
 
 TEST(BatchNormTest, ParameterShapesAreInferredAndChecked) {

@@ -24,7 +24,7 @@ struct ConvCase {
   std::string name;
   int64_t batch, in_channels, out_channels, groups, height, width, kernel, stride, pad, dilate;
 
-  ConvGeometry Geometry(bool channels_last) const {
+  ConvGeometry Geometry(ConvLayout layout = ConvLayout::kNCHW) const {
     ConvGeometry g;
     g.batch = batch;
     g.in_channels = in_channels;
@@ -38,7 +38,7 @@ struct ConvCase {
     g.dilate_h = g.dilate_w = dilate;
     g.out_h = (height + 2 * pad - dilate * (kernel - 1) - 1) / stride + 1;
     g.out_w = (width + 2 * pad - dilate * (kernel - 1) - 1) / stride + 1;
-    g.channels_last = channels_last;
+    g.layout = layout;
     return g;
   }
 };
@@ -86,6 +86,16 @@ const std::vector<ConvCase> kCases = {
     // tiles with a 2-pixel rest, padding on every side; and 13 outputs (a partial vector).
     {"3x3_s2_p1_batch2_15x17_3to40", 2, 3, 40, 1, 15, 17, 3, 2, 1, 1},
     {"5x5_s1_p2_d2_11x10_2to13", 1, 2, 13, 1, 11, 10, 5, 1, 2, 2},
+    // Multiples of 16 channels for NCHW16c: rows of two full 14-pixel tiles and a rest, an odd
+    // number of output blocks (a pair and a single), strides, dilation, 1x1, padding so wide that
+    // corner windows read nothing, and depthwise rows of 8-pixel tiles with edges.
+    {"b16_3x3_p1_batch2_9x30_32to48", 2, 32, 48, 1, 9, 30, 3, 1, 1, 1},
+    {"b16_1x1_batch2_5x6_16to32", 2, 16, 32, 1, 5, 6, 1, 1, 0, 1},
+    {"b16_3x3_s2_p2_d2_11x12_16to16", 1, 16, 16, 1, 11, 12, 3, 2, 2, 2},
+    {"b16_3x3_p3_4x5_16to32", 1, 16, 32, 1, 4, 5, 3, 1, 3, 1},
+    {"b16_1x1_s2_9x9_32to16", 1, 32, 16, 1, 9, 9, 1, 2, 0, 1},
+    {"b16_depthwise_3x3_s2_p1_32ch_13x15", 1, 32, 32, 32, 13, 15, 3, 2, 1, 1},
+    {"b16_depthwise_5x5_d2_p4_batch2_16ch_12x17", 2, 16, 16, 16, 12, 17, 5, 1, 4, 2},
 };
 
 const std::set<std::string> kAllCases = [] {
@@ -108,7 +118,9 @@ const std::set<std::string> kWinogradForward = {"3x3_p1_7x9",
                                                 "3x3_p1_groups3_batch2_10x9",
                                                 "3x3_p0_batch5_4x4_9to7",
                                                 "3x3_p1_32to4",
-                                                "depthwise_3x3_p1_32ch_7x7"};
+                                                "depthwise_3x3_p1_32ch_7x7",
+                                                "b16_3x3_p1_batch2_9x30_32to48",
+                                                "b16_3x3_p3_4x5_16to32"};
 const std::set<std::string> kDepthwise = {"depthwise_3x3_p1_batch3",
                                           "depthwise_x2_5x5_s2_p2_d2",
                                           "depthwise_3x3_s2_p0_batch3",
@@ -116,17 +128,37 @@ const std::set<std::string> kDepthwise = {"depthwise_3x3_p1_batch3",
                                           "depthwise_3x3_p1_20ch_batch2_13x11",
                                           "depthwise_3x3_s2_p1_16ch_14x15",
                                           "depthwise_5x5_d2_p4_8ch_12x17",
-                                          "depthwise_3x3_p1_32ch_7x7"};
+                                          "depthwise_3x3_p1_32ch_7x7",
+                                          "b16_depthwise_3x3_s2_p1_32ch_13x15",
+                                          "b16_depthwise_5x5_d2_p4_batch2_16ch_12x17"};
+// What NCHW16c's algorithms claim (forward only): one group with channels and filters in whole
+// blocks, and the depthwise layers whose channels are.
+const std::set<std::string> kBlockedDirect = {
+    "b16_3x3_p1_batch2_9x30_32to48", "b16_1x1_batch2_5x6_16to32", "b16_3x3_s2_p2_d2_11x12_16to16",
+    "b16_3x3_p3_4x5_16to32", "b16_1x1_s2_9x9_32to16"};
+const std::set<std::string> kBlockedDepthwise = {
+    "depthwise_3x3_s2_p1_16ch_14x15", "depthwise_3x3_p1_32ch_7x7",
+    "b16_depthwise_3x3_s2_p1_32ch_13x15", "b16_depthwise_5x5_d2_p4_batch2_16ch_12x17"};
 
 // The cases each algorithm must claim (and no others), per direction.
-std::set<std::string> ExpectedClaims(std::string_view algorithm, ConvDirection direction) {
+std::set<std::string> ExpectedClaims(std::string_view algorithm, ConvLayout layout,
+                                     ConvDirection direction) {
+  if (layout == ConvLayout::kNCHW16c) {
+    if (direction != ConvDirection::kForward) return {};
+    if (algorithm == "direct_nchw16c") return kBlockedDirect;
+    if (algorithm == "depthwise_direct") return kBlockedDepthwise;
+  }
   if (algorithm == "im2col_gemm" || algorithm == "im2row_gemm") return kAllCases;
-  if (algorithm == "gemm_1x1") return {"1x1_batch3", "1x1_groups2"};
+  if (algorithm == "gemm_1x1") {
+    return {"1x1_batch3", "1x1_groups2", "b16_1x1_batch2_5x6_16to32"};
+  }
   if (algorithm == "depthwise_direct") return kDepthwise;
   if (algorithm == "direct_nchw") {
     if (direction != ConvDirection::kForward) return {};
     std::set<std::string> claims = kAllCases;
-    claims.erase("3x3_p1_32to4");  // reduction 288 > 256
+    for (const char* name : {"3x3_p1_32to4", "b16_3x3_p1_batch2_9x30_32to48"}) {
+      claims.erase(name);  // reduction 288 > 256
+    }
     return claims;
   }
   if (algorithm == "direct_nhwc") {
@@ -135,13 +167,18 @@ std::set<std::string> ExpectedClaims(std::string_view algorithm, ConvDirection d
     for (const ConvCase& c : kCases) {
       if (c.groups != 1) claims.erase(c.name);  // one group only
     }
-    claims.erase("3x3_p1_32to4");  // reduction 288 > 256
+    for (const char* name : {"3x3_p1_32to4", "b16_3x3_p1_batch2_9x30_32to48"}) {
+      claims.erase(name);  // reduction 288 > 256
+    }
     return claims;
   }
   if (algorithm == "winograd_2x2_3x3" || algorithm == "winograd_4x4_3x3") {
     if (direction == ConvDirection::kBackwardFilter) return {};
     std::set<std::string> claims = kWinogradForward;
-    if (direction == ConvDirection::kBackwardData) claims.erase("3x3_p3");  // needs pad <= 2
+    if (direction == ConvDirection::kBackwardData) {  // needs pad <= 2
+      claims.erase("3x3_p3");
+      claims.erase("b16_3x3_p3_4x5_16to32");
+    }
     return claims;
   }
   ADD_FAILURE() << "no expected claims for " << algorithm;
@@ -158,6 +195,28 @@ std::vector<T> RandomValues(int64_t count, uint64_t seed) {
   std::vector<T> values(static_cast<size_t>(count));
   for (T& value : values) value = static_cast<T>(uniform(random));
   return values;
+}
+
+// (outer, channels, spatial) <-> (outer, channels / 16, spatial, 16): activations NCHW <->
+// NCHW16c, written out element by element (the library's transforms are tested against it).
+template <typename T>
+std::vector<T> MoveToBlocks(const std::vector<T>& x, int64_t outer, int64_t channels,
+                            int64_t spatial, bool to_blocks) {
+  std::vector<T> y(x.size());
+  for (int64_t n = 0; n < outer; ++n) {
+    for (int64_t c = 0; c < channels; ++c) {
+      for (int64_t s = 0; s < spatial; ++s) {
+        const int64_t plain = (n * channels + c) * spatial + s;
+        const int64_t blocked = ((n * channels + c / 16 * 16) * spatial + s * 16) + c % 16;
+        if (to_blocks) {
+          y[blocked] = x[plain];
+        } else {
+          y[plain] = x[blocked];
+        }
+      }
+    }
+  }
+  return y;
 }
 
 // (outer, channels, spatial) <-> (outer, spatial, channels): activations NCHW <-> NHWC and
@@ -211,15 +270,18 @@ std::vector<T> RunInNCHW(const ConvAlgorithm& algorithm, ConvDirection direction
                          const ConvGeometry& nchw, const ConvInputs<T>& in,
                          const Epilogues<T>& epilogue = {}, bool prepare_weight = false) {
   const bool last = algorithm.layout() == ConvLayout::kNHWC;
+  const bool blocked = algorithm.layout() == ConvLayout::kNCHW16c;
   ConvGeometry g = nchw;
-  g.channels_last = last;
+  g.layout = algorithm.layout();
   const int64_t n = g.batch, c = g.in_channels, o = g.out_channels;
   auto to_layout = [&](const std::vector<T>& x, int64_t outer, int64_t channels, int64_t spatial) {
+    if (blocked) return MoveToBlocks(x, outer, channels, spatial, true);
     return last ? MoveChannels(x, outer, channels, spatial, true) : x;
   };
   const std::vector<T> data = to_layout(in.data, n, c, g.in_spatial());
-  const std::vector<T> weight =
-      to_layout(in.weight, o, g.in_channels_per_group(), g.kernel_spatial());
+  const std::vector<T> weight =  // OIHW in NCHW16c too
+      last ? MoveChannels(in.weight, o, g.in_channels_per_group(), g.kernel_spatial(), true)
+           : in.weight;
   const std::vector<T> output_grad = to_layout(in.output_grad, n, o, g.out_spatial());
   const std::vector<T> residual = epilogue.residual != nullptr
                                       ? to_layout(*epilogue.residual, n, o, g.out_spatial())
@@ -263,6 +325,7 @@ std::vector<T> RunInNCHW(const ConvAlgorithm& algorithm, ConvDirection direction
   } else {
     EXPECT_EQ(scratch.bytes_requested(), workspace) << "workspace of " << algorithm.name();
   }
+  if (blocked) return MoveToBlocks(result, outer, channels, spatial, false);
   return last ? MoveChannels(result, outer, channels, spatial, false) : result;
 }
 
@@ -291,20 +354,21 @@ void CheckAgainstIm2Col(int threads) {
     for (ConvDirection direction : kDirections) {
       std::set<std::string> claimed;
       for (const ConvCase& c : kCases) {
-        ConvGeometry g = c.Geometry(algorithm->layout() == ConvLayout::kNHWC);
+        ConvGeometry g = c.Geometry(algorithm->layout());
         if (!algorithm->Supports(g, direction)) continue;
         claimed.insert(c.name);
-        SCOPED_TRACE(std::string(algorithm->name()) + " " + ConvLayoutName(algorithm->layout()) +
-                     " " + ConvDirectionName(direction) + " " + c.name);
-        const ConvGeometry nchw = c.Geometry(false);
+        SCOPED_TRACE(std::string(algorithm->name()) + " " +
+                     ActivationLayoutName(algorithm->layout()) + " " +
+                     ConvDirectionName(direction) + " " + c.name);
+        const ConvGeometry nchw = c.Geometry();
         const ConvInputs<T> inputs(nchw);
         const std::vector<T> expected = RunInNCHW(*reference, direction, nchw, inputs);
         const std::vector<T> actual = RunInNCHW(*algorithm, direction, nchw, inputs);
         EXPECT_LE(RelativeError(actual, expected),
                   Tolerance(algorithm->name(), std::is_same_v<T, float>));
       }
-      EXPECT_EQ(claimed, ExpectedClaims(algorithm->name(), direction))
-          << algorithm->name() << " " << ConvLayoutName(algorithm->layout()) << " "
+      EXPECT_EQ(claimed, ExpectedClaims(algorithm->name(), algorithm->layout(), direction))
+          << algorithm->name() << " " << ActivationLayoutName(algorithm->layout()) << " "
           << ConvDirectionName(direction);
     }
   }
@@ -321,9 +385,8 @@ void CheckClampedForward(int threads) {
   const std::pair<T, T> bounds[] = {{T(-0.3), T(0.5)}, {T(0), inf}, {T(0), T(0.6)}};
   for (const ConvAlgorithm* algorithm : CpuConvAlgorithms()) {
     for (const ConvCase& c : kCases) {
-      const ConvGeometry nchw = c.Geometry(false);
-      if (!algorithm->Supports(c.Geometry(algorithm->layout() == ConvLayout::kNHWC),
-                               ConvDirection::kForward)) {
+      const ConvGeometry nchw = c.Geometry();
+      if (!algorithm->Supports(c.Geometry(algorithm->layout()), ConvDirection::kForward)) {
         continue;
       }
       const ConvInputs<T> inputs(nchw);
@@ -333,9 +396,10 @@ void CheckClampedForward(int threads) {
         const std::vector<T> unclamped =
             RunInNCHW(*reference, ConvDirection::kForward, nchw, inputs, plain);
         for (const auto& [low, high] : bounds) {
-          SCOPED_TRACE(std::string(algorithm->name()) + " " + ConvLayoutName(algorithm->layout()) +
-                       " " + c.name + " bias " + std::to_string(with_bias) + " clamp [" +
-                       std::to_string(low) + ", " + std::to_string(high) + "]");
+          SCOPED_TRACE(std::string(algorithm->name()) + " " +
+                       ActivationLayoutName(algorithm->layout()) + " " + c.name + " bias " +
+                       std::to_string(with_bias) + " clamp [" + std::to_string(low) + ", " +
+                       std::to_string(high) + "]");
           std::vector<T> expected = unclamped;
           int clamped = 0;
           for (T& value : expected) {
@@ -370,9 +434,8 @@ void CheckResidualForward(int threads) {
   int fused_in_store = 0;
   for (const ConvAlgorithm* algorithm : CpuConvAlgorithms()) {
     for (const ConvCase& c : kCases) {
-      const ConvGeometry nchw = c.Geometry(false);
-      if (!algorithm->Supports(c.Geometry(algorithm->layout() == ConvLayout::kNHWC),
-                               ConvDirection::kForward)) {
+      const ConvGeometry nchw = c.Geometry();
+      if (!algorithm->Supports(c.Geometry(algorithm->layout()), ConvDirection::kForward)) {
         continue;
       }
       fused_in_store += algorithm->FusesResidual() ? 1 : 0;
@@ -381,9 +444,9 @@ void CheckResidualForward(int threads) {
           RandomValues<T>(nchw.batch * nchw.out_channels * nchw.out_spatial(), 5);
       for (bool with_bias : {true, false}) {
         for (T low : {-inf, T(0)}) {
-          SCOPED_TRACE(std::string(algorithm->name()) + " " + ConvLayoutName(algorithm->layout()) +
-                       " " + c.name + " bias " + std::to_string(with_bias) + " low " +
-                       std::to_string(low));
+          SCOPED_TRACE(std::string(algorithm->name()) + " " +
+                       ActivationLayoutName(algorithm->layout()) + " " + c.name + " bias " +
+                       std::to_string(with_bias) + " low " + std::to_string(low));
           Epilogues<T> plain;
           plain.with_bias = with_bias;
           std::vector<T> expected =
@@ -409,7 +472,7 @@ TEST(ConvAlgorithms, ResidualForwardFloat64) { CheckResidualForward<double>(2); 
 // A 3x3 problem whose tensors are set for every direction, for the forward-only checks: add a
 // clamp or a residual, then run a backward direction.
 struct EveryDirectionCall {
-  ConvGeometry g = ConvCase{"3x3", 1, 4, 4, 1, 6, 6, 3, 1, 1, 1}.Geometry(false);
+  ConvGeometry g = ConvCase{"3x3", 1, 4, 4, 1, 6, 6, 3, 1, 1, 1}.Geometry();
   ConvInputs<float> in{g};
   std::vector<float> buffer = std::vector<float>(static_cast<size_t>(
       g.batch * g.in_channels * g.in_spatial() + g.out_channels * g.patch_size()));
@@ -445,27 +508,30 @@ TEST(ConvAlgorithms, ResidualOnlyOnTheForward) {
 
 // A weight prepared once (PrepareWeight, as inference keeps it) gives the forward's bits without
 // it: every algorithm, every case it claims, bias and clamp, 1 and 2 threads. Exactly the GEMM
-// paths (only under the packed AVX2 GEMM) and depthwise_direct NHWC prepare something.
+// paths (only under the packed AVX2 GEMM), depthwise_direct NHWC and the NCHW16c algorithms
+// prepare something.
 TEST(ConvAlgorithms, PreparedWeightGivesTheSameBits) {
   const std::set<std::string> gemm_paths = {"im2col_gemm", "im2row_gemm", "gemm_1x1"};
   for (int threads : {1, 2}) {
     ScopedIntraOpThreads scoped(threads);
     for (const ConvAlgorithm* algorithm : CpuConvAlgorithms()) {
       for (const ConvCase& c : kCases) {
-        const ConvGeometry g = c.Geometry(algorithm->layout() == ConvLayout::kNHWC);
+        const ConvGeometry g = c.Geometry(algorithm->layout());
         if (!algorithm->Supports(g, ConvDirection::kForward)) {
           EXPECT_THROW(algorithm->PrepareWeight(g, std::vector<float>(1024).data()), Error);
           continue;
         }
-        SCOPED_TRACE(std::string(algorithm->name()) + " " + ConvLayoutName(algorithm->layout()) +
-                     " " + c.name + " threads " + std::to_string(threads));
-        const ConvGeometry nchw = c.Geometry(false);
+        SCOPED_TRACE(std::string(algorithm->name()) + " " +
+                     ActivationLayoutName(algorithm->layout()) + " " + c.name + " threads " +
+                     std::to_string(threads));
+        const ConvGeometry nchw = c.Geometry();
         const ConvInputs<float> inputs(nchw);
         const std::vector<float> weight(
             static_cast<size_t>(g.out_channels * g.in_channels_per_group() * g.kernel_spatial()));
         const bool prepares =
             (gemm_paths.count(std::string(algorithm->name())) == 1 && CpuSupportsAvx2Fma()) ||
-            (algorithm->name() == "depthwise_direct" && algorithm->layout() == ConvLayout::kNHWC);
+            (algorithm->name() == "depthwise_direct" && algorithm->layout() == ConvLayout::kNHWC) ||
+            algorithm->layout() == ConvLayout::kNCHW16c;
         EXPECT_EQ(algorithm->PrepareWeight(g, weight.data()) != nullptr, prepares);
         const Epilogues<float> epilogue{-0.4f, 0.9f, true};
         const std::vector<float> plain =
@@ -488,8 +554,8 @@ TEST(ConvAlgorithms, PreparedWeightRefusedElsewhere) {
   ASSERT_NE(gemm, nullptr);
   const ConvCase& c = kCases[10];  // 1x1_batch3
   ASSERT_EQ(c.name, "1x1_batch3");
-  ConvGeometry g = c.Geometry(true);
-  const ConvInputs<float> inputs(c.Geometry(false));
+  ConvGeometry g = c.Geometry(ConvLayout::kNHWC);
+  const ConvInputs<float> inputs(c.Geometry());
   std::vector<float> out(static_cast<size_t>(g.batch * g.out_channels * g.out_spatial()));
   const auto prepared = gemm->PrepareWeight(g, inputs.weight.data());
   ASSERT_NE(prepared, nullptr);
@@ -545,7 +611,7 @@ TEST(ConvAlgorithms, Float32MatchesIm2ColOnOneThread) { CheckAgainstIm2Col<float
 // every value must still be computed the same way.
 TEST(ConvAlgorithms, WinogradFloat32SameBitsOnOneAndTwoThreads) {
   const ConvCase shape{"batch2", 2, 11, 13, 1, 19, 22, 3, 1, 1, 1};
-  const ConvGeometry g = shape.Geometry(false);
+  const ConvGeometry g = shape.Geometry();
   const ConvInputs<float> inputs(g);
   for (const char* name : {"winograd_2x2_3x3", "winograd_4x4_3x3"}) {
     const ConvAlgorithm& winograd = *FindCpuConvAlgorithm(name, ConvLayout::kNCHW);
@@ -563,7 +629,7 @@ TEST(ConvAlgorithms, WinogradFloat32SameBitsOnOneAndTwoThreads) {
 // The float32 forward of `name` (in `layout`) on `shape` gives the same bits on 1 and 2 threads.
 void ExpectForwardSameBitsOnOneAndTwoThreads(const char* name, ConvLayout layout,
                                              const ConvCase& shape) {
-  const ConvGeometry g = shape.Geometry(false);
+  const ConvGeometry g = shape.Geometry();
   const ConvInputs<float> inputs(g);
   const ConvAlgorithm& algorithm = *FindCpuConvAlgorithm(name, layout);
   std::vector<float> results[2];
@@ -588,7 +654,7 @@ TEST(ConvAlgorithms, DepthwiseNhwcChannelSlicesGiveTheSameBits) {
   for (const ConvCase& shape : {ConvCase{"7 rows, 3 slices", 1, 48, 48, 48, 7, 7, 3, 1, 1, 1},
                                 ConvCase{"5 rows, stride 2", 1, 32, 32, 32, 9, 10, 3, 2, 1, 1},
                                 ConvCase{"3 rows, 8 slices", 1, 128, 128, 128, 3, 5, 3, 1, 1, 1}}) {
-    const ConvGeometry g = shape.Geometry(false);
+    const ConvGeometry g = shape.Geometry();
     const ConvInputs<float> inputs(g);
     const Epilogues<float> epilogue{-0.4f, 0.9f, true};
     std::vector<float> one_thread;
@@ -616,6 +682,17 @@ TEST(ConvAlgorithms, DirectNhwcFloat32SameBitsOnOneAndTwoThreads) {
                                           {"stem", 2, 3, 40, 1, 15, 17, 3, 2, 1, 1});
 }
 
+// The NCHW16c kernels deal (row, block pair) tasks to threads in runs, in either order (pairs
+// outer when the weights outweigh an image: the second shape); each value is summed the same way.
+TEST(ConvAlgorithms, Nchw16cFloat32SameBitsOnOneAndTwoThreads) {
+  ExpectForwardSameBitsOnOneAndTwoThreads("direct_nchw16c", ConvLayout::kNCHW16c,
+                                          {"rows", 2, 32, 48, 1, 9, 30, 3, 1, 1, 1});
+  ExpectForwardSameBitsOnOneAndTwoThreads("direct_nchw16c", ConvLayout::kNCHW16c,
+                                          {"pairs", 1, 64, 80, 1, 3, 5, 3, 1, 1, 1});
+  ExpectForwardSameBitsOnOneAndTwoThreads("depthwise_direct", ConvLayout::kNCHW16c,
+                                          {"dw", 2, 32, 32, 32, 13, 11, 3, 1, 1, 1});
+}
+
 TEST(ConvAlgorithms, RegistryHasEveryNamedAlgorithmOncePerLayout) {
   std::set<std::pair<std::string, ConvLayout>> seen;
   for (const ConvAlgorithm* algorithm : CpuConvAlgorithms()) {
@@ -624,11 +701,12 @@ TEST(ConvAlgorithms, RegistryHasEveryNamedAlgorithmOncePerLayout) {
     EXPECT_TRUE(algorithm->deterministic());
   }
   const std::pair<const char*, ConvLayout> expected[] = {
-      {"im2col_gemm", ConvLayout::kNCHW},      {"im2row_gemm", ConvLayout::kNHWC},
-      {"gemm_1x1", ConvLayout::kNCHW},         {"gemm_1x1", ConvLayout::kNHWC},
-      {"winograd_2x2_3x3", ConvLayout::kNCHW}, {"winograd_4x4_3x3", ConvLayout::kNCHW},
-      {"depthwise_direct", ConvLayout::kNCHW}, {"depthwise_direct", ConvLayout::kNHWC},
-      {"direct_nchw", ConvLayout::kNCHW},      {"direct_nhwc", ConvLayout::kNHWC}};
+      {"im2col_gemm", ConvLayout::kNCHW},       {"im2row_gemm", ConvLayout::kNHWC},
+      {"gemm_1x1", ConvLayout::kNCHW},          {"gemm_1x1", ConvLayout::kNHWC},
+      {"winograd_2x2_3x3", ConvLayout::kNCHW},  {"winograd_4x4_3x3", ConvLayout::kNCHW},
+      {"depthwise_direct", ConvLayout::kNCHW},  {"depthwise_direct", ConvLayout::kNHWC},
+      {"direct_nchw", ConvLayout::kNCHW},       {"direct_nhwc", ConvLayout::kNHWC},
+      {"direct_nchw16c", ConvLayout::kNCHW16c}, {"depthwise_direct", ConvLayout::kNCHW16c}};
   for (const auto& [name, layout] : expected) {
     const ConvAlgorithm* found = FindCpuConvAlgorithm(name, layout);
     ASSERT_NE(found, nullptr) << name;
@@ -643,7 +721,7 @@ TEST(ConvAlgorithms, RegistryHasEveryNamedAlgorithmOncePerLayout) {
 
 TEST(ConvAlgorithms, RefusesWhatItDoesNotSupport) {
   const ConvCase strided{"s2", 1, 4, 4, 1, 8, 8, 3, 2, 1, 1};
-  const ConvGeometry g = strided.Geometry(false);
+  const ConvGeometry g = strided.Geometry();
   const ConvAlgorithm& winograd = *FindCpuConvAlgorithm("winograd_2x2_3x3", ConvLayout::kNCHW);
   EXPECT_FALSE(winograd.Supports(g, ConvDirection::kForward));
   EXPECT_EQ(winograd.WorkspaceBytes(g, ConvDirection::kForward, DType::kFloat32), 0u);

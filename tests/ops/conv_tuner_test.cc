@@ -484,7 +484,7 @@ cpu::ConvGeometry Geometry(int64_t channels, int64_t filters, int64_t kernel, in
   g.stride_h = g.stride_w = stride;
   g.pad_h = g.pad_w = pad;
   g.out_h = g.out_w = (size + 2 * pad - kernel) / stride + 1;
-  g.channels_last = nhwc;
+  g.layout = nhwc ? cpu::ConvLayout::kNHWC : cpu::ConvLayout::kNCHW;
   return g;
 }
 
@@ -519,10 +519,10 @@ TEST(CpuConvTuning, EveryCandidateRunsAndWorkspacesMatchTheAlgorithms) {
       ASSERT_FALSE(candidates.empty());
       int runnable = 0;
       for (const Candidate& candidate : candidates) {
-        const cpu::ConvAlgorithm* algorithm = cpu::FindCpuConvAlgorithm(
-            candidate.algorithm, g.channels_last ? cpu::ConvLayout::kNHWC : cpu::ConvLayout::kNCHW);
+        const cpu::ConvAlgorithm* algorithm =
+            cpu::FindCpuConvAlgorithm(candidate.algorithm, g.layout);
         ASSERT_NE(algorithm, nullptr) << candidate.algorithm;
-        EXPECT_EQ(candidate.layout, g.channels_last ? "NHWC" : "NCHW");
+        EXPECT_EQ(candidate.layout, ActivationLayoutName(g.layout));
         if (!candidate.unsupported.empty()) {
           EXPECT_FALSE(algorithm->Supports(g, direction)) << candidate.algorithm;
           continue;

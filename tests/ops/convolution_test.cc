@@ -3,6 +3,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "core/error.h"
 #include "ops/cpu/parallel.h"
 #include "tests/ops/op_harness.h"
 
@@ -291,6 +292,65 @@ TEST(ConvolutionLayoutTest, NhwcMatchesNchwOnTransposedData) {
   }
 }
 
+// (n, c, s) <-> (n, c / 16, s, 16): NCHW <-> NCHW16c.
+std::vector<double> MoveToBlocks(const std::vector<double>& x, int64_t n, int64_t c, int64_t s,
+                                 bool to_blocks) {
+  std::vector<double> y(x.size());
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < c; ++j) {
+      for (int64_t k = 0; k < s; ++k) {
+        const int64_t plain = (i * c + j) * s + k;
+        const int64_t blocked = (i * c + j / 16 * 16) * s + k * 16 + j % 16;
+        (to_blocks ? y[blocked] : y[plain]) = x[to_blocks ? plain : blocked];
+      }
+    }
+  }
+  return y;
+}
+
+// NCHW16c (inference) on reordered data gives the NCHW results reordered: a strided, padded,
+// dilated layer of one group and a depthwise one, with bias; the weight stays OIHW. Backward
+// refuses the layout by name.
+TEST(ConvolutionLayoutTest, BlockedMatchesNchwOnReorderedData) {
+  ConvSpec dense = Spec2d({2, 32, 9, 11}, {3, 3}, 48);
+  dense.stride = {2, 1};
+  dense.pad = {1, 2};
+  dense.dilate = {1, 2};
+  ConvSpec depthwise = Spec2d({1, 32, 7, 8}, {3, 3}, 32);
+  depthwise.groups = 32;
+  depthwise.pad = {1, 1};
+  for (const ConvSpec& nchw : {dense, depthwise}) {
+    ConvSpec blocked = nchw;
+    blocked.layout = "NCHW16c";
+    const int64_t n = nchw.data[0], c = nchw.data[1], spatial = nchw.data[2] * nchw.data[3];
+    blocked.data = {n, c / 16, nchw.data[2], nchw.data[3], 16};
+    OpCase first_case = nchw.Case(), second_case = blocked.Case();
+    first_case.is_train = second_case.is_train = false;
+    std::vector<HostTensor> inputs = MakeInputs(first_case, DType::kFloat64);
+    std::vector<HostTensor> reordered = MakeInputs(second_case, DType::kFloat64);
+    const std::vector<double> data = MoveToBlocks(inputs[0].Values(), n, c, spatial, true);
+    for (int64_t i = 0; i < reordered[0].size(); ++i) reordered[0].Set(i, data[i]);
+    ASSERT_EQ(reordered[1].shape(), inputs[1].shape()) << "the weight is OIHW";
+    reordered[1] = inputs[1];
+    reordered[2] = inputs[2];
+    const OpRun first = RunForward(first_case, inputs);
+    const OpRun second = RunForward(second_case, reordered);
+    const Shape out = first.outputs[0].shape();
+    EXPECT_EQ(second.outputs[0].shape(), (Shape{n, out[1] / 16, out[2], out[3], 16}));
+    const std::vector<double> expected =
+        MoveToBlocks(first.outputs[0].Values(), n, out[1], out[2] * out[3], true);
+    const std::vector<double> got = second.outputs[0].Values();
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], expected[i], 1e-10) << i;
+    try {
+      RunBackward(second_case, second, {second.outputs[0]});
+      FAIL() << "an NCHW16c convolution ran backward";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("layout NCHW16c runs forward only"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 // One thread and two threads (image lanes plus a leftover image) agree, forward and backward.
 TEST(ConvolutionThreadsTest, OneAndTwoThreadsAgree) {
   for (const std::string layout : {"NCHW", "NHWC"}) {
@@ -454,6 +514,23 @@ TEST(ConvolutionShapeTest, InvalidCombinationsAreClearErrors) {
   ExpectShapeError(
       Conv({2, 3, 5, 5, 5}, {{"kernel", "(3,3,3)"}, {"num_filter", "4"}, {"layout", "NCDHW"}}),
       {"kernel=(3,3,3)", "1-D", "2-D"});
+}
+
+TEST(ConvolutionShapeTest, BlockedLayoutShapesAndErrors) {
+  const std::map<std::string, std::string> attrs = {
+      {"kernel", "(3,3)"}, {"num_filter", "32"}, {"pad", "(1,1)"}, {"layout", "NCHW16c"}};
+  EXPECT_EQ(InferOutputShapes(Conv({2, 3, 5, 6, 16}, attrs))[0], (Shape{2, 2, 5, 6, 16}));
+  EXPECT_EQ(InferredInputs(Conv({2, 3, 5, 6, 16}, attrs))[1], (Shape{32, 48, 3, 3}));  // OIHW
+  ExpectShapeError(Conv({2, 3, 5, 6}, attrs), {"(2,3,5,6)", "NCHW16c", "(N, C/16, H, W, 16)"});
+  auto with = [&](const std::string& name, const std::string& value) {
+    std::map<std::string, std::string> changed = attrs;
+    changed[name] = value;
+    return changed;
+  };
+  ExpectShapeError(Conv({2, 3, 5, 6, 16}, with("num_filter", "24")),
+                   {"num_filter=24", "multiple of 16"});
+  ExpectShapeError(Conv({2, 4, 5, 6, 16}, with("num_group", "2")),
+                   {"one group or a depthwise layer", "num_group=2"});
 }
 
 TEST(ConvolutionShapeTest, TuningAttributesAreValidated) {

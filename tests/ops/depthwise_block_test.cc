@@ -54,7 +54,7 @@ DepthwiseBlockGeometry Geometry(const BlockCase& c) {
   d.stride_h = d.stride_w = c.stride;
   d.pad_h = d.pad_w = c.pad;
   d.dilate_h = d.dilate_w = c.dilate;
-  d.channels_last = true;
+  d.layout = ConvLayout::kNHWC;
   const int64_t extent = c.dilate * (c.kernel - 1) + 1;
   d.out_h = (c.height + 2 * c.pad - extent) / c.stride + 1;
   d.out_w = (c.width + 2 * c.pad - extent) / c.stride + 1;
@@ -263,7 +263,7 @@ TEST(DepthwiseBlockErrors, GeometriesItDoesNotRunAreRefusedByName) {
   EXPECT_THROW(CheckDepthwiseBlockGeometry(g), Error);
 
   g = Geometry(kCases[0]);
-  g.depthwise.channels_last = false;
+  g.depthwise.layout = ConvLayout::kNCHW;
   EXPECT_THROW(CheckDepthwiseBlockGeometry(g), Error);
 }
 

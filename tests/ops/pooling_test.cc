@@ -289,6 +289,80 @@ TEST(PoolingTest, ChannelsLastLayouts) {
             (Shape{1, 4, 3, 3}));
 }
 
+// (n, c, s) <-> (n, c / 16, s, 16): NCHW <-> NCHW16c.
+std::vector<double> MoveToBlocks(const std::vector<double>& x, int64_t n, int64_t c, int64_t s,
+                                 bool to_blocks) {
+  std::vector<double> y(x.size());
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < c; ++j) {
+      for (int64_t k = 0; k < s; ++k) {
+        const int64_t plain = (i * c + j) * s + k,
+                      blocked = (i * c + j / 16 * 16) * s + k * 16 + j % 16;
+        if (to_blocks) {
+          y[blocked] = x[plain];
+        } else {
+          y[plain] = x[blocked];
+        }
+      }
+    }
+  }
+  return y;
+}
+
+// NCHW16c pooling against the channels-first reference on reordered data; then, in float32, the
+// same bits as the op in NCHW.
+void CheckBlocked(Attrs attrs, const Shape& nchw, bool gradients) {
+  const int64_t n = nchw[0], c = nchw[1];
+  attrs["layout"] = "NCHW16c";
+  OpCase test_case{"Pooling", attrs, {Shape{n, c / 16, nchw[2], nchw[3], 16}}};
+  test_case.init["data"] = DistinctValues;
+  if (gradients) CheckGradients(test_case);
+  Attrs plain_attrs = attrs;
+  plain_attrs.erase("layout");
+  CheckForwardAgainstReference(test_case, [&](const auto& inputs, const auto&) {
+    ReferencePooling pooling(plain_attrs, nchw);
+    const int64_t s = nchw[2] * nchw[3];
+    std::vector<double> out = pooling.Run(MoveToBlocks(inputs[0], n, c, s, false), n * c);
+    const int64_t out_s = static_cast<int64_t>(out.size()) / n / c;
+    return std::vector<std::vector<double>>{MoveToBlocks(out, n, c, out_s, true)};
+  });
+  OpCase plain{"Pooling", plain_attrs, {nchw}};
+  const std::vector<HostTensor> plain_inputs = MakeInputs(plain, DType::kFloat32);
+  std::vector<HostTensor> blocked_inputs = MakeInputs(test_case, DType::kFloat32);
+  const std::vector<double> blocked_values =
+      MoveToBlocks(plain_inputs[0].Values(), n, c, nchw[2] * nchw[3], true);
+  for (int64_t i = 0; i < blocked_inputs[0].size(); ++i)
+    blocked_inputs[0].Set(i, blocked_values[i]);
+  const std::vector<double> expected = RunForward(plain, plain_inputs).outputs[0].Values();
+  const OpRun run = RunForward(test_case, blocked_inputs);
+  const HostTensor& actual = run.outputs[0];
+  const int64_t out_s = actual.size() / n / c;
+  EXPECT_EQ(MoveToBlocks(actual.Values(), n, c, out_s, false), expected) << "not NCHW's bits";
+}
+
+TEST(PoolingTest, BlockedLayout) {
+  CheckBlocked({{"kernel", "(3,3)"}, {"stride", "(2,2)"}, {"pad", "(1,1)"}}, {2, 32, 7, 6}, true);
+  CheckBlocked(
+      {{"kernel", "(2,3)"}, {"pad", "(1,1)"}, {"pool_type", "avg"}, {"count_include_pad", "false"}},
+      {1, 16, 5, 4}, true);
+  CheckBlocked({{"kernel", "(3,3)"},
+                {"stride", "(2,2)"},
+                {"pool_type", "avg"},
+                {"pooling_convention", "full"}},
+               {1, 32, 8, 9}, true);
+  CheckBlocked({{"kernel", "(2,2)"}, {"pool_type", "sum"}, {"pad", "(2,2)"}}, {1, 16, 3, 3}, true);
+  CheckBlocked({{"global_pool", "true"}, {"pool_type", "avg"}}, {2, 48, 7, 7}, true);
+  CheckBlocked({{"global_pool", "true"}}, {1, 64, 5, 5}, false);
+  EXPECT_EQ(InferOutputShapes({"Pooling",
+                               {{"kernel", "(2,2)"}, {"stride", "(2,2)"}, {"layout", "NCHW16c"}},
+                               {{1, 2, 6, 8, 16}}})[0],
+            (Shape{1, 2, 3, 4, 16}));
+  ExpectShapeError({"Pooling", {{"kernel", "(2,2)"}, {"layout", "NCHW16c"}}, {{1, 2, 6, 8}}},
+                   {"NCHW16c", "(1,2,6,8)", "(N, C/16, H, W, 16)"});
+  ExpectShapeError({"Pooling", {{"kernel", "(2,2)"}, {"layout", "NCHW16c"}}, {{1, 2, 6, 8, 8}}},
+                   {"(1,2,6,8,8)"});
+}
+
 TEST(PoolingTest, MaxBackwardRoutesTiesToTheFirstMaximum) {
   OpCase test_case{"Pooling", {{"kernel", "(2,2)"}}, {{1, 1, 2, 2}}};
   std::vector<HostTensor> inputs = MakeInputs(test_case, DType::kFloat64);

@@ -12,6 +12,7 @@
 #include "core/build_info.h"
 #include "core/error.h"
 #include "core/settings.h"
+#include "ops/cpu/avx512.h"
 #include "scheduler/conv_planning.h"
 #include "scheduler/executor.h"
 #include "scheduler/graph_builder.h"
@@ -23,6 +24,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using L = ActivationLayout;
+
+int Index(L layout) { return static_cast<int>(layout); }
 
 // Every role the planner knows: convolutions (3x3, 1x1, strided), BatchNorm, ReLU, a Concat of two
 // branches, max pooling, a residual Add, global pooling, Flatten and FullyConnected (fixed).
@@ -184,18 +187,23 @@ TEST_F(ConvPlanningTest, GlobalIsPredictedNoSlowerAndReportsEveryLayer) {
   EXPECT_LE(report.predicted_global_ms, report.predicted_none_ms * (1 + 1e-9));
   EXPECT_DOUBLE_EQ(report.predicted_ms(), report.predicted_global_ms);
   std::vector<std::string> layers;
+  // NCHW16c is offered (CPU inference, AVX-512F) where the channels come in whole blocks.
+  const bool blocked = cpu::CpuSupportsAvx512f();
+  const std::set<std::string> blockable = {"pool", "main", "skip"};
   for (const PlannedLayer& layer : report.layers) {
     layers.push_back(layer.node);
     EXPECT_GE(layer.cost_ms[0], 0.0) << layer.node;
     EXPECT_GE(layer.cost_ms[1], 0.0) << layer.node;
+    EXPECT_EQ(layer.cost_ms[2] >= 0.0, blocked && blockable.count(layer.node) == 1) << layer.node;
     if (layer.op == "Convolution") {
       EXPECT_FALSE(layer.algorithms[1].empty()) << layer.node;
     }
   }
   EXPECT_EQ(layers, (std::vector<std::string>{"stem", "branch_a", "branch_b", "pool", "main",
                                               "skip", "down", "gap"}));
-  // Each convolution tuned in both layouts; the executor reports the layout that runs.
-  EXPECT_EQ(report.decisions.size(), 12u);
+  // Each convolution tuned in every layout it may take (main and skip in three); the executor
+  // reports the layout that runs.
+  EXPECT_EQ(report.decisions.size(), blocked ? 14u : 12u);
   EXPECT_EQ(exec->TuningDecisions().size(), 6u);
   const std::string text = report.Format(/*verbose=*/true);
   EXPECT_NE(text.find("global plan: "), std::string::npos) << text;
@@ -322,6 +330,143 @@ TEST_F(ConvPlanningTest, ChannelAndSharedAxesFollowTheLayout) {
   EXPECT_EQ(InferGraphShapes(nhwc).of(nhwc.outputs()[0]), (Shape{2, 8, 6, 6}));
 }
 
+// Whole blocks of 16 channels everywhere but `narrow` (8 filters) and what follows it: NCHW16c's
+// roles (dense, 1x1, strided and depthwise convolutions, BatchNorm, ReLU, clip, Dropout, Concat,
+// max and global pooling, a residual Add) and the fixed Flatten / FullyConnected.
+Graph BlockedNet() {
+  GraphBuilder g;
+  Symbol x = g.Input("data", {2, 16, 10, 10});
+  Symbol y = g.Relu(
+      g.BatchNorm(
+          g.Conv(x, {.num_filter = 32, .kernel = {3, 3}, .pad = {1, 1}, .no_bias = true}, "stem"),
+          {}, "stem_bn"),
+      "stem_relu");
+  Symbol a = g.Conv(y, {.num_filter = 16, .kernel = {1, 1}}, "branch_a");
+  Symbol b =
+      g.Op("clip", {g.Conv(y, {.num_filter = 16, .kernel = {3, 3}, .pad = {1, 1}}, "branch_b")},
+           {{"a_min", "-0.5"}, {"a_max", "0.5"}}, "branch_b_clip");
+  Symbol joined = g.Dropout(g.Concat({a, b}, 1, "joined"), 0.5, "drop");
+  Symbol pooled = g.MaxPool(joined, {.kernel = {3, 3}, .stride = {2, 2}, .pad = {1, 1}}, "pool");
+  Symbol dw = g.Conv(pooled, {.num_filter = 32, .kernel = {3, 3}, .pad = {1, 1}, .num_group = 32},
+                     "depthwise");
+  Symbol sum =
+      g.Relu(g.Add(g.Conv(dw, {.num_filter = 32, .kernel = {1, 1}}, "project"), pooled, "sum"),
+             "sum_relu");
+  Symbol down =
+      g.Conv(sum, {.num_filter = 48, .kernel = {3, 3}, .stride = {2, 2}, .pad = {1, 1}}, "down");
+  Symbol narrow = g.Conv(down, {.num_filter = 8, .kernel = {1, 1}}, "narrow");
+  Symbol logits =
+      g.FullyConnected(g.Flatten(g.GlobalAvgPool(narrow, "gap"), "flat"), {.num_hidden = 5}, "fc");
+  return g.Build({logits, g.GlobalAvgPool(down, "down_gap")});
+}
+
+// BlockedNet's nodes that NCHW16c can hold (all 4-D inputs and the output in whole blocks).
+const std::vector<std::string> kBlockable = {
+    "stem", "stem_bn",   "stem_relu", "branch_a", "branch_b", "branch_b_clip", "joined",  "drop",
+    "pool", "depthwise", "project",   "sum",      "sum_relu", "down",          "down_gap"};
+
+// Every node that can run in NCHW16c does: the inference outputs are those of the graph as
+// written; the transforms are layout_transform nodes at the edges only (the data in, `down` out
+// to `narrow`, the graph output back to NCHW, nothing for the weights, which stay OIHW), and
+// BatchNorm reads the blocks.
+TEST_F(ConvPlanningTest, AllBlockedComputesTheSameInference) {
+  const Graph net = BlockedNet();
+  std::map<std::string, L> layouts;
+  for (const std::string& name : kBlockable) layouts[name] = L::kNCHW16c;
+  std::vector<PlannedTransform> transforms;
+  ExpectSameRun(RunPlanned(net, false, ConvPlanKind::kNone),
+                RunRewritten(net, layouts, false, &transforms), "inference");
+  std::set<std::string> names;
+  for (const PlannedTransform& t : transforms) names.insert(t.node);
+  EXPECT_EQ(names, (std::set<std::string>{"data_to_nchw16c", "down_output_to_nchw",
+                                          "down_gap_output_to_nchw"}));
+  const Graph rewritten = RewriteLayouts(net, InferGraphShapes(net), layouts, false);
+  const Node& into = rewritten.node(rewritten.Find("data_to_nchw16c"));
+  EXPECT_EQ(into.op->name, "layout_transform");
+  EXPECT_EQ(into.attrs.GetString("dst_layout"), "NCHW16c");
+  EXPECT_EQ(rewritten.node(rewritten.Find("stem_bn")).attrs.GetInt("channel_block"), 16);
+  EXPECT_EQ(rewritten.node(rewritten.Find("joined")).attrs.GetInt("dim"), 1);
+  EXPECT_EQ(rewritten.node(rewritten.Find("depthwise")).attrs.GetString("layout"), "NCHW16c");
+  const GraphShapes shapes = InferGraphShapes(rewritten);
+  EXPECT_EQ(shapes.of({rewritten.Find("sum_relu"), 0}), (Shape{2, 2, 5, 5, 16}));
+  const Node& stem = rewritten.node(rewritten.Find("stem"));
+  EXPECT_EQ(shapes.of(stem.inputs[1]), (Shape{32, 16, 3, 3}));  // the weight as written
+}
+
+// All three layouts side by side: transforms between NHWC and NCHW16c too, a residual Add whose
+// inputs arrive in two layouts.
+TEST_F(ConvPlanningTest, MixedLayoutsWithBlockedComputeTheSameInference) {
+  const Graph net = BlockedNet();
+  const std::map<std::string, L> layouts = {
+      {"stem", L::kNCHW16c},  {"stem_bn", L::kNHWC},     {"stem_relu", L::kNCHW16c},
+      {"branch_a", L::kNHWC}, {"branch_b", L::kNCHW16c}, {"joined", L::kNHWC},
+      {"pool", L::kNCHW16c},  {"depthwise", L::kNHWC},   {"project", L::kNCHW16c},
+      {"sum", L::kNHWC},      {"down", L::kNCHW16c},     {"down_gap", L::kNHWC}};
+  std::vector<PlannedTransform> transforms;
+  ExpectSameRun(RunPlanned(net, false, ConvPlanKind::kNone),
+                RunRewritten(net, layouts, false, &transforms), "inference");
+  int between_nhwc_and_blocked = 0;
+  for (const PlannedTransform& t : transforms) {
+    between_nhwc_and_blocked +=
+        (t.from == L::kNHWC && t.to == L::kNCHW16c) || (t.from == L::kNCHW16c && t.to == L::kNHWC);
+    EXPECT_GE(t.cost_ms, 0.0) << t.node;
+  }
+  EXPECT_GT(between_nhwc_and_blocked, 3);
+}
+
+TEST_F(ConvPlanningTest, BlockedIsRefusedWhereItCannotRun) {
+  const Graph net = BlockedNet();
+  const GraphShapes shapes = InferGraphShapes(net);
+  auto expect_refused = [&](const std::map<std::string, L>& layouts, bool training,
+                            const Context& ctx, const std::string& fragment) {
+    try {
+      RewriteLayouts(net, shapes, layouts, training, nullptr, ctx);
+      ADD_FAILURE() << "rewritten: expected an error with '" << fragment << "'";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  };
+  // 8 filters: no whole block; training: no backward kernels; the GPU: no kernels.
+  expect_refused({{"narrow", L::kNCHW16c}}, false, Context::CPU(),
+                 "'narrow' (Convolution) cannot run in NCHW16c");
+  expect_refused({{"stem", L::kNCHW16c}}, true, Context::CPU(), "'stem' (Convolution)");
+  expect_refused({{"pool", L::kNCHW16c}}, false, Context::GPU(0), "'pool' (Pooling)");
+  // The planner does not offer it in training.
+  const PlannedGraph training = PlanConvolutions(
+      net, shapes, {.kind = ConvPlanKind::kGlobal, .training = true, .ctx = Context::CPU()});
+  for (const PlannedLayer& layer : training.report.layers) {
+    EXPECT_LT(layer.cost_ms[Index(L::kNCHW16c)], 0.0) << layer.node;
+    EXPECT_NE(layer.chosen, L::kNCHW16c) << layer.node;
+  }
+}
+
+// With AVX-512F the planner offers NCHW16c to every node that can run in it, and the three plans
+// compute the same network.
+TEST_F(ConvPlanningTest, PlansOfferBlockedForCpuInference) {
+  if (!cpu::CpuSupportsAvx512f()) GTEST_SKIP() << "NCHW16c is offered on CPUs with AVX-512F only";
+  const Graph net = BlockedNet();
+  const PlannedGraph planned =
+      PlanConvolutions(net, InferGraphShapes(net), {.kind = ConvPlanKind::kGlobal});
+  ASSERT_TRUE(planned.report.planned);
+  const std::set<std::string> blockable(kBlockable.begin(), kBlockable.end());
+  for (const PlannedLayer& layer : planned.report.layers) {
+    EXPECT_EQ(layer.cost_ms[Index(L::kNCHW16c)] >= 0.0, blockable.count(layer.node) == 1)
+        << layer.node;
+    if (layer.op == "Convolution" && blockable.count(layer.node) == 1) {
+      EXPECT_NE(layer.algorithms[Index(L::kNCHW16c)].find(
+                    layer.node == "depthwise" ? "depthwise_direct" : "direct_nchw16c"),
+                std::string::npos)
+          << layer.node;
+    }
+  }
+  EXPECT_NE(planned.report.Summary().find(" NCHW16c, "), std::string::npos)
+      << planned.report.Summary();
+  EXPECT_LE(planned.report.predicted_global_ms, planned.report.predicted_local_ms * (1 + 1e-9));
+  const RunResult none = RunPlanned(net, false, ConvPlanKind::kNone);
+  ExpectSameRun(none, RunPlanned(net, false, ConvPlanKind::kLocal), "local");
+  ExpectSameRun(none, RunPlanned(net, false, ConvPlanKind::kGlobal), "global");
+}
+
 TEST_F(ConvPlanningTest, UnknownPlanNamesTheChoices) {
   try {
     ParseConvPlanKind("best");
@@ -332,14 +477,20 @@ TEST_F(ConvPlanningTest, UnknownPlanNamesTheChoices) {
   EXPECT_THROW(settings().Set("MXNET_CONV_PLAN", "best"), Error);
 }
 
-TEST(LayoutCostsTest, PermutationsRoundTrip) {
-  const Shape nchw{2, 3, 4, 5};
-  EXPECT_EQ(PermuteShape(nchw, L::kNCHW, L::kNHWC), (Shape{2, 4, 5, 3}));
-  EXPECT_EQ(PermuteShape(PermuteShape(nchw, L::kNCHW, L::kNHWC), L::kNHWC, L::kNCHW), nchw);
-  EXPECT_EQ(PermutedAxis(1, L::kNCHW, L::kNHWC), 3);
-  EXPECT_EQ(PermutedAxis(3, L::kNHWC, L::kNCHW), 1);
+// (In the fixture: the timings go to its temporary tuning DB.)
+TEST_F(ConvPlanningTest, TransformsAreMeasuredBetweenEveryPair) {
+  const Shape nchw{2, 32, 4, 5};
   EXPECT_EQ(LayoutTransformMs(nchw, L::kNCHW, L::kNCHW, DType::kFloat32, true, Context::CPU()).ms,
             0.0);
+  for (L from : kActivationLayouts) {
+    for (L to : kActivationLayouts) {
+      if (from == to) continue;
+      const MeasuredMs cost = LayoutTransformMs(LayoutShape(nchw, from), from, to, DType::kFloat32,
+                                                false, Context::CPU());
+      EXPECT_GT(cost.ms, 0.0) << ActivationLayoutName(from) << " -> " << ActivationLayoutName(to);
+    }
+  }
+  EXPECT_EQ(LayoutPermutationText(L::kNCHW, L::kNHWC), "(0,2,3,1)");
 }
 
 }  // namespace

@@ -1,0 +1,529 @@
+// The convolutions of the blocked layout NCHW16c (ops/activation_layout.h: channels in blocks of
+// 16, one 64-byte vector per pixel and block), forward only: the layout is planned for inference
+// (scheduler/conv_planning.h).
+//
+// direct_nchw16c (one group; channels and filters multiples of 16; any kernel, stride, pad and
+// dilation) computes each output straight from the input, as oneDNN's and ONNX Runtime's blocked
+// kernels do:
+// 1. The weight (O, C, KH, KW) is reordered to (O/16, C/16, KH, KW, 16 inputs, 16 outputs): for
+//    one input channel and tap, the 16 outputs of a block are one vector.
+// 2. A task is one output row of one image and one pair of output blocks (32 channels). The row is
+//    walked in tiles of up to 14 pixels whose 28 vector accumulators stay in registers through the
+//    whole reduction (input blocks, kernel rows, kernel columns, the 16 channels of a block): each
+//    input value is broadcast once and multiplied into both blocks' weight vectors. A tile is
+//    stored once: bias first (the accumulators start from it), then the residual, then the clamp.
+//    Kernel rows outside the image are skipped; pixels whose window leaves the image sideways run
+//    one at a time over the kernel columns inside it. When the weights outweigh an image, the
+//    tasks go pair by pair (a pair's weights stay in cache across the rows), else row by row (a
+//    row's input stays in cache across the pairs).
+//
+// depthwise_direct NCHW16c (groups == channels == filters, a multiple of 16; any kernel, stride,
+// pad, dilation): each lane is its own channel, so a pixel's block is one vector multiplied by one
+// weight vector per tap, for tiles of up to 8 pixels of a row; the weight (C, 1, KH, KW) is
+// reordered to (C/16, KH, KW, 16).
+//
+// Every output element is summed in the same order whatever the thread count. Float32 on CPUs with
+// AVX-512F runs the vector kernels (fused multiply-adds); float64, and float32 elsewhere, run the
+// same walk in plain C++ (multiply then add), so the two differ in the last bits.
+#include <algorithm>
+#include <array>
+#include <limits>
+#include <type_traits>
+#include <utility>
+
+#include "core/error.h"
+#include "ops/cpu/avx512.h"
+#include "ops/cpu/conv_algorithms.h"
+#include "ops/cpu/int_math.h"
+#include "ops/cpu/parallel.h"
+
+#if MXLITE_HAS_AVX512_KERNEL
+#include <immintrin.h>
+#endif
+
+namespace mxlite::cpu {
+namespace {
+
+constexpr int64_t kBlock = kChannelBlock;  // channels per vector
+constexpr int kMaxTilePixels = 14;         // direct: 2 x 14 accumulators + 2 weights + 1 input
+constexpr int kMaxDepthwisePixels = 8;
+
+bool IsBlocked(const ConvGeometry& g) { return g.layout == ConvLayout::kNCHW16c; }
+
+bool UsesAvx512(DType dtype) { return dtype == DType::kFloat32 && CpuSupportsAvx512f(); }
+
+// The output columns [begin, end) whose windows stay inside the image's width, so that every
+// kernel column is read; the others (left and right edges) run pixel by pixel.
+struct InteriorColumns {
+  int64_t begin, end;
+};
+
+InteriorColumns InteriorOf(const ConvGeometry& g) {
+  const int64_t begin = std::min(g.out_w, CeilDiv(g.pad_w, g.stride_w));
+  const int64_t last_start = g.in_w - 1 + g.pad_w - (g.kernel_w - 1) * g.dilate_w;
+  const int64_t end = last_start < 0 ? begin : std::min(g.out_w, last_start / g.stride_w + 1);
+  return {begin, std::max(begin, end)};
+}
+
+// The kernel taps [begin, end) along one axis that read inside an input of `extent` for the
+// output position whose first tap reads `start`.
+struct TapRange {
+  int64_t begin, end;
+  bool empty() const { return begin >= end; }
+};
+
+TapRange TapsInside(int64_t start, int64_t dilation, int64_t taps, int64_t extent) {
+  const int64_t begin = start >= 0 ? 0 : CeilDiv(-start, dilation);
+  const int64_t end = start >= extent ? 0 : std::min(taps, (extent - 1 - start) / dilation + 1);
+  return {std::min(begin, taps), std::max(std::min(begin, taps), end)};
+}
+
+// Where one task reads and writes: fixed for one image, output row and (pair of) output blocks.
+template <typename T>
+struct RowTask {
+  const T* input;        // (C/16, IH, IW, 16) of the image
+  const T* weight;       // the first output block's (C/16, KH, KW, 16, 16) or (KH, KW, 16)
+  int64_t weight_block;  // elements from one output block's weights to the next's
+  const T* bias;         // the first output block's 16 per block, or null
+  const T* residual;     // like output, or null
+  T* output;             // (OW, 16) of the row in the first output block
+  int64_t output_block;  // elements from one output block's row to the next's
+  int64_t blocks;        // output blocks in this task (1 or 2; depthwise 1)
+  int64_t input_row;     // the input row of kernel row 0 (may be outside the image)
+  TapRange rows;         // kernel rows inside the image
+  T low, high;
+};
+
+// ---- Reordered weights ------------------------------------------------------------------------
+
+int64_t DirectWeightSize(const ConvGeometry& g) {
+  return g.out_channels * g.in_channels * g.kernel_spatial();
+}
+
+// (O, C, KH, KW) -> (O/16, C/16, KH, KW, 16 in, 16 out).
+template <typename T>
+void ReorderDirectWeight(const ConvGeometry& g, const T* weight, T* blocked) {
+  const int64_t taps = g.kernel_spatial(), in_blocks = g.in_channels / kBlock;
+  const int64_t out_blocks = g.out_channels / kBlock;
+  ParallelFor(out_blocks, [&](int64_t ob) {
+    for (int64_t ib = 0; ib < in_blocks; ++ib) {
+      for (int64_t tap = 0; tap < taps; ++tap) {
+        T* dst = blocked + ((ob * in_blocks + ib) * taps + tap) * kBlock * kBlock;
+        for (int64_t i = 0; i < kBlock; ++i) {
+          for (int64_t o = 0; o < kBlock; ++o) {
+            const int64_t out = ob * kBlock + o, in = ib * kBlock + i;
+            dst[i * kBlock + o] = weight[(out * g.in_channels + in) * taps + tap];
+          }
+        }
+      }
+    }
+  });
+}
+
+// (C, 1, KH, KW) -> (C/16, KH, KW, 16).
+template <typename T>
+void ReorderDepthwiseWeight(const ConvGeometry& g, const T* weight, T* blocked) {
+  const int64_t taps = g.kernel_spatial();
+  for (int64_t c = 0; c < g.out_channels; ++c) {
+    for (int64_t tap = 0; tap < taps; ++tap) {
+      blocked[((c / kBlock) * taps + tap) * kBlock + c % kBlock] = weight[c * taps + tap];
+    }
+  }
+}
+
+// ---- direct_nchw16c tiles ---------------------------------------------------------------------
+
+// Portable: `pixels` pixels from output column ox, kernel columns `columns` (the same for every
+// pixel of the tile).
+template <typename T>
+void DirectTile(const ConvGeometry& g, const RowTask<T>& task, int64_t ox, int pixels,
+                TapRange columns) {
+  const int64_t in_blocks = g.in_channels / kBlock, taps = g.kernel_spatial();
+  const int64_t plane = g.in_h * g.in_w * kBlock;
+  for (int64_t b = 0; b < task.blocks; ++b) {
+    const T* weight = task.weight + b * task.weight_block;
+    for (int p = 0; p < pixels; ++p) {
+      T acc[kBlock];
+      for (int64_t o = 0; o < kBlock; ++o) {
+        acc[o] = task.bias != nullptr ? task.bias[b * kBlock + o] : T(0);
+      }
+      const int64_t first_column = (ox + p) * g.stride_w - g.pad_w;
+      for (int64_t ib = 0; ib < in_blocks; ++ib) {
+        for (int64_t kh = task.rows.begin; kh < task.rows.end; ++kh) {
+          const T* row =
+              task.input + ib * plane + (task.input_row + kh * g.dilate_h) * g.in_w * kBlock;
+          for (int64_t kw = columns.begin; kw < columns.end; ++kw) {
+            const T* x = row + (first_column + kw * g.dilate_w) * kBlock;
+            const T* w = weight + ((ib * taps) + kh * g.kernel_w + kw) * kBlock * kBlock;
+            for (int64_t i = 0; i < kBlock; ++i) {
+              for (int64_t o = 0; o < kBlock; ++o) acc[o] += x[i] * w[i * kBlock + o];
+            }
+          }
+        }
+      }
+      const int64_t at = b * task.output_block + (ox + p) * kBlock;
+      for (int64_t o = 0; o < kBlock; ++o) {
+        T value = acc[o];
+        if (task.residual != nullptr) value += task.residual[at + o];
+        task.output[at + o] = std::min(std::max(value, task.low), task.high);
+      }
+    }
+  }
+}
+
+#if MXLITE_HAS_AVX512_KERNEL
+// Stores one accumulator: residual, then the clamp (bound first: max/min return their second
+// operand when one is NaN, so a NaN stays NaN). The maskz forms with every lane set are max/min
+// themselves; GCC 12's plain _mm512_max_ps warns of an uninitialised operand it never reads.
+MXLITE_AVX512 inline void StoreVector(__m512 value, const RowTask<float>& task, int64_t at,
+                                      bool clamps) {
+  if (task.residual != nullptr) value = _mm512_add_ps(value, _mm512_loadu_ps(task.residual + at));
+  if (clamps) {
+    constexpr __mmask16 kAll = 0xFFFF;
+    value = _mm512_maskz_min_ps(kAll, _mm512_set1_ps(task.high),
+                                _mm512_maskz_max_ps(kAll, _mm512_set1_ps(task.low), value));
+  }
+  _mm512_storeu_ps(task.output + at, value);
+}
+
+// P pixels x B output blocks (B * P + B + 1 <= 32 registers).
+template <int P, int B>
+MXLITE_AVX512 void DirectTileAvx512(const ConvGeometry& g, const RowTask<float>& task, int64_t ox,
+                                    TapRange columns) {
+  const int64_t in_blocks = g.in_channels / kBlock, taps = g.kernel_spatial();
+  const int64_t plane = g.in_h * g.in_w * kBlock, pixel_step = g.stride_w * kBlock;
+  __m512 acc[B][P];
+#pragma GCC unroll 2
+  for (int b = 0; b < B; ++b) {
+    const __m512 bias =
+        task.bias != nullptr ? _mm512_loadu_ps(task.bias + b * kBlock) : _mm512_setzero_ps();
+#pragma GCC unroll 14
+    for (int p = 0; p < P; ++p) acc[b][p] = bias;
+  }
+  const int64_t first_column = ox * g.stride_w - g.pad_w;
+  for (int64_t ib = 0; ib < in_blocks; ++ib) {
+    for (int64_t kh = task.rows.begin; kh < task.rows.end; ++kh) {
+      const float* row =
+          task.input + ib * plane + (task.input_row + kh * g.dilate_h) * g.in_w * kBlock;
+      const float* w_row = task.weight + (ib * taps + kh * g.kernel_w) * kBlock * kBlock;
+      for (int64_t kw = columns.begin; kw < columns.end; ++kw) {
+        const float* x = row + (first_column + kw * g.dilate_w) * kBlock;
+        const float* w = w_row + kw * kBlock * kBlock;
+#pragma GCC unroll 4
+        for (int64_t i = 0; i < kBlock; ++i) {
+          __m512 weights[B];
+#pragma GCC unroll 2
+          for (int b = 0; b < B; ++b) {
+            weights[b] = _mm512_loadu_ps(w + b * task.weight_block + i * kBlock);
+          }
+#pragma GCC unroll 14
+          for (int p = 0; p < P; ++p) {
+            const __m512 value = _mm512_set1_ps(x[p * pixel_step + i]);
+#pragma GCC unroll 2
+            for (int b = 0; b < B; ++b) acc[b][p] = _mm512_fmadd_ps(value, weights[b], acc[b][p]);
+          }
+        }
+      }
+    }
+  }
+  const bool clamps = task.low != -std::numeric_limits<float>::infinity() ||
+                      task.high != std::numeric_limits<float>::infinity();
+#pragma GCC unroll 2
+  for (int b = 0; b < B; ++b) {
+#pragma GCC unroll 14
+    for (int p = 0; p < P; ++p) {
+      StoreVector(acc[b][p], task, b * task.output_block + (ox + p) * kBlock, clamps);
+    }
+  }
+}
+
+using DirectAvx512Tile = void (*)(const ConvGeometry&, const RowTask<float>&, int64_t, TapRange);
+
+template <int B, int... P>
+constexpr std::array<DirectAvx512Tile, sizeof...(P)> DirectTilesOf(
+    std::integer_sequence<int, P...>) {
+  return {DirectTileAvx512<P + 1, B>...};
+}
+
+// [blocks - 1][pixels - 1]
+const std::array<DirectAvx512Tile, kMaxTilePixels> kDirectTiles[2] = {
+    DirectTilesOf<1>(std::make_integer_sequence<int, kMaxTilePixels>{}),
+    DirectTilesOf<2>(std::make_integer_sequence<int, kMaxTilePixels>{})};
+#endif
+
+// One output row of one (pair of) block(s): edge pixels alone, the interior in tiles.
+template <typename T>
+void DirectRow(const ConvGeometry& g, const RowTask<T>& task, const InteriorColumns& interior,
+               bool avx512) {
+  auto run = [&](int64_t ox, int pixels, TapRange columns) {
+#if MXLITE_HAS_AVX512_KERNEL
+    if constexpr (std::is_same_v<T, float>) {
+      if (avx512) {
+        kDirectTiles[task.blocks - 1][pixels - 1](g, task, ox, columns);
+        return;
+      }
+    }
+#endif
+    DirectTile(g, task, ox, pixels, columns);
+  };
+  auto edge = [&](int64_t ox) {
+    run(ox, 1, TapsInside(ox * g.stride_w - g.pad_w, g.dilate_w, g.kernel_w, g.in_w));
+  };
+  for (int64_t ox = 0; ox < interior.begin; ++ox) edge(ox);
+  for (int64_t ox = interior.begin; ox < interior.end; ox += kMaxTilePixels) {
+    const int pixels = static_cast<int>(std::min<int64_t>(kMaxTilePixels, interior.end - ox));
+    run(ox, pixels, TapRange{0, g.kernel_w});
+  }
+  for (int64_t ox = interior.end; ox < g.out_w; ++ox) edge(ox);
+}
+
+// ---- depthwise tiles --------------------------------------------------------------------------
+
+template <typename T>
+void DepthwiseTile(const ConvGeometry& g, const RowTask<T>& task, int64_t ox, int pixels,
+                   TapRange columns) {
+  for (int p = 0; p < pixels; ++p) {
+    T acc[kBlock];
+    for (int64_t c = 0; c < kBlock; ++c) acc[c] = task.bias != nullptr ? task.bias[c] : T(0);
+    const int64_t first_column = (ox + p) * g.stride_w - g.pad_w;
+    for (int64_t kh = task.rows.begin; kh < task.rows.end; ++kh) {
+      const T* row = task.input + (task.input_row + kh * g.dilate_h) * g.in_w * kBlock;
+      for (int64_t kw = columns.begin; kw < columns.end; ++kw) {
+        const T* x = row + (first_column + kw * g.dilate_w) * kBlock;
+        const T* w = task.weight + (kh * g.kernel_w + kw) * kBlock;
+        for (int64_t c = 0; c < kBlock; ++c) acc[c] += x[c] * w[c];
+      }
+    }
+    const int64_t at = (ox + p) * kBlock;
+    for (int64_t c = 0; c < kBlock; ++c) {
+      T value = acc[c];
+      if (task.residual != nullptr) value += task.residual[at + c];
+      task.output[at + c] = std::min(std::max(value, task.low), task.high);
+    }
+  }
+}
+
+#if MXLITE_HAS_AVX512_KERNEL
+template <int P>
+MXLITE_AVX512 void DepthwiseTileAvx512(const ConvGeometry& g, const RowTask<float>& task,
+                                       int64_t ox, TapRange columns) {
+  const int64_t pixel_step = g.stride_w * kBlock;
+  const __m512 bias = task.bias != nullptr ? _mm512_loadu_ps(task.bias) : _mm512_setzero_ps();
+  __m512 acc[P];
+#pragma GCC unroll 8
+  for (int p = 0; p < P; ++p) acc[p] = bias;
+  const int64_t first_column = ox * g.stride_w - g.pad_w;
+  for (int64_t kh = task.rows.begin; kh < task.rows.end; ++kh) {
+    const float* row = task.input + (task.input_row + kh * g.dilate_h) * g.in_w * kBlock;
+    for (int64_t kw = columns.begin; kw < columns.end; ++kw) {
+      const float* x = row + (first_column + kw * g.dilate_w) * kBlock;
+      const __m512 w = _mm512_loadu_ps(task.weight + (kh * g.kernel_w + kw) * kBlock);
+#pragma GCC unroll 8
+      for (int p = 0; p < P; ++p) {
+        acc[p] = _mm512_fmadd_ps(_mm512_loadu_ps(x + p * pixel_step), w, acc[p]);
+      }
+    }
+  }
+  const bool clamps = task.low != -std::numeric_limits<float>::infinity() ||
+                      task.high != std::numeric_limits<float>::infinity();
+#pragma GCC unroll 8
+  for (int p = 0; p < P; ++p) StoreVector(acc[p], task, (ox + p) * kBlock, clamps);
+}
+
+template <int... P>
+constexpr std::array<DirectAvx512Tile, sizeof...(P)> DepthwiseTilesOf(
+    std::integer_sequence<int, P...>) {
+  return {DepthwiseTileAvx512<P + 1>...};
+}
+
+const std::array<DirectAvx512Tile, kMaxDepthwisePixels> kDepthwiseTiles =
+    DepthwiseTilesOf(std::make_integer_sequence<int, kMaxDepthwisePixels>{});
+#endif
+
+template <typename T>
+void DepthwiseRow(const ConvGeometry& g, const RowTask<T>& task, const InteriorColumns& interior,
+                  bool avx512) {
+  auto run = [&](int64_t ox, int pixels, TapRange columns) {
+#if MXLITE_HAS_AVX512_KERNEL
+    if constexpr (std::is_same_v<T, float>) {
+      if (avx512) {
+        kDepthwiseTiles[pixels - 1](g, task, ox, columns);
+        return;
+      }
+    }
+#endif
+    DepthwiseTile(g, task, ox, pixels, columns);
+  };
+  auto edge = [&](int64_t ox) {
+    run(ox, 1, TapsInside(ox * g.stride_w - g.pad_w, g.dilate_w, g.kernel_w, g.in_w));
+  };
+  for (int64_t ox = 0; ox < interior.begin; ++ox) edge(ox);
+  for (int64_t ox = interior.begin; ox < interior.end; ox += kMaxDepthwisePixels) {
+    const int pixels = static_cast<int>(std::min<int64_t>(kMaxDepthwisePixels, interior.end - ox));
+    run(ox, pixels, TapRange{0, g.kernel_w});
+  }
+  for (int64_t ox = interior.end; ox < g.out_w; ++ox) edge(ox);
+}
+
+// ---- Tasks ------------------------------------------------------------------------------------
+
+// Runs `row(task)` for every (image, output row, group of `blocks_per_task` output blocks) on the
+// intra-op pool, each thread over a contiguous run of tasks; `blocks_outer` orders the tasks block
+// group by block group within an image (else row by row).
+template <typename T, typename Row>
+void ForEachRowTask(const ConvGeometry& g, const ConvTensors<T>& t, const T* weight,
+                    int64_t weight_block, int64_t blocks_per_task, bool blocks_outer, Row&& row) {
+  const int64_t out_blocks = g.out_channels / kBlock;
+  const int64_t groups = CeilDiv(out_blocks, blocks_per_task);
+  const int64_t tasks = g.batch * g.out_h * groups;
+  const int64_t out_plane = g.out_h * g.out_w * kBlock;
+  const bool depthwise = g.groups > 1;
+  const int64_t in_image = g.in_channels * g.in_h * g.in_w;
+  const int64_t runs = std::min(tasks, 4 * static_cast<int64_t>(IntraOpThreads()));
+  ParallelFor(runs, [&](int64_t run) {
+    for (int64_t index = run * tasks / runs; index < (run + 1) * tasks / runs; ++index) {
+      const int64_t n = index / (g.out_h * groups), rest = index % (g.out_h * groups);
+      const int64_t oy = blocks_outer ? rest % g.out_h : rest / groups;
+      const int64_t group = blocks_outer ? rest / g.out_h : rest % groups;
+      const int64_t first_block = group * blocks_per_task;
+      RowTask<T> task;
+      // A depthwise block reads the input block of its own channels only.
+      task.input = t.data + n * in_image + (depthwise ? first_block * g.in_h * g.in_w * kBlock : 0);
+      task.weight = weight + first_block * weight_block;
+      task.weight_block = weight_block;
+      task.bias = t.bias != nullptr ? t.bias + first_block * kBlock : nullptr;
+      const int64_t out_offset = (n * out_blocks + first_block) * out_plane + oy * g.out_w * kBlock;
+      task.output = t.output + out_offset;
+      task.residual = t.residual != nullptr ? t.residual + out_offset : nullptr;
+      task.output_block = out_plane;
+      task.blocks = std::min(blocks_per_task, out_blocks - first_block);
+      task.input_row = oy * g.stride_h - g.pad_h;
+      task.rows = TapsInside(task.input_row, g.dilate_h, g.kernel_h, g.in_h);
+      task.low = t.clamp_low;
+      task.high = t.clamp_high;
+      row(task);
+    }
+  });
+}
+
+// The float32 weight as the forward reads it, from `prepared` when given, else reordered into
+// `scratch`.
+template <typename T, typename Reorder>
+const T* ReorderedWeight(const ConvGeometry& g, const ConvTensors<T>& t, int64_t size,
+                         ScratchSpace& scratch, Reorder&& reorder) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (t.prepared_weight != nullptr) {
+      MX_CHECK(static_cast<int64_t>(t.prepared_weight->reordered.size()) == size)
+          << "a prepared NCHW16c weight of " << t.prepared_weight->reordered.size()
+          << " elements does not fit " << DescribeGeometry(g);
+      return t.prepared_weight->reordered.data();
+    }
+  }
+  T* reordered = scratch.GetArray<T>(size);
+  reorder(g, t.weight, reordered);
+  return reordered;
+}
+
+class DirectNchw16c final : public ConvAlgorithmBase<DirectNchw16c> {
+ public:
+  std::string_view name() const override { return "direct_nchw16c"; }
+  ConvLayout layout() const override { return ConvLayout::kNCHW16c; }
+  bool FusesResidual() const override { return true; }
+  bool HasDirection(ConvDirection direction) const override {
+    return direction == ConvDirection::kForward;
+  }
+  bool Supports(const ConvGeometry& g, ConvDirection direction) const override {
+    return direction == ConvDirection::kForward && IsValidConvGeometry(g) && IsBlocked(g) &&
+           g.groups == 1 && g.in_channels % kBlock == 0 && g.out_channels % kBlock == 0;
+  }
+  size_t WorkspaceBytes(const ConvGeometry& g, ConvDirection direction,
+                        DType dtype) const override {
+    if (!Supports(g, direction)) return 0;
+    WorkspaceTally tally(dtype);
+    tally.Add(DirectWeightSize(g));
+    return tally.bytes();
+  }
+  std::unique_ptr<PreparedConvWeight> PrepareSupported(const ConvGeometry& g,
+                                                       const float* weight) const override {
+    auto prepared = std::make_unique<PreparedConvWeight>();
+    prepared->reordered.resize(static_cast<size_t>(DirectWeightSize(g)));
+    ReorderDirectWeight(g, weight, prepared->reordered.data());
+    return prepared;
+  }
+
+  template <typename T>
+  void Compute(ConvDirection, const ConvGeometry& g, const ConvTensors<T>& t,
+               ScratchSpace& scratch) const {
+    if (g.batch == 0) return;
+    const T* weight = ReorderedWeight(g, t, DirectWeightSize(g), scratch,
+                                      [](const ConvGeometry& geometry, const T* w, T* out) {
+                                        ReorderDirectWeight(geometry, w, out);
+                                      });
+    const int64_t weight_block = (g.in_channels / kBlock) * g.kernel_spatial() * kBlock * kBlock;
+    // A pair's weights against an image's input: whichever is larger is kept in cache by walking
+    // the other inside it.
+    const int64_t pair_weights = 2 * weight_block;
+    const bool blocks_outer = pair_weights > g.in_channels * g.in_h * g.in_w;
+    const InteriorColumns interior = InteriorOf(g);
+    const bool avx512 = UsesAvx512(DTypeOf<T>::value);
+    ForEachRowTask(g, t, weight, weight_block, 2, blocks_outer,
+                   [&](const RowTask<T>& task) { DirectRow(g, task, interior, avx512); });
+  }
+};
+
+class DepthwiseNchw16c final : public ConvAlgorithmBase<DepthwiseNchw16c> {
+ public:
+  std::string_view name() const override { return "depthwise_direct"; }
+  ConvLayout layout() const override { return ConvLayout::kNCHW16c; }
+  bool FusesResidual() const override { return true; }
+  bool HasDirection(ConvDirection direction) const override {
+    return direction == ConvDirection::kForward;
+  }
+  bool Supports(const ConvGeometry& g, ConvDirection direction) const override {
+    return direction == ConvDirection::kForward && IsValidConvGeometry(g) && IsBlocked(g) &&
+           g.groups == g.in_channels && g.out_channels == g.in_channels &&
+           g.in_channels % kBlock == 0;
+  }
+  size_t WorkspaceBytes(const ConvGeometry& g, ConvDirection direction,
+                        DType dtype) const override {
+    if (!Supports(g, direction)) return 0;
+    WorkspaceTally tally(dtype);
+    tally.Add(g.out_channels * g.kernel_spatial());
+    return tally.bytes();
+  }
+  std::unique_ptr<PreparedConvWeight> PrepareSupported(const ConvGeometry& g,
+                                                       const float* weight) const override {
+    auto prepared = std::make_unique<PreparedConvWeight>();
+    prepared->reordered.resize(static_cast<size_t>(g.out_channels * g.kernel_spatial()));
+    ReorderDepthwiseWeight(g, weight, prepared->reordered.data());
+    return prepared;
+  }
+
+  template <typename T>
+  void Compute(ConvDirection, const ConvGeometry& g, const ConvTensors<T>& t,
+               ScratchSpace& scratch) const {
+    if (g.batch == 0) return;
+    const T* weight = ReorderedWeight(g, t, g.out_channels * g.kernel_spatial(), scratch,
+                                      [](const ConvGeometry& geometry, const T* w, T* out) {
+                                        ReorderDepthwiseWeight(geometry, w, out);
+                                      });
+    const InteriorColumns interior = InteriorOf(g);
+    const bool avx512 = UsesAvx512(DTypeOf<T>::value);
+    ForEachRowTask(g, t, weight, g.kernel_spatial() * kBlock, 1, /*blocks_outer=*/true,
+                   [&](const RowTask<T>& task) { DepthwiseRow(g, task, interior, avx512); });
+  }
+};
+
+}  // namespace
+
+const ConvAlgorithm& DirectNchw16cAlgorithm() {
+  static const DirectNchw16c algorithm;
+  return algorithm;
+}
+
+const ConvAlgorithm& DepthwiseNchw16cAlgorithm() {
+  static const DepthwiseNchw16c algorithm;
+  return algorithm;
+}
+
+}  // namespace mxlite::cpu
