@@ -10,7 +10,7 @@
 #
 # Models are exported to $build/planning-bench/ when absent (Debian python3-torch and
 # python3-torchvision are installed when missing). Tuning and layout-transform timings go to a
-# fresh tuning DB in that folder, so the first bind of each model tunes (both layouts) and the
+# fresh tuning DB in that folder, so the first bind of each model tunes (every layout) and the
 # second plan finds everything in the DB.
 set -euo pipefail
 cd "$(dirname "$0")/.."

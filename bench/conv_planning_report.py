@@ -5,7 +5,8 @@
 
 Reads OUT_DIR/<model>.<batch>.txt and prints one row per model and batch: per plan the measured
 median latency, the planner's prediction for the costed work (convolutions, pooling, layout
-transforms), the layers it runs NHWC and the transforms it inserted; then the measured speedup of
+transforms), the layers it runs NHWC and NCHW16c and the transforms it inserted (outputs of
+builds before NCHW16c, whose summaries have no NCHW16c count, read 0 there); then the measured speedup of
 global over local and whether the global optimum is proven. With --rounds, the same comparison
 repeated in several folders (each round binds, tunes and plans afresh): per model and batch the
 median of each plan's measured latency, every round's speedup, and their median.
@@ -16,7 +17,8 @@ import statistics
 import sys
 
 LINE = re.compile(r"^(local|global): ([\d.]+) ms \(predicted ([\d.]+) ms\) .*?"
-                  r"(\d+) of (\d+) layers NHWC, (\d+) transforms; .*?none ([\d.]+) ms")
+                  r"(\d+) of (\d+) layers NHWC, (?:(\d+) NCHW16c, )?(\d+) transforms; .*?"
+                  r"none ([\d.]+) ms")
 
 
 def parse(path):
@@ -25,9 +27,10 @@ def parse(path):
         for line in f:
             match = LINE.match(line)
             if match:
-                plan, measured, predicted, nhwc, layers, transforms, none = match.groups()
+                plan, measured, predicted, nhwc, layers, blocked, transforms, none = match.groups()
                 plans[plan] = {"measured": float(measured), "predicted": float(predicted),
-                               "nhwc": int(nhwc), "layers": int(layers),
+                               "nhwc": int(nhwc), "blocked": int(blocked or 0),
+                               "layers": int(layers),
                                "transforms": int(transforms), "none": float(none),
                                "proven": "proven optimal" in line}
     return plans
@@ -61,8 +64,8 @@ def main():
         rounds_table(sys.argv[2].split(","), sys.argv[3:])
         return
     out_dir = sys.argv[1]
-    print("| model | batch | local measured (predicted) | local NHWC / transforms "
-          "| global measured (predicted) | global NHWC / transforms | none predicted "
+    print("| model | batch | local measured (predicted) | local NHWC / NCHW16c / transforms "
+          "| global measured (predicted) | global NHWC / NCHW16c / transforms | none predicted "
           "| global / local speedup | proven optimal |")
     print("|---|---|---|---|---|---|---|---|---|")
     for config in sys.argv[2:]:
@@ -74,9 +77,9 @@ def main():
         local, best = plans["local"], plans["global"]
         print(f"| {model} | {batch} "
               f"| {local['measured']:.1f} ms ({local['predicted']:.1f}) "
-              f"| {local['nhwc']}/{local['layers']}, {local['transforms']} "
+              f"| {local['nhwc']}/{local['blocked']}/{local['layers']}, {local['transforms']} "
               f"| {best['measured']:.1f} ms ({best['predicted']:.1f}) "
-              f"| {best['nhwc']}/{best['layers']}, {best['transforms']} "
+              f"| {best['nhwc']}/{best['blocked']}/{best['layers']}, {best['transforms']} "
               f"| {best['none']:.1f} ms "
               f"| {local['measured'] / best['measured']:.2f}x "
               f"| {'yes' if best['proven'] else 'no'} |")

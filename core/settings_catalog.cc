@@ -110,7 +110,8 @@ std::vector<SettingSpec> BuiltinSettingSpecs() {
       Path("MXNET_TUNING_SYSTEM_DB_PATH", "",
            "Read-only tuning database consulted after the user one; empty: none (new in mxlite)."),
       Enum("MXNET_CONV_PLAN", "global", {{"none", {}}, {"local", {}}, {"global", {}}},
-           "How convolutions and pooling choose their layout (NCHW or NHWC) at bind, timed on "
+           "How convolutions and pooling choose their layout (NCHW, NHWC, or NCHW16c for CPU "
+           "inference with AVX-512) at bind, timed on "
            "the device that runs them: none (as written), local (each layer its own fastest, "
            "transforms where neighbours disagree) or global (least total time, transforms "
            "included) (new in mxlite)."),
