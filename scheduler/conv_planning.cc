@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/settings.h"
 #include "ops/cpu/avx512.h"
+#include "ops/cpu/depthwise_block.h"
 
 namespace mxlite {
 namespace {
@@ -338,6 +339,97 @@ Planning BuildProblem(const Graph& graph, const GraphShapes& shapes, const ConvP
   return p;
 }
 
+// ---- Depthwise blocks ----
+
+// The stages of a block, in order (an absent expansion or projection left out).
+std::vector<std::string> StagesOf(const FusedDepthwiseBlock& block) {
+  std::vector<std::string> stages;
+  for (const std::string& name : {block.expand, block.depthwise, block.project}) {
+    if (!name.empty()) stages.push_back(name);
+  }
+  return stages;
+}
+
+// A block's stages (nodes of `nhwc`, laid out NHWC) as a graph of their own: the first stage's data
+// the input, each stage's weight and bias parameters of the shapes they have there; and the tuning
+// DB key that names all of it.
+std::pair<std::string, Graph> BlockGraph(const Graph& nhwc, const GraphShapes& shapes,
+                                         const std::vector<std::string>& stages) {
+  Graph block;
+  const Node& first = nhwc.node(nhwc.Find(stages.front()));
+  const Shape& data_shape = shapes.of(first.inputs[0]);
+  const DType dtype = shapes.dtype_of(first.inputs[0]);
+  std::ostringstream key;
+  key << "depthwise_block data=" << data_shape << " dtype=" << DTypeName(dtype);
+  NodeEntry x{block.AddVariable("data", VariableRole::kInput, data_shape, dtype), 0};
+  for (const std::string& name : stages) {
+    const Node& stage = nhwc.node(nhwc.Find(name));
+    std::vector<NodeEntry> inputs = {x};
+    for (size_t i = 1; i < stage.inputs.size(); ++i) {
+      const int parameter =
+          block.AddVariable(name + (i == 1 ? "_weight" : "_bias"), VariableRole::kParameter,
+                            shapes.of(stage.inputs[i]), dtype);
+      inputs.push_back({parameter, 0});
+    }
+    x = {block.AddOpNode(stage.op->name, name, stage.attr_text, inputs), 0};
+    key << " |";
+    for (const auto& [attribute, value] : stage.attr_text) key << ' ' << attribute << '=' << value;
+  }
+  block.AddOutput(x);
+  return {key.str(), std::move(block)};
+}
+
+// Costs the depthwise blocks the executor would fuse (header: "Depthwise blocks") and credits
+// each one that is faster fused to keeping its stages NHWC together. Returns the credits' sum:
+// every assignment's cost in `p.problem` is that much over what it predicts.
+double CostDepthwiseBlocks(const Graph& graph, const GraphShapes& shapes,
+                           const ConvPlanOptions& options, Planning& p, ConvPlanReport& report) {
+  if (!options.fuse_depthwise || options.training || options.ctx.device_type != DeviceType::kCPU) {
+    return 0.0;
+  }
+  std::map<std::string, L> all_nhwc;
+  std::map<std::string, const PlannedLayer*> layers;
+  for (int id = 0; id < graph.num_nodes(); ++id) {
+    if (p.problem_node[id] >= 0) all_nhwc[graph.node(id).name] = L::kNHWC;
+  }
+  for (const PlannedLayer& layer : report.layers) layers[layer.node] = &layer;
+  const Graph nhwc = RewriteLayouts(graph, shapes, all_nhwc, false);
+  const GraphShapes nhwc_shapes = InferGraphShapes(nhwc);
+  const DepthwiseFusionResult fusion =
+      FuseDepthwiseBlocks(nhwc, nhwc_shapes, cpu::DepthwiseBlockFusionMinBytes());
+  double credited = 0.0;
+  for (const FusedDepthwiseBlock& block : fusion.blocks) {
+    const std::vector<std::string> stages = StagesOf(block);
+    bool costed = true;
+    for (const std::string& stage : stages) {
+      const auto layer = layers.find(stage);
+      costed = costed && layer != layers.end() && layer->second->fixed_reason.empty() &&
+               layer->second->cost_ms[Index(L::kNHWC)] >= 0.0;
+    }
+    if (!costed) continue;  // a stage with tuning off: nothing to weigh it against
+    // Both ways as a pass runs them: each stage timed alone leaves the tensor it writes in cache
+    // for nobody, and reads its input hot, which is what the fused block saves.
+    const auto [key, block_graph] = BlockGraph(nhwc, nhwc_shapes, stages);
+    const MeasuredMs fused = MeasureGraphMs(key, block_graph, true, options.ctx);
+    const MeasuredMs apart = MeasureGraphMs(key, block_graph, false, options.ctx);
+    report.timings_run += fused.timings_run + apart.timings_run;
+    const PlannedDepthwiseBlock planned{block, apart.ms, fused.ms};
+    report.depthwise_blocks.push_back(planned);
+    if (!planned.fuses()) continue;
+    const double saving = planned.apart_ms - planned.fused_ms;
+    const size_t edges = stages.size() - 1;
+    for (size_t i = 0; i < edges; ++i) {
+      CostMatrix broken(kNumActivationLayouts, kNumActivationLayouts,
+                        saving / static_cast<double>(edges));
+      broken.at(Index(L::kNHWC), Index(L::kNHWC)) = 0.0;
+      p.problem.AddEdge(p.problem_node[graph.Find(stages[i])],
+                        p.problem_node[graph.Find(stages[i + 1])], std::move(broken));
+    }
+    credited += saving;
+  }
+  return credited;
+}
+
 // Local: each flexible node takes its own cheapest layout (the earliest of kLayouts on ties: the
 // written one first), as a per-layer autotuner would; agnostic nodes follow the producer of their
 // first input where they can run in its layout, else run as written.
@@ -627,6 +719,14 @@ std::string ConvPlanReport::Format(bool verbose) const {
         << ActivationLayoutName(t.from) << " -> " << ActivationLayoutName(t.to) << ", "
         << FormatMs(t.cost_ms) << '\n';
   }
+  for (const PlannedDepthwiseBlock& block : depthwise_blocks) {
+    out << "  depthwise block";
+    for (const std::string& stage : StagesOf(block.stages)) {
+      out << (stage == StagesOf(block.stages).front() ? " " : " -> ") << stage;
+    }
+    out << ": fused " << FormatMs(block.fused_ms) << ", apart " << FormatMs(block.apart_ms)
+        << (block.fuses() ? "" : " (kept apart: slower fused)") << '\n';
+  }
   if (kind == ConvPlanKind::kGlobal && verbose) {
     out << "  solver: " << reductions.ToString() << '\n';
   }
@@ -644,15 +744,16 @@ PlannedGraph PlanConvolutions(const Graph& graph, const GraphShapes& shapes,
   }
   const auto start = std::chrono::steady_clock::now();
   Planning p = BuildProblem(graph, shapes, options, report);
+  const double credited = CostDepthwiseBlocks(graph, shapes, options, p, report);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   report.planned = true;
 
   const std::vector<int> written(p.problem.nodes.size(), Index(L::kNCHW));
   const std::vector<int> local = LocalChoice(graph, shapes, p, report, options);
   const LayoutSolution global = SolveLayoutProblem(p.problem);
-  report.predicted_none_ms = AssignmentCost(p.problem, written);
-  report.predicted_local_ms = AssignmentCost(p.problem, local);
-  report.predicted_global_ms = global.total_cost;
+  report.predicted_none_ms = AssignmentCost(p.problem, written) - credited;
+  report.predicted_local_ms = AssignmentCost(p.problem, local) - credited;
+  report.predicted_global_ms = global.total_cost - credited;
   report.proven_optimal = global.proven_optimal;
   report.reductions = global.reductions;
   MX_CHECK(global.feasible) << "convolution planning found no finite plan: "

@@ -49,6 +49,15 @@
 // Since a candidate's edges depend only on its layout, a convolution's best candidate in a layout
 // is its tuner pick in that layout: the candidates of a node are its layouts.
 //
+// Depthwise blocks. With fuse_depthwise the executor fuses an NHWC depthwise convolution with the
+// 1x1 convolutions around it after planning (scheduler/fusion.h), which runs faster than its
+// stages one by one where the tensors between them leave the caches. The planner finds the blocks
+// that would form were every node NHWC, times each block fused and its stages one after the other
+// (MeasureGraphMs, kept in the DB) and credits the difference to keeping its stages NHWC together:
+// each edge between two stages costs the saving (split over the block's edges) unless both ends are
+// NHWC, and the predicted totals are shifted back by the savings, so a plan that keeps a block
+// whole is predicted at its fused time. A block measured slower fused is reported and kept apart.
+//
 // Rewriting. Chosen layouts become attributes (Convolution/Pooling `layout`, BatchNorm `axis` and
 // in NCHW16c `channel_block`, Concat `dim`, Dropout `axes`); a transform node is inserted once per
 // value and target layout (named "<value>_to_nhwc" / "_to_nchw" / "_to_nchw16c": a transpose
@@ -68,6 +77,7 @@
 #include <vector>
 
 #include "ops/conv/tuner.h"
+#include "scheduler/fusion.h"
 #include "scheduler/graph.h"
 #include "scheduler/infer_shapes.h"
 #include "scheduler/layout_costs.h"
@@ -86,6 +96,9 @@ struct ConvPlanOptions {
   ConvPlanKind kind = ConvPlanKind::kGlobal;
   bool training = false;
   Context ctx = Context::CPU();  // where the graph will run: every cost is measured there
+  // The executor will fuse depthwise blocks (CPU inference, MXNET_CONV_FUSE_DEPTHWISE): cost them
+  // as they will run (see "Depthwise blocks" above).
+  bool fuse_depthwise = false;
 };
 
 // One flexible node as planned.
@@ -100,6 +113,14 @@ struct PlannedLayer {
   double cost_ms[kNumActivationLayouts] = {-1.0, -1.0, -1.0};
   std::string algorithms[kNumActivationLayouts];
   std::string fixed_reason;  // why only the written layout was a candidate (e.g. "tuning off")
+};
+
+// A depthwise block (scheduler/fusion.h) that fuses when its stages run NHWC, as measured.
+struct PlannedDepthwiseBlock {
+  FusedDepthwiseBlock stages;
+  double apart_ms = 0.0;  // the stages one after the other, timed as a graph
+  double fused_ms = 0.0;  // the fused op, timed likewise
+  bool fuses() const { return fused_ms < apart_ms; }
 };
 
 // One transform the rewritten graph runs.
@@ -125,6 +146,8 @@ struct ConvPlanReport {
   ReductionCounts reductions;
   std::vector<PlannedLayer> layers;          // every flexible node, in graph order
   std::vector<PlannedTransform> transforms;  // inserted by the chosen plan
+  // Every depthwise block costed (fuse_depthwise); those that do not fuse() stay apart.
+  std::vector<PlannedDepthwiseBlock> depthwise_blocks;
   // Every convolution tuning decision the planner took (each layer in each candidate layout).
   std::vector<conv::LayerTuning> decisions;
 

@@ -163,6 +163,7 @@ class Executor {
   void AllocateArrays();
   void FuseActivations();
   void PlanConvolutionLayouts();
+  bool FusesDepthwiseBlocks() const;  // CPU inference with MXNET_CONV_FUSE_DEPTHWISE
   void FuseDepthwiseBlocks();
   // Residual additions into convolutions, then the activation fusion again (a relu after the
   // addition joins the same store).

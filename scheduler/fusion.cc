@@ -191,7 +191,8 @@ std::map<std::string, std::string> BlockAttributes(const Node* expand, const Nod
 }  // namespace
 
 DepthwiseFusionResult FuseDepthwiseBlocks(const Graph& graph, const GraphShapes& shapes,
-                                          size_t min_intermediate_bytes) {
+                                          size_t min_intermediate_bytes,
+                                          const std::vector<FusedDepthwiseBlock>& kept_apart) {
   const std::map<NodeEntry, int> readers = CountReaders(graph);
   const std::set<NodeEntry> outputs(graph.outputs().begin(), graph.outputs().end());
   // The one node reading each entry read by exactly one node input.
@@ -239,6 +240,9 @@ DepthwiseFusionResult FuseDepthwiseBlocks(const Graph& graph, const GraphShapes&
           std::max(intermediate, static_cast<size_t>(shapes.of({id, 0}).size()) * sizeof(float));
     }
     if (intermediate < min_intermediate_bytes) continue;
+    const auto name_of = [&](int member) { return member >= 0 ? graph.node(member).name : ""; };
+    const FusedDepthwiseBlock names{name_of(block.expand), node.name, name_of(block.project)};
+    if (std::find(kept_apart.begin(), kept_apart.end(), names) != kept_apart.end()) continue;
     for (int member : {block.expand, block.depthwise, block.project}) {
       if (member >= 0) absorbed_by[member] = static_cast<int>(blocks.size());
     }

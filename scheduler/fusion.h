@@ -66,6 +66,7 @@ struct FusedDepthwiseBlock {
   std::string expand;     // the 1x1 convolution before, or empty
   std::string depthwise;  // the fused node's name
   std::string project;    // the 1x1 convolution after, or empty
+  bool operator==(const FusedDepthwiseBlock&) const = default;
 };
 
 struct DepthwiseFusionResult {
@@ -73,8 +74,11 @@ struct DepthwiseFusionResult {
   std::vector<FusedDepthwiseBlock> blocks;  // in graph order
 };
 
+// A block equal to one of `kept_apart` (the same three stages; the convolution planner measured
+// it slower fused than apart) is not fused.
 DepthwiseFusionResult FuseDepthwiseBlocks(const Graph& graph, const GraphShapes& shapes,
-                                          size_t min_intermediate_bytes);
+                                          size_t min_intermediate_bytes,
+                                          const std::vector<FusedDepthwiseBlock>& kept_apart = {});
 
 // "fused 17 depthwise blocks (MXNET_CONV_FUSE_DEPTHWISE)" and, with `per_layer`, one line per
 // block: "  conv2_1x1 -> conv2_dw -> conv2_project".

@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <optional>
+#include <random>
 #include <sstream>
 
 #include "core/error.h"
@@ -9,6 +10,7 @@
 #include "ops/conv/tuner.h"
 #include "ops/cpu/layout_transform.h"
 #include "scheduler/executor.h"
+#include "scheduler/initializer.h"
 
 namespace mxlite {
 namespace {
@@ -73,7 +75,22 @@ double TimeTransformOnCpuMs(const Shape& shape, ActivationLayout from, Activatio
       .median_ms;
 }
 
-// Median milliseconds of a one-node graph `op_name`(data) bound on `ctx`; each run is waited for.
+// Median milliseconds of a pass of `exec` (forward; in training forward and backward with the
+// gradient of "data"); each run is waited for.
+double TimePassesMs(Executor& exec, bool training) {
+  return conv::TimeCandidate([&] {
+           exec.Forward(training);
+           if (training) {
+             exec.Backward();
+             exec.Gradient("data").WaitToRead();
+           } else {
+             exec.outputs()[0].WaitToRead();
+           }
+         })
+      .median_ms;
+}
+
+// Median milliseconds of a one-node graph `op_name`(data) bound on `ctx`.
 double TimeOneNodeMs(const std::string& op_name, const std::map<std::string, std::string>& attrs,
                      const Shape& data_shape, DType dtype, bool training, const Context& ctx) {
   Graph graph;
@@ -86,16 +103,23 @@ double TimeOneNodeMs(const std::string& op_name, const std::map<std::string, std
   if (training) options.input_gradients = {"data"};
   options.conv_plan = ConvPlanKind::kNone;  // the node as given: no planning inside planning
   std::unique_ptr<Executor> exec = Executor::Bind(graph, options);
-  return conv::TimeCandidate([&] {
-           exec->Forward(training);
-           if (training) {
-             exec->Backward();
-             exec->Gradient("data").WaitToRead();
-           } else {
-             exec->outputs()[0].WaitToRead();
-           }
-         })
-      .median_ms;
+  return TimePassesMs(*exec, training);
+}
+
+// Median milliseconds of an inference pass of `graph` on `ctx`: bound without planning, with or
+// without the CPU fusions, its inputs and parameters uniform in [-1, 1) (no denormals, no NaN).
+double TimeGraphMs(const Graph& graph, bool fuse, const Context& ctx) {
+  BindOptions options;
+  options.ctx = ctx;
+  options.conv_plan = ConvPlanKind::kNone;
+  options.fuse_activations = options.fuse_depthwise = options.fuse_residual = fuse;
+  std::unique_ptr<Executor> exec = Executor::Bind(graph, options);
+  std::mt19937_64 random(42);
+  for (int id = 0; id < graph.num_nodes(); ++id) {
+    const Node& node = graph.node(id);
+    if (node.is_variable()) FillArray(exec->Arg(node.name), Uniform{1.0}, random);
+  }
+  return TimePassesMs(*exec, /*training=*/false);
 }
 
 double TimeTransformMs(const Shape& shape, ActivationLayout from, ActivationLayout to, DType dtype,
@@ -141,6 +165,12 @@ MeasuredMs LayoutTransformMs(const Shape& shape, ActivationLayout from, Activati
     cost.timings_run += back.timings_run;
   }
   return cost;
+}
+
+MeasuredMs MeasureGraphMs(const std::string& key, const Graph& graph, bool fuse,
+                          const Context& ctx) {
+  return CachedMs("graph " + key + (fuse ? " fused" : " apart"), "graph", ctx,
+                  [&] { return TimeGraphMs(graph, fuse, ctx); });
 }
 
 MeasuredMs MeasureNodeMs(const std::string& op_name,

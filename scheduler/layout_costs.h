@@ -33,6 +33,7 @@
 #include "core/dtype.h"
 #include "core/shape.h"
 #include "ops/activation_layout.h"
+#include "scheduler/graph.h"
 
 namespace mxlite {
 
@@ -50,6 +51,13 @@ struct MeasuredMs {
 // (a CPU with the current intra-op threads, or that GPU); in training, plus the inverse transform.
 MeasuredMs LayoutTransformMs(const Shape& shape, ActivationLayout from, ActivationLayout to,
                              DType dtype, bool training, const Context& ctx);
+
+// Milliseconds of one inference pass of `graph` (its inputs given shapes) on `ctx`, bound without
+// planning and with the CPU fusions on (`fuse`) or off, its inputs and parameters uniform in
+// [-1, 1); kept in the tuning DB under `key` (and `fuse`), which must name everything that decides
+// the time (ops, attributes, shapes, dtypes). The planner times depthwise blocks with it.
+MeasuredMs MeasureGraphMs(const std::string& key, const Graph& graph, bool fuse,
+                          const Context& ctx);
 
 // Milliseconds of one op node on `ctx` with a single data input of shape `data_shape`, run
 // through a one-node executor (forward; in training forward and backward with the data's

@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/settings.h"
 #include "ops/cpu/avx512.h"
+#include "ops/cpu/depthwise_block.h"
 #include "scheduler/conv_planning.h"
 #include "scheduler/executor.h"
 #include "scheduler/graph_builder.h"
@@ -465,6 +466,44 @@ TEST_F(ConvPlanningTest, PlansOfferBlockedForCpuInference) {
   const RunResult none = RunPlanned(net, false, ConvPlanKind::kNone);
   ExpectSameRun(none, RunPlanned(net, false, ConvPlanKind::kLocal), "local");
   ExpectSameRun(none, RunPlanned(net, false, ConvPlanKind::kGlobal), "global");
+}
+
+// With the depthwise fusion on (CPU inference), the planner times the MobileNet block that would
+// fuse in NHWC both fused and apart, credits the difference to keeping it NHWC, and the executor
+// keeps apart a block measured slower fused; every plan still computes the network.
+TEST_F(ConvPlanningTest, DepthwiseBlocksAreCostedAsTheyRun) {
+  GraphBuilder g;
+  // The expanded tensor (1 x 192 x 64 x 64 floats, 3 MB) is past a core's L2 on the machines
+  // this runs on, so the block forms (DepthwiseBlockFusionMinBytes).
+  Symbol x = g.Input("data", {1, 32, 64, 64});
+  Symbol y = g.Conv(x, {.num_filter = 192, .kernel = {1, 1}}, "expand");
+  y = g.Conv(y, {.num_filter = 192, .kernel = {3, 3}, .pad = {1, 1}, .num_group = 192},
+             "depthwise");
+  y = g.Conv(y, {.num_filter = 32, .kernel = {1, 1}}, "project");
+  const Graph net = g.Build({y});
+  if (cpu::DepthwiseBlockFusionMinBytes() > size_t{192 * 64 * 64 * 4}) {
+    GTEST_SKIP() << "this CPU's L2 holds the block's tensors: it would not be fused";
+  }
+  auto exec = Executor::Bind(net, {.conv_plan = ConvPlanKind::kGlobal});
+  const ConvPlanReport& report = exec->conv_plan();
+  ASSERT_EQ(report.depthwise_blocks.size(), 1u);
+  const PlannedDepthwiseBlock& block = report.depthwise_blocks[0];
+  EXPECT_EQ(block.stages, (FusedDepthwiseBlock{"expand", "depthwise", "project"}));
+  EXPECT_GT(block.fused_ms, 0.0);
+  EXPECT_GT(block.apart_ms, 0.0);
+  EXPECT_NE(report.Format(false).find("depthwise block expand -> depthwise -> project: fused "),
+            std::string::npos)
+      << report.Format(false);
+  EXPECT_LE(report.predicted_global_ms, report.predicted_local_ms * (1 + 1e-9));
+  EXPECT_LE(report.predicted_global_ms, report.predicted_none_ms * (1 + 1e-9));
+  // The executor fuses the block only if it was measured faster fused (and planned NHWC whole).
+  const bool fused = !exec->fused_depthwise_blocks().empty();
+  if (fused) EXPECT_TRUE(block.fuses());
+  // Planned without the fusion (its setting off), no block is costed.
+  auto apart = Executor::Bind(net, {.conv_plan = ConvPlanKind::kGlobal, .fuse_depthwise = false});
+  EXPECT_TRUE(apart->conv_plan().depthwise_blocks.empty());
+  ExpectSameRun(RunPlanned(net, false, ConvPlanKind::kNone),
+                RunPlanned(net, false, ConvPlanKind::kGlobal), "global");
 }
 
 TEST_F(ConvPlanningTest, UnknownPlanNamesTheChoices) {

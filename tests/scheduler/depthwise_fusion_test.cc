@@ -120,6 +120,15 @@ TEST_F(DepthwiseFusionTest, TakesInTheOneByOnesThatAloneFeedOrReadIt) {
   EXPECT_NE(FormatDepthwiseBlocks(result.blocks, true).find("\n  e1 -> d1 -> p1"),
             std::string::npos);
 
+  // A block the planner measured slower fused stays apart; the others fuse as before.
+  const DepthwiseFusionResult kept = FuseDepthwiseBlocks(source, shapes, 0, {{"e1", "d1", "p1"}});
+  ASSERT_EQ(kept.blocks.size(), 2u);
+  EXPECT_EQ(kept.blocks[0].depthwise, "d2");
+  EXPECT_TRUE(kept.graph.HasName("e1"));
+  EXPECT_EQ(kept.graph.node(kept.graph.Find("d1")).op->name, "Convolution");
+  // Only the same three stages are kept apart.
+  EXPECT_EQ(FuseDepthwiseBlocks(source, shapes, 0, {{"", "d1", "p1"}}).blocks.size(), 3u);
+
   // Below the threshold nothing is fused.
   const size_t expanded_bytes = 2 * 12 * 12 * 24 * sizeof(float);  // the largest intermediate
   EXPECT_TRUE(FuseDepthwiseBlocks(source, shapes, 64 * expanded_bytes).blocks.empty());
