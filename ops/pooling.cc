@@ -33,6 +33,7 @@ enum class PoolType { kMax, kAvg, kSum };
 constexpr int kMaxSpatialDims = 3;
 // Channels-last kernels process this many channels together (contiguous in memory).
 constexpr int64_t kChannelsPerTask = 64;
+static_assert(kChannelBlock <= kChannelsPerTask, "an NCHW16c block is one task");
 
 using Extents = std::array<int64_t, kMaxSpatialDims>;
 
@@ -295,88 +296,59 @@ void PoolPlane(const PoolingGeometry& g, const std::vector<Window>& windows, con
   }
 }
 
-// PoolPlane for one block of NCHW16c: `x` (positions, 16), `y` (output positions, 16). The same
-// scan order and comparisons per lane, so the results are bitwise those of NCHW.
+// PoolPlane for `lanes` channels that sit side by side at every position (channels last: one
+// task's channels, `step` = the channel count; NCHW16c: one block, `step` = 16), windows shared by
+// every lane. The same scan order and comparisons per lane as PoolPlane, so the results are
+// bitwise those of NCHW, and no branch on the data (the inner loops vectorise).
 template <typename T>
-void PoolBlockedPlane(const PoolingGeometry& g, const std::vector<Window>& windows, const T* x,
-                      T* y) {
-  constexpr int64_t kLanes = kChannelBlock;
+void PoolLanes(const PoolingGeometry& g, const std::vector<Window>& windows, const T* x, T* y,
+               int64_t step, int64_t lanes) {
   const int64_t row = g.in[2], plane_rows = g.in[1];
+  const bool max = g.type == PoolType::kMax;
+  T acc[kChannelsPerTask];
   for (size_t i = 0; i < windows.size(); ++i) {
     const Window& w = windows[i];
-    T* out = y + static_cast<int64_t>(i) * kLanes;
+    T* out = y + static_cast<int64_t>(i) * step;
     const bool empty = w.begin[0] >= w.end[0] || w.begin[1] >= w.end[1] || w.begin[2] >= w.end[2];
     if (empty) {
-      std::fill(out, out + kLanes, T(0));
+      std::fill(out, out + lanes, T(0));
       continue;
     }
-    T acc[kLanes];
-    const bool max = g.type == PoolType::kMax;
-    const T* first = x + ((w.begin[0] * plane_rows + w.begin[1]) * row + w.begin[2]) * kLanes;
-    for (int64_t c = 0; c < kLanes; ++c) acc[c] = max ? first[c] : T(0);
+    const T* first = x + ((w.begin[0] * plane_rows + w.begin[1]) * row + w.begin[2]) * step;
+    for (int64_t c = 0; c < lanes; ++c) acc[c] = max ? first[c] : T(0);
     for (int64_t d = w.begin[0]; d < w.end[0]; ++d) {
       for (int64_t h = w.begin[1]; h < w.end[1]; ++h) {
-        const T* values = x + ((d * plane_rows + h) * row + w.begin[2]) * kLanes;
-        for (int64_t p = 0; p < w.end[2] - w.begin[2]; ++p, values += kLanes) {
+        const T* values = x + ((d * plane_rows + h) * row + w.begin[2]) * step;
+        for (int64_t p = 0; p < w.end[2] - w.begin[2]; ++p, values += step) {
           if (max) {
-            for (int64_t c = 0; c < kLanes; ++c) acc[c] = values[c] > acc[c] ? values[c] : acc[c];
+            for (int64_t c = 0; c < lanes; ++c) acc[c] = values[c] > acc[c] ? values[c] : acc[c];
           } else {
-            for (int64_t c = 0; c < kLanes; ++c) acc[c] += values[c];
+            for (int64_t c = 0; c < lanes; ++c) acc[c] += values[c];
           }
         }
       }
     }
     if (max) {
-      std::copy(acc, acc + kLanes, out);
+      std::copy(acc, acc + lanes, out);
       continue;
     }
     const T scale = w.divisor == 0 ? T(0) : T(1) / static_cast<T>(w.divisor);
-    for (int64_t c = 0; c < kLanes; ++c) out[c] = acc[c] * scale;
+    for (int64_t c = 0; c < lanes; ++c) out[c] = acc[c] * scale;
   }
 }
 
 template <typename T>
 void PoolingForward(const PoolingGeometry& g, const T* x, T* y) {
   const int64_t in_plane = g.in_positions(), out_plane = g.out_positions();
-  if (!g.channels_last) {  // whole planes: one channel, or one block of 16
-    const std::vector<Window> windows = AllWindows(g);
-    ForEachChannelBlock(g, [&](int64_t n, int64_t c, int64_t) {
-      const int64_t image = n * g.channels;
-      if (g.blocked) {
-        PoolBlockedPlane(g, windows, x + (image + c) * in_plane, y + (image + c) * out_plane);
-      } else {
-        PoolPlane(g, windows, x + (image + c) * in_plane, y + (image + c) * out_plane);
-      }
-    });
-    return;
-  }
-  const int64_t in_position_step = g.position_step();
-  const int64_t out_position_step = in_position_step;
-  const int64_t in_channel_stride = g.lane_stride(in_plane);
-  const int64_t out_channel_stride = g.lane_stride(out_plane);
+  const std::vector<Window> windows = AllWindows(g);
   ForEachChannelBlock(g, [&](int64_t n, int64_t c0, int64_t count) {
     const T* x_block = x + n * g.channels * in_plane + g.channel_offset(c0, in_plane);
     T* y_block = y + n * g.channels * out_plane + g.channel_offset(c0, out_plane);
-    T best[kChannelsPerTask];
-    int64_t best_position[kChannelsPerTask];
-    ForEachOutputPosition(g, [&](int64_t out_index, const Window& w) {
-      T* out = y_block + out_index * out_position_step;
-      if (g.type == PoolType::kMax) {
-        FindWindowMaxima(g, w, x_block, in_position_step, in_channel_stride, count, best,
-                         best_position);
-        for (int64_t c = 0; c < count; ++c) {
-          out[c * out_channel_stride] = best_position[c] < 0 ? T(0) : best[c];
-        }
-        return;
-      }
-      for (int64_t c = 0; c < count; ++c) best[c] = T(0);
-      ForEachWindowElement(g, w, [&](int64_t position) {
-        const T* values = x_block + position * in_position_step;
-        for (int64_t c = 0; c < count; ++c) best[c] += values[c * in_channel_stride];
-      });
-      const T scale = w.divisor == 0 ? T(0) : T(1) / static_cast<T>(w.divisor);
-      for (int64_t c = 0; c < count; ++c) out[c * out_channel_stride] = best[c] * scale;
-    });
+    if (g.channels_last || g.blocked) {
+      PoolLanes(g, windows, x_block, y_block, g.position_step(), count);
+    } else {
+      PoolPlane(g, windows, x_block, y_block);
+    }
   });
 }
 

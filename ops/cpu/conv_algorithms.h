@@ -170,7 +170,10 @@ class ConvAlgorithm {
 //      half of the panel.
 //   9: NCHW -> NHWC of 3-channel images through one permute per channel (1.5-1.8x faster: the
 //      planner's timings of that transform are stale); narrow GEMM panels two row tiles at a time.
-inline constexpr int kCpuConvKernelsRevision = 9;
+//  10: NCHW16c (direct_nchw16c, depthwise_direct NCHW16c, its transforms and pooling); pooling
+//      timed by the planner on random data instead of zeros, channels-last max pooling forward
+//      without branches on the data; depthwise blocks timed fused and apart.
+inline constexpr int kCpuConvKernelsRevision = 10;
 
 // Every CPU algorithm, in a fixed order (im2col_gemm first: the reference and the fallback).
 const std::vector<const ConvAlgorithm*>& CpuConvAlgorithms();
