@@ -94,6 +94,22 @@ struct RowTask {
   T low, high;
 };
 
+// Calls tile(ox, pixels, columns) over one output row: the edge pixels (windows leaving the image
+// sideways) one at a time with the kernel columns inside it, the interior in tiles of up to
+// `max_pixels` with every column.
+template <typename Tile>
+void WalkRow(const ConvGeometry& g, const InteriorColumns& interior, int max_pixels, Tile&& tile) {
+  auto edge = [&](int64_t ox) {
+    tile(ox, 1, TapsInside(ox * g.stride_w - g.pad_w, g.dilate_w, g.kernel_w, g.in_w));
+  };
+  for (int64_t ox = 0; ox < interior.begin; ++ox) edge(ox);
+  for (int64_t ox = interior.begin; ox < interior.end; ox += max_pixels) {
+    const int pixels = static_cast<int>(std::min<int64_t>(max_pixels, interior.end - ox));
+    tile(ox, pixels, TapRange{0, g.kernel_w});
+  }
+  for (int64_t ox = interior.end; ox < g.out_w; ++ox) edge(ox);
+}
+
 // ---- Reordered weights ------------------------------------------------------------------------
 
 int64_t DirectWeightSize(const ConvGeometry& g) {
@@ -251,11 +267,11 @@ const std::array<DirectAvx512Tile, kMaxTilePixels> kDirectTiles[2] = {
     DirectTilesOf<2>(std::make_integer_sequence<int, kMaxTilePixels>{})};
 #endif
 
-// One output row of one (pair of) block(s): edge pixels alone, the interior in tiles.
+// One output row of one (pair of) block(s).
 template <typename T>
 void DirectRow(const ConvGeometry& g, const RowTask<T>& task, const InteriorColumns& interior,
                bool avx512) {
-  auto run = [&](int64_t ox, int pixels, TapRange columns) {
+  WalkRow(g, interior, kMaxTilePixels, [&](int64_t ox, int pixels, TapRange columns) {
 #if MXLITE_HAS_AVX512_KERNEL
     if constexpr (std::is_same_v<T, float>) {
       if (avx512) {
@@ -265,16 +281,7 @@ void DirectRow(const ConvGeometry& g, const RowTask<T>& task, const InteriorColu
     }
 #endif
     DirectTile(g, task, ox, pixels, columns);
-  };
-  auto edge = [&](int64_t ox) {
-    run(ox, 1, TapsInside(ox * g.stride_w - g.pad_w, g.dilate_w, g.kernel_w, g.in_w));
-  };
-  for (int64_t ox = 0; ox < interior.begin; ++ox) edge(ox);
-  for (int64_t ox = interior.begin; ox < interior.end; ox += kMaxTilePixels) {
-    const int pixels = static_cast<int>(std::min<int64_t>(kMaxTilePixels, interior.end - ox));
-    run(ox, pixels, TapRange{0, g.kernel_w});
-  }
-  for (int64_t ox = interior.end; ox < g.out_w; ++ox) edge(ox);
+  });
 }
 
 // ---- depthwise tiles --------------------------------------------------------------------------
@@ -343,7 +350,7 @@ const std::array<DirectAvx512Tile, kMaxDepthwisePixels> kDepthwiseTiles =
 template <typename T>
 void DepthwiseRow(const ConvGeometry& g, const RowTask<T>& task, const InteriorColumns& interior,
                   bool avx512) {
-  auto run = [&](int64_t ox, int pixels, TapRange columns) {
+  WalkRow(g, interior, kMaxDepthwisePixels, [&](int64_t ox, int pixels, TapRange columns) {
 #if MXLITE_HAS_AVX512_KERNEL
     if constexpr (std::is_same_v<T, float>) {
       if (avx512) {
@@ -353,16 +360,7 @@ void DepthwiseRow(const ConvGeometry& g, const RowTask<T>& task, const InteriorC
     }
 #endif
     DepthwiseTile(g, task, ox, pixels, columns);
-  };
-  auto edge = [&](int64_t ox) {
-    run(ox, 1, TapsInside(ox * g.stride_w - g.pad_w, g.dilate_w, g.kernel_w, g.in_w));
-  };
-  for (int64_t ox = 0; ox < interior.begin; ++ox) edge(ox);
-  for (int64_t ox = interior.begin; ox < interior.end; ox += kMaxDepthwisePixels) {
-    const int pixels = static_cast<int>(std::min<int64_t>(kMaxDepthwisePixels, interior.end - ox));
-    run(ox, pixels, TapRange{0, g.kernel_w});
-  }
-  for (int64_t ox = interior.end; ox < g.out_w; ++ox) edge(ox);
+  });
 }
 
 // ---- Tasks ------------------------------------------------------------------------------------

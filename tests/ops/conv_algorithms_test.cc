@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "ops/cpu/conv_algorithms.h"
 #include "ops/cpu/parallel.h"
+#include "tests/ops/reference.h"
 
 namespace mxlite::cpu {
 namespace {
@@ -197,28 +198,6 @@ std::vector<T> RandomValues(int64_t count, uint64_t seed) {
   return values;
 }
 
-// (outer, channels, spatial) <-> (outer, channels / 16, spatial, 16): activations NCHW <->
-// NCHW16c, written out element by element (the library's transforms are tested against it).
-template <typename T>
-std::vector<T> MoveToBlocks(const std::vector<T>& x, int64_t outer, int64_t channels,
-                            int64_t spatial, bool to_blocks) {
-  std::vector<T> y(x.size());
-  for (int64_t n = 0; n < outer; ++n) {
-    for (int64_t c = 0; c < channels; ++c) {
-      for (int64_t s = 0; s < spatial; ++s) {
-        const int64_t plain = (n * channels + c) * spatial + s;
-        const int64_t blocked = ((n * channels + c / 16 * 16) * spatial + s * 16) + c % 16;
-        if (to_blocks) {
-          y[blocked] = x[plain];
-        } else {
-          y[plain] = x[blocked];
-        }
-      }
-    }
-  }
-  return y;
-}
-
 // (outer, channels, spatial) <-> (outer, spatial, channels): activations NCHW <-> NHWC and
 // weights OIHW <-> OHWI.
 template <typename T>
@@ -275,7 +254,7 @@ std::vector<T> RunInNCHW(const ConvAlgorithm& algorithm, ConvDirection direction
   g.layout = algorithm.layout();
   const int64_t n = g.batch, c = g.in_channels, o = g.out_channels;
   auto to_layout = [&](const std::vector<T>& x, int64_t outer, int64_t channels, int64_t spatial) {
-    if (blocked) return MoveToBlocks(x, outer, channels, spatial, true);
+    if (blocked) return testing::MoveToBlocks(x, outer, channels, spatial, true);
     return last ? MoveChannels(x, outer, channels, spatial, true) : x;
   };
   const std::vector<T> data = to_layout(in.data, n, c, g.in_spatial());
@@ -325,7 +304,7 @@ std::vector<T> RunInNCHW(const ConvAlgorithm& algorithm, ConvDirection direction
   } else {
     EXPECT_EQ(scratch.bytes_requested(), workspace) << "workspace of " << algorithm.name();
   }
-  if (blocked) return MoveToBlocks(result, outer, channels, spatial, false);
+  if (blocked) return testing::MoveToBlocks(result, outer, channels, spatial, false);
   return last ? MoveChannels(result, outer, channels, spatial, false) : result;
 }
 

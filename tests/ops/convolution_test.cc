@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "ops/cpu/parallel.h"
 #include "tests/ops/op_harness.h"
+#include "tests/ops/reference.h"
 
 namespace mxlite::testing {
 namespace {
@@ -290,22 +291,6 @@ TEST(ConvolutionLayoutTest, NhwcMatchesNchwOnTransposedData) {
       ASSERT_NEAR(got[i], expected[input][i], 1e-9) << "gradient of input " << input << " at " << i;
     }
   }
-}
-
-// (n, c, s) <-> (n, c / 16, s, 16): NCHW <-> NCHW16c.
-std::vector<double> MoveToBlocks(const std::vector<double>& x, int64_t n, int64_t c, int64_t s,
-                                 bool to_blocks) {
-  std::vector<double> y(x.size());
-  for (int64_t i = 0; i < n; ++i) {
-    for (int64_t j = 0; j < c; ++j) {
-      for (int64_t k = 0; k < s; ++k) {
-        const int64_t plain = (i * c + j) * s + k;
-        const int64_t blocked = (i * c + j / 16 * 16) * s + k * 16 + j % 16;
-        (to_blocks ? y[blocked] : y[plain]) = x[to_blocks ? plain : blocked];
-      }
-    }
-  }
-  return y;
 }
 
 // NCHW16c (inference) on reordered data gives the NCHW results reordered: a strided, padded,

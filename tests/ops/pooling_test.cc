@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "tests/ops/op_harness.h"
+#include "tests/ops/reference.h"
 
 namespace mxlite::testing {
 namespace {
@@ -287,26 +288,6 @@ TEST(PoolingTest, ChannelsLastLayouts) {
                                {{"kernel", "(2,2)"}, {"stride", "(2,2)"}, {"layout", "NHWC"}},
                                {{1, 8, 6, 3}}})[0],
             (Shape{1, 4, 3, 3}));
-}
-
-// (n, c, s) <-> (n, c / 16, s, 16): NCHW <-> NCHW16c.
-std::vector<double> MoveToBlocks(const std::vector<double>& x, int64_t n, int64_t c, int64_t s,
-                                 bool to_blocks) {
-  std::vector<double> y(x.size());
-  for (int64_t i = 0; i < n; ++i) {
-    for (int64_t j = 0; j < c; ++j) {
-      for (int64_t k = 0; k < s; ++k) {
-        const int64_t plain = (i * c + j) * s + k,
-                      blocked = (i * c + j / 16 * 16) * s + k * 16 + j % 16;
-        if (to_blocks) {
-          y[blocked] = x[plain];
-        } else {
-          y[plain] = x[blocked];
-        }
-      }
-    }
-  }
-  return y;
 }
 
 // NCHW16c pooling against the channels-first reference on reordered data; then, in float32, the

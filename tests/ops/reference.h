@@ -36,4 +36,26 @@ inline int64_t BroadcastIndex(const std::vector<int64_t>& coords, const Shape& o
   return Ravel(own, operand);
 }
 
+// (outer, channels, spatial) <-> (outer, channels / 16, spatial, 16): activations NCHW <->
+// NCHW16c, written out element by element (the library's transforms are tested against it).
+template <typename T>
+std::vector<T> MoveToBlocks(const std::vector<T>& x, int64_t outer, int64_t channels,
+                            int64_t spatial, bool to_blocks) {
+  std::vector<T> y(x.size());
+  for (int64_t n = 0; n < outer; ++n) {
+    for (int64_t c = 0; c < channels; ++c) {
+      for (int64_t s = 0; s < spatial; ++s) {
+        const int64_t plain = (n * channels + c) * spatial + s;
+        const int64_t blocked = (n * channels + c / 16 * 16) * spatial + s * 16 + c % 16;
+        if (to_blocks) {
+          y[blocked] = x[plain];
+        } else {
+          y[plain] = x[blocked];
+        }
+      }
+    }
+  }
+  return y;
+}
+
 }  // namespace mxlite::testing
