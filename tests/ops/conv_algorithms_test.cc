@@ -97,6 +97,8 @@ const std::vector<ConvCase> kCases = {
     {"b16_1x1_s2_9x9_32to16", 1, 32, 16, 1, 9, 9, 1, 2, 0, 1},
     {"b16_depthwise_3x3_s2_p1_32ch_13x15", 1, 32, 32, 32, 13, 15, 3, 2, 1, 1},
     {"b16_depthwise_5x5_d2_p4_batch2_16ch_12x17", 2, 16, 16, 16, 12, 17, 5, 1, 4, 2},
+    // Wide rows: the edge pixels run alone instead of on a width-padded copy.
+    {"b16_depthwise_3x3_p1_16ch_5x40", 1, 16, 16, 16, 5, 40, 3, 1, 1, 1},
 };
 
 const std::set<std::string> kAllCases = [] {
@@ -121,7 +123,8 @@ const std::set<std::string> kWinogradForward = {"3x3_p1_7x9",
                                                 "3x3_p1_32to4",
                                                 "depthwise_3x3_p1_32ch_7x7",
                                                 "b16_3x3_p1_batch2_9x30_32to48",
-                                                "b16_3x3_p3_4x5_16to32"};
+                                                "b16_3x3_p3_4x5_16to32",
+                                                "b16_depthwise_3x3_p1_16ch_5x40"};
 const std::set<std::string> kDepthwise = {"depthwise_3x3_p1_batch3",
                                           "depthwise_x2_5x5_s2_p2_d2",
                                           "depthwise_3x3_s2_p0_batch3",
@@ -131,7 +134,8 @@ const std::set<std::string> kDepthwise = {"depthwise_3x3_p1_batch3",
                                           "depthwise_5x5_d2_p4_8ch_12x17",
                                           "depthwise_3x3_p1_32ch_7x7",
                                           "b16_depthwise_3x3_s2_p1_32ch_13x15",
-                                          "b16_depthwise_5x5_d2_p4_batch2_16ch_12x17"};
+                                          "b16_depthwise_5x5_d2_p4_batch2_16ch_12x17",
+                                          "b16_depthwise_3x3_p1_16ch_5x40"};
 // What NCHW16c's algorithms claim (forward only): one group with channels and filters in whole
 // blocks, and the depthwise layers whose channels are.
 const std::set<std::string> kBlockedDirect = {
@@ -139,7 +143,8 @@ const std::set<std::string> kBlockedDirect = {
     "b16_3x3_p3_4x5_16to32", "b16_1x1_s2_9x9_32to16"};
 const std::set<std::string> kBlockedDepthwise = {
     "depthwise_3x3_s2_p1_16ch_14x15", "depthwise_3x3_p1_32ch_7x7",
-    "b16_depthwise_3x3_s2_p1_32ch_13x15", "b16_depthwise_5x5_d2_p4_batch2_16ch_12x17"};
+    "b16_depthwise_3x3_s2_p1_32ch_13x15", "b16_depthwise_5x5_d2_p4_batch2_16ch_12x17",
+    "b16_depthwise_3x3_p1_16ch_5x40"};
 
 // The cases each algorithm must claim (and no others), per direction.
 std::set<std::string> ExpectedClaims(std::string_view algorithm, ConvLayout layout,
