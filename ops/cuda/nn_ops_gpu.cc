@@ -368,8 +368,6 @@ cuda::SoftmaxGeometry AroundAxis(const Attributes& attrs, const Shape& data,
   const int ndim = data.ndim();
   MX_CHECK(ndim >= 1 && axis >= -ndim && axis < ndim)
       << owner << ": axis " << axis << " is out of range for data of shape " << data;
-  MX_CHECK(attrs.GetInt("channel_block") == 1)
-      << owner << ": channel_block=" << attrs.GetInt("channel_block") << " runs on the CPU only";
   const int a = static_cast<int>(axis < 0 ? axis + ndim : axis);
   return {data.size(0, a), data[a], data.size(a + 1, ndim)};
 }

@@ -195,8 +195,8 @@ void CompareGpuWithCpu(const OpCase& test_case) {
   }
   // Random output gradients (zero for hidden outputs), the same on both devices.
   std::mt19937_64 random(11);
-  std::vector<HostTensor> output_grads = RandomOutputGradients(
-      cpu.outputs, NumVisibleOutputs(op, attrs), DType::kFloat32, random);
+  std::vector<HostTensor> output_grads =
+      RandomOutputGradients(cpu.outputs, NumVisibleOutputs(op, attrs), DType::kFloat32, random);
   const std::vector<HostTensor> cpu_grads = RunBackward(test_case, cpu, output_grads);
   const std::vector<HostTensor> gpu_grads = gpu.Backward(cpu, output_grads);
   const std::vector<bool> has_gradient = InputHasGradient(op, attrs);
@@ -208,7 +208,8 @@ void CompareGpuWithCpu(const OpCase& test_case) {
 }
 
 // The dtype of each input and output when the data is `data_dtype` (the op's dtype inference).
-std::pair<std::vector<DType>, std::vector<DType>> DTypesFor(const OpDef& op, const Attributes& attrs,
+std::pair<std::vector<DType>, std::vector<DType>> DTypesFor(const OpDef& op,
+                                                            const Attributes& attrs,
                                                             DType data_dtype) {
   DTypeInference inference;
   inference.node = "node0";
@@ -262,8 +263,8 @@ void CompareHalfGpuWithCpu(const OpCase& test_case) {
   }
   // Backward on the CPU forward's tensors, rounded to the float16 run's dtypes on both devices.
   std::mt19937_64 random(11);
-  std::vector<HostTensor> output_grads = RandomOutputGradients(
-      cpu.outputs, NumVisibleOutputs(op, attrs), DType::kFloat32, random);
+  std::vector<HostTensor> output_grads =
+      RandomOutputGradients(cpu.outputs, NumVisibleOutputs(op, attrs), DType::kFloat32, random);
   output_grads = RoundedThrough(output_grads, output_dtypes);
   const OpRun rounded{RoundedThrough(cpu.inputs, input_dtypes),
                       RoundedThrough(cpu.outputs, output_dtypes)};
@@ -530,10 +531,10 @@ TEST(GpuConvolution, FusedActivationMatchesCpu) {
       {{"act_min", "0"}}, {{"act_min", "0"}, {"act_max", "0.5"}}, {{"act_max", "-0.25"}}};
   for (const std::string layout : {"NCHW", "NHWC"}) {
     for (const auto& clamp : clamps) {
-      OpCase test_case{"Convolution",
-                       {{"kernel", "(3,3)"}, {"num_filter", "6"}, {"pad", "(1,1)"},
-                        {"layout", layout}},
-                       {layout == "NCHW" ? Shape{2, 5, 7, 6} : Shape{2, 7, 6, 5}}};
+      OpCase test_case{
+          "Convolution",
+          {{"kernel", "(3,3)"}, {"num_filter", "6"}, {"pad", "(1,1)"}, {"layout", layout}},
+          {layout == "NCHW" ? Shape{2, 5, 7, 6} : Shape{2, 7, 6, 5}}};
       test_case.attrs.insert(clamp.begin(), clamp.end());
       test_case.is_train = false;
       SCOPED_TRACE(test_case.Describe());
@@ -543,6 +544,39 @@ TEST(GpuConvolution, FusedActivationMatchesCpu) {
       ExpectClose(cpu.outputs[0], gpu.Forward(inputs, cpu.outputs).first[0], "fused forward");
     }
   }
+}
+
+// The blocked layout NCHW16c (convolution, pooling, BatchNorm's channel_block) is a CPU
+// inference layout: its GPU kernels refuse it by the node's name instead of reading blocked data
+// as NCHW, and ops that never see blocks (softmax over the channels) are not refused.
+TEST(GpuBlockedLayouts, RefusedByNameOnTheGpu) {
+  if (VisibleGpuCount() == 0) GTEST_SKIP() << "no GPU visible: GPU kernels not run";
+  const OpCase blocked[] = {
+      {"Convolution",
+       {{"kernel", "(3,3)"}, {"num_filter", "16"}, {"pad", "(1,1)"}, {"layout", "NCHW16c"}},
+       {{1, 1, 5, 5, 16}}},
+      {"Pooling",
+       {{"kernel", "(2,2)"}, {"stride", "(2,2)"}, {"pool_type", "max"}, {"layout", "NCHW16c"}},
+       {{1, 1, 4, 4, 16}}},
+      {"BatchNorm", {{"channel_block", "16"}}, {{1, 2, 3, 3, 16}}}};
+  for (OpCase test_case : blocked) {
+    test_case.is_train = false;
+    SCOPED_TRACE(test_case.Describe());
+    const std::vector<HostTensor> inputs = MakeInputs(test_case, DType::kFloat32, 3);
+    std::vector<HostTensor> outputs;
+    for (const Shape& shape : InferOutputShapes(test_case))
+      outputs.emplace_back(shape, DType::kFloat32);
+    GpuRunner gpu(test_case);
+    try {
+      gpu.Forward(inputs, outputs);
+      ADD_FAILURE() << test_case.op << " ran blocked data on the GPU";
+    } catch (const std::exception& error) {
+      const std::string message = error.what();
+      EXPECT_NE(message.find("node0"), std::string::npos) << message;
+      EXPECT_NE(message.find("runs on the CPU only"), std::string::npos) << message;
+    }
+  }
+  CompareGpuWithCpu({"softmax", {{"axis", "1"}}, {{2, 5, 3}}});
 }
 
 // The GPU kernels run on the op's stream and do not disturb other streams' work: two cases on
