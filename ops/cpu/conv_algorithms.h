@@ -173,7 +173,9 @@ class ConvAlgorithm {
 //  10: NCHW16c (direct_nchw16c, depthwise_direct NCHW16c, its transforms and pooling); pooling
 //      timed by the planner on random data instead of zeros, channels-last max pooling forward
 //      without branches on the data; depthwise blocks timed fused and apart.
-inline constexpr int kCpuConvKernelsRevision = 10;
+//  11: depthwise_direct NHWC with a 3-wide kernel at stride 1 or 2 runs rows in 8-pixel sliding
+//      tiles (each input column loaded once per kernel row).
+inline constexpr int kCpuConvKernelsRevision = 11;
 
 // Every CPU algorithm, in a fixed order (im2col_gemm first: the reference and the fallback).
 const std::vector<const ConvAlgorithm*>& CpuConvAlgorithms();

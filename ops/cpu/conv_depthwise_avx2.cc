@@ -13,8 +13,9 @@
 namespace mxlite::cpu::detail {
 namespace {
 
-constexpr int64_t kLanes = 8;   // channels per vector
-constexpr int64_t kPixels = 4;  // output pixels per register tile
+constexpr int64_t kLanes = 8;      // channels per vector
+constexpr int64_t kPixels = 4;     // output pixels per register tile (any kernel)
+constexpr int kSlidingPixels = 8;  // output pixels per sliding tile (3-wide kernels)
 
 // The part of one output row a call works on: the input row each kernel row reads, and the output
 // columns whose whole window lies inside the input's width.
@@ -23,7 +24,8 @@ struct RowPlan {
   int64_t kernel_h;
   int64_t first_inside, end_inside;  // [first, end): columns with no tap in the padding
 
-  RowPlan(const ConvGeometry& g, const float* const* rows) : input_rows(rows), kernel_h(g.kernel_h) {
+  RowPlan(const ConvGeometry& g, const float* const* rows)
+      : input_rows(rows), kernel_h(g.kernel_h) {
     // ow * stride - pad >= 0, and ow * stride - pad + (KW - 1) * dilate <= in_w - 1.
     first_inside = (g.pad_w + g.stride_w - 1) / g.stride_w;
     const int64_t last_start = g.in_w - 1 - (g.kernel_w - 1) * g.dilate_w + g.pad_w;
@@ -61,6 +63,46 @@ MXLITE_AVX2 inline void InsideTile(const ConvGeometry& g, const RowPlan& plan, c
   _mm256_storeu_ps(y + channels, Clamp(acc1, low, high));
   _mm256_storeu_ps(y + 2 * channels, Clamp(acc2, low, high));
   _mm256_storeu_ps(y + 3 * channels, Clamp(acc3, low, high));
+}
+
+// kSlidingPixels pixels from `ow`, channels [c, c + 8), a 3-wide undilated kernel at stride
+// kStride, every window inside the input. Each input column of a kernel row is loaded once and
+// multiplied into every pixel whose window holds it (8 pixels read 10 columns at stride 1, 17 at
+// stride 2, where InsideTile loads 3 per pixel): the loads per FMA fall from 1.25 to 0.54 / 0.83,
+// and 8 independent sums keep both FMA pipes busy. A pixel still receives its taps in order (its
+// columns are visited left to right), so its sum is formed exactly as InsideTile forms it.
+template <int kStride>
+MXLITE_AVX2 inline void SlidingTile(const ConvGeometry& g, const RowPlan& plan, const float* by_tap,
+                                    __m256 start, __m256 low, __m256 high, int64_t ow, int64_t c,
+                                    float* y_row) {
+  constexpr int kTaps = 3;
+  constexpr int kColumns = (kSlidingPixels - 1) * kStride + kTaps;
+  const int64_t channels = g.in_channels;
+  __m256 acc[kSlidingPixels];
+#pragma GCC unroll 8
+  for (int p = 0; p < kSlidingPixels; ++p) acc[p] = start;
+  for (int64_t i = 0; i < plan.kernel_h; ++i) {
+    if (plan.input_rows[i] == nullptr) continue;
+    const float* x = plan.input_rows[i] + (ow * kStride - g.pad_w) * channels + c;
+    const float* w = by_tap + i * kTaps * channels + c;
+    const __m256 weight[kTaps] = {_mm256_loadu_ps(w), _mm256_loadu_ps(w + channels),
+                                  _mm256_loadu_ps(w + 2 * channels)};
+#pragma GCC unroll 17
+    for (int k = 0; k < kColumns; ++k) {
+      const __m256 column = _mm256_loadu_ps(x + k * channels);
+#pragma GCC unroll 3
+      for (int j = 0; j < kTaps; ++j) {
+        const int offset = k - j;  // = kStride * pixel where column k is the pixel's tap j
+        if (offset < 0 || offset % kStride != 0 || offset / kStride >= kSlidingPixels) continue;
+        acc[offset / kStride] = _mm256_fmadd_ps(weight[j], column, acc[offset / kStride]);
+      }
+    }
+  }
+  float* y = y_row + ow * channels + c;
+#pragma GCC unroll 8
+  for (int p = 0; p < kSlidingPixels; ++p) {
+    _mm256_storeu_ps(y + p * channels, Clamp(acc[p], low, high));
+  }
 }
 
 // One pixel, channels [c, c + 8), taps in the padding skipped.
@@ -125,6 +167,17 @@ MXLITE_AVX2 void DepthwiseForwardRowNhwcAvx2(const ConvGeometry& g, const float*
   for (; ow < plan.first_inside && ow < g.out_w; ++ow) {
     for (int64_t c = channel_begin; c < vector_end; c += kLanes) {
       CheckedPixel(g, plan, by_tap, start(c), low, high, ow, c, y_row);
+    }
+  }
+  if (g.kernel_w == 3 && g.dilate_w == 1 && (g.stride_w == 1 || g.stride_w == 2)) {
+    for (; ow + kSlidingPixels <= plan.end_inside; ow += kSlidingPixels) {
+      for (int64_t c = channel_begin; c < vector_end; c += kLanes) {
+        if (g.stride_w == 1) {
+          SlidingTile<1>(g, plan, by_tap, start(c), low, high, ow, c, y_row);
+        } else {
+          SlidingTile<2>(g, plan, by_tap, start(c), low, high, ow, c, y_row);
+        }
+      }
     }
   }
   for (; ow + kPixels <= plan.end_inside; ow += kPixels) {

@@ -4,7 +4,9 @@
 // One call computes one output row. For each block of 8 channels it keeps 4 output pixels in
 // registers and sums every kernel tap into them (one load of the input and one FMA per pixel and
 // tap; the tap's 8 weights are loaded once for the 4 pixels), then adds nothing more: the bias is
-// the starting sum and the clamp is applied at the store. Pixels whose window leaves the input
+// the starting sum and the clamp is applied at the store. A 3-wide undilated kernel at stride 1
+// or 2 (MobileNet's) takes 8 pixels at a time instead and loads each input column of a kernel row
+// once for every pixel whose window holds it. Pixels whose window leaves the input
 // (the padded edges) and the last channels past a multiple of 8 take a checked path. The portable
 // kernel in conv_depthwise.cc re-reads and re-writes the output row for every tap instead.
 //
