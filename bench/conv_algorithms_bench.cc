@@ -120,6 +120,43 @@ constexpr DepthwiseLayer kMobileNetDepthwise[] = {{32, 112, 1}, {96, 112, 2}, {1
                                                   {144, 56, 2}, {192, 28, 2}, {384, 14, 1},
                                                   {576, 14, 1}, {960, 7, 1}};
 
+// Random forward operands of a geometry (data, weight and bias; an output to write) and the
+// ConvTensors that point at them.
+struct ForwardOperands {
+  explicit ForwardOperands(const ConvGeometry& g)
+      : data(RandomValues(g.batch * g.in_channels * g.in_spatial(), 1)),
+        weight(RandomValues(g.out_channels * g.patch_size(), 2)),
+        bias(RandomValues(g.out_channels, 3)),
+        output(static_cast<size_t>(g.batch * g.out_channels * g.out_spatial())) {
+    tensors.data = data.data();
+    tensors.weight = weight.data();
+    tensors.bias = bias.data();
+    tensors.output = output.data();
+  }
+  ForwardOperands(const ForwardOperands&) = delete;  // tensors points into the vectors
+  ForwardOperands& operator=(const ForwardOperands&) = delete;
+
+  std::vector<float> data, weight, bias, output;
+  ConvTensors<float> tensors;
+};
+
+// Writes `bytes` (a line at a time) outside the timed span before a run, so the run finds its
+// operands where a network's pass does: out of L2 (16 MB), or out of L3 too (64 MB). 0: no-op.
+class CacheEvictor {
+ public:
+  explicit CacheEvictor(size_t bytes) : lines_(bytes / sizeof(float)) {}
+  void Evict(benchmark::State& state) {
+    if (lines_.empty()) return;
+    state.PauseTiming();
+    for (size_t i = 0; i < lines_.size(); i += 16) lines_[i] += 1.0f;
+    benchmark::ClobberMemory();
+    state.ResumeTiming();
+  }
+
+ private:
+  std::vector<float> lines_;
+};
+
 // Args: layer, threads, evict (1: stream 16 MB through the caches before each run), prepared (1:
 // the weight prepared once, as inference keeps it; 0: transposed by every call, as training).
 void BM_DepthwiseNhwc(benchmark::State& state) {
@@ -135,28 +172,15 @@ void BM_DepthwiseNhwc(benchmark::State& state) {
   g.out_h = g.out_w = (layer.size - 1) / layer.stride + 1;
   g.layout = ConvLayout::kNHWC;
   const ConvAlgorithm& algorithm = *FindCpuConvAlgorithm("depthwise_direct", ConvLayout::kNHWC);
-  std::vector<float> data = RandomValues(g.in_channels * g.in_spatial(), 1);
-  std::vector<float> weight = RandomValues(g.out_channels * g.patch_size(), 2);
-  std::vector<float> bias = RandomValues(g.out_channels, 3);
-  std::vector<float> output(static_cast<size_t>(g.out_channels * g.out_spatial()));
-  std::vector<float> evictor(state.range(2) ? 4 << 20 : 0);
-  ConvTensors<float> tensors;
-  tensors.data = data.data();
-  tensors.weight = weight.data();
-  tensors.bias = bias.data();
-  tensors.output = output.data();
+  ForwardOperands operands(g);
+  CacheEvictor evictor(state.range(2) ? size_t{16} << 20 : 0);
   const std::unique_ptr<PreparedConvWeight> prepared =
-      state.range(3) ? algorithm.PrepareWeight(g, weight.data()) : nullptr;
-  tensors.prepared_weight = prepared.get();
+      state.range(3) ? algorithm.PrepareWeight(g, operands.weight.data()) : nullptr;
+  operands.tensors.prepared_weight = prepared.get();
   for (auto _ : state) {
-    if (!evictor.empty()) {
-      state.PauseTiming();
-      for (float& value : evictor) value += 1.0f;
-      benchmark::ClobberMemory();
-      state.ResumeTiming();
-    }
+    evictor.Evict(state);
     ScratchSpace scratch(Context::CPU());
-    algorithm.Run(ConvDirection::kForward, g, tensors, scratch);
+    algorithm.Run(ConvDirection::kForward, g, operands.tensors, scratch);
     benchmark::ClobberMemory();
   }
   state.SetLabel("depthwise_direct NHWC " + std::to_string(layer.channels) + " channels " +
@@ -197,18 +221,10 @@ void BM_MobileNetFirstLayer(benchmark::State& state) {
   const ConvAlgorithm& algorithm = *CpuConvAlgorithms()[state.range(0)];
   ScopedIntraOpThreads threads(static_cast<int>(state.range(1)));
   const ConvGeometry g = MobileNetFirstLayer(algorithm.layout());
-  std::vector<float> data = RandomValues(g.in_channels * g.in_spatial(), 1);
-  std::vector<float> weight = RandomValues(g.out_channels * g.patch_size(), 2);
-  std::vector<float> bias = RandomValues(g.out_channels, 3);
-  std::vector<float> output(static_cast<size_t>(g.out_channels * g.out_spatial()));
-  ConvTensors<float> tensors;
-  tensors.data = data.data();
-  tensors.weight = weight.data();
-  tensors.bias = bias.data();
-  tensors.output = output.data();
+  ForwardOperands operands(g);
   for (auto _ : state) {
     ScratchSpace scratch(Context::CPU());
-    algorithm.Run(ConvDirection::kForward, g, tensors, scratch);
+    algorithm.Run(ConvDirection::kForward, g, operands.tensors, scratch);
     benchmark::ClobberMemory();
   }
   state.counters["GFLOP/s"] = benchmark::Counter(2.0 * g.multiply_adds() / 1e9,
@@ -261,27 +277,15 @@ void BM_MobileNetPointwise(benchmark::State& state) {
   const PointwiseLayer& layer = kMobileNetPointwise7x7[state.range(1)];
   ScopedIntraOpThreads threads(static_cast<int>(state.range(2)));
   const ConvGeometry g = MobileNetPointwise(layer, algorithm.layout());
-  std::vector<float> data = RandomValues(g.in_channels * g.in_spatial(), 1);
-  std::vector<float> weight = RandomValues(g.out_channels * g.patch_size(), 2);
-  std::vector<float> bias = RandomValues(g.out_channels, 3);
-  std::vector<float> output(static_cast<size_t>(g.out_channels * g.out_spatial()));
-  std::vector<float> evictor(state.range(3) ? 16 << 20 : 0);
-  ConvTensors<float> tensors;
-  tensors.data = data.data();
-  tensors.weight = weight.data();
-  tensors.bias = bias.data();
-  tensors.output = output.data();
-  const std::unique_ptr<PreparedConvWeight> prepared = algorithm.PrepareWeight(g, weight.data());
-  tensors.prepared_weight = prepared.get();
+  ForwardOperands operands(g);
+  CacheEvictor evictor(state.range(3) ? size_t{64} << 20 : 0);
+  const std::unique_ptr<PreparedConvWeight> prepared =
+      algorithm.PrepareWeight(g, operands.weight.data());
+  operands.tensors.prepared_weight = prepared.get();
   for (auto _ : state) {
-    if (!evictor.empty()) {
-      state.PauseTiming();
-      for (size_t i = 0; i < evictor.size(); i += 16) evictor[i] += 1.0f;  // one write per line
-      benchmark::ClobberMemory();
-      state.ResumeTiming();
-    }
+    evictor.Evict(state);
     ScratchSpace scratch(Context::CPU());
-    algorithm.Run(ConvDirection::kForward, g, tensors, scratch);
+    algorithm.Run(ConvDirection::kForward, g, operands.tensors, scratch);
     benchmark::ClobberMemory();
   }
   state.counters["GFLOP/s"] = benchmark::Counter(2.0 * g.multiply_adds() / 1e9,
