@@ -157,32 +157,35 @@ class CacheEvictor {
   std::vector<float> lines_;
 };
 
-// Args: layer, threads, evict (1: stream 16 MB through the caches before each run), prepared (1:
-// the weight prepared once, as inference keeps it; 0: transposed by every call, as training).
-void BM_DepthwiseNhwc(benchmark::State& state) {
-  const DepthwiseLayer& layer = kMobileNetDepthwise[state.range(0)];
-  ScopedIntraOpThreads threads(static_cast<int>(state.range(1)));
-  ConvGeometry g;
-  g.batch = 1;
-  g.in_channels = g.out_channels = g.groups = layer.channels;
-  g.in_h = g.in_w = layer.size;
-  g.kernel_h = g.kernel_w = 3;
-  g.stride_h = g.stride_w = layer.stride;
-  g.pad_h = g.pad_w = 1;
-  g.out_h = g.out_w = (layer.size - 1) / layer.stride + 1;
-  g.layout = ConvLayout::kNHWC;
-  const ConvAlgorithm& algorithm = *FindCpuConvAlgorithm("depthwise_direct", ConvLayout::kNHWC);
-  ForwardOperands operands(g);
-  CacheEvictor evictor(state.range(2) ? size_t{16} << 20 : 0);
-  const std::unique_ptr<PreparedConvWeight> prepared =
-      state.range(3) ? algorithm.PrepareWeight(g, operands.weight.data()) : nullptr;
-  operands.tensors.prepared_weight = prepared.get();
+// The benchmark loop of a forward run on `operands` (caches evicted before each run by `evictor`),
+// and its GFLOP/s counter.
+void TimeForward(benchmark::State& state, const ConvAlgorithm& algorithm, const ConvGeometry& g,
+                 const ForwardOperands& operands, CacheEvictor& evictor) {
   for (auto _ : state) {
     evictor.Evict(state);
     ScratchSpace scratch(Context::CPU());
     algorithm.Run(ConvDirection::kForward, g, operands.tensors, scratch);
     benchmark::ClobberMemory();
   }
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * g.multiply_adds() / 1e9,
+                                                 benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// Args: layer, threads, evict (1: stream 16 MB through the caches before each run), prepared (1:
+// the weight prepared once, as inference keeps it; 0: transposed by every call, as training).
+void BM_DepthwiseNhwc(benchmark::State& state) {
+  const DepthwiseLayer& layer = kMobileNetDepthwise[state.range(0)];
+  ScopedIntraOpThreads threads(static_cast<int>(state.range(1)));
+  const ConvLayer as_layer{"", layer.channels, layer.channels, 3, layer.stride, 1, layer.size};
+  ConvGeometry g = LayerGeometry(as_layer, ConvLayout::kNHWC, 1);
+  g.groups = layer.channels;
+  const ConvAlgorithm& algorithm = *FindCpuConvAlgorithm("depthwise_direct", ConvLayout::kNHWC);
+  ForwardOperands operands(g);
+  CacheEvictor evictor(state.range(2) ? size_t{16} << 20 : 0);
+  const std::unique_ptr<PreparedConvWeight> prepared =
+      state.range(3) ? algorithm.PrepareWeight(g, operands.weight.data()) : nullptr;
+  operands.tensors.prepared_weight = prepared.get();
+  TimeForward(state, algorithm, g, operands, evictor);
   state.SetLabel("depthwise_direct NHWC " + std::to_string(layer.channels) + " channels " +
                  std::to_string(layer.size) + "x" + std::to_string(layer.size) + " stride " +
                  std::to_string(layer.stride) + ", " + std::to_string(state.range(1)) +
@@ -201,19 +204,9 @@ BENCHMARK(BM_DepthwiseNhwc)
 // MobileNet-V2's first layer (3 -> 32 channels, 3x3, stride 2, pad 1, 224x224, batch 1) in
 // `layout`: the planner weighs direct_nchw (and a transform of its 1.6 MB output) against
 // direct_nhwc (and a transform of the 3-channel input).
+constexpr ConvLayer kMobileNetFirstLayer = {"3x3 3->32 s2 224x224", 3, 32, 3, 2, 1, 224};
 ConvGeometry MobileNetFirstLayer(ConvLayout layout) {
-  ConvGeometry g;
-  g.batch = 1;
-  g.in_channels = 3;
-  g.out_channels = 32;
-  g.groups = 1;
-  g.in_h = g.in_w = 224;
-  g.kernel_h = g.kernel_w = 3;
-  g.stride_h = g.stride_w = 2;
-  g.pad_h = g.pad_w = 1;
-  g.out_h = g.out_w = 112;
-  g.layout = layout;
-  return g;
+  return LayerGeometry(kMobileNetFirstLayer, layout, 1);
 }
 
 // Args: algorithm index (every forward algorithm that supports the layer), threads.
@@ -222,13 +215,8 @@ void BM_MobileNetFirstLayer(benchmark::State& state) {
   ScopedIntraOpThreads threads(static_cast<int>(state.range(1)));
   const ConvGeometry g = MobileNetFirstLayer(algorithm.layout());
   ForwardOperands operands(g);
-  for (auto _ : state) {
-    ScratchSpace scratch(Context::CPU());
-    algorithm.Run(ConvDirection::kForward, g, operands.tensors, scratch);
-    benchmark::ClobberMemory();
-  }
-  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * g.multiply_adds() / 1e9,
-                                                 benchmark::Counter::kIsIterationInvariantRate);
+  CacheEvictor no_eviction(0);
+  TimeForward(state, algorithm, g, operands, no_eviction);
   state.SetLabel(std::string(algorithm.name()) + " " + ActivationLayoutName(algorithm.layout()) +
                  ", " + std::to_string(state.range(1)) + " thread(s)");
 }
@@ -251,49 +239,27 @@ BENCHMARK(BM_MobileNetFirstLayer)
 // MobileNet-V2's pointwise layers at 7x7 (batch 1): input channels, output channels. Timed alone
 // their weights (0.6-1.6 MB) stay in cache from one run to the next; in a pass they come from
 // memory (the profiled in-pass times match the evicted runs here, not the hot ones).
-struct PointwiseLayer {
-  int64_t in_channels, out_channels;
-};
-constexpr PointwiseLayer kMobileNetPointwise7x7[] = {
-    {160, 960}, {960, 160}, {960, 320}, {320, 1280}};
-
-ConvGeometry MobileNetPointwise(const PointwiseLayer& layer, ConvLayout layout) {
-  ConvGeometry g;
-  g.batch = 1;
-  g.in_channels = layer.in_channels;
-  g.out_channels = layer.out_channels;
-  g.groups = 1;
-  g.in_h = g.in_w = g.out_h = g.out_w = 7;
-  g.kernel_h = g.kernel_w = 1;
-  g.stride_h = g.stride_w = 1;
-  g.layout = layout;
-  return g;
-}
+constexpr ConvLayer kMobileNetPointwise7x7[] = {{"1x1 160->960 7x7", 160, 960, 1, 1, 0, 7},
+                                                {"1x1 960->160 7x7", 960, 160, 1, 1, 0, 7},
+                                                {"1x1 960->320 7x7", 960, 320, 1, 1, 0, 7},
+                                                {"1x1 320->1280 7x7", 320, 1280, 1, 1, 0, 7}};
 
 // Args: algorithm index, layer, threads, evict (1: write 64 MB, more than the L3, before each
 // run). The weight is prepared once, as inference keeps it.
 void BM_MobileNetPointwise(benchmark::State& state) {
   const ConvAlgorithm& algorithm = *CpuConvAlgorithms()[state.range(0)];
-  const PointwiseLayer& layer = kMobileNetPointwise7x7[state.range(1)];
+  const ConvLayer& layer = kMobileNetPointwise7x7[state.range(1)];
   ScopedIntraOpThreads threads(static_cast<int>(state.range(2)));
-  const ConvGeometry g = MobileNetPointwise(layer, algorithm.layout());
+  const ConvGeometry g = LayerGeometry(layer, algorithm.layout(), 1);
   ForwardOperands operands(g);
   CacheEvictor evictor(state.range(3) ? size_t{64} << 20 : 0);
   const std::unique_ptr<PreparedConvWeight> prepared =
       algorithm.PrepareWeight(g, operands.weight.data());
   operands.tensors.prepared_weight = prepared.get();
-  for (auto _ : state) {
-    evictor.Evict(state);
-    ScratchSpace scratch(Context::CPU());
-    algorithm.Run(ConvDirection::kForward, g, operands.tensors, scratch);
-    benchmark::ClobberMemory();
-  }
-  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * g.multiply_adds() / 1e9,
-                                                 benchmark::Counter::kIsIterationInvariantRate);
+  TimeForward(state, algorithm, g, operands, evictor);
   state.SetLabel(std::string(algorithm.name()) + " " + ActivationLayoutName(algorithm.layout()) +
-                 " " + std::to_string(layer.in_channels) + "->" +
-                 std::to_string(layer.out_channels) + " 7x7, " + std::to_string(state.range(2)) +
-                 " thread(s), caches " + (state.range(3) ? "evicted" : "hot"));
+                 " " + layer.name + ", " + std::to_string(state.range(2)) + " thread(s), caches " +
+                 (state.range(3) ? "evicted" : "hot"));
 }
 void MobileNetPointwiseArgs(benchmark::internal::Benchmark* bench) {
   const auto& algorithms = CpuConvAlgorithms();
@@ -301,7 +267,7 @@ void MobileNetPointwiseArgs(benchmark::internal::Benchmark* bench) {
     for (int64_t layer = 0; layer < static_cast<int64_t>(std::size(kMobileNetPointwise7x7));
          ++layer) {
       const ConvGeometry g =
-          MobileNetPointwise(kMobileNetPointwise7x7[layer], algorithms[a]->layout());
+          LayerGeometry(kMobileNetPointwise7x7[layer], algorithms[a]->layout(), 1);
       if (!algorithms[a]->Supports(g, ConvDirection::kForward)) continue;
       for (int64_t threads : {1, 2}) {
         for (int64_t evict : {0, 1}) bench->Args({a, layer, threads, evict});
