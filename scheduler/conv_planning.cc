@@ -721,9 +721,8 @@ std::string ConvPlanReport::Format(bool verbose) const {
   }
   for (const PlannedDepthwiseBlock& block : depthwise_blocks) {
     out << "  depthwise block";
-    for (const std::string& stage : StagesOf(block.stages)) {
-      out << (stage == StagesOf(block.stages).front() ? " " : " -> ") << stage;
-    }
+    const std::vector<std::string> stages = StagesOf(block.stages);
+    for (size_t i = 0; i < stages.size(); ++i) out << (i == 0 ? " " : " -> ") << stages[i];
     out << ": fused " << FormatMs(block.fused_ms) << ", apart " << FormatMs(block.apart_ms)
         << (block.fuses() ? "" : " (kept apart: slower fused)") << '\n';
   }

@@ -210,28 +210,6 @@ std::vector<T> RandomValues(int64_t count, uint64_t seed) {
   return values;
 }
 
-// (outer, channels, spatial) <-> (outer, spatial, channels): activations NCHW <-> NHWC and
-// weights OIHW <-> OHWI.
-template <typename T>
-std::vector<T> MoveChannels(const std::vector<T>& x, int64_t outer, int64_t channels,
-                            int64_t spatial, bool to_last) {
-  std::vector<T> y(x.size());
-  for (int64_t n = 0; n < outer; ++n) {
-    for (int64_t c = 0; c < channels; ++c) {
-      for (int64_t s = 0; s < spatial; ++s) {
-        const int64_t first = (n * channels + c) * spatial + s,
-                      last = (n * spatial + s) * channels + c;
-        if (to_last) {
-          y[last] = x[first];
-        } else {
-          y[first] = x[last];
-        }
-      }
-    }
-  }
-  return y;
-}
-
 // The inputs of every direction in NCHW / OIHW.
 template <typename T>
 struct ConvInputs {
@@ -267,12 +245,13 @@ std::vector<T> RunInNCHW(const ConvAlgorithm& algorithm, ConvDirection direction
   const int64_t n = g.batch, c = g.in_channels, o = g.out_channels;
   auto to_layout = [&](const std::vector<T>& x, int64_t outer, int64_t channels, int64_t spatial) {
     if (blocked) return testing::MoveToBlocks(x, outer, channels, spatial, true);
-    return last ? MoveChannels(x, outer, channels, spatial, true) : x;
+    return last ? testing::MoveChannels(x, outer, channels, spatial, true) : x;
   };
   const std::vector<T> data = to_layout(in.data, n, c, g.in_spatial());
   const std::vector<T> weight =  // OIHW in NCHW16c too
-      last ? MoveChannels(in.weight, o, g.in_channels_per_group(), g.kernel_spatial(), true)
-           : in.weight;
+      last
+          ? testing::MoveChannels(in.weight, o, g.in_channels_per_group(), g.kernel_spatial(), true)
+          : in.weight;
   const std::vector<T> output_grad = to_layout(in.output_grad, n, o, g.out_spatial());
   const std::vector<T> residual = epilogue.residual != nullptr
                                       ? to_layout(*epilogue.residual, n, o, g.out_spatial())
@@ -317,7 +296,7 @@ std::vector<T> RunInNCHW(const ConvAlgorithm& algorithm, ConvDirection direction
     EXPECT_EQ(scratch.bytes_requested(), workspace) << "workspace of " << algorithm.name();
   }
   if (blocked) return testing::MoveToBlocks(result, outer, channels, spatial, false);
-  return last ? MoveChannels(result, outer, channels, spatial, false) : result;
+  return last ? testing::MoveChannels(result, outer, channels, spatial, false) : result;
 }
 
 // max |actual - expected| relative to max(1, max |expected|).

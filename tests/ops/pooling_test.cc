@@ -230,25 +230,6 @@ TEST(PoolingTest, WindowsWhollyInPaddingGiveZeroAndNoGradient) {
   }
 }
 
-// Transposes between (N, C, S) and (N, S, C) where S is the product of the spatial dims.
-std::vector<double> MoveChannels(const std::vector<double>& x, int64_t n, int64_t c, int64_t s,
-                                 bool to_last) {
-  std::vector<double> y(x.size());
-  for (int64_t b = 0; b < n; ++b) {
-    for (int64_t ch = 0; ch < c; ++ch) {
-      for (int64_t p = 0; p < s; ++p) {
-        const int64_t first = (b * c + ch) * s + p, last = (b * s + p) * c + ch;
-        if (to_last) {
-          y[last] = x[first];
-        } else {
-          y[first] = x[last];
-        }
-      }
-    }
-  }
-  return y;
-}
-
 // Channels-last pooling against the channels-first reference on transposed data.
 void CheckChannelsLast(Attrs attrs, const Shape& channels_first, const std::string& layout,
                        bool gradients) {

@@ -36,26 +36,46 @@ inline int64_t BroadcastIndex(const std::vector<int64_t>& coords, const Shape& o
   return Ravel(own, operand);
 }
 
-// (outer, channels, spatial) <-> (outer, channels / 16, spatial, 16): activations NCHW <->
-// NCHW16c, written out element by element (the library's transforms are tested against it).
-template <typename T>
-std::vector<T> MoveToBlocks(const std::vector<T>& x, int64_t outer, int64_t channels,
-                            int64_t spatial, bool to_blocks) {
+// Moves x between (outer, channels, spatial) — NCHW — and the layout that puts element (n, c, s) at
+// flat index `moved(n, c, s)`: to it when `to_moved`, else back from it. Written out element by
+// element (the library's transforms are tested against it).
+template <typename T, typename Moved>
+std::vector<T> MoveElements(const std::vector<T>& x, int64_t outer, int64_t channels,
+                            int64_t spatial, bool to_moved, Moved moved) {
   std::vector<T> y(x.size());
   for (int64_t n = 0; n < outer; ++n) {
     for (int64_t c = 0; c < channels; ++c) {
       for (int64_t s = 0; s < spatial; ++s) {
-        const int64_t plain = (n * channels + c) * spatial + s;
-        const int64_t blocked = (n * channels + c / 16 * 16) * spatial + s * 16 + c % 16;
-        if (to_blocks) {
-          y[blocked] = x[plain];
+        const int64_t plain = (n * channels + c) * spatial + s, other = moved(n, c, s);
+        if (to_moved) {
+          y[other] = x[plain];
         } else {
-          y[plain] = x[blocked];
+          y[plain] = x[other];
         }
       }
     }
   }
   return y;
+}
+
+// (outer, channels, spatial) <-> (outer, spatial, channels): activations NCHW <-> NHWC and
+// weights OIHW <-> OHWI.
+template <typename T>
+std::vector<T> MoveChannels(const std::vector<T>& x, int64_t outer, int64_t channels,
+                            int64_t spatial, bool to_last) {
+  return MoveElements(x, outer, channels, spatial, to_last, [&](int64_t n, int64_t c, int64_t s) {
+    return (n * spatial + s) * channels + c;
+  });
+}
+
+// (outer, channels, spatial) <-> (outer, channels / 16, spatial, 16): activations NCHW <->
+// NCHW16c.
+template <typename T>
+std::vector<T> MoveToBlocks(const std::vector<T>& x, int64_t outer, int64_t channels,
+                            int64_t spatial, bool to_blocks) {
+  return MoveElements(x, outer, channels, spatial, to_blocks, [&](int64_t n, int64_t c, int64_t s) {
+    return (n * channels + c / 16 * 16) * spatial + s * 16 + c % 16;
+  });
 }
 
 }  // namespace mxlite::testing
