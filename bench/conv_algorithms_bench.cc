@@ -9,8 +9,8 @@
 // 1 and 2 threads), the input hot or evicted from the caches before each run (as in a network,
 // where the previous layer just wrote it, partly out to L3), the weight prepared or not.
 // BM_MobileNetFirstLayer: MobileNet-V2's 3-channel first layer under every forward algorithm.
-// BM_MobileNetPointwise: MobileNet-V2's 1x1 layers at 7x7 under every forward algorithm, caches
-// hot or evicted before each run.
+// BM_MobileNetPointwise: MobileNet-V2's 1x1 layers at 14x14 and 7x7 under every forward algorithm,
+// caches hot or evicted (and the input read back in) before each run.
 //
 //   build-bench/bin/conv_algorithms_bench --benchmark_min_time=0.1
 #include <benchmark/benchmark.h>
@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "bench/resnet50_layers.h"
+#include "ops/cpu/cache_state.h"
 #include "ops/cpu/conv_algorithms.h"
 #include "ops/cpu/parallel.h"
 
@@ -140,29 +141,37 @@ struct ForwardOperands {
   ConvTensors<float> tensors;
 };
 
-// Writes `bytes` (a line at a time) outside the timed span before a run, so the run finds its
-// operands where a network's pass does: out of L2 (16 MB), or out of L3 too (64 MB). 0: no-op.
-class CacheEvictor {
+// Before each timed run, outside the timed span, puts the caches where a network's pass leaves
+// them (ops/cpu/cache_state.h): `bytes` written through them (16 MB: out of L2; 64 MB: out of L3
+// too), then the input read back in by the intra-op threads (which also wakes the pool's helpers,
+// asleep after the write). 0 bytes: no-op, the caches stay hot.
+class PassCaches {
  public:
-  explicit CacheEvictor(size_t bytes) : lines_(bytes / sizeof(float)) {}
-  void Evict(benchmark::State& state) {
-    if (lines_.empty()) return;
+  PassCaches(size_t bytes, const ForwardOperands& operands, const ConvGeometry& g)
+      : evictor_(bytes > 0 ? std::make_unique<CacheEvictor>(bytes) : nullptr),
+        input_(operands.data.data()),
+        input_bytes_(static_cast<size_t>(g.batch * g.in_channels * g.in_spatial()) *
+                     sizeof(float)) {}
+  void Prepare(benchmark::State& state) {
+    if (!evictor_) return;
     state.PauseTiming();
-    for (size_t i = 0; i < lines_.size(); i += 16) lines_[i] += 1.0f;
-    benchmark::ClobberMemory();
+    evictor_->Evict();
+    TouchForReading(input_, input_bytes_);
     state.ResumeTiming();
   }
 
  private:
-  std::vector<float> lines_;
+  std::unique_ptr<CacheEvictor> evictor_;
+  const void* input_;
+  size_t input_bytes_;
 };
 
-// The benchmark loop of a forward run on `operands` (caches evicted before each run by `evictor`),
-// and its GFLOP/s counter.
+// The benchmark loop of a forward run on `operands` (caches set before each run by `caches`), and
+// its GFLOP/s counter.
 void TimeForward(benchmark::State& state, const ConvAlgorithm& algorithm, const ConvGeometry& g,
-                 const ForwardOperands& operands, CacheEvictor& evictor) {
+                 const ForwardOperands& operands, PassCaches& caches) {
   for (auto _ : state) {
-    evictor.Evict(state);
+    caches.Prepare(state);
     ScratchSpace scratch(Context::CPU());
     algorithm.Run(ConvDirection::kForward, g, operands.tensors, scratch);
     benchmark::ClobberMemory();
@@ -181,11 +190,11 @@ void BM_DepthwiseNhwc(benchmark::State& state) {
   g.groups = layer.channels;
   const ConvAlgorithm& algorithm = *FindCpuConvAlgorithm("depthwise_direct", ConvLayout::kNHWC);
   ForwardOperands operands(g);
-  CacheEvictor evictor(state.range(2) ? size_t{16} << 20 : 0);
+  PassCaches caches(state.range(2) ? size_t{16} << 20 : 0, operands, g);
   const std::unique_ptr<PreparedConvWeight> prepared =
       state.range(3) ? algorithm.PrepareWeight(g, operands.weight.data()) : nullptr;
   operands.tensors.prepared_weight = prepared.get();
-  TimeForward(state, algorithm, g, operands, evictor);
+  TimeForward(state, algorithm, g, operands, caches);
   state.SetLabel("depthwise_direct NHWC " + std::to_string(layer.channels) + " channels " +
                  std::to_string(layer.size) + "x" + std::to_string(layer.size) + " stride " +
                  std::to_string(layer.stride) + ", " + std::to_string(state.range(1)) +
@@ -215,8 +224,8 @@ void BM_MobileNetFirstLayer(benchmark::State& state) {
   ScopedIntraOpThreads threads(static_cast<int>(state.range(1)));
   const ConvGeometry g = MobileNetFirstLayer(algorithm.layout());
   ForwardOperands operands(g);
-  CacheEvictor no_eviction(0);
-  TimeForward(state, algorithm, g, operands, no_eviction);
+  PassCaches hot(0, operands, g);
+  TimeForward(state, algorithm, g, operands, hot);
   state.SetLabel(std::string(algorithm.name()) + " " + ActivationLayoutName(algorithm.layout()) +
                  ", " + std::to_string(state.range(1)) + " thread(s)");
 }
@@ -236,27 +245,28 @@ BENCHMARK(BM_MobileNetFirstLayer)
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 
-// MobileNet-V2's pointwise layers at 7x7 (batch 1): input channels, output channels. Timed alone
-// their weights (0.6-1.6 MB) stay in cache from one run to the next; in a pass they come from
-// memory (the profiled in-pass times match the evicted runs here, not the hot ones).
-constexpr ConvLayer kMobileNetPointwise7x7[] = {{"1x1 160->960 7x7", 160, 960, 1, 1, 0, 7},
-                                                {"1x1 960->160 7x7", 960, 160, 1, 1, 0, 7},
-                                                {"1x1 960->320 7x7", 960, 320, 1, 1, 0, 7},
-                                                {"1x1 320->1280 7x7", 320, 1280, 1, 1, 0, 7}};
+// MobileNet-V2's pointwise layers at 14x14 and 7x7 (batch 1). Timed alone their weights
+// (0.1-1.6 MB) stay in cache from one run to the next; in a pass they come from memory (the
+// profiled in-pass times match the evicted runs here, not the hot ones).
+constexpr ConvLayer kMobileNetPointwise[] = {
+    {"1x1 64->384 14x14", 64, 384, 1, 1, 0, 14}, {"1x1 384->64 14x14", 384, 64, 1, 1, 0, 14},
+    {"1x1 96->576 14x14", 96, 576, 1, 1, 0, 14}, {"1x1 576->96 14x14", 576, 96, 1, 1, 0, 14},
+    {"1x1 160->960 7x7", 160, 960, 1, 1, 0, 7},  {"1x1 960->160 7x7", 960, 160, 1, 1, 0, 7},
+    {"1x1 960->320 7x7", 960, 320, 1, 1, 0, 7},  {"1x1 320->1280 7x7", 320, 1280, 1, 1, 0, 7}};
 
-// Args: algorithm index, layer, threads, evict (1: write 64 MB, more than the L3, before each
-// run). The weight is prepared once, as inference keeps it.
+// Args: algorithm index, layer, threads, evict (1: write 64 MB, more than the L3, and read the
+// input back in before each run). The weight is prepared once, as inference keeps it.
 void BM_MobileNetPointwise(benchmark::State& state) {
   const ConvAlgorithm& algorithm = *CpuConvAlgorithms()[state.range(0)];
-  const ConvLayer& layer = kMobileNetPointwise7x7[state.range(1)];
+  const ConvLayer& layer = kMobileNetPointwise[state.range(1)];
   ScopedIntraOpThreads threads(static_cast<int>(state.range(2)));
   const ConvGeometry g = LayerGeometry(layer, algorithm.layout(), 1);
   ForwardOperands operands(g);
-  CacheEvictor evictor(state.range(3) ? size_t{64} << 20 : 0);
+  PassCaches caches(state.range(3) ? size_t{64} << 20 : 0, operands, g);
   const std::unique_ptr<PreparedConvWeight> prepared =
       algorithm.PrepareWeight(g, operands.weight.data());
   operands.tensors.prepared_weight = prepared.get();
-  TimeForward(state, algorithm, g, operands, evictor);
+  TimeForward(state, algorithm, g, operands, caches);
   state.SetLabel(std::string(algorithm.name()) + " " + ActivationLayoutName(algorithm.layout()) +
                  " " + layer.name + ", " + std::to_string(state.range(2)) + " thread(s), caches " +
                  (state.range(3) ? "evicted" : "hot"));
@@ -264,10 +274,8 @@ void BM_MobileNetPointwise(benchmark::State& state) {
 void MobileNetPointwiseArgs(benchmark::internal::Benchmark* bench) {
   const auto& algorithms = CpuConvAlgorithms();
   for (int64_t a = 0; a < static_cast<int64_t>(algorithms.size()); ++a) {
-    for (int64_t layer = 0; layer < static_cast<int64_t>(std::size(kMobileNetPointwise7x7));
-         ++layer) {
-      const ConvGeometry g =
-          LayerGeometry(kMobileNetPointwise7x7[layer], algorithms[a]->layout(), 1);
+    for (int64_t layer = 0; layer < static_cast<int64_t>(std::size(kMobileNetPointwise)); ++layer) {
+      const ConvGeometry g = LayerGeometry(kMobileNetPointwise[layer], algorithms[a]->layout(), 1);
       if (!algorithms[a]->Supports(g, ConvDirection::kForward)) continue;
       for (int64_t threads : {1, 2}) {
         for (int64_t evict : {0, 1}) bench->Args({a, layer, threads, evict});

@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "memory/storage.h"
 #include "ops/conv/tuner.h"
+#include "ops/cpu/cache_state.h"
 #include "ops/cpu/layout_transform.h"
 #include "scheduler/executor.h"
 #include "scheduler/initializer.h"
@@ -64,14 +65,12 @@ constexpr size_t kEvictionBytes = size_t{16} << 20;
 double TimeTransformOnCpuMs(const Shape& shape, ActivationLayout from, ActivationLayout to,
                             DType dtype) {
   const size_t bytes = static_cast<size_t>(shape.size()) * DTypeSize(dtype);
-  TimingBuffer in(bytes), out(bytes), eviction(kEvictionBytes);
+  TimingBuffer in(bytes), out(bytes);
+  cpu::CacheEvictor evictor(kEvictionBytes);
   const Shape nchw = NchwShape(shape, from);
-  auto* lines = static_cast<volatile unsigned char*>(eviction.data());
   return conv::TimeCandidate(
              [&] { cpu::TransformLayout(in.data(), nchw, from, to, out.data(), dtype); }, {},
-             [&] {
-               for (size_t i = 0; i < kEvictionBytes; i += 64) lines[i] = lines[i] + 1;
-             })
+             [&] { evictor.Evict(); })
       .median_ms;
 }
 
