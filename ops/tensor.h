@@ -55,6 +55,8 @@ class TempSpace {
   TempSpace(const TempSpace&) = delete;
   TempSpace& operator=(const TempSpace&) = delete;
   size_t capacity() const { return block_.size; }
+  // The current block (null before the first call that needed one); valid until it grows.
+  const void* data() const { return block_.ptr; }
 
  private:
   friend class ScratchSpace;

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "memory/storage.h"
+#include "ops/cpu/cache_state.h"
 #include "ops/cpu/parallel.h"
 
 namespace mxlite::conv {
@@ -26,18 +27,21 @@ class TuningTensors {
     switch (direction) {
       case ConvDirection::kForward:
         data_ = Random(data);
+        input_bytes_ = Bytes(data);
         weight_ = Random(weight);
         bias_ = Random(g.out_channels);
         output_ = Random(output);
         break;
       case ConvDirection::kBackwardData:
         output_grad_ = Random(output);
+        input_bytes_ = Bytes(output);
         weight_ = Random(weight);
         data_grad_ = Random(data);
         break;
       case ConvDirection::kBackwardFilter:
         data_ = Random(data);
         output_grad_ = Random(output);
+        input_bytes_ = Bytes(output);
         weight_grad_ = Random(weight);
         break;
     }
@@ -47,6 +51,15 @@ class TuningTensors {
   }
   TuningTensors(const TuningTensors&) = delete;
   TuningTensors& operator=(const TuningTensors&) = delete;
+
+  // The caches as a pass leaves them for this layer: everything out (the weight was last read a
+  // pass ago), then the workspace (the layer before used the same temporary space) and what the
+  // layer before just wrote (the data going forward, the output gradient going back) read back in.
+  void PrepareCaches(ConvDirection direction) {
+    evictor_.Evict();
+    cpu::TouchForReading(scratch_backing_.data(), scratch_backing_.capacity());
+    cpu::TouchForReading(direction == ConvDirection::kForward ? data_ : output_grad_, input_bytes_);
+  }
 
   // One run; with `prepared_weight` (forward, float32) the algorithm's prepared weight, made on
   // its first run and kept.
@@ -74,6 +87,10 @@ class TuningTensors {
             as(output_), as(data_grad_), as(weight_grad_)};
   }
 
+  size_t Bytes(int64_t count) const {
+    return static_cast<size_t>(std::max<int64_t>(count, 0)) * DTypeSize(dtype_);
+  }
+
   void* Random(int64_t count) {
     if (count <= 0) return nullptr;
     const size_t bytes = static_cast<size_t>(count) * DTypeSize(dtype_);
@@ -93,6 +110,8 @@ class TuningTensors {
 
   DType dtype_;
   TempSpace scratch_backing_;  // the candidates' workspace, reused across runs
+  cpu::CacheEvictor evictor_;
+  size_t input_bytes_ = 0;  // of the tensor PrepareCaches reads back in
   std::vector<StorageHandle> blocks_;
   void* data_ = nullptr;
   void* weight_ = nullptr;
@@ -201,9 +220,15 @@ std::vector<Candidate> CpuConvCandidates(const ConvGeometry& g, ConvDirection di
       candidate.unsupported = UnsupportedReason(*algorithm, g);
     } else {
       candidate.workspace_bytes = algorithm->WorkspaceBytes(g, direction, dtype);
-      candidate.run = [tensors, algorithm, direction, g, dtype, prepared_weight] {
+      auto ensure_tensors = [tensors, direction, g, dtype] {
         if (!*tensors) *tensors = std::make_unique<TuningTensors>(g, direction, dtype);
-        (*tensors)->Run(*algorithm, direction, g, prepared_weight);
+        return tensors->get();
+      };
+      candidate.before_run = [ensure_tensors, direction] {
+        ensure_tensors()->PrepareCaches(direction);
+      };
+      candidate.run = [ensure_tensors, algorithm, direction, g, prepared_weight] {
+        ensure_tensors()->Run(*algorithm, direction, g, prepared_weight);
       };
     }
     candidates.push_back(std::move(candidate));

@@ -233,8 +233,9 @@ Selection SelectCandidate(const std::string& label, const std::vector<Candidate>
     if (!eligible[i]) continue;
     MeasuredCandidate& measured = record.candidates[i];
     try {
-      measured.time_ms = timer ? timer(candidates[i]).median_ms
-                               : TimeCandidate(candidates[i].run).median_ms;
+      measured.time_ms =
+          timer ? timer(candidates[i]).median_ms
+                : TimeCandidate(candidates[i].run, {}, candidates[i].before_run).median_ms;
       ++selection.candidates_timed;
     } catch (const std::exception& error) {
       measured.skip_reason = std::string("failed: ") + error.what();

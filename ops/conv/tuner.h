@@ -79,6 +79,9 @@ struct Candidate {
   bool tensor_cores = false;
   std::string unsupported;    // why it cannot run this problem; empty when it can
   std::function<void()> run;  // one complete, synchronous run (waits for the device)
+  // Before every run, outside the timed span: puts the caches in the state the run meets in a
+  // pass (CPU candidates: weights evicted, input warm; ops/cpu/cache_state.h). Empty: none.
+  std::function<void()> before_run;
 };
 
 struct TuningPolicy {

@@ -224,6 +224,36 @@ TEST(ConvTunerTiming, BeforeEachPrecedesEveryRunOutsideTheTiming) {
   EXPECT_LT(timing.median_ms, 30.0);
 }
 
+TEST(ConvTunerTiming, SelectionRunsEachCandidatesPreparationBeforeEachOfItsRuns) {
+  // Without a timer of its own the tuner times the real runs; a preparation far slower than
+  // either run must neither be timed nor decide the pick.
+  std::string order;
+  auto candidate = [&](const std::string& name, char tag, int run_ms) {
+    Candidate c = Fake(name, 0);
+    c.run = [&order, tag, run_ms] {
+      order += tag;
+      std::this_thread::sleep_for(std::chrono::milliseconds(run_ms));
+    };
+    c.before_run = [&order] {
+      order += 'b';
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    };
+    return c;
+  };
+  const std::vector<Candidate> candidates = {candidate("slow", 's', 8), candidate("quick", 'q', 1)};
+  Selection selection = SelectCandidate("conv0", candidates, Policy(TuneMode::kFastest),
+                                        CandidateTimer{}, [](const std::vector<Candidate>&) {
+                                          return std::vector<size_t>{0, 1};
+                                        });
+  EXPECT_EQ(selection.record.algorithm, "quick");
+  EXPECT_LT(Entry(selection.record, "quick").time_ms, 8.0);
+  ASSERT_FALSE(order.empty());
+  for (size_t i = 0; i < order.size(); i += 2) {
+    ASSERT_EQ(order[i], 'b') << order;
+    ASSERT_NE(order[i + 1], 'b') << order;
+  }
+}
+
 TEST(ConvTunerTiming, TheCapStopsASlowCandidateAfterOneTimedRun) {
   int calls = 0;
   TimingOptions options;
@@ -530,6 +560,9 @@ TEST(CpuConvTuning, EveryCandidateRunsAndWorkspacesMatchTheAlgorithms) {
         ++runnable;
         EXPECT_EQ(candidate.workspace_bytes,
                   algorithm->WorkspaceBytes(g, direction, DType::kFloat32));
+        // Timed as a pass runs it: the caches set before every run.
+        ASSERT_TRUE(candidate.before_run) << candidate.algorithm;
+        EXPECT_NO_THROW(candidate.before_run()) << candidate.algorithm;
         EXPECT_NO_THROW(candidate.run()) << candidate.algorithm;
       }
       EXPECT_GE(runnable, 1);
