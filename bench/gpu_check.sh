@@ -26,8 +26,12 @@
 #      --compare-plan --device gpu` (both plans bound, timed pass by pass in turn), tabled by
 #      bench/conv_planning_report.py; and ResNet-50 training steps (batch 16) under both plans.
 #
+#   8. (stage `explain`, not in the default set) ResNet-18 batch 1, fp32 and TF32, under the plans
+#      none, local and global, each pass profiled step by step: the planner's prediction beside the
+#      measured time node by node (bench/profile_compare.py), for plans that mispredict;
+#
 #   bench/gpu_check.sh [STAGE ...]     # stages: tests nccl onnx train (default), fp16, layers,
-#                                      # planning
+#                                      # planning, explain
 #
 # $OUT (default /tmp/gpu_check) gets summary.txt, logs.tar.gz (every log) and the profile summary;
 # the tail of the output is the summary. Python is the machine's python3 (PyTorch with CUDA).
@@ -265,6 +269,33 @@ if [[ " $stages " == *" planning "* ]]; then
       --warmup 5 --iters 40 --compare-plan >"$log" 2>&1
     note "planning resnet50 training b16 fp32: $(grep -E '^(local|global|speedup)' "$log" | tr '\n' ' ')"
   fi
+fi
+
+# --- 8. predictions against profiled passes, node by node ---------------------------------------
+if [[ " $stages " == *" explain "* ]]; then
+  models=$out/models
+  [ -f "$models/resnet18.onnx" ] ||
+    (cd bench && timeout 240 python3 onnx_models.py "$models" resnet18) >"$out/export.log" 2>&1 ||
+    { note "export failed: $(tail -3 "$out/export.log")"; exit 1; }
+  for math in ${EXPLAIN_MATHS:-tf32 fp32}; do
+    conversion=0
+    [ $math = tf32 ] && conversion=1
+    for plan in none local global; do
+      dir=$out/explain-$math-$plan
+      mkdir -p "$dir"
+      # Unprofiled first (the plan's real latency), then profiled (per-step synchronised).
+      MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION=$conversion timeout 120 build/bin/mxlite bench \
+        "$models/resnet18.onnx" --device gpu --batch 1 --warmup 10 --iters 200 --plan $plan \
+        >"$dir/latency.log" 2>&1
+      (cd "$dir" && MXNET_TUNING_REPORT=layers MXNET_PROFILER_AUTOSTART=1 \
+         MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION=$conversion timeout 120 \
+         "$OLDPWD/build/bin/mxlite" bench "$models/resnet18.onnx" --device gpu --batch 1 \
+         --warmup 0 --iters 50 --plan $plan >report.log 2>&1)
+      note "explain resnet18 b1 $math plan $plan: $(grep -E 'p50|plan:' "$dir/latency.log" | tr '\n' ' ')"
+    done
+    python3 bench/profile_compare.py none="$out/explain-$math-none" local="$out/explain-$math-local" \
+      global="$out/explain-$math-global" | tee -a "$summary"
+  done
 fi
 
 # --- 3. Fashion-MNIST training on the GPU --------------------------------------------------------
