@@ -4,6 +4,8 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <utility>
+#include <vector>
 
 #include "core/error.h"
 #include "memory/storage.h"
@@ -28,21 +30,21 @@ class TuningTensors {
       case ConvDirection::kForward:
         data_ = Random(data);
         input_bytes_ = Bytes(data);
-        weight_ = Random(weight);
-        bias_ = Random(g.out_channels);
-        output_ = Random(output);
+        weight_ = Cold(Random(weight), weight);
+        bias_ = Cold(Random(g.out_channels), g.out_channels);
+        output_ = Cold(Random(output), output);
         break;
       case ConvDirection::kBackwardData:
         output_grad_ = Random(output);
         input_bytes_ = Bytes(output);
-        weight_ = Random(weight);
-        data_grad_ = Random(data);
+        weight_ = Cold(Random(weight), weight);
+        data_grad_ = Cold(Random(data), data);
         break;
       case ConvDirection::kBackwardFilter:
-        data_ = Random(data);
+        data_ = Cold(Random(data), data);  // read in the forward, long before
         output_grad_ = Random(output);
         input_bytes_ = Bytes(output);
-        weight_grad_ = Random(weight);
+        weight_grad_ = Cold(Random(weight), weight);
         break;
     }
   }
@@ -52,13 +54,19 @@ class TuningTensors {
   TuningTensors(const TuningTensors&) = delete;
   TuningTensors& operator=(const TuningTensors&) = delete;
 
-  // The caches as a pass leaves them for this layer: everything out (the weight was last read a
-  // pass ago), then the workspace (the layer before used the same temporary space) and what the
-  // layer before just wrote (the data going forward, the output gradient going back) read back in.
-  void PrepareCaches(ConvDirection direction) {
-    evictor_.Evict();
+  // The caches as a pass leaves them for this layer: its weight (as `algorithm` reads it, prepared
+  // or not) and the tensors it writes last touched a pass ago, out of every level; the workspace
+  // (the layer before used the same temporary space) and what the layer before just wrote (the
+  // data going forward, the output gradient going back) in.
+  void PrepareCaches(const ConvAlgorithm& algorithm, ConvDirection direction) {
+    for (const auto& [data, bytes] : cold_) cpu::FlushFromCaches(data, bytes);
+    auto prepared = prepared_.find(&algorithm);
+    if (prepared != prepared_.end() && prepared->second != nullptr) {
+      FlushPrepared(*prepared->second);
+    }
     cpu::TouchForReading(scratch_backing_.data(), scratch_backing_.capacity());
-    cpu::TouchForReading(direction == ConvDirection::kForward ? data_ : output_grad_, input_bytes_);
+    cpu::TouchForReading(direction == ConvDirection::kForward ? data_ : output_grad_,
+                         input_bytes_);
   }
 
   // One run; with `prepared_weight` (forward, float32) the algorithm's prepared weight, made on
@@ -91,6 +99,20 @@ class TuningTensors {
     return static_cast<size_t>(std::max<int64_t>(count, 0)) * DTypeSize(dtype_);
   }
 
+  static void FlushPrepared(const cpu::PreparedConvWeight& prepared) {
+    for (const cpu::PackedGemmOperand& group : prepared.groups) {
+      cpu::FlushFromCaches(group.panels(), group.bytes());
+    }
+    cpu::FlushFromCaches(prepared.by_tap.data(), prepared.by_tap.size() * sizeof(float));
+    cpu::FlushFromCaches(prepared.reordered.data(), prepared.reordered.size() * sizeof(float));
+  }
+
+  // Marks `count` elements at `data` as last touched a pass ago (PrepareCaches flushes them).
+  void* Cold(void* data, int64_t count) {
+    cold_.emplace_back(data, Bytes(count));
+    return data;
+  }
+
   void* Random(int64_t count) {
     if (count <= 0) return nullptr;
     const size_t bytes = static_cast<size_t>(count) * DTypeSize(dtype_);
@@ -110,7 +132,7 @@ class TuningTensors {
 
   DType dtype_;
   TempSpace scratch_backing_;  // the candidates' workspace, reused across runs
-  cpu::CacheEvictor evictor_;
+  std::vector<std::pair<const void*, size_t>> cold_;  // flushed before each run
   size_t input_bytes_ = 0;  // of the tensor PrepareCaches reads back in
   std::vector<StorageHandle> blocks_;
   void* data_ = nullptr;
@@ -224,8 +246,8 @@ std::vector<Candidate> CpuConvCandidates(const ConvGeometry& g, ConvDirection di
         if (!*tensors) *tensors = std::make_unique<TuningTensors>(g, direction, dtype);
         return tensors->get();
       };
-      candidate.before_run = [ensure_tensors, direction] {
-        ensure_tensors()->PrepareCaches(direction);
+      candidate.before_run = [ensure_tensors, algorithm, direction] {
+        ensure_tensors()->PrepareCaches(*algorithm, direction);
       };
       candidate.run = [ensure_tensors, algorithm, direction, g, prepared_weight] {
         ensure_tensors()->Run(*algorithm, direction, g, prepared_weight);

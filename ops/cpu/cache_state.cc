@@ -1,8 +1,10 @@
 #include "ops/cpu/cache_state.h"
 
 #include <algorithm>
-#include <fstream>
-#include <string>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 #include "ops/cpu/parallel.h"
 
@@ -10,39 +12,8 @@ namespace mxlite::cpu {
 namespace {
 
 constexpr size_t kCacheLine = 64;
-constexpr size_t kMinEvictionBytes = size_t{16} << 20;
-
-// The largest cache sysfs lists for CPU 0, or 0 when it lists none.
-size_t LargestCacheBytes() {
-  size_t largest = 0;
-  for (int index = 0; index < 8; ++index) {
-    std::ifstream file("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) +
-                       "/size");
-    std::string text;
-    if (file >> text) largest = std::max(largest, ParseCacheSizeText(text));
-  }
-  return largest;
-}
 
 }  // namespace
-
-size_t ParseCacheSizeText(const std::string& text) {
-  size_t digits = 0;
-  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
-  if (digits == 0 || digits > 9) return 0;  // 9 digits times 1 GiB still fits
-  const std::string unit = text.substr(digits);
-  size_t scale = 0;
-  if (unit.empty()) scale = 1;
-  if (unit == "K") scale = size_t{1} << 10;
-  if (unit == "M") scale = size_t{1} << 20;
-  if (unit == "G") scale = size_t{1} << 30;
-  return static_cast<size_t>(std::stoull(text.substr(0, digits))) * scale;
-}
-
-size_t CacheEvictor::DefaultBytes() {
-  static const size_t bytes = std::max(kMinEvictionBytes, 2 * LargestCacheBytes());
-  return bytes;
-}
 
 CacheEvictor::CacheEvictor(size_t bytes)
     : bytes_(bytes), buffer_(Storage::Global().Alloc(std::max<size_t>(bytes, 1), Context::CPU())) {}
@@ -54,6 +25,22 @@ void CacheEvictor::Evict() {
   auto* lines = static_cast<volatile unsigned char*>(buffer_.ptr);
   const auto value = static_cast<unsigned char>(++evictions_);
   for (size_t i = 0; i < bytes_; i += kCacheLine) lines[i] = value;
+}
+
+void FlushFromCaches(const void* data, size_t bytes) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (data == nullptr || bytes == 0) return;
+  // From the line holding the first byte to the one holding the last.
+  const auto first = reinterpret_cast<uintptr_t>(data) & ~uintptr_t{kCacheLine - 1};
+  const auto end = reinterpret_cast<uintptr_t>(data) + bytes;
+  for (uintptr_t line = first; line < end; line += kCacheLine) {
+    _mm_clflush(reinterpret_cast<const void*>(line));
+  }
+  _mm_mfence();  // the flushes are done before what follows reads memory
+#else
+  static_cast<void>(data);
+  static_cast<void>(bytes);
+#endif
 }
 
 void TouchForReading(const void* data, size_t bytes) {

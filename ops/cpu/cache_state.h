@@ -1,24 +1,29 @@
 // Cache states for timing CPU kernels as a pass meets them (the convolution tuner, the planner's
-// layout-transform and node costs, benchmarks).
+// layout-transform costs, benchmarks).
 //
-//   CacheEvictor evictor;                 // DefaultBytes(): twice the last-level cache
 //   conv::TimeCandidate(run, {}, [&] {
-//     evictor.Evict();                    // what the layer reads last touched a pass ago...
-//     TouchForReading(input, input_bytes);  // ...but its input just written by the layer before
+//     FlushFromCaches(weight, weight_bytes);  // last read a pass ago: comes from memory
+//     TouchForReading(input, input_bytes);    // just written by the layer before: cached
 //   });
 //
 // Why. A kernel timed back to back finds its weight in the caches; in a pass the weight was last
 // read a whole pass (tens of MB of other weights and activations) ago and comes from memory, while
 // the input was written by the layer just before. Timed hot, a 3x3 256->256 Winograd layer at
 // 14x14 read 1.78 ms and ran 2.8-3.0 ms in ResNet-18's pass (its transformed weight is 9.4 MB);
-// the tuner then preferred it to a direct kernel that loses less to memory (bench/RESULTS.md).
+// the tuner then preferred it to a direct kernel that loses less to memory (bench/RESULTS.md,
+// "Predictions against passes").
 //
-// Thread safety: an evictor is used by one thread at a time; separate evictors are independent.
+// FlushFromCaches writes back and drops exactly the given lines (clflush), so its cost follows the
+// operands, not the machine: writing twice the last-level cache through instead took 10+ ms per
+// timed run on a GPU host's large L3, and the tuning in the test suite ran past its time limit.
+// CacheEvictor writes a fixed number of bytes through the caches (the planner's transform costs
+// and benchmarks, where "a few MB of other work since" is the state wanted).
+//
+// Thread safety: an evictor is used by one thread at a time; the functions are thread-safe.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <string>
 
 #include "memory/storage.h"
 
@@ -26,11 +31,7 @@ namespace mxlite::cpu {
 
 class CacheEvictor {
  public:
-  // Twice the last-level cache this machine reports (sysfs), at least 16 MiB: written through
-  // once, it leaves no line of what came before in any level.
-  static size_t DefaultBytes();
-
-  explicit CacheEvictor(size_t bytes = DefaultBytes());
+  explicit CacheEvictor(size_t bytes);
   ~CacheEvictor();
   CacheEvictor(const CacheEvictor&) = delete;
   CacheEvictor& operator=(const CacheEvictor&) = delete;
@@ -42,18 +43,19 @@ class CacheEvictor {
 
  private:
   size_t bytes_;
-  StorageHandle buffer_;  // pooled: an evictor made per tuned problem reuses the last one's pages
+  StorageHandle buffer_;  // pooled: a new evictor of the same size reuses the last one's pages
   uint64_t evictions_ = 0;
 };
 
-// A cache size as sysfs writes it ("32768K", "1M", "512") in bytes; 0 when it is not one.
-size_t ParseCacheSizeText(const std::string& text);
+// Writes back (if dirty) and drops from every cache level each line of [data, data + bytes); the
+// next access reads memory. Null or empty: nothing. On CPUs other than x86 a no-op (timed hot).
+void FlushFromCaches(const void* data, size_t bytes);
 
 // Reads one byte in every cache line of [data, data + bytes), the range split among the intra-op
 // threads (ops/cpu/parallel.h) as an op's threads would have written it: brings it into the caches
 // as the op before leaves it. Runs a ParallelFor even for an empty range, so the pool's helpers
-// are awake and spinning for the next one: after an eviction long enough to put them to sleep,
-// a timed run would otherwise pay their wake-up, which a pass of back-to-back ops does not.
+// are awake and spinning for the next one: after work long enough to put them to sleep, a timed
+// run would otherwise pay their wake-up, which a pass of back-to-back ops does not.
 void TouchForReading(const void* data, size_t bytes);
 
 }  // namespace mxlite::cpu

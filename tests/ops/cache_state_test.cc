@@ -1,11 +1,10 @@
-// Cache states for timing: the eviction size follows the machine's caches, touching reads without
-// writing and copes with any range, and the CPU tuner's candidates set the caches before each run.
+// Cache states for timing: flushing keeps every value (dirty lines are written back first),
+// touching reads without writing, both cope with any range, and the evictor writes only its own
+// buffer.
 #include "ops/cpu/cache_state.h"
 
 #include <gtest/gtest.h>
 
-#include <cstring>
-#include <fstream>
 #include <numeric>
 #include <vector>
 
@@ -14,31 +13,20 @@
 namespace mxlite::cpu {
 namespace {
 
-TEST(CacheState, ParsesSysfsCacheSizes) {
-  EXPECT_EQ(ParseCacheSizeText("32768K"), size_t{32} << 20);
-  EXPECT_EQ(ParseCacheSizeText("1M"), size_t{1} << 20);
-  EXPECT_EQ(ParseCacheSizeText("512"), size_t{512});
-  EXPECT_EQ(ParseCacheSizeText(""), size_t{0});
-  EXPECT_EQ(ParseCacheSizeText("K"), size_t{0});
-  EXPECT_EQ(ParseCacheSizeText("12Q"), size_t{0});
-  EXPECT_EQ(ParseCacheSizeText("99999999999999999999K"), size_t{0});  // not a size, no throw
-}
+const size_t kRanges[] = {0, 1, 63, 64, 65, 4097};
 
-TEST(CacheState, TheEvictionCoversTwiceTheLargestCacheAndAtLeast16MiB) {
-  const size_t bytes = CacheEvictor::DefaultBytes();
-  EXPECT_GE(bytes, size_t{16} << 20);
-  for (int index = 0; index < 8; ++index) {
-    std::ifstream file("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) +
-                       "/size");
-    std::string text;
-    if (file >> text) {
-      EXPECT_GE(bytes, 2 * ParseCacheSizeText(text)) << "cache index" << index;
+TEST(CacheState, FlushingKeepsEveryValueWrittenJustBefore) {
+  std::vector<unsigned char> data(100003);
+  for (size_t bytes : kRanges) {
+    for (size_t offset : {size_t{0}, size_t{7}}) {  // aligned and unaligned starts
+      for (size_t i = 0; i < bytes; ++i) data[offset + i] = static_cast<unsigned char>(i * 7 + 1);
+      FlushFromCaches(data.data() + offset, bytes);
+      for (size_t i = 0; i < bytes; ++i) {
+        ASSERT_EQ(data[offset + i], static_cast<unsigned char>(i * 7 + 1)) << bytes << " " << i;
+      }
     }
   }
-  CacheEvictor evictor(size_t{1} << 20);
-  EXPECT_EQ(evictor.bytes(), size_t{1} << 20);
-  evictor.Evict();
-  evictor.Evict();
+  FlushFromCaches(nullptr, 4096);  // nothing to flush
 }
 
 TEST(CacheState, TouchingReadsAnyRangeOnAnyThreadCountAndWritesNothing) {
@@ -47,13 +35,23 @@ TEST(CacheState, TouchingReadsAnyRangeOnAnyThreadCountAndWritesNothing) {
   const std::vector<unsigned char> before = data;
   for (int threads : {1, 2, 3}) {
     ScopedIntraOpThreads scope(threads);
-    for (size_t bytes : {size_t{0}, size_t{1}, size_t{63}, size_t{64}, size_t{65}, data.size()}) {
+    for (size_t bytes : kRanges) {
       TouchForReading(data.data(), bytes);
-      TouchForReading(data.data() + 7, bytes > 7 ? bytes - 7 : 0);  // unaligned start
+      TouchForReading(data.data() + 7, bytes);  // unaligned start
     }
+    TouchForReading(data.data(), data.size());
     TouchForReading(nullptr, 4096);  // nothing to read; the pool still runs its empty job
   }
   EXPECT_EQ(data, before);
+}
+
+TEST(CacheState, TheEvictorWritesOnlyItsOwnBuffer) {
+  std::vector<unsigned char> neighbour(4096, 5);
+  CacheEvictor evictor(size_t{1} << 20);
+  EXPECT_EQ(evictor.bytes(), size_t{1} << 20);
+  evictor.Evict();
+  evictor.Evict();
+  EXPECT_EQ(neighbour, std::vector<unsigned char>(4096, 5));
 }
 
 }  // namespace
