@@ -28,7 +28,8 @@
 #
 #   8. (stage `explain`, not in the default set) ResNet-18 batch 1, fp32 and TF32, under the plans
 #      none, local and global, each pass profiled step by step: the planner's prediction beside the
-#      measured time node by node (bench/profile_compare.py), for plans that mispredict;
+#      measured time node by node (bench/profile_compare.py), for plans that mispredict; each plan's
+#      latency also with the convolution fusions off, and PyTorch's beside them;
 #
 #   bench/gpu_check.sh [STAGE ...]     # stages: tests nccl onnx train (default), fp16, layers,
 #                                      # planning, explain
@@ -292,7 +293,18 @@ if [[ " $stages " == *" explain "* ]]; then
          "$OLDPWD/build/bin/mxlite" bench "$models/resnet18.onnx" --device gpu --batch 1 \
          --warmup 0 --iters 50 --plan $plan >report.log 2>&1)
       note "explain resnet18 b1 $math plan $plan: $(grep -E 'p50|plan:' "$dir/latency.log" | tr '\n' ' ')"
+      # The same plan with the convolution fusions off (relu and residual additions as steps).
+      MXNET_CONV_FUSE_ACTIVATION=0 MXNET_CONV_FUSE_RESIDUAL=0 \
+        MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION=$conversion timeout 120 build/bin/mxlite bench \
+        "$models/resnet18.onnx" --device gpu --batch 1 --warmup 10 --iters 200 --plan $plan \
+        >"$dir/unfused.log" 2>&1
+      note "explain resnet18 b1 $math plan $plan, fusions off: $(grep -E 'p50' "$dir/unfused.log")"
     done
+    tf32=off
+    [ $math = tf32 ] && tf32=on
+    (cd bench && timeout 120 python3 onnx_peer.py pytorch resnet18 --onnx "$models/resnet18.onnx" \
+      --device cuda --tf32 $tf32 --batch 1 --warmup 10 --iters 200) >"$out/explain-$math-torch.log" 2>&1
+    note "explain resnet18 b1 $math pytorch: $(grep -E 'p50' "$out/explain-$math-torch.log")"
     python3 bench/profile_compare.py none="$out/explain-$math-none" local="$out/explain-$math-local" \
       global="$out/explain-$math-global" | tee -a "$summary"
   done

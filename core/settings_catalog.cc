@@ -116,21 +116,22 @@ std::vector<SettingSpec> BuiltinSettingSpecs() {
            "transforms where neighbours disagree) or global (least total time, transforms "
            "included) (new in mxlite)."),
       Bool("MXNET_CONV_FUSE_ACTIVATION", "1",
-           "CPU inference executors fold a relu or clip that alone reads a Convolution's output "
-           "into the convolution (act_min / act_max: clamped as the kernel stores it, one pass "
-           "over the output instead of three); 0 keeps them separate. Training never fuses "
-           "(new in mxlite)."),
+           "Inference executors fold a relu or clip that alone reads a Convolution's output "
+           "into the convolution (act_min / act_max: on the CPU clamped as the kernel stores it, "
+           "one pass over the output instead of three; on the GPU in one epilogue kernel with "
+           "the bias, one engine step instead of two); 0 keeps them separate. Training never "
+           "fuses (new in mxlite)."),
       Bool("MXNET_CONV_FUSE_DEPTHWISE", "1",
            "CPU inference executors run a depthwise convolution with the 1x1 convolutions "
            "around it (MobileNet's expansion and projection, NHWC after layout planning) as one "
            "op that walks the rows, so the tensors between them stay in cache instead of going "
            "out to memory and back; 0 runs them one by one. Training never fuses (new in mxlite)."),
       Bool("MXNET_CONV_FUSE_RESIDUAL", "1",
-           "CPU inference executors fold an addition of a Convolution's output and a tensor of "
-           "its shape (a residual shortcut) into the convolution, which adds it as it stores its "
-           "output (and a relu after it too, with MXNET_CONV_FUSE_ACTIVATION): one pass over the "
-           "output instead of two; 0 keeps the addition separate. Training never fuses (new in "
-           "mxlite)."),
+           "Inference executors fold an addition of a Convolution's output and a tensor of its "
+           "shape (a residual shortcut) into the convolution, which adds it as it stores its "
+           "output (and a relu after it too, with MXNET_CONV_FUSE_ACTIVATION; on the GPU in its "
+           "epilogue kernel): one pass over the output instead of two; 0 keeps the addition "
+           "separate. Training never fuses (new in mxlite)."),
       Bool("MXNET_CONV_PREPACK_WEIGHTS", "1",
            "CPU inference executors keep each GEMM-based convolution's weight packed for the "
            "GEMM (more memory: about one more copy of those weights), packed again only when the "

@@ -206,6 +206,8 @@ void CheckNoFusedActivation(const Attributes& attrs, const std::string& owner) {
       << "attributes";
 }
 
+int ConvolutionResidualInput(const Attributes& attrs) { return attrs.GetBool("no_bias") ? 2 : 3; }
+
 void CheckNoFusedResidual(const Attributes& attrs, const std::string& owner,
                           const std::string& where) {
   MX_CHECK(!attrs.GetBool("residual"))

@@ -96,5 +96,7 @@ void CheckNoFusedActivation(const Attributes& attrs, const std::string& owner);
 // ("backward", "the GPU").
 void CheckNoFusedResidual(const Attributes& attrs, const std::string& owner,
                           const std::string& where = "backward");
+// The input index of a Convolution's fused residual: after data, weight and the bias if any.
+int ConvolutionResidualInput(const Attributes& attrs);
 
 }  // namespace mxlite

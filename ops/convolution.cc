@@ -26,8 +26,10 @@
 // element as they store it. `residual` (true: one more input, `residual`, of the output's shape
 // and layout, after the bias) fuses the addition of a residual connection: output = clamp(conv +
 // bias + residual), added in the GEMM paths' store or in a pass right after the other kernels
-// (ops/cpu/conv_algorithms.h), bit for bit what a separate addition gives. The residual fusion
-// pass sets it (scheduler/fusion.h). Inference on the CPU only: backward and the GPU refuse both.
+// (ops/cpu/conv_algorithms.h), bit for bit what a separate addition gives; on the GPU one
+// epilogue kernel after cuDNN adds the bias and the residual and clamps (ops/cuda/
+// convolution_gpu.cc). The fusion passes set them (scheduler/fusion.h). Inference only: backward
+// refuses both.
 
 #include <memory>
 #include <mutex>
@@ -48,9 +50,6 @@ using cpu::ConvGeometry;
 
 std::string Owner(const std::string& node) { return "Convolution " + node; }
 
-// The input index of the fused residual: after data, weight and the bias when there is one.
-int ResidualInput(const Attributes& attrs) { return attrs.GetBool("no_bias") ? 2 : 3; }
-
 Shape OutputShape(const ConvWindow& window, const ConvGeometry& g) {
   return ActivationShape(window, {g.batch, g.out_channels, g.out_h, g.out_w});
 }
@@ -62,7 +61,8 @@ void InferShape(const Attributes& attrs, ShapeInference& shapes) {
   ReadOutputClamp(attrs, owner);  // validates act_min / act_max at bind
   shapes.AssignInput(1, ConvWeightShape(window, g.out_channels, g.in_channels_per_group()));
   if (!attrs.GetBool("no_bias")) shapes.AssignInput(2, Shape{g.out_channels});
-  if (attrs.GetBool("residual")) shapes.AssignInput(ResidualInput(attrs), OutputShape(window, g));
+  if (attrs.GetBool("residual"))
+    shapes.AssignInput(ConvolutionResidualInput(attrs), OutputShape(window, g));
   shapes.AssignOutput(0, OutputShape(window, g));
 }
 
@@ -206,7 +206,8 @@ void ForwardCpu(const OpContext& ctx, const Attributes& attrs,
     tensors.weight = inputs[1].data_as<T>();
     tensors.bias = has_bias ? inputs[2].data_as<T>() : nullptr;
     tensors.output = outputs[0].data_as<T>();
-    if (attrs.GetBool("residual")) tensors.residual = inputs[ResidualInput(attrs)].data_as<T>();
+    if (attrs.GetBool("residual"))
+      tensors.residual = inputs[ConvolutionResidualInput(attrs)].data_as<T>();
     tensors.clamp_low = static_cast<T>(clamp.low);
     tensors.clamp_high = static_cast<T>(clamp.high);
     algorithm.Run(ConvDirection::kForward, g, tensors, *ctx.scratch);
@@ -273,7 +274,7 @@ MXLITE_REGISTER_OP(Convolution) {
   AddFusedActivationAttributes(op.attributes);
   op.attributes.Bool("residual",
                      "fused residual addition: one more input, residual (the output's shape), "
-                     "added after the bias and before act_min / act_max. Inference on the CPU only",
+                     "added after the bias and before act_min / act_max. Inference only",
                      Default("false"));
   SetWeightedLayerSignature(op);
   AddResidualInput(op);

@@ -107,9 +107,9 @@ Executor::Executor(const Graph& graph, const BindOptions& options)
 }
 
 void Executor::FuseActivations() {
-  // A fused convolution has no backward; the GPU kernels would only move the clamp into a kernel
-  // of its own after cuDNN's (no saving), so only CPU inference fuses.
-  if (options_.training || options_.ctx.device_type != DeviceType::kCPU) return;
+  // A fused convolution has no backward. On the GPU the clamp still runs as a kernel after
+  // cuDNN's, but together with the bias and without an engine step of its own.
+  if (options_.training) return;
   if (!options_.fuse_activations.value_or(settings().GetBool("MXNET_CONV_FUSE_ACTIVATION"))) {
     return;
   }
@@ -153,8 +153,8 @@ void Executor::FuseDepthwiseBlocks() {
 }
 
 void Executor::FuseResiduals() {
-  // The fused convolution has no backward and no GPU kernel.
-  if (options_.training || options_.ctx.device_type != DeviceType::kCPU) return;
+  // The fused convolution has no backward.
+  if (options_.training) return;
   if (!options_.fuse_residual.value_or(settings().GetBool("MXNET_CONV_FUSE_RESIDUAL"))) return;
   ResidualFusionResult fusion = FuseResidualAdditions(graph_, shapes_);
   if (fusion.fused.empty()) return;

@@ -7,8 +7,9 @@
 //   exec->Backward();
 //   NDArray w_grad = exec->Gradient("conv0_weight");
 //
-// Binding folds relu / clip into the convolutions before them on CPU inference executors
-// (scheduler/fusion.h, per MXNET_CONV_FUSE_ACTIVATION), infers shapes, plans the layouts of
+// Binding folds relu / clip into the convolutions before them on inference executors
+// (scheduler/fusion.h, per MXNET_CONV_FUSE_ACTIVATION; residual additions after planning, per
+// MXNET_CONV_FUSE_RESIDUAL), infers shapes, plans the layouts of
 // convolutions and pooling (scheduler/conv_planning.h, per MXNET_CONV_PLAN), runs each NHWC
 // depthwise convolution with its 1x1 neighbours as one op on CPU inference executors
 // (scheduler/fusion.h, per MXNET_CONV_FUSE_DEPTHWISE), builds the execution plan
@@ -67,13 +68,13 @@ struct BindOptions {
   // MXNET_CONV_PLAN. Planned on the device that runs the graph (CPU kernels or cuDNN).
   std::optional<ConvPlanKind> conv_plan = std::nullopt;
   // Fold relu / clip into the convolution before them (scheduler/fusion.h); unset:
-  // MXNET_CONV_FUSE_ACTIVATION. Applies to CPU executors bound without training.
+  // MXNET_CONV_FUSE_ACTIVATION. Applies to executors bound without training.
   std::optional<bool> fuse_activations = std::nullopt;
   // Run each depthwise convolution with its 1x1 neighbours as one op (scheduler/fusion.h); unset:
   // MXNET_CONV_FUSE_DEPTHWISE. Applies to CPU executors bound without training.
   std::optional<bool> fuse_depthwise = std::nullopt;
   // Fold an addition of a convolution's output and a value of its shape into the convolution
-  // (scheduler/fusion.h); unset: MXNET_CONV_FUSE_RESIDUAL. Applies to CPU executors bound without
+  // (scheduler/fusion.h); unset: MXNET_CONV_FUSE_RESIDUAL. Applies to executors bound without
   // training.
   std::optional<bool> fuse_residual = std::nullopt;
 };

@@ -16,8 +16,10 @@
 // in the result.
 //
 // Inference only: a fused convolution has no backward (ops/convolution.cc refuses it), so
-// executors bound for training never call this. The executor runs it on CPU executors when
-// MXNET_CONV_FUSE_ACTIVATION is on (the default), before convolution layout planning.
+// executors bound for training never call this. The executor runs it on inference executors of
+// either device when MXNET_CONV_FUSE_ACTIVATION is on (the default), before convolution layout
+// planning (on the GPU the clamp joins the bias in one kernel after cuDNN's: one engine step
+// fewer, which is what batch-1 passes are bound by).
 // Pure function: `graph` is not changed.
 #pragma once
 
@@ -103,10 +105,10 @@ std::string FormatDepthwiseBlocks(const std::vector<FusedDepthwiseBlock>& blocks
 // fusion again afterwards: a relu after the addition (ResNet) then joins the same store. The values
 // are the bits of the separate addition.
 //
-// Inference on the CPU only (the fused convolution has no backward and no GPU kernel): the
-// executor runs it after layout planning and the depthwise-block fusion (the addition's operands
-// are in one layout by then) on CPU inference executors when MXNET_CONV_FUSE_RESIDUAL is on (the
-// default). Pure function: `graph` is not changed.
+// Inference only (the fused convolution has no backward): the executor runs it after layout
+// planning and the depthwise-block fusion (the addition's operands are in one layout by then) on
+// inference executors of either device when MXNET_CONV_FUSE_RESIDUAL is on (the default). Pure
+// function: `graph` is not changed.
 
 struct FusedResidual {
   std::string convolution;  // the node that now adds the residual (a Convolution or a block)

@@ -10,9 +10,10 @@
 // `workspace` limit (MB), uses an allowed math type (cuda_util.h: float32 stays FMA unless
 // MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION=1) and, with MXNET_ENFORCE_DETERMINISM=1, is
 // deterministic. The workspace comes from the op's scratch space. Bias: cudnnAddTensor forward,
-// cudnnConvolutionBackwardBias backward. A bound node describes its tensors once
-// (ConvolutionGpuState). cudnn_off=true is refused (there is no non-cuDNN GPU convolution) with an
-// error naming the layer.
+// cudnnConvolutionBackwardBias backward; with a fused clamp (act_min / act_max) or residual
+// addition, one epilogue kernel adds the bias and the residual and clamps (cuda::ConvEpilogue). A
+// bound node describes its tensors once (ConvolutionGpuState). cudnn_off=true is refused (there is
+// no non-cuDNN GPU convolution) with an error naming the layer.
 #include <algorithm>
 #include <vector>
 
@@ -314,7 +315,6 @@ void ConvolutionForwardGpu(const OpContext& ctx, const Attributes& attrs,
                            const std::vector<TensorView>& outputs,
                            const std::vector<WriteMode>& req) {
   if (req[0] == WriteMode::kNull) return;
-  CheckNoFusedResidual(attrs, "Convolution " + ctx.node_name, "the GPU");
   CudnnConvolution local;
   const ConvolutionCall call =
       PrepareConvolution(ctx, attrs, inputs[0].shape, outputs[0].shape, inputs[0].dtype, local);
@@ -322,16 +322,30 @@ void ConvolutionForwardGpu(const OpContext& ctx, const Attributes& attrs,
   ConvolutionForward(ctx, c, inputs[0].data, inputs[1].data, outputs[0].data,
                      call.algorithm(ConvDirection::kForward),
                      call.workspace_bytes(ConvDirection::kForward));
-  if (!attrs.GetBool("no_bias")) AddBias(ctx, c, c.y, inputs[2].data, outputs[0].data);
+  const bool bias = !attrs.GetBool("no_bias");
+  const bool residual = attrs.GetBool("residual");
   const OutputClamp clamp = ReadOutputClamp(attrs, c.owner);
-  if (clamp.active()) {  // in place, after the bias; cuDNN's fused forward only knows relu
-    cudaStream_t stream = cuda::PrepareStream(ctx, c.owner);
-    MXLITE_GPU_FLOAT_TYPE_SWITCH(outputs[0].dtype, T, c.owner, {
-      MXLITE_CUDA_CALL(cuda::ClipForward(outputs[0].data_as<T>(), outputs[0].data_as<T>(),
-                                         outputs[0].size(), clamp.low, clamp.high, stream),
-                       c.owner);
-    });
+  if (!residual && !clamp.active()) {
+    if (bias) AddBias(ctx, c, c.y, inputs[2].data, outputs[0].data);
+    return;
   }
+  // The fused forms (inference executors fold a relu / clip and a residual addition into the
+  // convolution): bias, residual and clamp in one pass over the output, in place of up to three
+  // kernels and two engine steps, which bound batch-1 passes (bench/RESULTS.md).
+  const ConvWindow window = ReadConvWindow(attrs, c.owner);
+  const ActivationExtents out = ReadActivation(window, outputs[0].shape, c.owner, "output");
+  cuda::ConvEpilogueGeometry g;
+  g.n = outputs[0].size();
+  g.channels = out.channels;
+  g.inner = window.channels_last ? 1 : out.height * out.width;
+  cudaStream_t stream = cuda::PrepareStream(ctx, c.owner);
+  MXLITE_GPU_FLOAT_TYPE_SWITCH(outputs[0].dtype, T, c.owner, {
+    MXLITE_CUDA_CALL(cuda::ConvEpilogue(
+                         g, outputs[0].data_as<T>(), bias ? inputs[2].data_as<T>() : nullptr,
+                         residual ? inputs[ConvolutionResidualInput(attrs)].data_as<T>() : nullptr,
+                         clamp.low, clamp.high, stream),
+                     c.owner);
+  });
 }
 
 void ConvolutionBackwardGpu(const OpContext& ctx, const Attributes& attrs,

@@ -162,6 +162,18 @@ template <typename T>
 cudaError_t PoolingBackward(const PoolingGeometry& g, const T* x, const T* dy, T* dx,
                             cudaStream_t s);
 
+// A convolution's output epilogue after cuDNN (ops/convolution.cc's fused forms): in place,
+// y = clamp(round(round(y + bias[c]) + residual), low, high), element by element, where c is the
+// element's channel, (i / inner) % channels (inner: H*W channels-first, 1 channels-last). bias and
+// residual may be null (not added); low / high may be infinite. Each addition rounds to T as the
+// separate bias (cudnnAddTensor) and addition kernels would, so float16 results match them.
+struct ConvEpilogueGeometry {
+  int64_t n = 0, channels = 1, inner = 1;
+};
+template <typename T>
+cudaError_t ConvEpilogue(const ConvEpilogueGeometry& g, T* y, const T* bias, const T* residual,
+                         double low, double high, cudaStream_t s);
+
 // Softmax along the middle axis of (outer, length, inner) (ops/cpu/softmax.h).
 struct SoftmaxGeometry {
   int64_t outer = 1, length = 1, inner = 1;

@@ -165,6 +165,23 @@ __global__ void PoolingBackwardKernel(PoolingGeometry g, const T* x, const T* dy
   }
 }
 
+// ---- convolution epilogue --------------------------------------------------------------------
+
+template <typename T>
+__global__ void ConvEpilogueKernel(ConvEpilogueGeometry g, T* y, const T* bias, const T* residual,
+                                   ComputeType<T> low, ComputeType<T> high) {
+  using C = ComputeType<T>;
+  MXLITE_GRID_LOOP(i, g.n) {
+    C v = static_cast<C>(y[i]);
+    if (bias != nullptr) {
+      v = static_cast<C>(static_cast<T>(v + static_cast<C>(bias[(i / g.inner) % g.channels])));
+    }
+    if (residual != nullptr) v = static_cast<C>(static_cast<T>(v + static_cast<C>(residual[i])));
+    v = v < low ? low : v;
+    y[i] = static_cast<T>(high < v ? high : v);
+  }
+}
+
 // ---- block reductions ------------------------------------------------------------------------
 
 template <typename T>
@@ -406,6 +423,18 @@ __global__ void BatchNormGradientApplyKernel(BatchNormGeometry g, const T* dy, c
 }  // namespace
 
 template <typename T>
+cudaError_t ConvEpilogue(const ConvEpilogueGeometry& g, T* y, const T* bias, const T* residual,
+                         double low, double high, cudaStream_t s) {
+  using C = ComputeType<T>;
+  if (g.n > 0) {
+    ConvEpilogueKernel<T><<<Blocks(g.n), kThreads, 0, s>>>(g, y, bias, residual,
+                                                           static_cast<C>(low),
+                                                           static_cast<C>(high));
+  }
+  return cudaGetLastError();
+}
+
+template <typename T>
 cudaError_t PoolingForward(const PoolingGeometry& g, const T* x, T* y, cudaStream_t s) {
   const int64_t total = g.batch * g.channels * g.out[0] * g.out[1] * g.out[2];
   if (total > 0) PoolingForwardKernel<T><<<Blocks(total), kThreads, 0, s>>>(g, x, y, total);
@@ -489,6 +518,8 @@ cudaError_t BatchNormBackward(const BatchNormGeometry& g, const BatchNormParams&
 }
 
 #define MXLITE_INSTANTIATE_FOR(T)                                                                  \
+  template cudaError_t ConvEpilogue(const ConvEpilogueGeometry&, T*, const T*, const T*, double,   \
+                                    double, cudaStream_t);                                         \
   template cudaError_t PoolingForward(const PoolingGeometry&, const T*, T*, cudaStream_t);         \
   template cudaError_t PoolingBackward(const PoolingGeometry&, const T*, const T*, T*,             \
                                        cudaStream_t);                                              \

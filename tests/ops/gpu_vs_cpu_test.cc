@@ -546,6 +546,45 @@ TEST(GpuConvolution, FusedActivationMatchesCpu) {
   }
 }
 
+// A fused residual addition (residual=true: one more input of the output's shape), with and
+// without a bias and a clamp, in both layouts: the GPU's epilogue kernel matches the CPU's store;
+// float16 too (its epilogue rounds after the bias and after the addition, as separate kernels do).
+TEST(GpuConvolution, FusedResidualMatchesCpu) {
+  if (VisibleGpuCount() == 0) GTEST_SKIP() << "no GPU visible: GPU kernels not run";
+  for (const std::string layout : {"NCHW", "NHWC"}) {
+    for (const char* no_bias : {"false", "true"}) {
+      for (const char* act_min : {"", "0"}) {
+        OpCase test_case{"Convolution",
+                         {{"kernel", "(3,3)"},
+                          {"num_filter", "6"},
+                          {"pad", "(1,1)"},
+                          {"layout", layout},
+                          {"no_bias", no_bias},
+                          {"residual", "true"}},
+                         {layout == "NCHW" ? Shape{2, 5, 7, 6} : Shape{2, 7, 6, 5}}};
+        if (*act_min != '\0') test_case.attrs["act_min"] = act_min;
+        test_case.is_train = false;
+        SCOPED_TRACE(test_case.Describe());
+        const std::vector<HostTensor> inputs = MakeInputs(test_case, DType::kFloat32, 3);
+        const OpRun cpu = RunForward(test_case, inputs);
+        GpuRunner gpu(test_case);
+        ExpectClose(cpu.outputs[0], gpu.Forward(inputs, cpu.outputs).first[0],
+                    "fused residual forward");
+        // float16: both devices see the inputs rounded to it.
+        std::vector<HostTensor> half, rounded;
+        for (const HostTensor& input : inputs) {
+          half.push_back(input.As(DType::kFloat16));
+          rounded.push_back(half.back().As(DType::kFloat32));
+        }
+        const OpRun cpu_rounded = RunForward(test_case, rounded);
+        ExpectClose(cpu_rounded.outputs[0],
+                    gpu.Forward(half, {cpu_rounded.outputs[0].As(DType::kFloat16)}).first[0],
+                    "fused residual float16 forward", kHalfTolerance);
+      }
+    }
+  }
+}
+
 // The blocked layout NCHW16c (convolution, pooling, BatchNorm's channel_block) is a CPU
 // inference layout: its GPU kernels refuse it by the node's name instead of reading blocked data
 // as NCHW, and ops that never see blocks (softmax over the channels) are not refused.

@@ -1,14 +1,16 @@
 // Residual-addition fusion (scheduler/fusion.h): which additions fold into a convolution and which
 // do not (a convolution read twice, one with a fused activation, a graph output, unequal shapes),
 // what the fused node looks like, that executors compute the bits of the unfused graph under every
-// convolution plan (a relu after the addition folding into the same store), and that training
-// executors and MXNET_CONV_FUSE_RESIDUAL=0 keep the additions; the fused Convolution's own errors.
+// convolution plan (a relu after the addition folding into the same store) and on the GPU, and that
+// training executors and MXNET_CONV_FUSE_RESIDUAL=0 keep the additions; the fused Convolution's own
+// errors.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
 
+#include "core/build_info.h"
 #include "core/error.h"
 #include "core/settings.h"
 #include "scheduler/executor.h"
@@ -148,6 +150,27 @@ TEST_F(ResidualFusionTest, FusedExecutorsComputeTheBitsOfUnfusedOnes) {
     EXPECT_TRUE(c1.attrs.GetBool("residual"));
     EXPECT_EQ(c1.attrs.GetFloat("act_min"), 0.0);
   }
+}
+
+// On the GPU the fused convolution adds its bias and residual and clamps in one kernel after
+// cuDNN's, rounding as the separate bias, addition and relu kernels do: the same bits again (one
+// tuning DB, so both executors run the same cuDNN algorithms).
+TEST_F(ResidualFusionTest, OnTheGpuFusedExecutorsComputeTheBitsOfUnfusedOnes) {
+  if (VisibleGpuCount() == 0) GTEST_SKIP() << "no GPU visible: GPU fusion not exercised";
+  const Graph graph = ResidualNet();
+  const BindOptions apart = {.ctx = Context::GPU(0),
+                             .conv_plan = ConvPlanKind::kNone,
+                             .fuse_activations = false,
+                             .fuse_residual = false};
+  BindOptions together = apart;
+  together.fuse_activations = together.fuse_residual = true;
+  const std::vector<std::vector<float>> expected = RunInference(graph, apart);
+  const Executor* fused = nullptr;
+  std::unique_ptr<Executor> owner;
+  EXPECT_EQ(RunInference(graph, together, &fused, &owner), expected);
+  EXPECT_EQ(fused->fused_residuals().size(), 2u);
+  EXPECT_FALSE(fused->fused_activations().empty());
+  EXPECT_FALSE(fused->graph().HasName("r1"));
 }
 
 TEST_F(ResidualFusionTest, TrainingAndTheSettingKeepAdditionsSeparate) {
