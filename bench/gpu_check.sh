@@ -30,9 +30,12 @@
 #      none, local and global, each pass profiled step by step: the planner's prediction beside the
 #      measured time node by node (bench/profile_compare.py), for plans that mispredict; each plan's
 #      latency also with the convolution fusions off, and PyTorch's beside them;
+#   9. (stage `fusion`, not in the default set) ResNet-18 and ResNet-50 batch 1 with the
+#      convolution fusions (MXNET_CONV_FUSE_ACTIVATION / _RESIDUAL) on and off, in turn,
+#      FUSION_ROUNDS times (default 3);
 #
 #   bench/gpu_check.sh [STAGE ...]     # stages: tests nccl onnx train (default), fp16, layers,
-#                                      # planning, explain
+#                                      # planning, explain, fusion
 #
 # $OUT (default /tmp/gpu_check) gets summary.txt, logs.tar.gz (every log) and the profile summary;
 # the tail of the output is the summary. Python is the machine's python3 (PyTorch with CUDA).
@@ -307,6 +310,24 @@ if [[ " $stages " == *" explain "* ]]; then
     note "explain resnet18 b1 $math pytorch: $(grep -E 'p50' "$out/explain-$math-torch.log")"
     python3 bench/profile_compare.py none="$out/explain-$math-none" local="$out/explain-$math-local" \
       global="$out/explain-$math-global" | tee -a "$summary"
+  done
+fi
+
+# --- 9. the convolution fusions on and off, in turn ----------------------------------------------
+if [[ " $stages " == *" fusion "* ]]; then
+  models=$out/models
+  [ -f "$models/resnet50.onnx" ] ||
+    (cd bench && timeout 240 python3 onnx_models.py "$models" resnet18 resnet50) >"$out/export.log" 2>&1 ||
+    { note "export failed: $(tail -3 "$out/export.log")"; exit 1; }
+  for model in resnet18 resnet50; do
+    for round in $(seq "${FUSION_ROUNDS:-3}"); do
+      for fuse in 1 0; do
+        p50=$(MXNET_CONV_FUSE_ACTIVATION=$fuse MXNET_CONV_FUSE_RESIDUAL=$fuse timeout 120 \
+                build/bin/mxlite bench "$models/$model.onnx" --device gpu --batch 1 --warmup 20 \
+                --iters 300 2>&1 | grep -oE "p50: [0-9.]+ ms")
+        note "fusion $model b1 fp32 round $round fusions $fuse: $p50"
+      done
+    done
   done
 fi
 
