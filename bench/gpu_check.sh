@@ -49,6 +49,16 @@ stages=${*:-"tests nccl onnx train"}
 summary=$out/summary.txt
 : >"$summary"
 note() { echo "$*" | tee -a "$summary"; }
+models=$out/models
+# Exports (bench/onnx_models.py) those of the named models that an earlier stage of this run has
+# not; a failed export ends the run.
+ensure_models() {
+  local missing=() model
+  for model in "$@"; do [ -f "$models/$model.onnx" ] || missing+=("$model"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  (cd bench && timeout 300 python3 onnx_models.py "$models" "${missing[@]}") >>"$out/export.log" 2>&1 ||
+    { note "export of ${missing[*]} failed: $(tail -3 "$out/export.log")"; exit 1; }
+}
 
 # --- the bundle and the machine's CUDA libraries ---------------------------------------------
 tar -xJf .gpu/bundle.tar.xz -C .
@@ -122,9 +132,7 @@ fi
 
 # --- 2. ONNX networks on the GPU -----------------------------------------------------------------
 if [[ " $stages " == *" onnx "* ]]; then
-  models=$out/models
-  (cd bench && timeout 240 python3 onnx_models.py "$models" resnet18 resnet50) >"$out/export.log" 2>&1 ||
-    { note "export failed: $(tail -3 "$out/export.log")"; exit 1; }
+  ensure_models resnet18 resnet50
   for model in resnet18 resnet50; do
     for math in fp32 tf32; do
       conversion=0
@@ -184,10 +192,7 @@ fi
 
 # --- 4. float16 bodies ---------------------------------------------------------------------------
 if [[ " $stages " == *" fp16 "* ]]; then
-  models=$out/models
-  [ -f "$models/resnet50.onnx" ] ||
-    (cd bench && timeout 240 python3 onnx_models.py "$models" resnet18 resnet50) >"$out/export.log" 2>&1 ||
-    { note "export failed: $(tail -3 "$out/export.log")"; exit 1; }
+  ensure_models resnet18 resnet50
   for model in resnet18 resnet50; do
     rm -rf "$out/$model-run-fp16"
     timeout 120 build/bin/mxlite run "$models/$model.onnx" --device gpu --dtype float16 \
@@ -236,9 +241,7 @@ fi
 
 # --- 7. local vs global planning on the GPU -------------------------------------------------------
 if [[ " $stages " == *" planning "* ]]; then
-  models=$out/models
-  (cd bench && timeout 300 python3 onnx_models.py "$models" resnet18 resnet50 vgg16 googlenet) \
-    >"$out/planning-export.log" 2>&1 || { note "export failed: $(tail -3 "$out/planning-export.log")"; }
+  ensure_models resnet18 resnet50 vgg16 googlenet
   # PLANNING_CONFIGS, PLANNING_MATHS and PLANNING_ROUNDS (repeats, each its own table) narrow or
   # repeat the comparison.
   configs=${PLANNING_CONFIGS:-"resnet18:1 resnet18:16 resnet50:1 resnet50:16 vgg16:1 vgg16:16 googlenet:1 googlenet:16"}
@@ -277,10 +280,7 @@ fi
 
 # --- 8. predictions against profiled passes, node by node ---------------------------------------
 if [[ " $stages " == *" explain "* ]]; then
-  models=$out/models
-  [ -f "$models/resnet18.onnx" ] ||
-    (cd bench && timeout 240 python3 onnx_models.py "$models" resnet18) >"$out/export.log" 2>&1 ||
-    { note "export failed: $(tail -3 "$out/export.log")"; exit 1; }
+  ensure_models resnet18
   for math in ${EXPLAIN_MATHS:-tf32 fp32}; do
     conversion=0
     [ $math = tf32 ] && conversion=1
@@ -315,10 +315,7 @@ fi
 
 # --- 9. the convolution fusions on and off, in turn ----------------------------------------------
 if [[ " $stages " == *" fusion "* ]]; then
-  models=$out/models
-  [ -f "$models/resnet50.onnx" ] ||
-    (cd bench && timeout 240 python3 onnx_models.py "$models" resnet18 resnet50) >"$out/export.log" 2>&1 ||
-    { note "export failed: $(tail -3 "$out/export.log")"; exit 1; }
+  ensure_models resnet18 resnet50
   for model in resnet18 resnet50; do
     for round in $(seq "${FUSION_ROUNDS:-3}"); do
       for fuse in 1 0; do
