@@ -9,7 +9,8 @@ Each DIR holds profile.json (MXNET_PROFILER_AUTOSTART=1; profiled steps are sync
 one, so a GPU step's duration is its launch plus its kernels) and report.log, the bench output
 with MXNET_TUNING_REPORT=layers, whose plan lines give each costed node's layout and predicted
 time ("  /conv1/Conv (Convolution): NHWC direct_nhwc, 2.438 ms", "  transform NAME: ..., 0.024
-ms"). Only the timed passes count (their number from the bench output's throughput line; binding
+ms"; a weight's transform marked "once", a constant at inference, is not a per-pass cost and is
+left out). Only the timed passes count (their number from the bench output's throughput line; binding
 runs graphs too); each node's first event in them is left out. Prints per plan the measured and
 predicted total of the costed nodes and of the rest, then per node (in the order of the plan lines, then nodes without
 one) layout, predicted and measured ms.

@@ -521,7 +521,7 @@ class Rewriter {
     if (op == "Convolution" || op == "Pooling") attrs["layout"] = ActivationLayoutName(layout);
     if (op == "Convolution" && layout == L::kNHWC) {
       inputs[1] = Transformed(node.inputs[1], Plain(node.inputs[1]), L::kNCHW, layout,
-                              node.name + "_weight", "ohwi");
+                              node.name + "_weight", "ohwi", /*once=*/!training_);
     }
     if (op == "BatchNorm") {
       attrs["axis"] = MovedAxis(node.attrs.GetInt("axis"), layout);
@@ -561,7 +561,7 @@ class Rewriter {
   }
 
   NodeEntry Transformed(NodeEntry source_entry, NodeEntry input, L from, L to,
-                        const std::string& value, const std::string& suffix) {
+                        const std::string& value, const std::string& suffix, bool once = false) {
     const std::string name = UniqueName(value + "_to_" + suffix);
     // A blocked layout is no permutation of four axes: layout_transform moves it; the CPU and the
     // GPU both transpose between NCHW and NHWC.
@@ -582,6 +582,7 @@ class Rewriter {
     transform.cost_ms = LayoutTransformMs(transform.shape, from, to, shapes_.dtype_of(source_entry),
                                           training_, ctx_)
                             .ms;
+    transform.once = once;
     transforms_->push_back(transform);
     return {id, 0};
   }
@@ -717,7 +718,7 @@ std::string ConvPlanReport::Format(bool verbose) const {
   for (const PlannedTransform& t : transforms) {
     out << "  transform " << t.node << ": " << t.value << ' ' << t.shape << ' '
         << ActivationLayoutName(t.from) << " -> " << ActivationLayoutName(t.to) << ", "
-        << FormatMs(t.cost_ms) << '\n';
+        << FormatMs(t.cost_ms) << (t.once ? " once (a constant at inference)" : "") << '\n';
   }
   for (const PlannedDepthwiseBlock& block : depthwise_blocks) {
     out << "  depthwise block";

@@ -131,6 +131,9 @@ struct PlannedTransform {
   ActivationLayout to = ActivationLayout::kNHWC;
   Shape shape;  // of the value, in `from`
   double cost_ms = 0.0;
+  // A parameter's transform in an inference plan: a constant step, computed once and kept, so
+  // the plan's totals do not charge it per pass (training transposes the weight every pass).
+  bool once = false;
 };
 
 struct ConvPlanReport {

@@ -165,6 +165,15 @@ TEST_F(ConvPlanningTest, MixedLayoutsInsertTransformsBetweenDisagreeingNeighbour
     for (const PlannedTransform& t : transforms) from_relu += t.value == "stem_relu_output";
     EXPECT_EQ(from_relu, 1);
     for (const PlannedTransform& t : transforms) EXPECT_GE(t.cost_ms, 0.0) << t.node;
+    // The NHWC convolutions' weights are transposed once at inference (constant steps), every
+    // pass in training; activations every pass in both.
+    int weights = 0;
+    for (const PlannedTransform& t : transforms) {
+      const bool weight = t.value.size() > 7 && t.value.ends_with("_weight");
+      weights += weight;
+      EXPECT_EQ(t.once, weight && !training) << t.node;
+    }
+    EXPECT_GE(weights, 1);
   }
 }
 
