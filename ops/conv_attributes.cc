@@ -208,13 +208,11 @@ void CheckNoFusedActivation(const Attributes& attrs, const std::string& owner) {
 
 int ConvolutionResidualInput(const Attributes& attrs) { return attrs.GetBool("no_bias") ? 2 : 3; }
 
-void CheckNoFusedResidual(const Attributes& attrs, const std::string& owner,
-                          const std::string& where) {
+void CheckNoFusedResidual(const Attributes& attrs, const std::string& owner) {
   MX_CHECK(!attrs.GetBool("residual"))
-      << owner << ": has a fused residual addition (residual=true), which " << where
-      << " does not run: it is made for CPU inference. Bind without the fusion "
-      << "(MXNET_CONV_FUSE_RESIDUAL applies to CPU inference executors only) or add the residual "
-      << "with an elementwise op";
+      << owner << ": has a fused residual addition (residual=true), which is inference-only: "
+      << "backward does not run it. Bind for training without fusion (MXNET_CONV_FUSE_RESIDUAL "
+      << "applies to inference executors only) or add the residual with an elementwise op";
 }
 
 }  // namespace mxlite

@@ -92,10 +92,8 @@ OutputClamp ReadOutputClamp(const Attributes& attrs, const std::string& owner,
 
 // Backward's check: an error naming `owner` when the node has a fused activation.
 void CheckNoFusedActivation(const Attributes& attrs, const std::string& owner);
-// The same for Convolution's fused residual addition (`residual`); `where` says what refuses it
-// ("backward", "the GPU").
-void CheckNoFusedResidual(const Attributes& attrs, const std::string& owner,
-                          const std::string& where = "backward");
+// The same for Convolution's fused residual addition (`residual`).
+void CheckNoFusedResidual(const Attributes& attrs, const std::string& owner);
 // The input index of a Convolution's fused residual: after data, weight and the bias if any.
 int ConvolutionResidualInput(const Attributes& attrs);
 

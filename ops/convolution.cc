@@ -225,7 +225,7 @@ void BackwardCpu(const OpContext& ctx, const Attributes& attrs,
   const bool has_bias = !attrs.GetBool("no_bias");
   CheckBackwardLayout(window, owner, "run backward");
   CheckNoFusedActivation(attrs, owner);
-  CheckNoFusedResidual(attrs, owner, "backward");
+  CheckNoFusedResidual(attrs, owner);
   MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
     const T* output_grad = output_grads[0].data_as<T>();
     if (req[0] != WriteMode::kNull) {

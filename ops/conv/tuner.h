@@ -80,7 +80,8 @@ struct Candidate {
   std::string unsupported;    // why it cannot run this problem; empty when it can
   std::function<void()> run;  // one complete, synchronous run (waits for the device)
   // Before every run, outside the timed span: puts the caches in the state the run meets in a
-  // pass (CPU candidates: weights evicted, input warm; ops/cpu/cache_state.h). Empty: none.
+  // pass (CPU candidates: weight and outputs flushed, input warm; ops/cpu/cache_state.h).
+  // Empty: none.
   std::function<void()> before_run;
 };
 

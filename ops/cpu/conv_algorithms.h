@@ -175,9 +175,10 @@ class ConvAlgorithm {
 //      without branches on the data; depthwise blocks timed fused and apart.
 //  11: depthwise_direct NHWC with a 3-wide kernel at stride 1 or 2 runs rows in 8-pixel sliding
 //      tiles (each input column loaded once per kernel row).
-//  12: candidates timed as a pass runs them: the caches evicted before each run (the weight
-//      comes from memory) and the input read back in (ops/cpu/cache_state.h); hot timings
-//      favoured kernels with large weights (Winograd on 14x14 layers, 1.6x slower in the pass).
+//  12: candidates timed as a pass runs them: the weight (prepared or not) and the outputs flushed
+//      from the caches before each run, the workspace and the input read back in
+//      (ops/cpu/cache_state.h); hot timings favoured kernels with large weights (Winograd on
+//      14x14 layers, 1.6x slower in the pass).
 inline constexpr int kCpuConvKernelsRevision = 12;
 
 // Every CPU algorithm, in a fixed order (im2col_gemm first: the reference and the fallback).

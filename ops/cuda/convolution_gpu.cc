@@ -42,6 +42,8 @@ void DescribeConvolution(CudnnConvolution& c, const Attributes& attrs, const Con
   c.x.Set(dtype, last, in.batch, in.channels, in.height, in.width, c.owner);
   c.y.Set(dtype, last, out.batch, out.channels, out.height, out.width, c.owner);
   c.bias.Set(dtype, last, 1, out.channels, 1, 1, c.owner);
+  c.y_channels = out.channels;
+  c.y_channel_run = last ? 1 : out.height * out.width;
   const bool two_d = window.rank == 2;
   c.w.Set(dtype, last, out.channels, in.channels / window.num_group, two_d ? window.kernel[0] : 1,
           window.kernel.back(), c.owner);
@@ -332,12 +334,10 @@ void ConvolutionForwardGpu(const OpContext& ctx, const Attributes& attrs,
   // The fused forms (inference executors fold a relu / clip and a residual addition into the
   // convolution): bias, residual and clamp in one pass over the output, in place of up to three
   // kernels and two engine steps, which bound batch-1 passes (bench/RESULTS.md).
-  const ConvWindow window = ReadConvWindow(attrs, c.owner);
-  const ActivationExtents out = ReadActivation(window, outputs[0].shape, c.owner, "output");
   cuda::ConvEpilogueGeometry g;
   g.n = outputs[0].size();
-  g.channels = out.channels;
-  g.inner = window.channels_last ? 1 : out.height * out.width;
+  g.channels = c.y_channels;
+  g.inner = c.y_channel_run;
   cudaStream_t stream = cuda::PrepareStream(ctx, c.owner);
   MXLITE_GPU_FLOAT_TYPE_SWITCH(outputs[0].dtype, T, c.owner, {
     MXLITE_CUDA_CALL(cuda::ConvEpilogue(

@@ -28,6 +28,9 @@ struct CudnnConvolution {
   DType dtype = DType::kFloat32;
   size_t workspace_limit = 0;
   std::string owner;
+  // y's channels and the elements of one channel's run in it (H*W channels-first, 1
+  // channels-last): where a per-channel bias goes in an element-wise pass over y.
+  int64_t y_channels = 1, y_channel_run = 1;
 };
 
 // Sets up the descriptors of the convolution from x_shape to y_shape (shapes of the op's tensors
