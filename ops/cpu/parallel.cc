@@ -5,6 +5,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -31,6 +32,49 @@ int ConfiguredThreads() {
   return configured;
 }
 
+// The tasks [begin, end) dealt to one thread of a job. Its thread takes them from the front, in
+// order; a thread that has run out of its own takes from the back. Both ends live in one word, so
+// a task is taken exactly once.
+class alignas(64) TaskShare {  // a cache line each: the owners take tasks without false sharing
+ public:
+  void Set(int64_t begin, int64_t end) {  // 0 <= begin <= end <= kMaxTasks
+    range_.store(Pack(begin, end), std::memory_order_relaxed);
+  }
+  void Clear() { range_.store(0, std::memory_order_relaxed); }
+  // The task taken, or -1 when the share is empty.
+  int64_t TakeFront() {
+    uint64_t range = range_.load(std::memory_order_relaxed);
+    while (Begin(range) < End(range)) {
+      if (range_.compare_exchange_weak(range, Pack(Begin(range) + 1, End(range)),
+                                       std::memory_order_relaxed)) {
+        return Begin(range);
+      }
+    }
+    return -1;
+  }
+  int64_t TakeBack() {
+    uint64_t range = range_.load(std::memory_order_relaxed);
+    while (Begin(range) < End(range)) {
+      if (range_.compare_exchange_weak(range, Pack(Begin(range), End(range) - 1),
+                                       std::memory_order_relaxed)) {
+        return End(range) - 1;
+      }
+    }
+    return -1;
+  }
+
+  static constexpr int64_t kMaxTasks = (int64_t{1} << 32) - 1;  // an end fits 32 bits
+
+ private:
+  static uint64_t Pack(int64_t begin, int64_t end) {
+    return static_cast<uint64_t>(begin) | static_cast<uint64_t>(end) << 32;
+  }
+  static int64_t Begin(uint64_t range) { return static_cast<int64_t>(range & 0xffffffffu); }
+  static int64_t End(uint64_t range) { return static_cast<int64_t>(range >> 32); }
+
+  std::atomic<uint64_t> range_{0};
+};
+
 // One job at a time: the caller holds run_mutex_ from publishing the job until every worker it
 // asked for has checked out, so job fields never change under a running worker.
 class ThreadPool {
@@ -52,15 +96,14 @@ class ThreadPool {
       std::lock_guard<std::mutex> lock(mutex_);
       EnsureWorkers(helpers);
       fn_ = &fn;
-      num_tasks_ = num_tasks;
-      next_task_.store(0, std::memory_order_relaxed);
+      DealShares(num_tasks, threads);
       error_ = nullptr;
       helpers_wanted_ = helpers;
       helpers_running_.store(helpers, std::memory_order_relaxed);
       generation_.fetch_add(1, std::memory_order_release);
     }
     wake_.notify_all();
-    RunTasks();
+    RunTasks(0);
     SpinWhile([&] { return helpers_running_.load(std::memory_order_acquire) != 0; });
     std::unique_lock<std::mutex> lock(mutex_);
     done_.wait(lock, [&] { return helpers_running_.load(std::memory_order_relaxed) == 0; });
@@ -82,6 +125,19 @@ class ThreadPool {
     const auto spin_until = std::chrono::steady_clock::now() + kSpinBeforeSleep;
     while (busy() && std::chrono::steady_clock::now() < spin_until) {
       for (int i = 0; i < 64; ++i) CpuRelax();
+    }
+  }
+
+  // Gives slot s (0: the caller, s: worker s - 1) the tasks [n * s / slots, n * (s + 1) / slots).
+  // Called before the job's generation is published; no worker reads the shares between jobs.
+  void DealShares(int64_t num_tasks, int slots) {  // REQUIRES(mutex_)
+    if (slots > share_capacity_) {
+      shares_ = std::make_unique<TaskShare[]>(static_cast<size_t>(slots));
+      share_capacity_ = slots;
+    }
+    slots_ = slots;
+    for (int s = 0; s < slots; ++s) {
+      shares_[s].Set(num_tasks * s / slots, num_tasks * (s + 1) / slots);
     }
   }
 
@@ -108,7 +164,7 @@ class ThreadPool {
         asked = index < helpers_wanted_;
       }
       if (!asked) continue;
-      RunTasks();
+      RunTasks(index + 1);
       std::lock_guard<std::mutex> lock(mutex_);
       // Release: the caller that sees 0 while spinning reads what the tasks wrote.
       if (helpers_running_.fetch_sub(1, std::memory_order_acq_rel) == 1) done_.notify_one();
@@ -127,16 +183,21 @@ class ThreadPool {
 #endif
   }
 
-  void RunTasks() {
+  // Runs the job's tasks on slot `slot`: its own share first, front to back, then tasks taken
+  // from the back of the other shares until none is left.
+  void RunTasks(int slot) {
     const bool was_inside = inside_parallel_for;
     inside_parallel_for = true;
     for (;;) {
-      const int64_t task = next_task_.fetch_add(1, std::memory_order_relaxed);
-      if (task >= num_tasks_) break;
+      int64_t task = shares_[slot].TakeFront();
+      for (int other = 1; task < 0 && other < slots_; ++other) {
+        task = shares_[(slot + other) % slots_].TakeBack();
+      }
+      if (task < 0) break;
       try {
         (*fn_)(task);
       } catch (...) {
-        next_task_.store(num_tasks_, std::memory_order_relaxed);  // skip what is left
+        for (int i = 0; i < slots_; ++i) shares_[i].Clear();  // skip what is left
         std::lock_guard<std::mutex> lock(mutex_);
         if (!error_) error_ = std::current_exception();
       }
@@ -156,8 +217,10 @@ class ThreadPool {
   std::exception_ptr error_;             // GUARDED_BY(mutex_): first failure of the job
   // Fixed while a job runs (written by its caller before the generation is published).
   const std::function<void(int64_t)>* fn_ = nullptr;
-  int64_t num_tasks_ = 0;
-  std::atomic<int64_t> next_task_{0};
+  int slots_ = 0;  // threads of the job, caller included
+  // Per slot, the tasks it has not taken yet; reallocated (between jobs) when a job wants more.
+  std::unique_ptr<TaskShare[]> shares_;
+  int share_capacity_ = 0;
 };
 
 void RunInline(int64_t num_tasks, const std::function<void(int64_t)>& fn) {
@@ -196,7 +259,8 @@ ScopedIntraOpThreads::~ScopedIntraOpThreads() { scoped_thread_override = previou
 void ParallelFor(int64_t num_tasks, const std::function<void(int64_t)>& fn) {
   if (num_tasks <= 0) return;
   const int threads = static_cast<int>(std::min<int64_t>(num_tasks, IntraOpThreads()));
-  if (threads > 1 && !inside_parallel_for && ThreadPool::Global().TryRun(num_tasks, threads, fn)) {
+  if (threads > 1 && !inside_parallel_for && num_tasks <= TaskShare::kMaxTasks &&
+      ThreadPool::Global().TryRun(num_tasks, threads, fn)) {
     return;
   }
   RunInline(num_tasks, fn);

@@ -4,8 +4,14 @@
 //   ParallelFor(num_blocks, [&](int64_t block) { ... });
 //
 // ParallelFor(n, fn) runs fn(i) once for every i in [0, n) on up to IntraOpThreads() threads, the
-// calling thread included, and returns when every call has finished. Which thread runs which i is
-// unspecified; fn must be safe to call concurrently for different i.
+// calling thread included, and returns when every call has finished. fn must be safe to call
+// concurrently for different i. Each thread is dealt a contiguous share of the i, in order (the
+// caller the first share, pool worker k the share k + 1), and runs it front to back; a thread
+// done with its share takes i from the back of the others' shares. So when consecutive ops split
+// their output the same way (a convolution's rows, then the next one's), each thread mostly reads
+// what it wrote itself, from its own core's caches: dealt one by one to whichever thread asked
+// first, MobileNet-V2 at batch 1 on 2 threads ran ~5% slower. Taking from the back keeps the
+// threads busy when one of them was held up (a late wake-up, a preempted core).
 //
 // Thread count: MXNET_OMP_MAX_THREADS (0 = std::thread::hardware_concurrency()), read once on first
 // use. SetIntraOpThreads() overrides it for the whole process; a ScopedIntraOpThreads overrides it

@@ -1,10 +1,14 @@
-// The intra-op pool: every index runs exactly once, errors come back to the caller, nested and
+// The intra-op pool: every index runs exactly once, each thread starts on a contiguous share of
+// its own and takes from the others' when done, errors come back to the caller, nested and
 // concurrent calls complete, and thread-count overrides nest.
 #include "ops/cpu/parallel.h"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <map>
+#include <mutex>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -41,6 +45,55 @@ TEST(ParallelForTest, UsesSeveralThreadsWhenAsked) {
     for (int spin = 0; spin < 2000000 && arrived.load() < 2; ++spin) std::this_thread::yield();
   });
   EXPECT_EQ(ids.size(), 2u);
+}
+
+// Bounded wait (a failing test must not hang): spins until `done()` or about 10 s have passed.
+template <typename Done>
+void WaitUntil(Done done) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!done() && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+}
+
+TEST(ParallelForTest, EachThreadStartsAtTheFrontOfItsOwnContiguousShare) {
+  constexpr int kThreads = 4;
+  constexpr int64_t kTasks = 40;  // shares [0, 10), [10, 20), [20, 30), [30, 40)
+  ScopedIntraOpThreads scope(kThreads);
+  std::mutex mutex;
+  std::map<std::thread::id, int64_t> first_task;
+  std::atomic<int> arrived{0};
+  ParallelFor(kTasks, [&](int64_t i) {
+    bool first = false;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      first = first_task.emplace(std::this_thread::get_id(), i).second;
+    }
+    // Every thread's first task waits for the others' first: nobody takes from another share
+    // before its owner has started on it.
+    if (first) {
+      arrived.fetch_add(1);
+      WaitUntil([&] { return arrived.load() == kThreads; });
+    }
+  });
+  std::set<int64_t> firsts;
+  for (const auto& [thread, task] : first_task) firsts.insert(task);
+  EXPECT_EQ(firsts, (std::set<int64_t>{0, 10, 20, 30}));
+}
+
+TEST(ParallelForTest, AThreadHeldUpDoesNotHoldUpTheRestOfItsShare) {
+  ScopedIntraOpThreads scope(2);
+  std::atomic<int> done{0};
+  int done_when_task_0_resumed = -1;
+  // Task 0 (the front of the first share) waits until every other task has run: tasks 1-3 of
+  // its own share must have been taken from the back by the other thread.
+  ParallelFor(8, [&](int64_t i) {
+    if (i == 0) {
+      WaitUntil([&] { return done.load() == 7; });
+      done_when_task_0_resumed = done.load();
+      return;
+    }
+    done.fetch_add(1);
+  });
+  EXPECT_EQ(done_when_task_0_resumed, 7);
 }
 
 TEST(ParallelForTest, ExceptionReachesCallerAndPoolStaysUsable) {
