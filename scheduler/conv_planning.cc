@@ -410,8 +410,7 @@ double CostDepthwiseBlocks(const Graph& graph, const GraphShapes& shapes,
     // Both ways as a pass runs them: each stage timed alone leaves the tensor it writes in cache
     // for nobody, and reads its input hot, which is what the fused block saves.
     const auto [key, block_graph] = BlockGraph(nhwc, nhwc_shapes, stages);
-    const MeasuredMs fused = MeasureGraphMs(key, block_graph, true, options.ctx);
-    const MeasuredMs apart = MeasureGraphMs(key, block_graph, false, options.ctx);
+    const auto [fused, apart] = MeasureFusedAndApartMs(key, block_graph, options.ctx);
     report.timings_run += fused.timings_run + apart.timings_run;
     const PlannedDepthwiseBlock planned{block, apart.ms, fused.ms};
     report.depthwise_blocks.push_back(planned);

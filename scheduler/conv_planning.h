@@ -53,7 +53,7 @@
 // 1x1 convolutions around it after planning (scheduler/fusion.h), which runs faster than its
 // stages one by one where the tensors between them leave the caches. The planner finds the blocks
 // that would form were every node NHWC, times each block fused and its stages one after the other
-// (MeasureGraphMs, kept in the DB) and credits the difference to keeping its stages NHWC together:
+// (MeasureFusedAndApartMs, kept in the DB) and credits the difference to keeping its stages NHWC together:
 // each edge between two stages costs the saving (split over the block's edges) unless both ends are
 // NHWC, and the predicted totals are shifted back by the savings, so a plan that keeps a block
 // whole is predicted at its fused time. A block measured slower fused is reported and kept apart.

@@ -21,22 +21,34 @@ conv::TuningEnvironment EnvironmentOf(const Context& ctx) {
                                              : conv::TuningEnvironment::ForGpu(ctx.device_id);
 }
 
+// The time stored under `key` for `ctx`'s device, if any.
+std::optional<double> StoredMs(const std::string& key, const Context& ctx) {
+  std::shared_ptr<conv::TuningDb> db = conv::ConvTuner::Global().db();
+  if (!db) return std::nullopt;
+  if (auto hit = db->LookupKey(key, EnvironmentOf(ctx))) return hit->record.time_ms;
+  return std::nullopt;
+}
+
+// Keeps `ms`, the measured time of `what` (an op name, "graph"), under `key` for `ctx`'s device.
+void StoreMs(const std::string& key, const std::string& what, double ms, const Context& ctx) {
+  std::shared_ptr<conv::TuningDb> db = conv::ConvTuner::Global().db();
+  if (!db) return;
+  conv::TuningRecord record;
+  record.algorithm = what;
+  record.time_ms = ms;
+  record.tuning_mode = "measured";
+  record.timestamp = static_cast<int64_t>(std::time(nullptr));
+  db->StoreKey(key, EnvironmentOf(ctx), record);
+}
+
 // The DB entry under `key` for `ctx`'s device, or the time `measure` returns (then stored).
 template <typename Measure>
 MeasuredMs CachedMs(const std::string& key, const std::string& what, const Context& ctx,
                     Measure&& measure) {
-  const conv::TuningEnvironment here = EnvironmentOf(ctx);
-  std::shared_ptr<conv::TuningDb> db = conv::ConvTuner::Global().db();
-  if (db) {
-    if (auto hit = db->LookupKey(key, here)) return {hit->record.time_ms, 0};
-  }
-  conv::TuningRecord record;
-  record.algorithm = what;
-  record.time_ms = measure();
-  record.tuning_mode = "measured";
-  record.timestamp = static_cast<int64_t>(std::time(nullptr));
-  if (db) db->StoreKey(key, here, record);
-  return {record.time_ms, 1};
+  if (const std::optional<double> stored = StoredMs(key, ctx)) return {*stored, 0};
+  const double ms = measure();
+  StoreMs(key, what, ms, ctx);
+  return {ms, 1};
 }
 
 // Pooled, zero-filled host buffer for timing (first-touch cost paid before timing starts).
@@ -109,9 +121,9 @@ double TimeOneNodeMs(const std::string& op_name, const std::map<std::string, std
   return TimePassesMs(*exec, training);
 }
 
-// Median milliseconds of an inference pass of `graph` on `ctx`: bound without planning, with or
-// without the CPU fusions, its inputs and parameters uniform in [-1, 1) (no denormals, no NaN).
-double TimeGraphMs(const Graph& graph, bool fuse, const Context& ctx) {
+// An inference executor of `graph` on `ctx`: bound without planning, with or without the CPU
+// fusions, its inputs and parameters uniform in [-1, 1) (no denormals, no NaN).
+std::unique_ptr<Executor> BindForTiming(const Graph& graph, bool fuse, const Context& ctx) {
   BindOptions options;
   options.ctx = ctx;
   options.conv_plan = ConvPlanKind::kNone;
@@ -122,7 +134,26 @@ double TimeGraphMs(const Graph& graph, bool fuse, const Context& ctx) {
     const Node& node = graph.node(id);
     if (node.is_variable()) FillArray(exec->Arg(node.name), Uniform{1.0}, random);
   }
-  return TimePassesMs(*exec, /*training=*/false);
+  return exec;
+}
+
+// Median milliseconds of an inference pass of `graph` on `ctx` fused and apart, their passes
+// timed in turn (conv::TimeInterleaved: the two are close, and must meet the same machine).
+FusedAndApartMs TimeFusedAndApartMs(const Graph& graph, const Context& ctx) {
+  const std::unique_ptr<Executor> fused = BindForTiming(graph, true, ctx);
+  const std::unique_ptr<Executor> apart = BindForTiming(graph, false, ctx);
+  const auto pass = [](Executor& exec) {
+    return [&exec] {
+      exec.Forward(false);
+      exec.outputs()[0].WaitToRead();
+    };
+  };
+  const std::vector<conv::InterleavedTiming> timings =
+      conv::TimeInterleaved({{pass(*fused), {}}, {pass(*apart), {}}});
+  for (const conv::InterleavedTiming& timing : timings) {
+    if (timing.error) std::rethrow_exception(timing.error);
+  }
+  return {{timings[0].timing.median_ms, 1}, {timings[1].timing.median_ms, 1}};
 }
 
 double TimeTransformMs(const Shape& shape, ActivationLayout from, ActivationLayout to, DType dtype,
@@ -170,10 +201,15 @@ MeasuredMs LayoutTransformMs(const Shape& shape, ActivationLayout from, Activati
   return cost;
 }
 
-MeasuredMs MeasureGraphMs(const std::string& key, const Graph& graph, bool fuse,
-                          const Context& ctx) {
-  return CachedMs("graph " + key + (fuse ? " fused" : " apart"), "graph", ctx,
-                  [&] { return TimeGraphMs(graph, fuse, ctx); });
+FusedAndApartMs MeasureFusedAndApartMs(const std::string& key, const Graph& graph,
+                                       const Context& ctx) {
+  const std::string fused_key = "graph " + key + " fused", apart_key = "graph " + key + " apart";
+  const std::optional<double> fused = StoredMs(fused_key, ctx), apart = StoredMs(apart_key, ctx);
+  if (fused && apart) return {{*fused, 0}, {*apart, 0}};
+  const FusedAndApartMs measured = TimeFusedAndApartMs(graph, ctx);
+  StoreMs(fused_key, "graph", measured.fused.ms, ctx);
+  StoreMs(apart_key, "graph", measured.apart.ms, ctx);
+  return measured;
 }
 
 MeasuredMs MeasureNodeMs(const std::string& op_name,

@@ -53,11 +53,16 @@ MeasuredMs LayoutTransformMs(const Shape& shape, ActivationLayout from, Activati
                              DType dtype, bool training, const Context& ctx);
 
 // Milliseconds of one inference pass of `graph` (its inputs given shapes) on `ctx`, bound without
-// planning and with the CPU fusions on (`fuse`) or off, its inputs and parameters uniform in
-// [-1, 1); kept in the tuning DB under `key` (and `fuse`), which must name everything that decides
-// the time (ops, attributes, shapes, dtypes). The planner times depthwise blocks with it.
-MeasuredMs MeasureGraphMs(const std::string& key, const Graph& graph, bool fuse,
-                          const Context& ctx);
+// planning, with the CPU fusions on and with them off, its inputs and parameters uniform in
+// [-1, 1); the two ways' passes are timed in turn (conv::TimeInterleaved), so that a slow spell of
+// the machine cannot decide between them. Kept in the tuning DB under `key` (+ " fused" / " apart"),
+// which must name everything that decides the time (ops, attributes, shapes, dtypes); both are
+// measured again when either is missing. The planner weighs depthwise blocks with it.
+struct FusedAndApartMs {
+  MeasuredMs fused, apart;
+};
+FusedAndApartMs MeasureFusedAndApartMs(const std::string& key, const Graph& graph,
+                                       const Context& ctx);
 
 // Milliseconds of one op node on `ctx` with a single data input of shape `data_shape`, run
 // through a one-node executor (forward; in training forward and backward with the data's

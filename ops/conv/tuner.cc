@@ -97,6 +97,38 @@ size_t HeuristicPick(const std::vector<Candidate>& candidates, const std::vector
   return static_cast<size_t>(std::find(eligible.begin(), eligible.end(), true) - eligible.begin());
 }
 
+// What an exception caught while timing says ("unknown error" for a non-std exception).
+std::string ErrorText(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    return e.what();
+  } catch (...) {
+    return "unknown error";
+  }
+}
+
+// The candidates `timed` (indices into `candidates`), in that order: each by `timer` when there is
+// one (its own timings, e.g. cuDNN's find), else all of them against each other on the clock.
+std::vector<InterleavedTiming> TimeEligible(const std::vector<Candidate>& candidates,
+                                            const std::vector<size_t>& timed,
+                                            const CandidateTimer& timer) {
+  if (!timer) {
+    std::vector<TimedRun> runs;
+    for (size_t i : timed) runs.push_back({candidates[i].run, candidates[i].before_run});
+    return TimeInterleaved(runs);
+  }
+  std::vector<InterleavedTiming> timings(timed.size());
+  for (size_t t = 0; t < timed.size(); ++t) {
+    try {
+      timings[t].timing = timer(candidates[timed[t]]);
+    } catch (...) {
+      timings[t].error = std::current_exception();
+    }
+  }
+  return timings;
+}
+
 void SetPick(TuningRecord& record, const MeasuredCandidate& pick) {
   record.algorithm = pick.algorithm;
   record.layout = pick.layout;
@@ -170,30 +202,63 @@ std::string TuningPolicy::KeyText() const {
 
 Timing TimeCandidate(const std::function<void()>& run, const TimingOptions& options,
                      const std::function<void()>& before_each) {
+  InterleavedTiming result = TimeInterleaved({{run, before_each}}, options).front();
+  if (result.error) std::rethrow_exception(result.error);
+  return result.timing;
+}
+
+std::vector<InterleavedTiming> TimeInterleaved(const std::vector<TimedRun>& runs,
+                                               const TimingOptions& options) {
+  const size_t count = runs.size();
+  std::vector<InterleavedTiming> results(count);
+  std::vector<std::vector<double>> samples(count);
   const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < options.warmup_runs; ++i) {
-    if (before_each) before_each();
-    run();
-    if (MillisecondsSince(start) > options.cap_ms) break;
+  const double cap_ms = options.cap_ms * static_cast<double>(count);
+  const auto live = [&](size_t i) { return results[i].error == nullptr; };
+  // Run i once (its preparation untimed), its time into `timed` when given.
+  const auto run_once = [&](size_t i, std::vector<double>* timed) {
+    try {
+      if (runs[i].before_each) runs[i].before_each();
+      const auto run_start = std::chrono::steady_clock::now();
+      runs[i].run();
+      if (timed != nullptr) timed->push_back(MillisecondsSince(run_start));
+    } catch (...) {
+      results[i].error = std::current_exception();
+    }
+  };
+  const auto finished = [&](size_t i) {
+    const int taken = static_cast<int>(samples[i].size());
+    return taken >= options.max_runs ||
+           (taken >= options.min_runs && Settled(samples[i], options.max_spread));
+  };
+  for (int round = 0; round < options.warmup_runs; ++round) {
+    for (size_t i = 0; i < count; ++i) {
+      if (live(i)) run_once(i, nullptr);
+    }
+    if (MillisecondsSince(start) > cap_ms) break;
   }
-  std::vector<double> samples;
-  Timing timing;
-  while (true) {
-    if (before_each) before_each();
-    const auto run_start = std::chrono::steady_clock::now();
-    run();
-    samples.push_back(MillisecondsSince(run_start));
-    const int runs = static_cast<int>(samples.size());
-    if (runs >= options.max_runs) break;
-    if (runs >= options.min_runs && Settled(samples, options.max_spread)) break;
-    if (MillisecondsSince(start) > options.cap_ms) {
-      timing.capped = runs < options.min_runs || !Settled(samples, options.max_spread);
+  bool capped = false;
+  for (size_t round = 0;; ++round) {
+    for (size_t k = 0; k < count; ++k) {
+      const size_t i = (round + k) % count;
+      if (live(i)) run_once(i, &samples[i]);
+    }
+    bool all_finished = true;
+    for (size_t i = 0; i < count; ++i) all_finished = all_finished && (!live(i) || finished(i));
+    if (all_finished) break;
+    if (MillisecondsSince(start) > cap_ms) {
+      capped = true;
       break;
     }
   }
-  timing.runs = static_cast<int>(samples.size());
-  timing.median_ms = Median(samples);
-  return timing;
+  for (size_t i = 0; i < count; ++i) {
+    if (!live(i)) continue;
+    Timing& timing = results[i].timing;
+    timing.runs = static_cast<int>(samples[i].size());
+    timing.median_ms = Median(samples[i]);
+    timing.capped = capped && !finished(i);
+  }
+  return results;
 }
 
 // ---- Selection ----
@@ -228,20 +293,21 @@ Selection SelectCandidate(const std::string& label, const std::vector<Candidate>
   }
 
   const auto start = std::chrono::steady_clock::now();
-  std::optional<size_t> best;
+  std::vector<size_t> timed;  // the eligible candidates, in order
   for (size_t i = 0; i < candidates.size(); ++i) {
-    if (!eligible[i]) continue;
-    MeasuredCandidate& measured = record.candidates[i];
-    try {
-      measured.time_ms =
-          timer ? timer(candidates[i]).median_ms
-                : TimeCandidate(candidates[i].run, {}, candidates[i].before_run).median_ms;
-      ++selection.candidates_timed;
-    } catch (const std::exception& error) {
-      measured.skip_reason = std::string("failed: ") + error.what();
+    if (eligible[i]) timed.push_back(i);
+  }
+  const std::vector<InterleavedTiming> timings = TimeEligible(candidates, timed, timer);
+  std::optional<size_t> best;
+  for (size_t t = 0; t < timed.size(); ++t) {
+    MeasuredCandidate& measured = record.candidates[timed[t]];
+    if (timings[t].error) {
+      measured.skip_reason = "failed: " + ErrorText(timings[t].error);
       continue;
     }
-    if (!best || measured.time_ms < record.candidates[*best].time_ms) best = i;
+    measured.time_ms = timings[t].timing.median_ms;
+    ++selection.candidates_timed;
+    if (!best || measured.time_ms < record.candidates[*best].time_ms) best = timed[t];
   }
   selection.seconds = MillisecondsSince(start) / 1000.0;
   if (!best) ThrowNoneEligible(label, record, policy);

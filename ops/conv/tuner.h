@@ -25,14 +25,16 @@
 //
 // Timing (TimeCandidate): warm-up runs, then repeated runs until the spread of the middle half is
 // within TimingOptions::max_spread of the median (noisy results are re-measured, up to max_runs),
-// with a cap on the time spent per candidate; the median is reported. A candidate that throws is
-// recorded as skipped with the error, not fatal.
+// with a cap on the time spent per candidate; the median is reported. A problem's candidates are
+// timed against each other (TimeInterleaved: one run of each per round), not one after the other.
+// A candidate that throws is recorded as skipped with the error, not fatal.
 //
 // Thread safety: SelectCandidate and TimeCandidate are reentrant. ConvTuner serialises Tune calls
 // (timing two candidates at once would measure the contention, not the algorithms).
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -118,9 +120,35 @@ struct Timing {
 
 // Times `run` per `options` (see the header comment). `before_each`, when given, runs before every
 // run (warm-up included) outside the timed span: to put the caches in the state the real call
-// meets (scheduler/layout_costs.cc evicts them before timing a layout transform).
+// meets (scheduler/layout_costs.cc evicts them before timing a layout transform). What `run`
+// throws propagates.
 Timing TimeCandidate(const std::function<void()>& run, const TimingOptions& options = {},
                      const std::function<void()>& before_each = {});
+
+// One of the runs TimeInterleaved compares, and its preparation (as TimeCandidate's before_each).
+struct TimedRun {
+  std::function<void()> run;
+  std::function<void()> before_each;  // or empty
+};
+
+// A run's timing, or what it threw (then it was timed no further and `timing` means nothing).
+struct InterleavedTiming {
+  Timing timing;
+  std::exception_ptr error;
+};
+
+// Times runs against each other. Timed one after the other, each run would meet whatever the
+// machine was doing in its own stretch of time; on a shared host speed drifts for seconds at a
+// time (other tenants, clocks), and which of two close alternatives won depended on when each was
+// timed: two tunings of MobileNet-V2 on 2 threads measured one depthwise block fused 0.43 and
+// 0.71 ms, apart 0.46 and 0.77, and kept it apart in one of them. Here every run goes once per
+// round, the order rotating from round to round, so all of them sample the same stretch and a
+// slow spell slows them alike. Per run the rules of TimeCandidate: options.warmup_runs rounds
+// untimed, then rounds until every run has min_runs samples within max_spread (or max_runs
+// samples), with cap_ms per run for all of them together (at least one timed round always
+// happens). A run that throws stays out of later rounds; the others go on.
+std::vector<InterleavedTiming> TimeInterleaved(const std::vector<TimedRun>& runs,
+                                               const TimingOptions& options = {});
 
 // How candidates are timed: the real clock in production, chosen times in tests.
 using CandidateTimer = std::function<Timing(const Candidate&)>;

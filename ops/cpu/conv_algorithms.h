@@ -179,7 +179,10 @@ class ConvAlgorithm {
 //      from the caches before each run, the workspace and the input read back in
 //      (ops/cpu/cache_state.h); hot timings favoured kernels with large weights (Winograd on
 //      14x14 layers, 1.6x slower in the pass).
-inline constexpr int kCpuConvKernelsRevision = 12;
+//  13: candidates (and a depthwise block fused and apart) timed against each other, run by run in
+//      rotating rounds (conv::TimeInterleaved), instead of one after the other; ParallelFor deals
+//      each thread a contiguous share of the tasks (ops/cpu/parallel.h).
+inline constexpr int kCpuConvKernelsRevision = 13;
 
 // Every CPU algorithm, in a fixed order (im2col_gemm first: the reference and the fallback).
 const std::vector<const ConvAlgorithm*>& CpuConvAlgorithms();

@@ -11,6 +11,8 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <stdexcept>
+#include <string>
 #include <thread>
 
 #include "core/error.h"
@@ -247,11 +249,57 @@ TEST(ConvTunerTiming, SelectionRunsEachCandidatesPreparationBeforeEachOfItsRuns)
                                         });
   EXPECT_EQ(selection.record.algorithm, "quick");
   EXPECT_LT(Entry(selection.record, "quick").time_ms, 8.0);
+  // Timed against each other: the warm-up round, then rounds of one run each, rotating.
+  EXPECT_EQ(order.substr(0, 12), "bsbq" "bsbq" "bqbs") << order;
   ASSERT_FALSE(order.empty());
   for (size_t i = 0; i < order.size(); i += 2) {
     ASSERT_EQ(order[i], 'b') << order;
     ASSERT_NE(order[i + 1], 'b') << order;
   }
+}
+
+TEST(ConvTunerTiming, InterleavedRunsGoOncePerRoundInRotatingOrder) {
+  std::string order;
+  const auto tagged = [&order](char tag) {
+    return TimedRun{[&order, tag] { order += tag; },
+                    [&order] { order += '.'; }};  // each run's preparation: a dot before it
+  };
+  TimingOptions options;
+  options.warmup_runs = 1;
+  options.min_runs = 3;
+  options.max_runs = 3;
+  const std::vector<InterleavedTiming> timings =
+      TimeInterleaved({tagged('a'), tagged('b'), tagged('c')}, options);
+  // The warm-up round, then three timed rounds, each starting one run further along.
+  EXPECT_EQ(order, ".a.b.c" ".a.b.c" ".b.c.a" ".c.a.b");
+  ASSERT_EQ(timings.size(), 3u);
+  for (const InterleavedTiming& timing : timings) {
+    EXPECT_FALSE(timing.error);
+    EXPECT_EQ(timing.timing.runs, 3);
+    EXPECT_FALSE(timing.timing.capped);
+  }
+}
+
+TEST(ConvTunerTiming, AnInterleavedRunThatThrowsDropsOutAndTheOthersGoOn) {
+  int failing_calls = 0, other_calls = 0;
+  TimingOptions options;
+  options.warmup_runs = 1;
+  options.min_runs = 4;
+  options.max_runs = 4;
+  const std::vector<InterleavedTiming> timings = TimeInterleaved(
+      {{[&] {
+         if (++failing_calls == 2) throw std::runtime_error("second call failed");
+       }, {}},
+       {[&] { ++other_calls; }, {}}},
+      options);
+  ASSERT_TRUE(timings[0].error);
+  EXPECT_THROW(std::rethrow_exception(timings[0].error), std::runtime_error);
+  EXPECT_EQ(failing_calls, 2);  // the warm-up and the failing first timed run: no more
+  EXPECT_FALSE(timings[1].error);
+  EXPECT_EQ(timings[1].timing.runs, 4);
+  EXPECT_EQ(other_calls, 1 + 4);
+  // A lone run's error reaches TimeCandidate's caller as thrown.
+  EXPECT_THROW(TimeCandidate([] { throw std::runtime_error("boom"); }), std::runtime_error);
 }
 
 TEST(ConvTunerTiming, TheCapStopsASlowCandidateAfterOneTimedRun) {

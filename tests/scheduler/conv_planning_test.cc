@@ -508,6 +508,12 @@ TEST_F(ConvPlanningTest, DepthwiseBlocksAreCostedAsTheyRun) {
   // The executor fuses the block only if it was measured faster fused (and planned NHWC whole).
   const bool fused = !exec->fused_depthwise_blocks().empty();
   EXPECT_TRUE(!fused || block.fuses());
+  // Both ways were kept: binding again times nothing and weighs the block the same.
+  auto again = Executor::Bind(net, {.conv_plan = ConvPlanKind::kGlobal});
+  EXPECT_EQ(again->conv_plan().timings_run, 0);
+  ASSERT_EQ(again->conv_plan().depthwise_blocks.size(), 1u);
+  EXPECT_EQ(again->conv_plan().depthwise_blocks[0].fused_ms, block.fused_ms);
+  EXPECT_EQ(again->conv_plan().depthwise_blocks[0].apart_ms, block.apart_ms);
   // Planned without the fusion (its setting off), no block is costed.
   auto apart = Executor::Bind(net, {.conv_plan = ConvPlanKind::kGlobal, .fuse_depthwise = false});
   EXPECT_TRUE(apart->conv_plan().depthwise_blocks.empty());
