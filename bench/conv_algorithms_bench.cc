@@ -11,6 +11,8 @@
 // BM_MobileNetFirstLayer: MobileNet-V2's 3-channel first layer under every forward algorithm.
 // BM_MobileNetPointwise: MobileNet-V2's 1x1 layers at 14x14 and 7x7 under every forward algorithm,
 // caches hot or evicted (and the input read back in) before each run.
+// BM_DepthwiseBlock: MobileNet-V2's inverted-residual blocks at 112x112 and 56x56 (expand 1x1,
+// depthwise 3x3, project 1x1, NHWC) run fused (ops/cpu/depthwise_block.h), 1 and 2 threads, hot.
 //
 //   build-bench/bin/conv_algorithms_bench --benchmark_min_time=0.1
 #include <benchmark/benchmark.h>
@@ -23,6 +25,7 @@
 #include "bench/resnet50_layers.h"
 #include "ops/cpu/cache_state.h"
 #include "ops/cpu/conv_algorithms.h"
+#include "ops/cpu/depthwise_block.h"
 #include "ops/cpu/parallel.h"
 
 namespace mxlite::cpu {
@@ -286,6 +289,58 @@ void MobileNetPointwiseArgs(benchmark::internal::Benchmark* bench) {
 BENCHMARK(BM_MobileNetPointwise)
     ->Apply(MobileNetPointwiseArgs)
     ->ArgNames({"algorithm", "layer", "threads", "evict"})
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+
+struct BlockLayer {
+  int64_t in_channels, channels, out_channels, size, stride;
+};
+// features.2, .3, .4 (the blocks whose expanded tensors outgrow L2 at batch 1).
+constexpr BlockLayer kMobileNetBlocks[] = {
+    {16, 96, 24, 112, 2}, {24, 144, 24, 56, 1}, {24, 144, 32, 56, 2}};
+
+// Args: block, threads.
+void BM_DepthwiseBlock(benchmark::State& state) {
+  const BlockLayer& layer = kMobileNetBlocks[state.range(0)];
+  ScopedIntraOpThreads threads(static_cast<int>(state.range(1)));
+  const ConvLayer as_layer{"", layer.channels, layer.channels, 3, layer.stride, 1, layer.size};
+  DepthwiseBlockGeometry g;
+  g.depthwise = LayerGeometry(as_layer, ConvLayout::kNHWC, 1);
+  g.depthwise.groups = layer.channels;
+  g.expand = g.project = true;
+  g.in_channels = layer.in_channels;
+  g.out_channels = layer.out_channels;
+  const ConvGeometry& d = g.depthwise;
+  const std::vector<float> data = RandomValues(d.in_spatial() * g.in_channels, 1);
+  const std::vector<float> expand = RandomValues(layer.channels * g.in_channels, 2);
+  const std::vector<float> by_tap = RandomValues(9 * layer.channels, 3);
+  const std::vector<float> project = RandomValues(g.out_channels * layer.channels, 4);
+  std::vector<float> output(static_cast<size_t>(d.out_spatial() * g.out_channels));
+  DepthwiseBlockTensors tensors;
+  tensors.data = data.data();
+  tensors.expand.weight = expand.data();
+  tensors.depthwise.by_tap = by_tap.data();
+  tensors.project.weight = project.data();
+  tensors.output = output.data();
+  for (auto _ : state) {
+    ScratchSpace scratch(Context::CPU());
+    DepthwiseBlockForward(g, tensors, scratch);
+    benchmark::ClobberMemory();
+  }
+  const double multiply_adds =
+      static_cast<double>(d.in_spatial()) * g.in_channels * layer.channels +
+      d.multiply_adds() + static_cast<double>(d.out_spatial()) * layer.channels * g.out_channels;
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(2.0 * multiply_adds / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  state.SetLabel("block " + std::to_string(layer.in_channels) + "->" +
+                 std::to_string(layer.channels) + "->" + std::to_string(layer.out_channels) +
+                 " at " + std::to_string(layer.size) + "x" + std::to_string(layer.size) +
+                 " stride " + std::to_string(layer.stride) + ", " +
+                 std::to_string(state.range(1)) + " thread(s)");
+}
+BENCHMARK(BM_DepthwiseBlock)
+    ->ArgsProduct({benchmark::CreateDenseRange(0, std::size(kMobileNetBlocks) - 1, 1), {1, 2}})
+    ->ArgNames({"block", "threads"})
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 
