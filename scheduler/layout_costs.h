@@ -55,9 +55,11 @@ MeasuredMs LayoutTransformMs(const Shape& shape, ActivationLayout from, Activati
 // Milliseconds of one inference pass of `graph` (its inputs given shapes) on `ctx`, bound without
 // planning, with the CPU fusions on and with them off, its inputs and parameters uniform in
 // [-1, 1); the two ways' passes are timed in turn (conv::TimeInterleaved), so that a slow spell of
-// the machine cannot decide between them. Kept in the tuning DB under `key` (+ " fused" / " apart"),
-// which must name everything that decides the time (ops, attributes, shapes, dtypes); both are
-// measured again when either is missing. The planner weighs depthwise blocks with it.
+// the machine cannot decide between them, and on the CPU each with the caches as a network's pass
+// meets it (16 MiB written elsewhere, then the inputs read back in: the weights and the tensors
+// between the nodes cold, as they are in a pass). Kept in the tuning DB under `key` (+ " fused" /
+// " apart"), which must name everything that decides the time (ops, attributes, shapes, dtypes);
+// both are measured again when either is missing. The planner weighs depthwise blocks with it.
 struct FusedAndApartMs {
   MeasuredMs fused, apart;
 };
