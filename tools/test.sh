@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds mxlite (CUDA code included when the toolkit is present) and runs
 # every test with CTest (the Python package's pytest suite included). GPU tests skip with a
-# message when no GPU is visible. Then the concurrency-heavy modules are built again under
-# ThreadSanitizer and their tests run there.
+# message when no GPU is visible. Then the concurrency-heavy parts (the memory and engine modules,
+# the intra-op pool) are built again under ThreadSanitizer and their tests run there.
 #
 #   tools/test.sh                      # build/ in Release, all tests, then the TSAN stage
 #   MXLITE_SKIP_TSAN=1 tools/test.sh   # without the TSAN stage
@@ -32,16 +32,19 @@ if [ "${MXLITE_SKIP_FUZZ:-0}" != "1" ]; then
     -print_final_stats=1 "$fuzz_dir/onnx_corpus"
 fi
 
-# ThreadSanitizer: the pools and the engine are shared by many threads.
+# ThreadSanitizer: the pools, the engine and the intra-op pool are shared by many threads.
 if [ "${MXLITE_SKIP_TSAN:-0}" != "1" ]; then
   tsan_modules=(memory engine)
   tsan_dir="$build_dir-tsan"
   cmake -S . -B "$tsan_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMXLITE_SANITIZE=thread \
     -DMXLITE_USE_CUDA=OFF -DMXLITE_BUILD_BENCH=OFF >/dev/null
-  cmake --build "$tsan_dir" -j "$jobs" --target "${tsan_modules[@]/%/_test}"
+  cmake --build "$tsan_dir" -j "$jobs" --target "${tsan_modules[@]/%/_test}" parallel_test
   for module in "${tsan_modules[@]}"; do
     echo "[mxlite] ThreadSanitizer: ${module}_test"
     TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" "$tsan_dir/tests/$module/${module}_test" \
       --gtest_brief=1
   done
+  echo "[mxlite] ThreadSanitizer: parallel_test (the intra-op pool, 20 repeats)"
+  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" "$tsan_dir/tests/ops/parallel_test" \
+    --gtest_brief=1 --gtest_repeat=20
 fi
