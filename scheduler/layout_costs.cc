@@ -86,19 +86,21 @@ double TimeTransformOnCpuMs(const Shape& shape, ActivationLayout from, Activatio
       .median_ms;
 }
 
-// Median milliseconds of a pass of `exec` (forward; in training forward and backward with the
-// gradient of "data"); each run is waited for.
+// One pass of `exec` (forward; in training forward and backward with the gradient of "data"),
+// waited for.
+void RunPass(Executor& exec, bool training) {
+  exec.Forward(training);
+  if (training) {
+    exec.Backward();
+    exec.Gradient("data").WaitToRead();
+  } else {
+    exec.outputs()[0].WaitToRead();
+  }
+}
+
+// Median milliseconds of a pass of `exec` (RunPass).
 double TimePassesMs(Executor& exec, bool training) {
-  return conv::TimeCandidate([&] {
-           exec.Forward(training);
-           if (training) {
-             exec.Backward();
-             exec.Gradient("data").WaitToRead();
-           } else {
-             exec.outputs()[0].WaitToRead();
-           }
-         })
-      .median_ms;
+  return conv::TimeCandidate([&] { RunPass(exec, training); }).median_ms;
 }
 
 // Median milliseconds of a one-node graph `op_name`(data) bound on `ctx`.
@@ -145,7 +147,9 @@ std::unique_ptr<Executor> BindForTiming(const Graph& graph, bool fuse, const Con
 // the tensor the separate convolutions pass between them (4.8 MB) stayed in L3 from run to run.
 std::function<void()> PassCaches(Executor& exec, const Graph& graph, cpu::CacheEvictor& evictor) {
   std::vector<NDArray> inputs;
-  for (int id : graph.Variables(VariableRole::kInput)) inputs.push_back(exec.Arg(graph.node(id).name));
+  for (int id : graph.Variables(VariableRole::kInput)) {
+    inputs.push_back(exec.Arg(graph.node(id).name));
+  }
   return [inputs, &evictor] {
     evictor.Evict();
     for (const NDArray& input : inputs) {
@@ -161,12 +165,6 @@ std::function<void()> PassCaches(Executor& exec, const Graph& graph, cpu::CacheE
 FusedAndApartMs TimeFusedAndApartMs(const Graph& graph, const Context& ctx) {
   const std::unique_ptr<Executor> fused = BindForTiming(graph, true, ctx);
   const std::unique_ptr<Executor> apart = BindForTiming(graph, false, ctx);
-  const auto pass = [](Executor& exec) {
-    return [&exec] {
-      exec.Forward(false);
-      exec.outputs()[0].WaitToRead();
-    };
-  };
   std::optional<cpu::CacheEvictor> evictor;
   std::function<void()> before_fused, before_apart;
   if (ctx.device_type == DeviceType::kCPU) {
@@ -175,7 +173,8 @@ FusedAndApartMs TimeFusedAndApartMs(const Graph& graph, const Context& ctx) {
     before_apart = PassCaches(*apart, graph, *evictor);
   }
   const std::vector<conv::InterleavedTiming> timings = conv::TimeInterleaved(
-      {{pass(*fused), before_fused}, {pass(*apart), before_apart}});
+      {{[&] { RunPass(*fused, false); }, before_fused},
+       {[&] { RunPass(*apart, false); }, before_apart}});
   for (const conv::InterleavedTiming& timing : timings) {
     if (timing.error) std::rethrow_exception(timing.error);
   }

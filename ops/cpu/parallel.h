@@ -10,7 +10,7 @@
 // done with its share takes i from the back of the others' shares. So when consecutive ops split
 // their output the same way (a convolution's rows, then the next one's), each thread mostly reads
 // what it wrote itself, from its own core's caches: dealt one by one to whichever thread asked
-// first, MobileNet-V2 at batch 1 on 2 threads ran ~5% slower. Taking from the back keeps the
+// first, MobileNet-V2 at batch 1 on 2 threads ran 1-4% slower. Taking from the back keeps the
 // threads busy when one of them was held up (a late wake-up, a preempted core).
 //
 // Thread count: MXNET_OMP_MAX_THREADS (0 = std::thread::hardware_concurrency()), read once on first
