@@ -652,22 +652,23 @@ MemoryReport Executor::memory_report() const {
   return report;
 }
 
-std::string Executor::Summary() const {
-  const MemoryReport report = memory_report();
+std::string MemoryReport::Summary() const {
   std::ostringstream out;
-  out << GraphSummary(graph_, shapes_);
-  out << "Memory: " << FormatBytes(report.planned_bytes) << " planned for values ("
-      << FormatBytes(report.unplanned_bytes) << " without the plan; " << report.inplace_count
-      << " in place, " << report.mirrored_count << " recomputed), "
-      << FormatBytes(report.external_bytes) << " for variables and gradients";
-  if (report.constant_bytes > 0) {
-    out << ", " << FormatBytes(report.constant_bytes) << " for values computed from parameters";
+  out << "Memory: " << FormatBytes(planned_bytes) << " planned for values ("
+      << FormatBytes(unplanned_bytes) << " without the plan; " << inplace_count << " in place, "
+      << mirrored_count << " recomputed), " << FormatBytes(external_bytes)
+      << " for variables and gradients";
+  if (constant_bytes > 0) {
+    out << ", " << FormatBytes(constant_bytes) << " for values computed from parameters";
   }
-  if (report.op_state_bytes > 0) {
-    out << ", " << FormatBytes(report.op_state_bytes) << " kept by ops (prepared weights)";
+  if (op_state_bytes > 0) {
+    out << ", " << FormatBytes(op_state_bytes) << " kept by ops (prepared weights)";
   }
-  out << "\n";
   return out.str();
+}
+
+std::string Executor::Summary() const {
+  return GraphSummary(graph_, shapes_) + memory_report().Summary() + "\n";
 }
 
 }  // namespace mxlite

@@ -89,6 +89,9 @@ struct MemoryReport {
   size_t op_state_bytes = 0;
   int inplace_count = 0;
   int mirrored_count = 0;
+
+  // One line: "Memory: 3.1 MiB planned for values (...), ... kept by ops (prepared weights)".
+  std::string Summary() const;
 };
 
 class ConstantStepMemo;  // executor.cc

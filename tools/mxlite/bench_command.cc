@@ -193,6 +193,8 @@ BoundModel BindAndWarmUp(const std::string& model_path,
   double warm_total = 0;
   for (double value : warm) warm_total += value;
   std::cout << "warm-up: " << warmup << " passes in " << warm_total << " s" << std::endl;
+  // After the warm-up: convolutions prepare their weights on their first pass.
+  std::cout << bound.executor->memory_report().Summary() << std::endl;
   return bound;
 }
 
