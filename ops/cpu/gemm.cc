@@ -271,16 +271,40 @@ const float* NextPrepackedPanel(const BPanels& b, int64_t j, int64_t columns, in
   return j + kNr < columns ? b.ready + (j + kNr) * depth : b.fetch_after;
 }
 
-// Spreads the fetch of `panel` (depth steps of kNr floats) over the `tiles` row tiles of the
-// current one: the share of row tile `tile`. Plain B packed here or on the way is already close.
-void PrefetchPanelShare(const float* panel, int64_t depth, int64_t tiles, int64_t tile) {
-  constexpr int64_t kLine = 64;
-  const int64_t lines = CeilDiv(depth * kNr * static_cast<int64_t>(sizeof(float)), kLine);
-  const int64_t per_tile = CeilDiv(lines, tiles);
+// Row tile `tile`'s share of the fetch of `panel` (depth steps of kNr floats, one 64-byte line
+// each), spread over the `tiles` row tiles of the current panel: lines [begin, end).
+struct LineShare {
+  int64_t begin, end;
+};
+LineShare PanelShare(int64_t depth, int64_t tiles, int64_t tile) {
+  static_assert(kNr * sizeof(float) == 64, "one packed B step is one cache line");
+  const int64_t per_tile = CeilDiv(depth, tiles);
+  return {std::min(depth, tile * per_tile), std::min(depth, (tile + 1) * per_tile)};
+}
+
+void FetchLines(const float* panel, int64_t begin, int64_t end) {
   const char* bytes = reinterpret_cast<const char*>(panel);
-  for (int64_t line = tile * per_tile; line < std::min(lines, (tile + 1) * per_tile); ++line) {
-    __builtin_prefetch(bytes + line * kLine, /*rw=*/0, /*locality=*/3);
+  for (int64_t line = begin; line < end; ++line) {
+    __builtin_prefetch(bytes + line * 64, /*rw=*/0, /*locality=*/3);
   }
+}
+
+// Fetches row tile `tile`'s share of `panel` at once. Plain B packed here or on the way is
+// already close.
+void PrefetchPanelShare(const float* panel, int64_t depth, int64_t tiles, int64_t tile) {
+  const LineShare share = PanelShare(depth, tiles, tile);
+  FetchLines(panel, share.begin, share.end);
+}
+
+// The same for a micro-kernel that fetches lines as it goes (one per four steps): the part of
+// the share that fits is handed to the kernel, the rest fetched now. A burst of a hundred fetches
+// would wait for free miss buffers.
+detail::LinePrefetch PrefetchPanelShareOnTheWay(const float* panel, int64_t depth, int64_t tiles,
+                                                int64_t tile) {
+  const LineShare share = PanelShare(depth, tiles, tile);
+  const int64_t on_the_way = std::min(share.end - share.begin, depth / 4);
+  FetchLines(panel, share.begin + on_the_way, share.end);
+  return {reinterpret_cast<const char*>(panel) + share.begin * 64, on_the_way};
 }
 
 // C[0:rows, 0:columns] = alpha * A block * packed B block + beta * C. B packed on the way
@@ -309,8 +333,13 @@ void MacroKernel(int64_t rows, int64_t columns, int64_t depth, float alpha, cons
     const float* next_panel = NextPrepackedPanel(b, j, columns, depth);
     const bool narrow = tile_columns <= kNr / 2;
     for (int64_t i = 0; i < rows; i += kMr) {
-      if (next_panel != nullptr) PrefetchPanelShare(next_panel, depth, row_tiles, i / kMr);
       const int tile_rows = static_cast<int>(std::min<int64_t>(kMr, rows - i));
+      // The kernel for full tiles of a wide panel with A's rows in place fetches on the way.
+      const bool fetches_on_the_way =
+          next_panel != nullptr && a.in_place != nullptr && tile_rows == kMr && !narrow;
+      if (next_panel != nullptr && !fetches_on_the_way) {
+        PrefetchPanelShare(next_panel, depth, row_tiles, i / kMr);
+      }
       const Epilogue<float> tile_epilogue = epilogue.empty() ? epilogue : epilogue.Offset(i, j);
       if (narrow && i + 2 * kMr <= rows) {  // two full tiles of a narrow panel together
         if (next_panel != nullptr) PrefetchPanelShare(next_panel, depth, row_tiles, i / kMr + 1);
@@ -326,9 +355,12 @@ void MacroKernel(int64_t rows, int64_t columns, int64_t depth, float alpha, cons
         detail::SgemmMicroKernelAvx2Fma(depth, a.packed + i * depth, b_panel, c + i * ldc + j,
                                         ldc, tile_rows, tile_columns, alpha, beta, tile_epilogue);
       } else if (tile_rows == kMr) {
+        const detail::LinePrefetch fetch =
+            fetches_on_the_way ? PrefetchPanelShareOnTheWay(next_panel, depth, row_tiles, i / kMr)
+                               : detail::LinePrefetch{};
         detail::SgemmMicroKernelAvx2FmaRowsInPlace(depth, a.in_place + i * a.lda, a.lda, b_panel,
                                                    c + i * ldc + j, ldc, tile_columns, alpha,
-                                                   beta, tile_epilogue);
+                                                   beta, tile_epilogue, fetch);
       } else {
         detail::SgemmMicroKernelAvx2Fma(depth, a.packed, b_panel, c + i * ldc + j, ldc, tile_rows,
                                         tile_columns, alpha, beta, tile_epilogue);

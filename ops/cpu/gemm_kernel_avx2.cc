@@ -2,6 +2,8 @@
 
 #include "ops/cpu/avx2_panel.h"
 
+#include <algorithm>
+
 #if MXLITE_HAS_AVX2_KERNEL
 #include <immintrin.h>
 
@@ -473,7 +475,8 @@ MXLITE_AVX2 void SgemmNarrowTilePairAvx2Fma(int64_t kc, const float* a_first, co
 MXLITE_AVX2 void SgemmMicroKernelAvx2FmaRowsInPlace(int64_t kc, const float* a, int64_t lda,
                                                     const float* b_panel, float* c, int64_t ldc,
                                                     int columns, float alpha, float beta,
-                                                    const Epilogue<float>& epilogue) {
+                                                    const Epilogue<float>& epilogue,
+                                                    LinePrefetch prefetch) {
   if (columns <= kNr / 2) {
     alignas(32) float tile[kMr * kNr];
     NarrowTile(kc, a, /*row_stride=*/lda, /*step_stride=*/1, b_panel, tile);
@@ -493,8 +496,28 @@ MXLITE_AVX2 void SgemmMicroKernelAvx2FmaRowsInPlace(int64_t kc, const float* a, 
   const int64_t lda_bytes = lda * static_cast<int64_t>(sizeof(float));
   int64_t unrolled_steps = kc / 4;
   int64_t single_steps = kc % 4;
+  // The first `fetching` unrolled steps each fetch one line of `prefetch`.
+  int64_t fetching = std::min(unrolled_steps, prefetch.lines);
+  unrolled_steps -= fetching;
+  const char* fetch = prefetch.first;
   __asm__ volatile(
       MXLITE_ZERO_ACCUMULATORS
+      "test %[fetching], %[fetching]\n\t"
+      "jz 5f\n\t"
+      ".p2align 5\n"
+      "6:\n\t"
+      "prefetcht0 (%[fetch])\n\t"
+      MXLITE_IN_PLACE_STEP(0, 0)
+      MXLITE_IN_PLACE_STEP(64, 4)
+      MXLITE_IN_PLACE_STEP(128, 8)
+      MXLITE_IN_PLACE_STEP(192, 12)
+      "add $16, %[a0]\n\t"
+      "add $16, %[a3]\n\t"
+      "add $256, %[b]\n\t"
+      "add $64, %[fetch]\n\t"
+      "dec %[fetching]\n\t"
+      "jnz 6b\n"
+      "5:\n\t"
       "test %[unrolled], %[unrolled]\n\t"
       "jz 2f\n\t"
       ".p2align 5\n"
@@ -521,7 +544,7 @@ MXLITE_AVX2 void SgemmMicroKernelAvx2FmaRowsInPlace(int64_t kc, const float* a, 
       "4:\n\t"
       MXLITE_STORE_ACCUMULATORS
       : [a0] "+r"(a0), [a3] "+r"(a3), [b] "+r"(b), [unrolled] "+r"(unrolled_steps),
-        [single] "+r"(single_steps)
+        [single] "+r"(single_steps), [fetching] "+r"(fetching), [fetch] "+r"(fetch)
       : [tile] "r"(tile), [lda] "r"(lda_bytes)
       : "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
         "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "cc", "memory");

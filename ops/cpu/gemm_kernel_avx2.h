@@ -38,9 +38,16 @@ void SgemmMicroKernelAvx2Fma(int64_t kc, const float* a_panel, const float* b_pa
 // row-major A (row r at a + r * lda, kc floats each) instead of a packed panel: for products whose
 // A is used by few column panels, packing it would cost a copy of A for little reuse. Sums each
 // element in the same order as the packed kernel (same bits).
+// `prefetch`: cache lines to fetch on the way, one per four steps (as many as fit), for a later
+// tile; none by default.
+struct LinePrefetch {
+  const char* first = nullptr;  // the first line; the others follow it, 64 bytes apart
+  int64_t lines = 0;
+};
 void SgemmMicroKernelAvx2FmaRowsInPlace(int64_t kc, const float* a, int64_t lda,
                                         const float* b_panel, float* c, int64_t ldc, int columns,
-                                        float alpha, float beta, const Epilogue<float>& epilogue);
+                                        float alpha, float beta, const Epilogue<float>& epilogue,
+                                        LinePrefetch prefetch = {});
 
 // Two full-height tiles stacked (rows [0, 2 * MR)) of a narrow panel (columns <= NR / 2) in one
 // pass: twelve independent accumulators instead of six per tile. A's element of row r < MR at step p is a_first[r * row_stride + p * step_stride], of
