@@ -133,9 +133,10 @@ std::vector<SettingSpec> BuiltinSettingSpecs() {
            "epilogue kernel): one pass over the output instead of two; 0 keeps the addition "
            "separate. Training never fuses (new in mxlite)."),
       Bool("MXNET_CONV_PREPACK_WEIGHTS", "1",
-           "CPU inference executors keep each GEMM-based convolution's weight packed for the "
-           "GEMM (more memory: about one more copy of those weights), packed again only when the "
-           "weight is written; 0 packs it on every call, as training does (new in mxlite)."),
+           "CPU inference executors keep each convolution's weight in the form its kernel "
+           "reads (packed for the GEMM, transformed for Winograd, reordered for NCHW16c; more "
+           "memory: one more copy of those weights, four for Winograd's), made again only when "
+           "the weight is written; 0 makes it on every call, as training does (new in mxlite)."),
       Enum("MXNET_TUNING_REPORT", "summary",
            {{"off", {}}, {"summary", {}}, {"layers", {}}, {"verbose", {}}},
            "What binding a network logs about convolution tuning: nothing, a one-line summary, "

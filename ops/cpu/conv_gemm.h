@@ -39,8 +39,9 @@ namespace mxlite::cpu {
 //           op(B) = weight^T (patch x O/G) for channels-last, so no call packs it again.
 //   by_tap: depthwise_direct NHWC. The weight as (KH*KW, O) (DepthwiseWeightsByTap,
 //           ops/cpu/depthwise_rows.h), so no call transposes it again.
-//   reordered: the NCHW16c algorithms (conv_nchw16c.cc). The weight in blocks of 16 channels,
-//           64-byte aligned.
+//   reordered: the NCHW16c algorithms (conv_nchw16c.cc): the weight in blocks of 16 channels;
+//           the AVX2 Winograd forward (conv_winograd_avx2.h): U = G g G^T in the packed panels
+//           its products read. 64-byte aligned.
 struct PreparedConvWeight {
   std::vector<PackedGemmOperand> groups;
   std::vector<float> by_tap;

@@ -335,18 +335,33 @@ size_t WinogradAvx2WorkspaceBytes(const ConvGeometry& g) {
 }
 
 template <int M>
-void WinogradForwardAvx2(const ConvGeometry& g, const float* data, const float* weight,
-                         const float* bias, float* output, ScratchSpace& scratch,
-                         WinogradWeights weights, const Epilogue<float>& clamp) {
-  MX_CHECK(WinogradAvx2Available()) << "WinogradForwardAvx2 needs a CPU with avx2 and fma";
+int64_t WinogradAvx2TransformedWeightSize(const ConvGeometry& g) {
+  return FusedPlan<M>(g, 1).u_size();  // U's layout does not depend on the threads
+}
+
+template <int M>
+void WinogradAvx2TransformWeight(const ConvGeometry& g, const float* weight,
+                                 WinogradWeights weights, float* u) {
+  MX_CHECK(WinogradAvx2Available()) << "WinogradAvx2TransformWeight needs a CPU with avx2 and fma";
   const FusedPlan<M> plan(g, IntraOpThreads());
-  float* u = scratch.GetArray<float>(plan.u_size());
-  float* v = scratch.GetArray<float>(plan.workers * plan.v_size());
-  float* m = scratch.GetArray<float>(plan.workers * plan.m_size());
-  if (plan.work_items == 0) return;
   ParallelFor(plan.groups * plan.k_panels, [&](int64_t task) {
     TransformWeightPanel<M>(plan, weight, weights, task / plan.k_panels, task % plan.k_panels, u);
   });
+}
+
+template <int M>
+void WinogradForwardAvx2(const ConvGeometry& g, const float* data, const float* weight,
+                         const float* bias, float* output, ScratchSpace& scratch,
+                         WinogradWeights weights, const Epilogue<float>& clamp,
+                         const float* transformed) {
+  MX_CHECK(WinogradAvx2Available()) << "WinogradForwardAvx2 needs a CPU with avx2 and fma";
+  const FusedPlan<M> plan(g, IntraOpThreads());
+  float* u = transformed != nullptr ? nullptr : scratch.GetArray<float>(plan.u_size());
+  float* v = scratch.GetArray<float>(plan.workers * plan.v_size());
+  float* m = scratch.GetArray<float>(plan.workers * plan.m_size());
+  if (plan.work_items == 0) return;
+  if (transformed == nullptr) WinogradAvx2TransformWeight<M>(g, weight, weights, u);
+  const float* u_read = transformed != nullptr ? transformed : u;
   // Workers take items in order from a shared counter (balances a loaded machine); each owns its
   // V and M buffers, so the thread that computes an item does not change its result.
   std::atomic<int64_t> next_item{0};
@@ -354,7 +369,7 @@ void WinogradForwardAvx2(const ConvGeometry& g, const float* data, const float* 
     float* v_mine = v + worker * plan.v_size();
     float* m_mine = m + worker * plan.m_size();
     for (int64_t item = next_item++; item < plan.work_items; item = next_item++) {
-      RunWorkItem<M>(g, plan, item, data, u, bias, clamp, output, v_mine, m_mine);
+      RunWorkItem<M>(g, plan, item, data, u_read, bias, clamp, output, v_mine, m_mine);
     }
   });
 }
@@ -363,10 +378,16 @@ template size_t WinogradAvx2WorkspaceBytes<2>(const ConvGeometry&);
 template size_t WinogradAvx2WorkspaceBytes<4>(const ConvGeometry&);
 template void WinogradForwardAvx2<2>(const ConvGeometry&, const float*, const float*, const float*,
                                      float*, ScratchSpace&, WinogradWeights,
-                                     const Epilogue<float>&);
+                                     const Epilogue<float>&, const float*);
 template void WinogradForwardAvx2<4>(const ConvGeometry&, const float*, const float*, const float*,
                                      float*, ScratchSpace&, WinogradWeights,
-                                     const Epilogue<float>&);
+                                     const Epilogue<float>&, const float*);
+template int64_t WinogradAvx2TransformedWeightSize<2>(const ConvGeometry&);
+template int64_t WinogradAvx2TransformedWeightSize<4>(const ConvGeometry&);
+template void WinogradAvx2TransformWeight<2>(const ConvGeometry&, const float*, WinogradWeights,
+                                             float*);
+template void WinogradAvx2TransformWeight<4>(const ConvGeometry&, const float*, WinogradWeights,
+                                             float*);
 
 }  // namespace mxlite::cpu::detail
 
@@ -382,8 +403,18 @@ size_t WinogradAvx2WorkspaceBytes(const ConvGeometry&) {
 }
 
 template <int M>
+int64_t WinogradAvx2TransformedWeightSize(const ConvGeometry&) {
+  return 0;
+}
+
+template <int M>
+void WinogradAvx2TransformWeight(const ConvGeometry&, const float*, WinogradWeights, float*) {
+  MX_THROW() << "WinogradAvx2TransformWeight needs an x86-64 build";
+}
+
+template <int M>
 void WinogradForwardAvx2(const ConvGeometry&, const float*, const float*, const float*, float*,
-                         ScratchSpace&, WinogradWeights, const Epilogue<float>&) {
+                         ScratchSpace&, WinogradWeights, const Epilogue<float>&, const float*) {
   MX_THROW() << "WinogradForwardAvx2 needs an x86-64 build";
 }
 
@@ -391,10 +422,16 @@ template size_t WinogradAvx2WorkspaceBytes<2>(const ConvGeometry&);
 template size_t WinogradAvx2WorkspaceBytes<4>(const ConvGeometry&);
 template void WinogradForwardAvx2<2>(const ConvGeometry&, const float*, const float*, const float*,
                                      float*, ScratchSpace&, WinogradWeights,
-                                     const Epilogue<float>&);
+                                     const Epilogue<float>&, const float*);
 template void WinogradForwardAvx2<4>(const ConvGeometry&, const float*, const float*, const float*,
                                      float*, ScratchSpace&, WinogradWeights,
-                                     const Epilogue<float>&);
+                                     const Epilogue<float>&, const float*);
+template int64_t WinogradAvx2TransformedWeightSize<2>(const ConvGeometry&);
+template int64_t WinogradAvx2TransformedWeightSize<4>(const ConvGeometry&);
+template void WinogradAvx2TransformWeight<2>(const ConvGeometry&, const float*, WinogradWeights,
+                                             float*);
+template void WinogradAvx2TransformWeight<4>(const ConvGeometry&, const float*, WinogradWeights,
+                                             float*);
 
 }  // namespace mxlite::cpu::detail
 

@@ -27,7 +27,8 @@ namespace mxlite::cpu::detail {
 bool WinogradAvx2Available();
 
 // Bytes WinogradForwardAvx2<M>(g, ...) takes from its ScratchSpace on the calling thread's
-// IntraOpThreads() (64-byte rounded, as WorkspaceTally counts). M is 2 or 4.
+// IntraOpThreads() (64-byte rounded, as WorkspaceTally counts; less with a transformed weight).
+// M is 2 or 4.
 template <int M>
 size_t WinogradAvx2WorkspaceBytes(const ConvGeometry& g);
 
@@ -40,11 +41,27 @@ enum class WinogradWeights {
   kFlippedTransposed,
 };
 
+// The floats of U, the transformed weight (G g G^T for every output and input channel, in the
+// packed panels the products read), of WinogradForwardAvx2<M> on g.
+template <int M>
+int64_t WinogradAvx2TransformedWeightSize(const ConvGeometry& g);
+
+// U of `weight` (laid out as `weights` says) for g into `u` (TransformedWeightSize floats), on the
+// intra-op pool: what WinogradForwardAvx2 computes first on every call, made once for the calls
+// that reuse one weight (inference: ConvAlgorithm::PrepareWeight). Requires
+// WinogradAvx2Available().
+template <int M>
+void WinogradAvx2TransformWeight(const ConvGeometry& g, const float* weight,
+                                 WinogradWeights weights, float* u);
+
 // output (N, K, OH, OW) = clamp(conv(data (N, C, H, W), weight) + bias (K; may be null)), the
-// clamp being `clamp`'s bounds (its biases are ignored). Requires WinogradAvx2Available().
+// clamp being `clamp`'s bounds (its biases are ignored). `transformed` (optional): U as
+// WinogradAvx2TransformWeight made it for g; then `weight` is not read and the workspace's U part
+// is not touched. The same bits either way. Requires WinogradAvx2Available().
 template <int M>
 void WinogradForwardAvx2(const ConvGeometry& g, const float* data, const float* weight,
                          const float* bias, float* output, ScratchSpace& scratch,
-                         WinogradWeights weights, const Epilogue<float>& clamp = {});
+                         WinogradWeights weights, const Epilogue<float>& clamp = {},
+                         const float* transformed = nullptr);
 
 }  // namespace mxlite::cpu::detail

@@ -478,10 +478,11 @@ TEST(ConvAlgorithms, ResidualOnlyOnTheForward) {
 
 // A weight prepared once (PrepareWeight, as inference keeps it) gives the forward's bits without
 // it: every algorithm, every case it claims, bias and clamp, 1 and 2 threads. Exactly the GEMM
-// paths (only under the packed AVX2 GEMM), depthwise_direct NHWC and the NCHW16c algorithms
-// prepare something.
+// paths (only under the packed AVX2 GEMM), the Winograd ones (their AVX2 kernel's transformed
+// weight), depthwise_direct NHWC and the NCHW16c algorithms prepare something.
 TEST(ConvAlgorithms, PreparedWeightGivesTheSameBits) {
-  const std::set<std::string> gemm_paths = {"im2col_gemm", "im2row_gemm", "gemm_1x1"};
+  const std::set<std::string> avx2_paths = {"im2col_gemm", "im2row_gemm", "gemm_1x1",
+                                             "winograd_2x2_3x3", "winograd_4x4_3x3"};
   for (int threads : {1, 2}) {
     ScopedIntraOpThreads scoped(threads);
     for (const ConvAlgorithm* algorithm : CpuConvAlgorithms()) {
@@ -499,7 +500,7 @@ TEST(ConvAlgorithms, PreparedWeightGivesTheSameBits) {
         const std::vector<float> weight(
             static_cast<size_t>(g.out_channels * g.in_channels_per_group() * g.kernel_spatial()));
         const bool prepares =
-            (gemm_paths.count(std::string(algorithm->name())) == 1 && CpuSupportsAvx2Fma()) ||
+            (avx2_paths.count(std::string(algorithm->name())) == 1 && CpuSupportsAvx2Fma()) ||
             (algorithm->name() == "depthwise_direct" && algorithm->layout() == ConvLayout::kNHWC) ||
             algorithm->layout() == ConvLayout::kNCHW16c;
         EXPECT_EQ(algorithm->PrepareWeight(g, weight.data()) != nullptr, prepares);
@@ -549,6 +550,38 @@ TEST(ConvAlgorithms, PreparedWeightRefusedElsewhere) {
     FAIL() << "a prepared weight of another geometry was used";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("was not made for"), std::string::npos) << e.what();
+  }
+}
+
+// Winograd's transformed weight likewise: another geometry's is refused by name, not read past
+// its end.
+TEST(ConvAlgorithms, WinogradTransformedWeightRefusedElsewhere) {
+  if (!CpuSupportsAvx2Fma()) GTEST_SKIP() << "the transformed weight is the AVX2 kernel's";
+  const ConvAlgorithm* winograd = FindCpuConvAlgorithm("winograd_4x4_3x3", ConvLayout::kNCHW);
+  ASSERT_NE(winograd, nullptr);
+  const ConvCase& c = kCases[0];  // 3x3_p1_7x9: 4 -> 6 channels
+  ASSERT_EQ(c.name, "3x3_p1_7x9");
+  const ConvGeometry g = c.Geometry();
+  const ConvInputs<float> inputs(g);
+  const auto prepared = winograd->PrepareWeight(g, inputs.weight.data());
+  ASSERT_NE(prepared, nullptr);
+  ConvGeometry wider = g;
+  wider.out_channels = 4 * g.out_channels;  // 24 output channels: 4 panels of U instead of 1
+  std::vector<float> weight(static_cast<size_t>(wider.out_channels * g.in_channels * 9));
+  std::vector<float> out(static_cast<size_t>(wider.out_channels * g.out_spatial()));
+  ConvTensors<float> tensors;
+  tensors.data = inputs.data.data();
+  tensors.weight = weight.data();
+  tensors.output = out.data();
+  tensors.prepared_weight = prepared.get();
+  ScratchSpace scratch(Context::CPU());
+  try {
+    winograd->Run(ConvDirection::kForward, wider, tensors, scratch);
+    FAIL() << "a transformed weight of another geometry was used";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("winograd_4x4_3x3: a prepared weight of"),
+              std::string::npos)
+        << e.what();
   }
 }
 
