@@ -122,7 +122,8 @@ struct DepthwiseLayer {
 };
 constexpr DepthwiseLayer kMobileNetDepthwise[] = {{32, 112, 1}, {96, 112, 2}, {144, 56, 1},
                                                   {144, 56, 2}, {192, 28, 2}, {384, 14, 1},
-                                                  {576, 14, 1}, {960, 7, 1}};
+                                                  {576, 14, 1}, {960, 7, 1},  {192, 28, 1},
+                                                  {576, 14, 2}};
 
 // Random forward operands of a geometry (data, weight and bias; an output to write) and the
 // ConvTensors that point at them.

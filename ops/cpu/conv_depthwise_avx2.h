@@ -7,7 +7,8 @@
 // the starting sum and the clamp is applied at the store. A 3-wide undilated kernel at stride 1
 // or 2 (MobileNet's) takes 8 pixels at a time instead and loads each input column of a kernel row
 // once for every pixel whose window holds it. Pixels whose window leaves the input
-// (the padded edges) and the last channels past a multiple of 8 take a checked path. The portable
+// (the padded edges: three of seven at 7x7) take a checked path, four channel vectors at a time
+// so their sums do not wait on each other; the last channels past a multiple of 8 a scalar one. The portable
 // kernel in conv_depthwise.cc re-reads and re-writes the output row for every tap instead.
 //
 // Each output element is summed in the same order (bias, then taps row by row) wherever it falls,

@@ -79,6 +79,10 @@ const std::vector<ConvCase> kCases = {
     {"depthwise_3x3_s2_p1_24ch_batch2_7x53", 2, 24, 24, 24, 7, 53, 3, 2, 1, 1},
     // 7 output rows do not halve: two threads take 16-channel slices of every row instead.
     {"depthwise_3x3_p1_32ch_7x7", 1, 32, 32, 32, 7, 7, 3, 1, 1, 1},
+    // Edge pixels four vectors at a time, then one, then a scalar tail (44 = 4 * 8 + 8 + 4), in
+    // channel slices of 16 on two threads (slices that start mid-group).
+    {"depthwise_3x3_p1_44ch_batch2_7x7", 2, 44, 44, 44, 7, 7, 3, 1, 1, 1},
+    {"depthwise_3x3_s2_p1_72ch_14x14", 1, 72, 72, 72, 14, 14, 3, 2, 1, 1},
     {"5x5_s2_p2", 1, 3, 4, 1, 9, 8, 5, 2, 2, 1},
     {"3x3_dilate2", 1, 3, 2, 1, 8, 7, 3, 1, 2, 2},
     // A ResNet-style stem (several 16-column chunks, a partial last one, 13 output channels: two
@@ -127,6 +131,7 @@ const std::set<std::string> kWinogradForward = {"3x3_p1_7x9",
                                                 "3x3_p0_batch5_4x4_9to7",
                                                 "3x3_p1_32to4",
                                                 "depthwise_3x3_p1_32ch_7x7",
+                                                "depthwise_3x3_p1_44ch_batch2_7x7",
                                                 "b16_3x3_p1_batch2_9x30_32to48",
                                                 "b16_3x3_p3_4x5_16to32",
                                                 "b16_depthwise_3x3_p1_16ch_5x40"};
@@ -140,6 +145,8 @@ const std::set<std::string> kDepthwise = {"depthwise_3x3_p1_batch3",
                                           "depthwise_3x3_p1_24ch_6x30",
                                           "depthwise_3x3_s2_p1_24ch_batch2_7x53",
                                           "depthwise_3x3_p1_32ch_7x7",
+                                          "depthwise_3x3_p1_44ch_batch2_7x7",
+                                          "depthwise_3x3_s2_p1_72ch_14x14",
                                           "b16_depthwise_3x3_s2_p1_32ch_13x15",
                                           "b16_depthwise_5x5_d2_p4_batch2_16ch_12x17",
                                           "b16_depthwise_3x3_p1_16ch_5x40"};
