@@ -107,8 +107,8 @@ MXLITE_AVX2 inline void SlidingTile(const ConvGeometry& g, const RowPlan& plan, 
 
 // One pixel, channels [c, c + 8 * kVectors), taps in the padding skipped. Each vector's sum is
 // a chain of up to KH * KW dependent FMAs, so several vectors go together: one alone waits on
-// the FMA latency (at 7x7, where three of every seven pixels touch the padding, that made the
-// edge pixels 85% of the layer).
+// the FMA latency, and at 7x7 three of every seven pixels touch the padding (960 channels at
+// 7x7, 1 thread: 37-41 us with one vector at a time, 24.5 with four).
 template <int kVectors>
 MXLITE_AVX2 inline void CheckedPixel(const ConvGeometry& g, const RowPlan& plan,
                                      const float* by_tap, const float* bias, __m256 low,
