@@ -374,21 +374,6 @@ void WinogradForwardAvx2(const ConvGeometry& g, const float* data, const float* 
   });
 }
 
-template size_t WinogradAvx2WorkspaceBytes<2>(const ConvGeometry&);
-template size_t WinogradAvx2WorkspaceBytes<4>(const ConvGeometry&);
-template void WinogradForwardAvx2<2>(const ConvGeometry&, const float*, const float*, const float*,
-                                     float*, ScratchSpace&, WinogradWeights,
-                                     const Epilogue<float>&, const float*);
-template void WinogradForwardAvx2<4>(const ConvGeometry&, const float*, const float*, const float*,
-                                     float*, ScratchSpace&, WinogradWeights,
-                                     const Epilogue<float>&, const float*);
-template int64_t WinogradAvx2TransformedWeightSize<2>(const ConvGeometry&);
-template int64_t WinogradAvx2TransformedWeightSize<4>(const ConvGeometry&);
-template void WinogradAvx2TransformWeight<2>(const ConvGeometry&, const float*, WinogradWeights,
-                                             float*);
-template void WinogradAvx2TransformWeight<4>(const ConvGeometry&, const float*, WinogradWeights,
-                                             float*);
-
 }  // namespace mxlite::cpu::detail
 
 #else  // !MXLITE_HAS_AVX2_KERNEL
@@ -418,6 +403,13 @@ void WinogradForwardAvx2(const ConvGeometry&, const float*, const float*, const 
   MX_THROW() << "WinogradForwardAvx2 needs an x86-64 build";
 }
 
+}  // namespace mxlite::cpu::detail
+
+#endif  // MXLITE_HAS_AVX2_KERNEL
+
+// The same instantiations for either build (the x86-64 kernel, or the stand-ins that refuse).
+namespace mxlite::cpu::detail {
+
 template size_t WinogradAvx2WorkspaceBytes<2>(const ConvGeometry&);
 template size_t WinogradAvx2WorkspaceBytes<4>(const ConvGeometry&);
 template void WinogradForwardAvx2<2>(const ConvGeometry&, const float*, const float*, const float*,
@@ -434,5 +426,3 @@ template void WinogradAvx2TransformWeight<4>(const ConvGeometry&, const float*, 
                                              float*);
 
 }  // namespace mxlite::cpu::detail
-
-#endif  // MXLITE_HAS_AVX2_KERNEL

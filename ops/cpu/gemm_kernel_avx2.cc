@@ -472,6 +472,16 @@ MXLITE_AVX2 void SgemmNarrowTilePairAvx2Fma(int64_t kc, const float* a_first, co
   "vfmadd231ps %%ymm12, %%ymm15, %%ymm10\n\t"                    \
   "vfmadd231ps %%ymm13, %%ymm15, %%ymm11\n\t"
 
+// Four steps, then A's rows and the B panel moved past them.
+#define MXLITE_IN_PLACE_FOUR_STEPS \
+  MXLITE_IN_PLACE_STEP(0, 0)       \
+  MXLITE_IN_PLACE_STEP(64, 4)      \
+  MXLITE_IN_PLACE_STEP(128, 8)     \
+  MXLITE_IN_PLACE_STEP(192, 12)    \
+  "add $16, %[a0]\n\t"             \
+  "add $16, %[a3]\n\t"             \
+  "add $256, %[b]\n\t"
+
 MXLITE_AVX2 void SgemmMicroKernelAvx2FmaRowsInPlace(int64_t kc, const float* a, int64_t lda,
                                                     const float* b_panel, float* c, int64_t ldc,
                                                     int columns, float alpha, float beta,
@@ -507,13 +517,7 @@ MXLITE_AVX2 void SgemmMicroKernelAvx2FmaRowsInPlace(int64_t kc, const float* a, 
       ".p2align 5\n"
       "6:\n\t"
       "prefetcht0 (%[fetch])\n\t"
-      MXLITE_IN_PLACE_STEP(0, 0)
-      MXLITE_IN_PLACE_STEP(64, 4)
-      MXLITE_IN_PLACE_STEP(128, 8)
-      MXLITE_IN_PLACE_STEP(192, 12)
-      "add $16, %[a0]\n\t"
-      "add $16, %[a3]\n\t"
-      "add $256, %[b]\n\t"
+      MXLITE_IN_PLACE_FOUR_STEPS
       "add $64, %[fetch]\n\t"
       "dec %[fetching]\n\t"
       "jnz 6b\n"
@@ -522,13 +526,7 @@ MXLITE_AVX2 void SgemmMicroKernelAvx2FmaRowsInPlace(int64_t kc, const float* a, 
       "jz 2f\n\t"
       ".p2align 5\n"
       "1:\n\t"
-      MXLITE_IN_PLACE_STEP(0, 0)
-      MXLITE_IN_PLACE_STEP(64, 4)
-      MXLITE_IN_PLACE_STEP(128, 8)
-      MXLITE_IN_PLACE_STEP(192, 12)
-      "add $16, %[a0]\n\t"
-      "add $16, %[a3]\n\t"
-      "add $256, %[b]\n\t"
+      MXLITE_IN_PLACE_FOUR_STEPS
       "dec %[unrolled]\n\t"
       "jnz 1b\n"
       "2:\n\t"
@@ -551,6 +549,7 @@ MXLITE_AVX2 void SgemmMicroKernelAvx2FmaRowsInPlace(int64_t kc, const float* a, 
   StoreTile(tile, c, ldc, kMr, columns, alpha, beta, epilogue);
 }
 
+#undef MXLITE_IN_PLACE_FOUR_STEPS
 #undef MXLITE_IN_PLACE_STEP
 #undef MXLITE_ZERO_ACCUMULATORS
 #undef MXLITE_STORE_ACCUMULATORS
