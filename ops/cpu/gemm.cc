@@ -276,8 +276,9 @@ const float* NextPrepackedPanel(const BPanels& b, int64_t j, int64_t columns, in
 struct LineShare {
   int64_t begin, end;
 };
+constexpr int64_t kLineBytes = 64;
 LineShare PanelShare(int64_t depth, int64_t tiles, int64_t tile) {
-  static_assert(kNr * sizeof(float) == 64, "one packed B step is one cache line");
+  static_assert(kNr * sizeof(float) == kLineBytes, "one packed B step is one cache line");
   const int64_t per_tile = CeilDiv(depth, tiles);
   return {std::min(depth, tile * per_tile), std::min(depth, (tile + 1) * per_tile)};
 }
@@ -285,7 +286,7 @@ LineShare PanelShare(int64_t depth, int64_t tiles, int64_t tile) {
 void FetchLines(const float* panel, int64_t begin, int64_t end) {
   const char* bytes = reinterpret_cast<const char*>(panel);
   for (int64_t line = begin; line < end; ++line) {
-    __builtin_prefetch(bytes + line * 64, /*rw=*/0, /*locality=*/3);
+    __builtin_prefetch(bytes + line * kLineBytes, /*rw=*/0, /*locality=*/3);
   }
 }
 
@@ -304,7 +305,7 @@ detail::LinePrefetch PrefetchPanelShareOnTheWay(const float* panel, int64_t dept
   const LineShare share = PanelShare(depth, tiles, tile);
   const int64_t on_the_way = std::min(share.end - share.begin, depth / 4);
   FetchLines(panel, share.begin + on_the_way, share.end);
-  return {reinterpret_cast<const char*>(panel) + share.begin * 64, on_the_way};
+  return {reinterpret_cast<const char*>(panel) + share.begin * kLineBytes, on_the_way};
 }
 
 // C[0:rows, 0:columns] = alpha * A block * packed B block + beta * C. B packed on the way
