@@ -119,12 +119,19 @@ class ThreadPool {
   // per ParallelFor here, a tenth of a small depthwise layer.
   static constexpr auto kSpinBeforeSleep = std::chrono::microseconds(100);
 
-  // Spins while `busy()` for up to kSpinBeforeSleep.
+  // Spins while `busy()` for up to kSpinBeforeSleep. `busy()` is checked after every pause: a
+  // pause takes ~25 ns on the development machine (Zen 4 under KVM), so checking after 64 of them
+  // left each wait up to 1.6 us late, twice per ParallelFor (a helper's start, the caller's
+  // end). The clock (as dear as a pause) is read once per 64.
   template <typename Busy>
   static void SpinWhile(Busy busy) {
     const auto spin_until = std::chrono::steady_clock::now() + kSpinBeforeSleep;
-    while (busy() && std::chrono::steady_clock::now() < spin_until) {
-      for (int i = 0; i < 64; ++i) CpuRelax();
+    for (;;) {
+      for (int i = 0; i < 64; ++i) {
+        if (!busy()) return;
+        CpuRelax();
+      }
+      if (std::chrono::steady_clock::now() >= spin_until) return;
     }
   }
 
