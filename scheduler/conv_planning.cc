@@ -11,7 +11,6 @@
 #include "core/error.h"
 #include "core/settings.h"
 #include "ops/cpu/avx512.h"
-#include "ops/cpu/depthwise_block.h"
 
 namespace mxlite {
 namespace {
@@ -396,7 +395,7 @@ double CostDepthwiseBlocks(const Graph& graph, const GraphShapes& shapes,
   const Graph nhwc = RewriteLayouts(graph, shapes, all_nhwc, false);
   const GraphShapes nhwc_shapes = InferGraphShapes(nhwc);
   const DepthwiseFusionResult fusion =
-      FuseDepthwiseBlocks(nhwc, nhwc_shapes, cpu::DepthwiseBlockFusionMinBytes());
+      FuseDepthwiseBlocks(nhwc, nhwc_shapes, {.min_intermediate_bytes = 0});  // every block
   double credited = 0.0;
   for (const FusedDepthwiseBlock& block : fusion.blocks) {
     const std::vector<std::string> stages = StagesOf(block);

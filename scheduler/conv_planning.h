@@ -50,13 +50,15 @@
 // is its tuner pick in that layout: the candidates of a node are its layouts.
 //
 // Depthwise blocks. With fuse_depthwise the executor fuses an NHWC depthwise convolution with the
-// 1x1 convolutions around it after planning (scheduler/fusion.h), which runs faster than its
-// stages one by one where the tensors between them leave the caches. The planner finds the blocks
-// that would form were every node NHWC, times each block fused and its stages one after the other
-// (MeasureFusedAndApartMs, kept in the DB) and credits the difference to keeping its stages NHWC together:
-// each edge between two stages costs the saving (split over the block's edges) unless both ends are
-// NHWC, and the predicted totals are shifted back by the savings, so a plan that keeps a block
-// whole is predicted at its fused time. A block measured slower fused is reported and kept apart.
+// 1x1 convolutions around it after planning (scheduler/fusion.h), which can run faster than its
+// stages one by one: the tensors between them stay in cache and a pass has fewer parallel jobs.
+// The planner finds every block that would form were every node NHWC, whatever its size (the
+// executor's size rule, ops/cpu/depthwise_block.h, is for blocks nobody measured), times each
+// fused and its stages one after the other (MeasureFusedAndApartMs, kept in the DB) and credits
+// the difference to keeping its stages NHWC together: each edge between two stages costs the
+// saving (split over the block's edges) unless both ends are NHWC, and the predicted totals are
+// shifted back by the savings, so a plan that keeps a block whole is predicted at its fused time.
+// A block measured slower fused is reported and kept apart.
 //
 // Rewriting. Chosen layouts become attributes (Convolution/Pooling `layout`, BatchNorm `axis` and
 // in NCHW16c `channel_block`, Concat `dim`, Dropout `axes`); a transform node is inserted once per

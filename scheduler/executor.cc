@@ -140,12 +140,14 @@ bool Executor::FusesDepthwiseBlocks() const {
 
 void Executor::FuseDepthwiseBlocks() {
   if (!FusesDepthwiseBlocks()) return;
-  std::vector<FusedDepthwiseBlock> kept_apart;  // measured slower fused by the planner
+  // The planner measured every block it found; the size heuristic decides the others (a stage
+  // with tuning off, or no planning).
+  DepthwiseFusionRule rule{.min_intermediate_bytes = cpu::DepthwiseBlockFusionMinBytes()};
   for (const PlannedDepthwiseBlock& block : conv_plan_.depthwise_blocks) {
-    if (!block.fuses()) kept_apart.push_back(block.stages);
+    (block.fuses() ? rule.measured_faster_fused : rule.measured_slower_fused)
+        .push_back(block.stages);
   }
-  DepthwiseFusionResult fusion = mxlite::FuseDepthwiseBlocks(
-      graph_, shapes_, cpu::DepthwiseBlockFusionMinBytes(), kept_apart);
+  DepthwiseFusionResult fusion = mxlite::FuseDepthwiseBlocks(graph_, shapes_, rule);
   if (fusion.blocks.empty()) return;
   depthwise_blocks_ = std::move(fusion.blocks);
   graph_ = std::move(fusion.graph);

@@ -168,6 +168,16 @@ bool IsDepthwiseNhwc(const Node& node, const GraphShapes& shapes, int id) {
          shapes.dtype_of({id, 0}) == DType::kFloat32;
 }
 
+// Whether `rule` fuses the block `names` whose larger intermediate holds `intermediate_bytes`.
+bool FusesByRule(const DepthwiseFusionRule& rule, const FusedDepthwiseBlock& names,
+                 size_t intermediate_bytes) {
+  const auto listed = [&names](const std::vector<FusedDepthwiseBlock>& blocks) {
+    return std::find(blocks.begin(), blocks.end(), names) != blocks.end();
+  };
+  if (listed(rule.measured_slower_fused)) return false;
+  return listed(rule.measured_faster_fused) || intermediate_bytes >= rule.min_intermediate_bytes;
+}
+
 // The attributes of the fused node: the depthwise convolution's window, bias and clamp, and per
 // 1x1 stage its filters, bias and clamp under the stage's prefix.
 std::map<std::string, std::string> BlockAttributes(const Node* expand, const Node& depthwise,
@@ -191,8 +201,7 @@ std::map<std::string, std::string> BlockAttributes(const Node* expand, const Nod
 }  // namespace
 
 DepthwiseFusionResult FuseDepthwiseBlocks(const Graph& graph, const GraphShapes& shapes,
-                                          size_t min_intermediate_bytes,
-                                          const std::vector<FusedDepthwiseBlock>& kept_apart) {
+                                          const DepthwiseFusionRule& rule) {
   const std::map<NodeEntry, int> readers = CountReaders(graph);
   const std::set<NodeEntry> outputs(graph.outputs().begin(), graph.outputs().end());
   // The one node reading each entry read by exactly one node input.
@@ -239,10 +248,9 @@ DepthwiseFusionResult FuseDepthwiseBlocks(const Graph& graph, const GraphShapes&
       intermediate =
           std::max(intermediate, static_cast<size_t>(shapes.of({id, 0}).size()) * sizeof(float));
     }
-    if (intermediate < min_intermediate_bytes) continue;
     const auto name_of = [&](int member) { return member >= 0 ? graph.node(member).name : ""; };
     const FusedDepthwiseBlock names{name_of(block.expand), node.name, name_of(block.project)};
-    if (std::find(kept_apart.begin(), kept_apart.end(), names) != kept_apart.end()) continue;
+    if (!FusesByRule(rule, names, intermediate)) continue;
     for (int member : {block.expand, block.depthwise, block.project}) {
       if (member >= 0) absorbed_by[member] = static_cast<int>(blocks.size());
     }

@@ -53,8 +53,7 @@ std::string FormatFusions(const std::vector<FusedActivation>& fused, bool per_la
 // A depthwise Convolution (NHWC, num_group == num_filter == its input channels, 2-D, float32)
 // takes in the 1x1 Convolution that alone feeds it (the expansion) and the 1x1 Convolution that
 // alone reads it (the projection), NHWC with stride 1, no padding and one group each, when at
-// least one of them is there and the larger tensor between the stages it takes in holds at least
-// `min_intermediate_bytes` (ops/cpu/depthwise_block.h says from where it pays): one
+// least one of them is there and the rule (DepthwiseFusionRule) says the block pays: one
 // _fused_depthwise_block node (ops/depthwise_block.cc) that walks
 // the rows so the tensors between them stay in cache (MobileNet-V2's blocks; ops/cpu/
 // depthwise_block.h). Each stage keeps its bias and fused clamp (run FuseConvolutionActivations
@@ -76,11 +75,18 @@ struct DepthwiseFusionResult {
   std::vector<FusedDepthwiseBlock> blocks;  // in graph order
 };
 
-// A block equal to one of `kept_apart` (the same three stages; the convolution planner measured
-// it slower fused than apart) is not fused.
+// Which blocks fuse. A block the convolution planner measured (the same three stages) follows
+// the measurement; any other fuses when the larger tensor between the stages it takes in holds at
+// least `min_intermediate_bytes` (ops/cpu/depthwise_block.h says from where fusing pays unmeasured;
+// 0: every block, as the planner lists the blocks it measures).
+struct DepthwiseFusionRule {
+  size_t min_intermediate_bytes = 0;
+  std::vector<FusedDepthwiseBlock> measured_faster_fused;
+  std::vector<FusedDepthwiseBlock> measured_slower_fused;  // kept apart
+};
+
 DepthwiseFusionResult FuseDepthwiseBlocks(const Graph& graph, const GraphShapes& shapes,
-                                          size_t min_intermediate_bytes,
-                                          const std::vector<FusedDepthwiseBlock>& kept_apart = {});
+                                          const DepthwiseFusionRule& rule);
 
 // "fused 17 depthwise blocks (MXNET_CONV_FUSE_DEPTHWISE)" and, with `per_layer`, one line per
 // block: "  conv2_1x1 -> conv2_dw -> conv2_project".

@@ -184,12 +184,12 @@ void CheckDepthwiseBlockGeometry(const DepthwiseBlockGeometry& g) {
 }
 
 size_t DepthwiseBlockFusionMinBytes() {
-  constexpr size_t kFallback = 1 << 20;
+  size_t l2 = 1 << 20;
 #ifdef _SC_LEVEL2_CACHE_SIZE
-  const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-  if (l2 > 0) return static_cast<size_t>(l2);
+  const long reported = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  if (reported > 0) l2 = static_cast<size_t>(reported);
 #endif
-  return kFallback;
+  return l2 / 2;
 }
 
 size_t DepthwiseBlockWorkspaceBytes(const DepthwiseBlockGeometry& g, int threads) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <filesystem>
@@ -482,17 +483,16 @@ TEST_F(ConvPlanningTest, PlansOfferBlockedForCpuInference) {
 // keeps apart a block measured slower fused; every plan still computes the network.
 TEST_F(ConvPlanningTest, DepthwiseBlocksAreCostedAsTheyRun) {
   GraphBuilder g;
-  // The expanded tensor (1 x 192 x 64 x 64 floats, 3 MB) is past a core's L2 on the machines
-  // this runs on, so the block forms (DepthwiseBlockFusionMinBytes).
-  Symbol x = g.Input("data", {1, 32, 64, 64});
-  Symbol y = g.Conv(x, {.num_filter = 192, .kernel = {1, 1}}, "expand");
-  y = g.Conv(y, {.num_filter = 192, .kernel = {3, 3}, .pad = {1, 1}, .num_group = 192},
+  // The expanded tensor (1 x 96 x 16 x 16 floats, 96 KB) is far below the size from which the
+  // executor fuses an unmeasured block (DepthwiseBlockFusionMinBytes): the planner measures every
+  // block whatever its size.
+  Symbol x = g.Input("data", {1, 16, 16, 16});
+  Symbol y = g.Conv(x, {.num_filter = 96, .kernel = {1, 1}}, "expand");
+  y = g.Conv(y, {.num_filter = 96, .kernel = {3, 3}, .pad = {1, 1}, .num_group = 96},
              "depthwise");
-  y = g.Conv(y, {.num_filter = 32, .kernel = {1, 1}}, "project");
+  y = g.Conv(y, {.num_filter = 16, .kernel = {1, 1}}, "project");
   const Graph net = g.Build({y});
-  if (cpu::DepthwiseBlockFusionMinBytes() > size_t{192 * 64 * 64 * 4}) {
-    GTEST_SKIP() << "this CPU's L2 holds the block's tensors: it would not be fused";
-  }
+  ASSERT_LT(size_t{96 * 16 * 16 * 4}, cpu::DepthwiseBlockFusionMinBytes());
   auto exec = Executor::Bind(net, {.conv_plan = ConvPlanKind::kGlobal});
   const ConvPlanReport& report = exec->conv_plan();
   ASSERT_EQ(report.depthwise_blocks.size(), 1u);
@@ -505,9 +505,15 @@ TEST_F(ConvPlanningTest, DepthwiseBlocksAreCostedAsTheyRun) {
       << report.Format(false);
   EXPECT_LE(report.predicted_global_ms, report.predicted_local_ms * (1 + 1e-9));
   EXPECT_LE(report.predicted_global_ms, report.predicted_none_ms * (1 + 1e-9));
-  // The executor fuses the block only if it was measured faster fused (and planned NHWC whole).
+  // The executor fuses the block only if it was measured faster fused (and planned NHWC whole),
+  // small as it is.
   const bool fused = !exec->fused_depthwise_blocks().empty();
   EXPECT_TRUE(!fused || block.fuses());
+  const bool planned_nhwc = std::all_of(report.layers.begin(), report.layers.end(),
+                                        [](const PlannedLayer& layer) {
+                                          return layer.chosen == ActivationLayout::kNHWC;
+                                        });
+  EXPECT_EQ(fused, block.fuses() && planned_nhwc);
   // Both ways were kept: binding again times nothing and weighs the block the same.
   auto again = Executor::Bind(net, {.conv_plan = ConvPlanKind::kGlobal});
   EXPECT_EQ(again->conv_plan().timings_run, 0);

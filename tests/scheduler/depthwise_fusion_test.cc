@@ -85,7 +85,7 @@ class DepthwiseFusionTest : public ::testing::Test {
 TEST_F(DepthwiseFusionTest, TakesInTheOneByOnesThatAloneFeedOrReadIt) {
   const Graph source = FuseConvolutionActivations(BlocksNet(12, 24)).graph;
   const GraphShapes shapes = InferGraphShapes(source);
-  const DepthwiseFusionResult result = FuseDepthwiseBlocks(source, shapes, 0);
+  const DepthwiseFusionResult result = FuseDepthwiseBlocks(source, shapes, {});
   ASSERT_EQ(result.blocks.size(), 3u);
   EXPECT_EQ(result.blocks[0].expand, "e1");
   EXPECT_EQ(result.blocks[0].depthwise, "d1");
@@ -121,17 +121,29 @@ TEST_F(DepthwiseFusionTest, TakesInTheOneByOnesThatAloneFeedOrReadIt) {
             std::string::npos);
 
   // A block the planner measured slower fused stays apart; the others fuse as before.
-  const DepthwiseFusionResult kept = FuseDepthwiseBlocks(source, shapes, 0, {{"e1", "d1", "p1"}});
+  const DepthwiseFusionResult kept =
+      FuseDepthwiseBlocks(source, shapes, {.measured_slower_fused = {{"e1", "d1", "p1"}}});
   ASSERT_EQ(kept.blocks.size(), 2u);
   EXPECT_EQ(kept.blocks[0].depthwise, "d2");
   EXPECT_TRUE(kept.graph.HasName("e1"));
   EXPECT_EQ(kept.graph.node(kept.graph.Find("d1")).op->name, "Convolution");
   // Only the same three stages are kept apart.
-  EXPECT_EQ(FuseDepthwiseBlocks(source, shapes, 0, {{"", "d1", "p1"}}).blocks.size(), 3u);
+  const DepthwiseFusionRule other_d1{.measured_slower_fused = {{"", "d1", "p1"}}};
+  EXPECT_EQ(FuseDepthwiseBlocks(source, shapes, other_d1).blocks.size(), 3u);
 
-  // Below the threshold nothing is fused.
+  // Below the size threshold only a block measured faster fused is fused.
   const size_t expanded_bytes = 2 * 12 * 12 * 24 * sizeof(float);  // the largest intermediate
-  EXPECT_TRUE(FuseDepthwiseBlocks(source, shapes, 64 * expanded_bytes).blocks.empty());
+  const DepthwiseFusionRule small{.min_intermediate_bytes = 64 * expanded_bytes};
+  EXPECT_TRUE(FuseDepthwiseBlocks(source, shapes, small).blocks.empty());
+  DepthwiseFusionRule measured = small;
+  measured.measured_faster_fused = {{"", "d2", "p2"}, {"e1", "d1", ""}};  // d1's is e1 -> d1 -> p1
+  const DepthwiseFusionResult only_d2 = FuseDepthwiseBlocks(source, shapes, measured);
+  ASSERT_EQ(only_d2.blocks.size(), 1u);
+  EXPECT_EQ(only_d2.blocks[0], (FusedDepthwiseBlock{"", "d2", "p2"}));
+  // Measured slower wins over the threshold too.
+  EXPECT_EQ(FuseDepthwiseBlocks(source, shapes, {.measured_slower_fused = {{"", "d2", "p2"}}})
+                .blocks.size(),
+            2u);
   // NCHW depthwise convolutions are left alone.
   GraphBuilder nchw;
   Symbol x = nchw.Input("data", {1, 8, 12, 12});
@@ -139,7 +151,7 @@ TEST_F(DepthwiseFusionTest, TakesInTheOneByOnesThatAloneFeedOrReadIt) {
   Symbol d =
       nchw.Conv(e, {.num_filter = 16, .kernel = {3, 3}, .pad = {1, 1}, .num_group = 16}, "d");
   const Graph nchw_graph = nchw.Build({d});
-  EXPECT_TRUE(FuseDepthwiseBlocks(nchw_graph, InferGraphShapes(nchw_graph), 0).blocks.empty());
+  EXPECT_TRUE(FuseDepthwiseBlocks(nchw_graph, InferGraphShapes(nchw_graph), {}).blocks.empty());
 }
 
 std::vector<std::vector<float>> RunInference(const Graph& graph, const BindOptions& options,
@@ -179,7 +191,7 @@ TEST_F(DepthwiseFusionTest, FusedExecutorsComputeWhatUnfusedOnesDo) {
 // output). Executors give the bits of the separate addition.
 TEST_F(DepthwiseFusionTest, AnAdditionAfterABlockFoldsIntoItsProjection) {
   const Graph source = FuseConvolutionActivations(BlocksNet(12, 24)).graph;
-  const Graph blocks = FuseDepthwiseBlocks(source, InferGraphShapes(source), 0).graph;
+  const Graph blocks = FuseDepthwiseBlocks(source, InferGraphShapes(source), {}).graph;
   const ResidualFusionResult result = FuseResidualAdditions(blocks, InferGraphShapes(blocks));
   ASSERT_EQ(result.fused.size(), 1u);
   EXPECT_EQ(result.fused[0].convolution, "d1");
