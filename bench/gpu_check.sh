@@ -34,8 +34,16 @@
 #      convolution fusions (MXNET_CONV_FUSE_ACTIVATION / _RESIDUAL) on and off, in turn,
 #      FUSION_ROUNDS times (default 3);
 #
+#  10. (stage `graphs`, not in the default set) GRAPH_PARTS in order (default ResNet-18,
+#      ResNet-50, training, MobileNet-V2, GoogLeNet; parts that would start after GRAPHS_BUDGET_S
+#      seconds are skipped): each model at batch 1, 16, 64 in fp32, TF32 and fp16, `mxlite bench
+#      --plan global` with CUDA graphs off and on (MXNET_ENABLE_CUDA_GRAPHS) in turn, and PyTorch
+#      eager and CUDA-graphed beside them (bench/torch_gpu_table.py); `training`: ResNet-50
+#      training steps at batch 32 and 128, fp32 and float16, beside PyTorch's; then `mxlite tune`
+#      again on each model (the tuning DB: nothing left to tune);
+#
 #   bench/gpu_check.sh [STAGE ...]     # stages: tests nccl onnx train (default), fp16, layers,
-#                                      # planning, explain, fusion
+#                                      # planning, explain, fusion, graphs
 #
 # $OUT (default /tmp/gpu_check) gets summary.txt, logs.tar.gz (every log) and the profile summary;
 # the tail of the output is the summary. Python is the machine's python3 (PyTorch with CUDA).
@@ -325,6 +333,78 @@ if [[ " $stages " == *" fusion "* ]]; then
         note "fusion $model b1 fp32 round $round fusions $fuse: $p50"
       done
     done
+  done
+fi
+
+# --- 10. CUDA graphs: the inference table beside PyTorch ------------------------------------------
+# GRAPH_MODELS x batch 1, 16, 64 x fp32 / tf32 / fp16: `mxlite bench --plan global` with
+# MXNET_ENABLE_CUDA_GRAPHS=0 and =1 in turn, then PyTorch (bench/torch_gpu_table.py: eager with
+# cudnn.benchmark, and the same pass captured as a CUDA graph) in one process per model.
+# One model's rows: mxlite with graphs off and on in turn, then PyTorch in one process.
+graphs_inference() {
+  local model=$1 math conversion dtype batch iters graphs log
+  ensure_models "$model"
+  for math in fp32 tf32 fp16; do
+    conversion=0; dtype=float32
+    [ $math = tf32 ] && conversion=1
+    [ $math = fp16 ] && dtype=float16
+    for batch in 1 16 64; do
+      iters=100
+      [ $batch -ge 16 ] && iters=60
+      [ $batch -ge 64 ] && iters=30
+      for graphs in 0 1; do
+        log=$out/graphs-$model-b$batch-$math-g$graphs.log
+        MXNET_ENABLE_CUDA_GRAPHS=$graphs MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION=$conversion \
+          timeout 120 build/bin/mxlite bench "$models/$model.onnx" --device gpu --batch $batch \
+          --dtype $dtype --warmup 10 --iters $iters --plan global >"$log" 2>&1
+        note "graphs $model b$batch $math mxlite graphs=$graphs: $(grep -oE 'p50: [0-9.]+ ms' "$log") $(grep -E '^CUDA graphs' "$log")"
+        grep -m2 "without a CUDA graph" "$log" | sed 's/^/    /' | tee -a "$summary"
+      done
+    done
+  done
+  (cd bench && timeout 200 python3 torch_gpu_table.py "$model" --batches 1 16 64 \
+     --maths fp32 tf32 fp16 --graphs) >"$out/graphs-$model-torch.log" 2>&1
+  sed 's/^/graphs /' "$out/graphs-$model-torch.log" | grep -E "pytorch|Error" | tee -a "$summary"
+}
+
+# ResNet-50 training steps (forward + backward, no update), batch 32 and 128, fp32 and the float16
+# body, beside PyTorch's (model.half() for fp16: the same arithmetic, not autocast).
+graphs_training() {
+  local math dtype batch log
+  ensure_models resnet50
+  for math in fp32 fp16; do
+    dtype=float32
+    [ $math = fp16 ] && dtype=float16
+    for batch in 32 128; do
+      log=$out/graphs-resnet50-train-b$batch-$math.log
+      timeout 150 build/bin/mxlite bench "$models/resnet50.onnx" --device gpu --batch $batch \
+        --training --dtype $dtype --warmup 5 --iters 20 --plan global >"$log" 2>&1
+      note "graphs resnet50 training b$batch $math mxlite: $(grep -oE 'p50: [0-9.]+ ms' "$log")"
+    done
+  done
+  (cd bench && timeout 150 python3 torch_gpu_table.py resnet50 --training --batches 32 128 \
+     --maths fp32 fp16 --warmup 5 --iters 20) >"$out/graphs-resnet50-train-torch.log" 2>&1
+  sed 's/^/graphs /' "$out/graphs-resnet50-train-torch.log" | grep -E "pytorch|Error" | tee -a "$summary"
+}
+
+if [[ " $stages " == *" graphs "* ]]; then
+  # Most important first; a part that would start after GRAPHS_BUDGET_S seconds of this script is
+  # skipped (and said so), so that a lease's fixed time ends with a summary.
+  budget=${GRAPHS_BUDGET_S:-100000}
+  parts=${GRAPH_PARTS:-"resnet18 resnet50 training mobilenet_v2 googlenet"}
+  tuned=()
+  for part in $parts; do
+    if [ "$SECONDS" -ge "$budget" ]; then
+      note "graphs $part: skipped (${SECONDS} s into the run, budget ${budget} s)"
+      continue
+    fi
+    if [ "$part" = training ]; then graphs_training; else graphs_inference "$part"; tuned+=("$part"); fi
+  done
+  # The tuning DB on this card: the binds above stored every problem, so these tune nothing.
+  for model in "${tuned[@]}"; do
+    timeout 60 build/bin/mxlite tune "$models/$model.onnx" --device gpu --batch 16 \
+      >"$out/graphs-$model-tune-again.log" 2>&1
+    note "graphs tune $model --device gpu batch 16 again (exit $?): $(tail -1 "$out/graphs-$model-tune-again.log")"
   done
 fi
 

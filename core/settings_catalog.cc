@@ -98,6 +98,10 @@ std::vector<SettingSpec> BuiltinSettingSpecs() {
       Bool("MXNET_CUDA_ALLOW_TENSOR_CORE", "1", "Allow Tensor Core algorithms in CUDA ops."),
       Bool("MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION", "0",
            "Allow float32 ops to use Tensor Cores through implicit float16 conversion."),
+      Bool("MXNET_ENABLE_CUDA_GRAPHS", "0",
+           "GPU inference executors capture each pass's work into a CUDA graph and replay it "
+           "(one launch instead of a host call per kernel), captured again when a weight or "
+           "workspace changes; a pass that cannot be captured runs its steps."),
       Bool("MXNET_ENFORCE_DETERMINISM", "0",
            "Use deterministic algorithms only; an error when none exists."),
       Path("MXNET_TUNING_DB_PATH", "$MXNET_HOME/mxlite/tuning.sqlite",

@@ -415,7 +415,9 @@ void DependencyEngine::ExecuteSegment(OpBlock* op, RunContext run_context) {
   std::vector<ErrorRef> carried;
   carried.reserve(segment.vars.size());
   for (const BulkSegment::Var& var : segment.vars) carried.push_back(var.var->ActiveError());
+  const bool ran_as_graph = RunAsGraph(*op, run_context, carried);
   for (const BulkSegment::Step& step : segment.steps) {
+    if (ran_as_graph) break;
     const uint32_t* refs = segment.var_refs.data() + step.first_ref;
     ErrorRef outcome;
     for (uint32_t i = 0; i < step.num_reads + step.num_writes && !outcome; ++i) {
@@ -445,6 +447,45 @@ void DependencyEngine::ExecuteSegment(OpBlock* op, RunContext run_context) {
     segment.vars[i].var->error = carried[i] ? carried[i] : stream_error;
   }
   FinishOp(op);
+}
+
+bool DependencyEngine::RunAsGraph(const OpBlock& op, RunContext run_context,
+                                  const std::vector<ErrorRef>& carried) {
+  const BulkSegment& segment = *op.segment;
+  if (segment.graph == nullptr || run_context.stream == nullptr || op.profile_steps) return false;
+  for (const ErrorRef& error : carried) {
+    if (error) return false;  // the steps decide which of them are skipped
+  }
+  GraphRun outcome = GraphRun::kRunSteps;
+  try {
+    outcome = segment.graph->Run(run_context.stream, [&] {
+      for (const BulkSegment::Step& step : segment.steps) step.fn(run_context);
+    });
+  } catch (...) {
+    return false;  // a launch failed: the steps run, and report an error of their own
+  }
+  switch (outcome) {
+    case GraphRun::kCaptured:
+      graph_captures_.fetch_add(1, std::memory_order_relaxed);
+      return true;
+    case GraphRun::kReplayed:
+      graph_replays_.fetch_add(1, std::memory_order_relaxed);
+      return true;
+    case GraphRun::kCaptureFailed:
+      graph_failed_captures_.fetch_add(1, std::memory_order_relaxed);
+      return false;
+    case GraphRun::kRunSteps:
+      return false;
+  }
+  return false;
+}
+
+GraphReplayCounts DependencyEngine::graph_replay_counts() const {
+  GraphReplayCounts counts;
+  counts.captures = graph_captures_.load(std::memory_order_relaxed);
+  counts.replays = graph_replays_.load(std::memory_order_relaxed);
+  counts.failed_captures = graph_failed_captures_.load(std::memory_order_relaxed);
+  return counts;
 }
 
 ErrorRef DependencyEngine::RecordError(std::exception_ptr error, const std::string& op_name) {
@@ -585,7 +626,8 @@ void DependencyEngine::SubmitSegment(std::shared_ptr<const BulkSegment> segment,
 // ------------------------------------------------------------------------------------------------
 
 std::shared_ptr<const OpSegment> DependencyEngine::NewSegment(Context ctx,
-                                                              std::vector<SegmentStep> steps) {
+                                                              std::vector<SegmentStep> steps,
+                                                              SegmentReplayKey replay_key) {
   MX_CHECK(!steps.empty()) << "NewSegment needs at least one step";
   CheckContext(ctx, steps.front().name);
   auto segment = std::make_shared<OpSegment>();
@@ -600,6 +642,11 @@ std::shared_ptr<const OpSegment> DependencyEngine::NewSegment(Context ctx,
     segment->AddVars(step, given.reads, given.writes);
   }
   segment->var_index.clear();
+  if (replay_key && ctx.is_gpu()) {
+    segment->graph = std::make_shared<SegmentGraph>(
+        std::move(replay_key), CudaGraphBackend(),
+        segment->steps.front().name + " .. " + segment->steps.back().name);
+  }
   return segment;
 }
 

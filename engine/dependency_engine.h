@@ -19,6 +19,7 @@
 
 #include "engine/engine.h"
 #include "engine/profiler.h"
+#include "engine/segment_graph.h"
 
 namespace mxlite::engine_internal {
 
@@ -69,6 +70,8 @@ struct BulkSegment {
   std::vector<uint32_t> var_refs;
   std::unordered_map<EngineVar*, uint32_t> var_index;  // vars[var_index[v]].var == v
   Context ctx;
+  // A recorded GPU segment's CUDA graph (MXNET_ENABLE_CUDA_GRAPHS), null otherwise.
+  std::shared_ptr<SegmentGraph> graph;
   int priority = 0;  // a thread's bulk: the highest of its ops' (a recorded segment: unused)
 };
 
@@ -128,7 +131,9 @@ class DependencyEngine : public Engine {
                  OpOptions options) override;
   void WaitForVar(VarHandle var) override;
   void WaitForAll() override;
-  std::shared_ptr<const OpSegment> NewSegment(Context ctx, std::vector<SegmentStep> steps) override;
+  std::shared_ptr<const OpSegment> NewSegment(Context ctx, std::vector<SegmentStep> steps,
+                                              SegmentReplayKey replay_key) override;
+  GraphReplayCounts graph_replay_counts() const override;
   void PushSegment(const std::shared_ptr<const OpSegment>& segment, int priority,
                    OpOptions options) override;
   void BeginBulk(int max_ops) override;
@@ -158,6 +163,9 @@ class DependencyEngine : public Engine {
   template <typename Waiting>
   void HelpWhile(Waiting waiting);
   void ExecuteSegment(OpBlock* op, RunContext run_context);
+  // Runs a recorded segment through its CUDA graph when it can (engine/segment_graph.h); false
+  // when the steps must run as usual.
+  bool RunAsGraph(const OpBlock& op, RunContext run_context, const std::vector<ErrorRef>& carried);
   void RunStep(const SyncFn& fn, bool profile, const std::string& name, RunContext run_context);
   static void OnAsyncComplete(void* engine, void* op, std::exception_ptr error);
   // Stores the op's outcome on its written vars and completes it.
@@ -178,6 +186,7 @@ class DependencyEngine : public Engine {
   std::atomic<int64_t> pending_ops_{0};
   std::mutex idle_mutex_;
   std::condition_variable idle_cv_;  // notified (under idle_mutex_) when pending_ops_ hits 0
+  std::atomic<uint64_t> graph_captures_{0}, graph_replays_{0}, graph_failed_captures_{0};
   std::mutex errors_mutex_;
   std::vector<ErrorRef> unreported_errors_;  // GUARDED_BY(errors_mutex_); failure order
 };

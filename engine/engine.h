@@ -37,6 +37,14 @@
 // a push after DeleteVariable is an error while the var is still pending deletion, and undefined
 // once it is freed).
 //
+// CUDA graphs. A GPU segment recorded with a replay key (executors give one with
+// MXNET_ENABLE_CUDA_GRAPHS=1) runs its steps once under each new key, captures the work they queue on the stream the next time and
+// from then on launches that graph instead of calling the steps, for as long as the key read at
+// each run is the one the capture was made under (engine/segment_graph.h has the rules). Results,
+// versions and dependencies are those of running the steps; a replayed segment's kernel errors
+// are reported at its stream synchronisation, named after its last step. A push that profiles its
+// steps, or that meets a var carrying an error, runs the steps.
+//
 // Waiting. A thread blocked in WaitForVar or WaitForAll on a threaded engine first runs ready CPU
 // ops itself, as a worker would, while its wait is unmet (ONNX Runtime runs a whole inference on
 // the caller's thread): a pass pushed and waited for then needs no worker to wake up for it and
@@ -120,6 +128,17 @@ struct SegmentStep {
 // A recorded segment; immutable, shared by the pushes that run it.
 class OpSegment;
 
+// Read when a recorded GPU segment runs (see "CUDA graphs" above): it must change whenever a step
+// would queue different work, e.g. a workspace moved or a weight a step derives something from.
+using SegmentReplayKey = std::function<std::vector<uint64_t>()>;
+
+// Runs of recorded segments through CUDA graphs so far (an engine's total, for reports and tests).
+struct GraphReplayCounts {
+  uint64_t captures = 0;         // steps captured into a graph and the graph launched
+  uint64_t replays = 0;          // a graph captured earlier launched instead of the steps
+  uint64_t failed_captures = 0;  // captures dropped; those segments run their steps from then on
+};
+
 enum class EngineType { kNaive, kThreaded, kThreadedPerDevice };
 
 // "NaiveEngine", "ThreadedEngine", "ThreadedEnginePerDevice" (the MXNET_ENGINE_TYPE values).
@@ -158,12 +177,15 @@ class Engine {
   // Blocks until every pushed op has completed; rethrows the first unreported error.
   virtual void WaitForAll() = 0;
 
-  // Records `steps` (at least one; synchronous, kNormal, all in `ctx`) as one segment.
-  virtual std::shared_ptr<const OpSegment> NewSegment(Context ctx,
-                                                      std::vector<SegmentStep> steps) = 0;
+  // Records `steps` (at least one; synchronous, kNormal, all in `ctx`) as one segment. With a
+  // `replay_key`, a GPU segment runs as a CUDA graph when it can (see above).
+  virtual std::shared_ptr<const OpSegment> NewSegment(Context ctx, std::vector<SegmentStep> steps,
+                                                      SegmentReplayKey replay_key = nullptr) = 0;
   // Pushes a recorded segment as one op (after any bulk open on this thread is flushed).
   virtual void PushSegment(const std::shared_ptr<const OpSegment>& segment, int priority = 0,
                            OpOptions options = {}) = 0;
+
+  virtual GraphReplayCounts graph_replay_counts() const = 0;
 
   // Bulking on the calling thread (see above). max_ops >= 1; nesting is not allowed.
   virtual void BeginBulk(int max_ops) = 0;

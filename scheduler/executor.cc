@@ -103,6 +103,7 @@ Executor::Executor(const Graph& graph, const BindOptions& options)
   CreateNodeStates();
   CreateConstantMemos();
   CreateTempSpaces();
+  replays_graphs_ = options_.cuda_graphs.value_or(settings().GetBool("MXNET_ENABLE_CUDA_GRAPHS"));
   LogTuning();
 }
 
@@ -512,18 +513,53 @@ int64_t Executor::constant_step_runs() const {
 // gradient (a KVStore's allreduce) starts while the rest of backward runs, as MXNet ends its
 // backward segments at gradient outputs.
 std::vector<std::shared_ptr<const OpSegment>> Executor::RecordSegments(
-    const std::vector<PreparedStep>& steps, int bulk_size) const {
+    const std::vector<PreparedStep>& steps, int bulk_size, const SegmentReplayKey& key) const {
   std::vector<std::shared_ptr<const OpSegment>> segments;
   std::vector<SegmentStep> chunk;
   for (const PreparedStep& step : steps) {
     chunk.push_back({step.fn, step.reads, step.writes, step.label});
     if (static_cast<int>(chunk.size()) >= bulk_size || step.writes_gradient) {
-      segments.push_back(engine_->NewSegment(options_.ctx, std::move(chunk)));
+      segments.push_back(engine_->NewSegment(options_.ctx, std::move(chunk), key));
       chunk.clear();
     }
   }
-  if (!chunk.empty()) segments.push_back(engine_->NewSegment(options_.ctx, std::move(chunk)));
+  if (!chunk.empty()) segments.push_back(engine_->NewSegment(options_.ctx, std::move(chunk), key));
   return segments;
+}
+
+// A GPU inference pass queues the same work every time while nothing its steps decide on the host
+// changes (engine/segment_graph.h): the steps' views are fixed while the pass stays prepared, so
+// what remains is the workspaces (grown by a call that needed more) and the parameters and
+// constants, from which convolutions and constant steps derive what they keep (a weight written
+// by the user makes them derive it again). Training passes are not replayed: the optimizer writes
+// every weight between passes, and ops that draw random numbers draw new ones each call.
+SegmentReplayKey Executor::ReplayKey(const std::vector<Step>& steps, bool is_train) const {
+  if (!replays_graphs_ || is_train || !options_.ctx.is_gpu()) return nullptr;
+  std::set<int> kept_slots;
+  for (const Step& step : steps) {
+    if (step.node >= 0 && graph_.node(step.node).op->needs_random) return nullptr;
+    for (int slot : step.reads) {
+      if (slot < 0) continue;
+      const SlotKind kind = plan_.slot(slot).kind;
+      if (kind == SlotKind::kParameter || kind == SlotKind::kAuxiliary ||
+          kind == SlotKind::kConstant) {
+        kept_slots.insert(slot);
+      }
+    }
+  }
+  std::vector<ValueVersion> versions;
+  for (int slot : kept_slots) versions.push_back(SlotValueVersion(slot));
+  const Engine* engine = engine_.get();  // outlives every pushed op
+  return [engine, versions, temps = temp_spaces_] {
+    std::vector<uint64_t> key;
+    key.reserve(versions.size() + 2 * temps.size());
+    for (const ValueVersion& version : versions) key.push_back(version.Read(*engine));
+    for (const std::shared_ptr<TempSpace>& temp : temps) {
+      key.push_back(reinterpret_cast<uintptr_t>(temp->data()));
+      key.push_back(temp->capacity());
+    }
+    return key;
+  };
 }
 
 // Bulked passes push recorded segments: a pass of fifty steps cost ~95 us of per-step bulking on
@@ -536,7 +572,7 @@ void Executor::PushPass(PreparedPass& pass, const std::vector<Step>& steps, bool
     return;
   }
   if (pass.segments.empty() || pass.segment_size != bulk_size) {
-    pass.segments = RecordSegments(prepared, bulk_size);
+    pass.segments = RecordSegments(prepared, bulk_size, ReplayKey(steps, is_train));
     pass.segment_size = bulk_size;
   }
   for (const std::shared_ptr<const OpSegment>& segment : pass.segments) {

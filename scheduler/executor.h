@@ -28,7 +28,10 @@
 // with the engine vars of what it reads and writes, bulked per MXNET_EXEC_BULK_EXEC_*; Forward and
 // Backward return once everything is pushed; the steps of a pass are made ready to push once (their
 // closures, views and vars; again only if a variable's array was replaced), since every pass
-// pushes the same ones, and its constant steps are pushed as one, first. Reading an output or gradient (NDArray::ToVector,
+// pushes the same ones, and its constant steps are pushed as one, first. With
+// BindOptions::cuda_graphs (MXNET_ENABLE_CUDA_GRAPHS) the recorded segments of a GPU inference pass are replayed as CUDA
+// graphs under a key of the weights' and constants' versions and the workspaces (ReplayKey;
+// engine/segment_graph.h). Reading an output or gradient (NDArray::ToVector,
 // WaitToRead) waits, and rethrows an error of the op that failed, naming it.
 //
 // Thread safety: one thread drives an executor. Arrays it hands out may be read from any thread.
@@ -77,6 +80,9 @@ struct BindOptions {
   // (scheduler/fusion.h); unset: MXNET_CONV_FUSE_RESIDUAL. Applies to executors bound without
   // training.
   std::optional<bool> fuse_residual = std::nullopt;
+  // Replay GPU inference passes as CUDA graphs (engine/segment_graph.h); unset:
+  // MXNET_ENABLE_CUDA_GRAPHS.
+  std::optional<bool> cuda_graphs = std::nullopt;
 };
 
 struct MemoryReport {
@@ -202,7 +208,9 @@ class Executor {
   // Pushes a pass's steps: as recorded segments of bulk_size steps, or one op each (bulk_size 0).
   void PushPass(PreparedPass& pass, const std::vector<Step>& steps, bool is_train, int bulk_size);
   std::vector<std::shared_ptr<const OpSegment>> RecordSegments(
-      const std::vector<PreparedStep>& steps, int bulk_size) const;
+      const std::vector<PreparedStep>& steps, int bulk_size, const SegmentReplayKey& key) const;
+  // What a pass's recorded segments may be replayed under as CUDA graphs (null: never).
+  SegmentReplayKey ReplayKey(const std::vector<Step>& steps, bool is_train) const;
   void PushHeadGradient(int slot, const NDArray* given);
   TensorView SlotView(int slot) const;
   VarHandle SlotVar(int slot) const;
@@ -238,6 +246,7 @@ class Executor {
   std::vector<VarHandle> temp_vars_;
   // Forward for inference, forward for training, backward (built on first use).
   PreparedPass prepared_inference_, prepared_training_, prepared_backward_;
+  bool replays_graphs_ = false;  // BindOptions::cuda_graphs, resolved at bind
 };
 
 }  // namespace mxlite

@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "core/settings.h"
+#include "engine/engine.h"
 #include "ops/cpu/parallel.h"
 #include "tools/mxlite/command_line.h"
 #include "tools/mxlite/commands.h"
@@ -198,6 +199,14 @@ BoundModel BindAndWarmUp(const std::string& model_path,
   return bound;
 }
 
+// With MXNET_ENABLE_CUDA_GRAPHS on a GPU: how the passes ran (engine/segment_graph.h).
+void ReportGraphReplays() {
+  const GraphReplayCounts counts = Engine::Get().graph_replay_counts();
+  if (counts.captures + counts.replays + counts.failed_captures == 0) return;
+  std::cout << "CUDA graphs: " << counts.captures << " captured, " << counts.replays
+            << " replayed, " << counts.failed_captures << " captures refused\n";
+}
+
 PlanTiming TimingOf(const BoundModel& bound, const std::vector<double>& seconds) {
   const ConvPlanReport& report = bound.executor->conv_plan();
   return {Median(seconds) * 1e3, report.predicted_ms(), report.Summary()};
@@ -208,6 +217,7 @@ void BenchPlan(const std::string& model_path, const std::map<std::string, HostTe
                const OnnxBinding& binding, int64_t warmup, int64_t iters, int64_t batch) {
   BoundModel bound = BindAndWarmUp(model_path, inputs, binding, warmup);
   ReportLatency(TimePasses(*bound.executor, iters, "timing", binding.training), batch);
+  ReportGraphReplays();
 }
 
 // --compare-plan: binds the model under the local and the global plan, then times them pass by
