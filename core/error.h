@@ -4,8 +4,13 @@
 //   MX_CHECK_EQ(a.ndim(), 4) << "input of " << name;
 //   MX_THROW() << "unknown op '" << op << "'";
 //
-// A failed check throws mxlite::Error whose what() reads
-//   "<file>:<line>: Check failed: <condition> (<lhs> vs <rhs>): <context>"
+// A failed check throws mxlite::Error. A check that says what went wrong (a streamed context) is
+// written for the user, and its what() is that context alone, plus both operands of a comparison:
+//   "<context>"  /  "<context> (<lhs> vs <rhs>)"
+// A check without a context is an internal assertion, and its what() says where it failed:
+//   "<file>:<line>: Check failed: <condition> (<lhs> vs <rhs>)"
+// With MXNET_LOG_LEVEL=debug every error carries its place: "<file>:<line>: Check failed:
+// <condition> (<lhs> vs <rhs>): <context>" (MX_THROW's headline is "Error").
 // The streamed context is only evaluated when the check fails. Errors that happen inside engine
 // operations travel on the variables they write (engine/) and are rethrown at the next wait.
 #pragma once
@@ -32,20 +37,23 @@ namespace detail {
 // Collects the message of a failing check; ErrorThrower turns it into an exception.
 class ErrorStream {
  public:
-  ErrorStream(const char* file, int line, const std::string& headline);
+  // `operands`: " (lhs vs rhs)" for a comparison, else "".
+  ErrorStream(const char* file, int line, std::string headline, std::string operands = "");
   template <typename T>
   ErrorStream& operator<<(const T& value) {
-    if (!has_context_) {
-      stream_ << ": ";
-      has_context_ = true;
-    }
-    stream_ << value;
+    context_ << value;
+    has_context_ = true;
     return *this;
   }
-  std::string str() const { return stream_.str(); }
+  // The message, as the contract above says.
+  std::string str() const;
 
  private:
-  std::ostringstream stream_;
+  const char* file_;
+  int line_;
+  std::string headline_;
+  std::string operands_;
+  std::ostringstream context_;
   bool has_context_ = false;
 };
 
@@ -73,13 +81,12 @@ std::string FormatOperands(const A& a, const B& b) {
     ::mxlite::detail::ErrorThrower() &                                                       \
         ::mxlite::detail::ErrorStream(__FILE__, __LINE__, "Check failed: " #condition)
 
-#define MX_CHECK_OP_(a, b, op)                                                               \
-  if ((a)op(b)) {                                                                            \
-  } else /* NOLINT */                                                                        \
-    ::mxlite::detail::ErrorThrower() &                                                       \
-        ::mxlite::detail::ErrorStream(__FILE__, __LINE__,                                    \
-                                      "Check failed: " #a " " #op " " #b +                   \
-                                          ::mxlite::detail::FormatOperands((a), (b)))
+#define MX_CHECK_OP_(a, b, op)                                                                \
+  if ((a)op(b)) {                                                                             \
+  } else /* NOLINT */                                                                         \
+    ::mxlite::detail::ErrorThrower() &                                                        \
+        ::mxlite::detail::ErrorStream(__FILE__, __LINE__, "Check failed: " #a " " #op " " #b, \
+                                      ::mxlite::detail::FormatOperands((a), (b)))
 
 #define MX_CHECK_EQ(a, b) MX_CHECK_OP_(a, b, ==)
 #define MX_CHECK_NE(a, b) MX_CHECK_OP_(a, b, !=)

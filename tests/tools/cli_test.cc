@@ -52,6 +52,25 @@ TEST(CliTest, HelpAndUsageErrors) {
   EXPECT_NE(RunCli("", "").status, 0);
 }
 
+// A bad model reads as `mxlite: error: <file>: <what is wrong>`, with no source location or
+// "Check failed" text, unless MXNET_LOG_LEVEL=debug asks for them.
+TEST(CliTest, UserErrorsReadAsUserErrors) {
+  char path[] = "/tmp/mxlite_cli_bad_model_XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, "not a model", 11), 11);
+  close(fd);
+  const CliResult bad = RunCli("", std::string("run ") + path + " --output-dir /tmp");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_TRUE(Contains(bad.output, std::string("mxlite: error: ") + path + ": ")) << bad.output;
+  EXPECT_FALSE(Contains(bad.output, ".cc:")) << bad.output;
+  EXPECT_FALSE(Contains(bad.output, "Check failed")) << bad.output;
+  const CliResult debug =
+      RunCli("MXNET_LOG_LEVEL=debug", std::string("run ") + path + " --output-dir /tmp");
+  EXPECT_TRUE(Contains(debug.output, ".cc:")) << debug.output;
+  unlink(path);
+}
+
 // The binary end to end: an ONNX node test through `mxlite run` on the engine the flag picks, and
 // the exit status of a usage error. (tests/tools/run_bench_test.cc covers the commands in depth.)
 TEST(CliTest, RunWritesOutputsAndPicksTheEngine) {
