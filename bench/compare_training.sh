@@ -4,7 +4,7 @@
 #   bench/compare_training.sh [batches]      # default 300; needs build/bin/train_fashion_mnist
 #
 # PyTorch runs twice per thread count: as given, and at its best (jemalloc without decay,
-# OPENBLAS_CORETYPE unset, OPENBLAS_NUM_THREADS set) as DESIGN.md §10 asks. mxlite runs as a user
+# OPENBLAS_CORETYPE unset, OPENBLAS_NUM_THREADS set) as docs/design.md (Testing and benchmarks) asks. mxlite runs as a user
 # runs it. Each line reports images/s; compare them within one run of this script.
 set -euo pipefail
 cd "$(dirname "$0")/.."

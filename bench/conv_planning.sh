@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Local vs global convolution planning (issue 9) on whole networks, CPU inference: ResNet-18,
+# Local vs global convolution planning on whole networks, CPU inference: ResNet-18,
 # ResNet-50, VGG-16 and GoogLeNet (Inception v1) exported from torchvision to ONNX, batch 1 and 16,
 # 2 intra-op threads. For each: `mxlite bench --compare-plan` (bind + tune + plan under the local
 # plan, time it, then the same under the global plan), then a Markdown table of measured median

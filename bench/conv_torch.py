@@ -8,7 +8,7 @@ torch.jit.optimize_for_inference (freezing plus oneDNN weight prepacking) -- the
 Run with Debian's python3-torch (the system interpreter). Each thread count runs in its own
 process with torch.set_num_threads(n) and, unless --keep-openblas-threads, OPENBLAS_NUM_THREADS=n
 (OpenBLAS reads it when it loads). The rest of the environment is inherited, so the same script
-measures PyTorch as given and at its best (DESIGN.md §10):
+measures PyTorch as given and at its best (docs/design.md, Testing and benchmarks):
 
   /usr/bin/python3 bench/conv_torch.py --threads 1 2
   env -u OPENBLAS_CORETYPE LD_PRELOAD=libjemalloc.so.2 \\

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What convolution tuning buys on the CPU (issue 7), beside PyTorch, in one run:
+# What convolution tuning buys on the CPU, beside PyTorch, in one run:
 #   1. per layer and direction of the ResNet-50 layer set: im2col alone, the tuned pick, the
 #      heuristic's pick (tuning off), PyTorch's forward (bench/conv_torch.py), 1 and 2 threads;
 #   2. whole networks (the Fashion-MNIST demo net, ResNet-18): im2col only, heuristic, tuned;

@@ -1,4 +1,4 @@
-// What convolution tuning buys on the CPU (issue 7), in three parts; bench/conv_tuning.sh runs
+// What convolution tuning buys on the CPU, in three parts; bench/conv_tuning.sh runs
 // them all with PyTorch beside them and writes the tables of bench/RESULTS.md.
 //
 //   conv_tuning_bench layers [--threads 1,2] [--batch 1]   per layer and direction of the
@@ -31,8 +31,8 @@
 #include "ops/conv/cpu_conv_tuning.h"
 #include "ops/conv/tuner.h"
 #include "ops/cpu/parallel.h"
-#include "scheduler/executor.h"
-#include "scheduler/model_zoo.h"
+#include "scheduler/graph/executor.h"
+#include "scheduler/train/model_zoo.h"
 
 namespace mxlite {
 namespace {

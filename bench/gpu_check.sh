@@ -21,7 +21,7 @@
 #      bit-identical, equal to one process on the combined batch) at 1 rank and at 2 ranks (one GPU:
 #      NCCL refuses two ranks on one device, and every rank must report that, not hang), and the
 #      Fashion-MNIST example trained through the store;
-#   7. (stage `planning`, not in the default set) local vs global convolution planning (issue 9) on
+#   7. (stage `planning`, not in the default set) local vs global convolution planning on
 #      ResNet-18, ResNet-50, VGG-16 and GoogLeNet, batch 1 and 16, fp32 and tf32: `mxlite bench
 #      --compare-plan --device gpu` (both plans bound, timed pass by pass in turn), tabled by
 #      bench/conv_planning_report.py; and ResNet-50 training steps (batch 16) under both plans.

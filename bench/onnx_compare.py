@@ -6,7 +6,7 @@ over --iters passes after --warmup. The table shows the median of the rounds' p5
 (mxlite time / peer time: above 1 mxlite is slower) and GFLOP/s (convolutions and linear layers).
 
 Runtimes: mxlite (`mxlite bench`, the environment as given); onnxruntime (as given); pytorch (as
-given); pytorch-best (DESIGN.md 10: jemalloc with decay off, OPENBLAS_CORETYPE unset,
+given); pytorch-best (as a careful user runs it: jemalloc with decay off, OPENBLAS_CORETYPE unset,
 OPENBLAS_NUM_THREADS = threads, traced and torch.jit.optimize_for_inference).
 """
 import argparse

@@ -1,5 +1,5 @@
 // The dependency engine: runs operations asynchronously in an order that respects their data
-// dependencies, declared as engine variables (DESIGN.md §4, after MXNet's src/engine/).
+// dependencies, declared as engine variables (docs/design.md, Engine; after MXNet's src/engine/).
 //
 //   Engine& engine = Engine::Get();
 //   VarHandle a = engine.NewVar(), b = engine.NewVar();
@@ -38,12 +38,13 @@
 // once it is freed).
 //
 // CUDA graphs. A GPU segment recorded with a replay key (executors give one with
-// MXNET_ENABLE_CUDA_GRAPHS=1) runs its steps once under each new key, captures the work they queue on the stream the next time and
-// from then on launches that graph instead of calling the steps, for as long as the key read at
-// each run is the one the capture was made under (engine/segment_graph.h has the rules). Results,
-// versions and dependencies are those of running the steps; a replayed segment's kernel errors
-// are reported at its stream synchronisation, named after its last step. A push that profiles its
-// steps, or that meets a var carrying an error, runs the steps.
+// MXNET_ENABLE_CUDA_GRAPHS=1) runs its steps once under each new key, captures the work they queue
+// on the stream the next time and from then on launches that graph instead of calling the steps,
+// for as long as the key read at each run is the one the capture was made under
+// (engine/segment_graph.h has the rules). Results, versions and dependencies are those of running
+// the steps; a replayed segment's kernel errors are reported at its stream synchronisation, named
+// after its last step. A push that profiles its steps, or that meets a var carrying an error, runs
+// the steps.
 //
 // Waiting. A thread blocked in WaitForVar or WaitForAll on a threaded engine first runs ready CPU
 // ops itself, as a worker would, while its wait is unmet (ONNX Runtime runs a whole inference on

@@ -22,15 +22,15 @@
 #include "core/build_info.h"
 #include "core/error.h"
 #include "core/settings.h"
-#include "scheduler/checkpoint.h"
-#include "scheduler/executor.h"
-#include "scheduler/idx_iterator.h"
-#include "scheduler/initializer.h"
+#include "scheduler/graph/executor.h"
 #include "scheduler/kvstore/kvstore.h"
-#include "scheduler/metric.h"
-#include "scheduler/model_zoo.h"
-#include "scheduler/optimizer.h"
-#include "scheduler/progress.h"
+#include "scheduler/train/checkpoint.h"
+#include "scheduler/train/idx_iterator.h"
+#include "scheduler/train/initializer.h"
+#include "scheduler/train/metric.h"
+#include "scheduler/train/model_zoo.h"
+#include "scheduler/train/optimizer.h"
+#include "scheduler/train/progress.h"
 
 using namespace mxlite;
 

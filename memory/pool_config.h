@@ -1,5 +1,5 @@
 // PoolConfig: how a pooled storage manager rounds sizes and when it gives memory back, and the
-// rounding rules themselves (MXNet's, DESIGN.md §5):
+// rounding rules themselves (MXNet's; docs/design.md, Memory):
 //   Naive     round up to a page (4096 B); sizes above large_alloc_round_size round up to a
 //             multiple of it instead. Blocks are reused for requests of the same rounded size.
 //   Round     at least a page; up to 2^round_linear_cutoff round up to a power of two; above it,

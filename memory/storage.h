@@ -1,4 +1,4 @@
-// Storage: the process-wide entry point for device memory (DESIGN.md §5).
+// Storage: the process-wide entry point for device memory (docs/design.md, Memory).
 //
 //   StorageHandle h = Storage::Global().Alloc(bytes, Context::CPU());
 //   ...

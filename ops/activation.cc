@@ -144,6 +144,10 @@ void LeakyBackwardCpu(const OpContext&, const Attributes& attrs,
 MXLITE_REGISTER_OP(Activation) {
   OpDef op;
   op.name = "Activation";
+  op.name_prefix = [](const std::map<std::string, std::string>& attrs) {  // relu0, sigmoid0
+    auto type = attrs.find("act_type");
+    return type != attrs.end() ? type->second : std::string("activation");
+  };
   op.doc = "Element-wise activation: relu, sigmoid, tanh, softrelu (softplus) or softsign.";
   op.attributes.Enum("act_type", {"relu", "sigmoid", "tanh", "softrelu", "softsign"},
                      "the non-linearity");
@@ -153,6 +157,12 @@ MXLITE_REGISTER_OP(Activation) {
   op.backward_dependencies = OutputOnly;
   op.inplace = {{0, 0}};
   op.cheap_to_recompute = true;
+  op.layout.role = LayoutRole::kAgnostic;
+  op.fusion.clamp = [](const Attributes& attrs,
+                       const std::map<std::string, std::string>&) -> std::optional<ClampBounds> {
+    if (attrs.GetString("act_type") != "relu") return std::nullopt;
+    return ClampBounds{"0", std::nullopt, "relu"};
+  };
   op.forward[DeviceType::kCPU] = ActivationForwardCpu;
   op.backward[DeviceType::kCPU] = ActivationBackwardCpu;
   return op;
@@ -171,6 +181,7 @@ MXLITE_REGISTER_OP(LeakyReLU) {
     return {{true}, {false}};
   };
   op.cheap_to_recompute = true;
+  op.layout.role = LayoutRole::kAgnostic;
   op.forward[DeviceType::kCPU] = LeakyForwardCpu;
   op.backward[DeviceType::kCPU] = LeakyBackwardCpu;
   return op;

@@ -82,6 +82,11 @@ int PermutedAxis(int axis, ActivationLayout from, ActivationLayout to) {
   MX_THROW() << "axis " << axis << " has no place in " << ActivationLayoutName(to);
 }
 
+std::string AxisTextIn(ActivationLayout layout, int64_t axis) {
+  const int written = static_cast<int>(axis < 0 ? axis + 4 : axis);
+  return std::to_string(PermutedAxis(written, L::kNCHW, layout));
+}
+
 std::vector<int> LayoutPermutation(ActivationLayout from, ActivationLayout to) {
   MX_CHECK(from != L::kNCHW16c && to != L::kNCHW16c)
       << "no transpose takes " << ActivationLayoutName(from) << " to " << ActivationLayoutName(to)

@@ -1,6 +1,6 @@
 // The layouts a 4-D activation (images with channels) is stored in, and what each does to its
-// shape and axes. The convolution planner (scheduler/conv_planning.h) chooses between them; the
-// layout-sensitive ops (Convolution, Pooling, BatchNorm, layout_transform) read them.
+// shape and axes. The convolution planner (scheduler/planning/conv_planning.h) chooses between
+// them; the layout-sensitive ops (Convolution, Pooling, BatchNorm, layout_transform) read them.
 //
 //   layout    shape                  element (n, c, h, w) at
 //   NCHW      (N, C, H, W)           ((n * C + c) * H + h) * W + w
@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -50,6 +51,10 @@ Shape PermuteShape(const Shape& shape, ActivationLayout from, ActivationLayout t
 // ops whose attributes name an axis (BatchNorm's axis, Concat's dim). In NCHW16c axis 1 holds the
 // channel blocks (the channel itself is split over axes 1 and 4), the others are NCHW's.
 int PermutedAxis(int axis, ActivationLayout from, ActivationLayout to);
+
+// The axis that holds a 4-D NCHW tensor's axis `axis` (negative counts from the end) once it is
+// laid out as `layout`, as attribute text ("3"): what ops that name an axis write when moved.
+std::string AxisTextIn(ActivationLayout layout, int64_t axis);
 
 // The transpose op's `axes` that take NCHW to NHWC (0,2,3,1) or back (0,3,1,2), identity for
 // equal layouts. NCHW16c is no permutation of 4 axes: an error (see cpu::TransformLayout).

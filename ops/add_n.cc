@@ -56,8 +56,8 @@ void AddNBackwardCpu(const OpContext&, const Attributes&,
                      const std::vector<WriteMode>& req) {
   for (size_t i = 0; i < input_grads.size(); ++i) {
     if (req[i] == WriteMode::kNull) continue;
-    cpu::CopyBytes(output_grads[0].data, input_grads[i].data,
-                   static_cast<int64_t>(input_grads[i].bytes()));
+    cpu::CopyElements(output_grads[0].data, input_grads[i].data, input_grads[i].size(),
+                      DTypeSize(input_grads[i].dtype));
   }
 }
 
@@ -79,6 +79,7 @@ MXLITE_REGISTER_OP(add_n) {
     return {std::vector<bool>(NumArgs(attrs), false), {false}};
   };
   op.inplace = {{0, 0}};
+  op.layout.role = LayoutRole::kAgnostic;
   op.forward[DeviceType::kCPU] = AddNForwardCpu;
   op.backward[DeviceType::kCPU] = AddNBackwardCpu;
   return op;

@@ -384,6 +384,17 @@ MXLITE_REGISTER_OP(BatchNorm) {
   op.backward_dependencies = [](const Attributes&) -> BackwardDependencies {
     return {{true, true, false, false, false}, {false, true, true}};
   };
+  // Per channel: any layout, the channel axis moving with it (blocked: channel_block splits it).
+  op.layout.role = LayoutRole::kAgnostic;
+  op.layout.runs_channel_blocked = [](const Attributes& attrs, const std::vector<Shape>&) {
+    const int64_t axis = attrs.GetInt("axis");
+    return axis == 1 || axis == -3;
+  };
+  op.layout.retarget = [](const Attributes& attrs, ActivationLayout layout,
+                          std::map<std::string, std::string>& text) {
+    text["axis"] = AxisTextIn(layout, attrs.GetInt("axis"));
+    if (layout == ActivationLayout::kNCHW16c) text["channel_block"] = std::to_string(kChannelBlock);
+  };
   op.forward[DeviceType::kCPU] = BatchNormForwardCpu;
   op.backward[DeviceType::kCPU] = BatchNormBackwardCpu;
   return op;

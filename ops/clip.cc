@@ -80,6 +80,17 @@ MXLITE_REGISTER_OP(clip) {
   op.backward_dependencies = [](const Attributes&) -> BackwardDependencies {
     return {{true}, {false}};
   };
+  op.layout.role = LayoutRole::kAgnostic;
+  op.fusion.clamp = [](const Attributes&, const std::map<std::string, std::string>& text) {
+    auto bound = [&](const char* name) -> std::optional<std::string> {
+      auto found = text.find(name);
+      return found == text.end() ? std::nullopt : std::optional<std::string>(found->second);
+    };
+    ClampBounds clamp{bound("a_min"), bound("a_max"), ""};
+    clamp.description =
+        "clip [" + clamp.low.value_or("-inf") + ", " + clamp.high.value_or("inf") + "]";
+    return std::optional<ClampBounds>(clamp);
+  };
   op.forward[DeviceType::kCPU] = ClipForwardCpu;
   op.backward[DeviceType::kCPU] = ClipBackwardCpu;
   return op;

@@ -87,7 +87,8 @@ void ConcatForwardCpu(const OpContext&, const Attributes& attrs,
   if (req[0] == WriteMode::kNull) return;
   const int axis = ConcatAxis(attrs, outputs[0].shape.ndim());
   if (inputs.size() == 1) {
-    cpu::CopyBytes(inputs[0].data, outputs[0].data, static_cast<int64_t>(outputs[0].bytes()));
+    cpu::CopyElements(inputs[0].data, outputs[0].data, outputs[0].size(),
+                      DTypeSize(outputs[0].dtype));
     return;
   }
   CopyBlocks(outputs[0], inputs, axis, nullptr, /*to_output=*/true);
@@ -114,6 +115,12 @@ MXLITE_REGISTER_OP(Concat) {
   op.infer_shape = ConcatShape;
   op.backward_dependencies = [](const Attributes& attrs) -> BackwardDependencies {
     return {std::vector<bool>(NumArgs(attrs), false), {false}};
+  };
+  op.layout.role = LayoutRole::kAgnostic;
+  op.layout.joins_along_axis = true;
+  op.layout.retarget = [](const Attributes& attrs, ActivationLayout layout,
+                          std::map<std::string, std::string>& text) {
+    text["dim"] = AxisTextIn(layout, attrs.GetInt("dim"));
   };
   op.forward[DeviceType::kCPU] = ConcatForwardCpu;
   op.backward[DeviceType::kCPU] = ConcatBackwardCpu;

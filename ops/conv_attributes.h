@@ -74,8 +74,8 @@ cpu::ConvGeometry ConvolutionGeometry(const ConvWindow& window, const Shape& dat
 
 // Convolution's fused activation: act_min / act_max (optional floats) clamp every output element
 // after the bias, so a following relu (act_min=0), ReLU6 (0, 6) or clip costs no pass of its own.
-// Set by the inference fusion pass (scheduler/fusion.h) or by hand; forward only (the gradient of
-// a clamped output would need the pre-clamp values, which the fused op does not keep).
+// Set by the inference fusion pass (scheduler/graph/fusion.h) or by hand; forward only (the
+// gradient of a clamped output would need the pre-clamp values, which the fused op does not keep).
 // `prefix` names the clamp of another stage of a fused op ("expand_": expand_act_min / _max).
 void AddFusedActivationAttributes(AttributeSchema& schema, const std::string& prefix = "");
 

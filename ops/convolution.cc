@@ -28,8 +28,8 @@
 // bias + residual), added in the GEMM paths' store or in a pass right after the other kernels
 // (ops/cpu/conv_algorithms.h), bit for bit what a separate addition gives; on the GPU one
 // epilogue kernel after cuDNN adds the bias and the residual and clamps (ops/cuda/
-// convolution_gpu.cc). The fusion passes set them (scheduler/fusion.h). Inference only: backward
-// refuses both.
+// convolution_gpu.cc). The fusion passes set them (scheduler/graph/fusion.h). Inference only:
+// backward refuses both.
 
 #include <memory>
 #include <mutex>
@@ -256,6 +256,7 @@ void BackwardCpu(const OpContext& ctx, const Attributes& attrs,
 MXLITE_REGISTER_OP(Convolution) {
   OpDef op;
   op.name = "Convolution";
+  op.name_prefix = FixedNamePrefix("conv");
   op.doc =
       "1-D or 2-D convolution with groups, stride, pad, dilation and bias (MXNet's Convolution); "
       "weight OIHW for NCHW/NCW, OHWI for NHWC/NWC.";
@@ -280,6 +281,23 @@ MXLITE_REGISTER_OP(Convolution) {
   AddResidualInput(op);
   op.infer_shape = InferShape;
   op.create_state[DeviceType::kCPU] = CreateState;
+  // Kernels per layout, tuned in each; blocked for one group or depthwise; weight OHWI in NHWC.
+  op.layout.role = LayoutRole::kFlexible;
+  op.layout.tuned = true;
+  op.layout.nhwc_weight_input = 1;
+  op.layout.runs_channel_blocked = [](const Attributes& attrs, const std::vector<Shape>& data) {
+    const int64_t groups = attrs.GetInt("num_group");
+    const int64_t channels = data.at(0)[1];
+    return groups == 1 || (groups == channels && attrs.GetInt("num_filter") == channels);
+  };
+  op.layout.retarget = [](const Attributes&, ActivationLayout layout,
+                          std::map<std::string, std::string>& text) {
+    text["layout"] = ActivationLayoutName(layout);
+  };
+  op.fusion.convolution = true;
+  op.fusion.takes_residual = [](const Attributes& attrs) {
+    return !attrs.Has("act_min") && !attrs.Has("act_max") && !attrs.GetBool("residual");
+  };
   op.forward[DeviceType::kCPU] = ForwardCpu;
   op.backward[DeviceType::kCPU] = BackwardCpu;
   return op;

@@ -16,7 +16,8 @@ inline void CopyForwardCpu(const OpContext&, const Attributes&,
                            const std::vector<TensorView>& outputs,
                            const std::vector<WriteMode>& req) {
   if (req[0] == WriteMode::kNull) return;
-  cpu::CopyBytes(inputs[0].data, outputs[0].data, static_cast<int64_t>(outputs[0].bytes()));
+  cpu::CopyElements(inputs[0].data, outputs[0].data, outputs[0].size(),
+                    DTypeSize(outputs[0].dtype));
 }
 
 inline void CopyBackwardCpu(const OpContext&, const Attributes&,
@@ -25,8 +26,8 @@ inline void CopyBackwardCpu(const OpContext&, const Attributes&,
                             const std::vector<TensorView>& input_grads,
                             const std::vector<WriteMode>& req) {
   if (req[0] == WriteMode::kNull) return;
-  cpu::CopyBytes(output_grads[0].data, input_grads[0].data,
-                 static_cast<int64_t>(input_grads[0].bytes()));
+  cpu::CopyElements(output_grads[0].data, input_grads[0].data, input_grads[0].size(),
+                    DTypeSize(input_grads[0].dtype));
 }
 
 inline BackwardDependencies NoBackwardDependencies(const Attributes&) { return {{false}, {false}}; }

@@ -142,6 +142,7 @@ void BackwardCpu(const OpContext& ctx, const Attributes& attrs,
 MXLITE_REGISTER_OP(Deconvolution) {
   OpDef op;
   op.name = "Deconvolution";
+  op.name_prefix = FixedNamePrefix("deconv");
   op.doc =
       "1-D or 2-D transposed convolution (MXNet's Deconvolution): the adjoint of Convolution, "
       "with adj / target_shape for the output size; weight (C, F/G, KH, KW).";

@@ -1,8 +1,8 @@
 // _fused_depthwise_block: a MobileNet-style block as one op, [1x1 expansion] -> depthwise ->
 // [1x1 projection] (+ residual), NHWC float32, CPU inference. The depthwise-block fusion pass
-// (scheduler/fusion.h, MXNET_CONV_FUSE_DEPTHWISE) makes it from the three Convolution nodes after
-// layout planning, and the residual fusion (MXNET_CONV_FUSE_RESIDUAL) may fold the addition after
-// its projection into it; the kernel walks the rows so the intermediates stay in L2
+// (scheduler/graph/fusion.h, MXNET_CONV_FUSE_DEPTHWISE) makes it from the three Convolution nodes
+// after layout planning, and the residual fusion (MXNET_CONV_FUSE_RESIDUAL) may fold the addition
+// after its projection into it; the kernel walks the rows so the intermediates stay in L2
 // (ops/cpu/depthwise_block.h).
 //
 //   data            (N, H, W, Cin)
@@ -290,6 +290,11 @@ MXLITE_REGISTER_OP(_fused_depthwise_block) {
   op.output_names = [](const Attributes&) { return std::vector<std::string>{"output"}; };
   op.infer_shape = InferShape;
   op.cpu_only = true;
+  // A residual joins the projection's store, before its clamp: only when it ends the block.
+  op.fusion.takes_residual = [](const Attributes& attrs) {
+    return attrs.GetInt("project_num_filter") > 0 && !attrs.GetBool("residual") &&
+           !attrs.Has("project_act_min") && !attrs.Has("project_act_max");
+  };
   op.create_state[DeviceType::kCPU] = CreateState;
   op.forward[DeviceType::kCPU] = ForwardCpu;
   return op;

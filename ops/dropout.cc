@@ -200,6 +200,20 @@ MXLITE_REGISTER_OP(Dropout) {
   };
   op.inplace = {{0, 0}};
   op.needs_random = true;
+  // Element-wise: any layout; dims that share a draw move with it (not blocked: a shared draw
+  // along the channels would span blocks).
+  op.layout.role = LayoutRole::kAgnostic;
+  op.layout.runs_channel_blocked = [](const Attributes& attrs, const std::vector<Shape>&) {
+    return attrs.GetInts("axes").empty();
+  };
+  op.layout.retarget = [](const Attributes& attrs, ActivationLayout layout,
+                          std::map<std::string, std::string>& text) {
+    const std::vector<int64_t> axes = attrs.GetInts("axes");
+    if (axes.empty()) return;
+    std::string moved = "(";
+    for (int64_t axis : axes) moved += (moved.size() > 1 ? "," : "") + AxisTextIn(layout, axis);
+    text["axes"] = moved + ")";
+  };
   op.forward[DeviceType::kCPU] = DropoutForwardCpu;
   op.backward[DeviceType::kCPU] = DropoutBackwardCpu;
   return op;

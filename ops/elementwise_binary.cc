@@ -158,6 +158,8 @@ OpDef MakeBinaryOp(const std::string& name, Arithmetic kind, bool broadcast) {
     return {{reads_inputs, reads_inputs}, {false}};
   };
   op.inplace = {{0, 0}, {1, 0}};
+  op.layout.role = LayoutRole::kAgnostic;  // when the operands' shapes are equal
+  op.fusion.adds = kind == Arithmetic::kAdd;
   op.forward[DeviceType::kCPU] =
       [kind, name](const OpContext&, const Attributes&, const std::vector<TensorView>& inputs,
                    const std::vector<TensorView>& outputs, const std::vector<WriteMode>& req) {

@@ -104,6 +104,7 @@ void BackwardCpu(const OpContext& ctx, const Attributes& attrs,
 MXLITE_REGISTER_OP(FullyConnected) {
   OpDef op;
   op.name = "FullyConnected";
+  op.name_prefix = FixedNamePrefix("fc");
   op.doc =
       "output = data * weight^T + bias; weight (num_hidden, K); flatten=true reads data as "
       "(N, K), flatten=false applies it to the last axis.";

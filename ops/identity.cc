@@ -17,6 +17,7 @@ MXLITE_REGISTER_OP(identity) {
   };
   op.backward_dependencies = NoBackwardDependencies;
   op.inplace = {{0, 0}};
+  op.layout.role = LayoutRole::kAgnostic;
   op.forward[DeviceType::kCPU] = CopyForwardCpu;
   op.backward[DeviceType::kCPU] = CopyBackwardCpu;
   return op;

@@ -1,7 +1,8 @@
 // layout_transform: an activation moved from one layout to another (ops/activation_layout.h:
 // NCHW, NHWC, NCHW16c), as TVM's layout_transform and oneDNN's reorders. The convolution planner
-// (scheduler/conv_planning.h) inserts it wherever a value changes to or from the blocked layout;
-// between NCHW and NHWC it inserts transposes. Backward is the inverse transform of the gradient.
+// (scheduler/planning/conv_planning.h) inserts it wherever a value changes to or from the blocked
+// layout; between NCHW and NHWC it inserts transposes. Backward is the inverse transform of the
+// gradient.
 //
 //   src_layout=NCHW, dst_layout=NCHW16c:  (N, C, H, W) -> (N, C/16, H, W, 16)
 //

@@ -198,6 +198,11 @@ StateCreatorRegistrar::StateCreatorRegistrar(const char* op, DeviceType device,
 // ---------------------------------------------------------------------------------------------
 // OpDef helpers with defaults
 
+std::function<std::string(const std::map<std::string, std::string>&)> FixedNamePrefix(
+    std::string prefix) {
+  return [prefix = std::move(prefix)](const std::map<std::string, std::string>&) { return prefix; };
+}
+
 Attributes ParseOpAttributes(const OpDef& op, const std::map<std::string, std::string>& raw,
                              const std::string& node_name) {
   return op.attributes.Parse(raw, op.name + " " + node_name);

@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/activation_layout.h"
 #include "ops/attributes.h"
 #include "ops/tensor.h"
 
@@ -131,9 +132,67 @@ enum class InputRole {
   kAuxiliary,  // state the op updates itself in training (BatchNorm moving mean/var)
 };
 
+// How an op meets the layout planner (scheduler/planning/conv_planning.h), which chooses the
+// layout of every 4-D activation: what the op lets it choose, and what the op's attributes become
+// in another layout. The planner asks nothing else of an op, and nothing by its name.
+enum class LayoutRole {
+  kFixed,     // reads its data as written (channels first): the planner transforms around it
+  kAgnostic,  // runs in whatever layout its data inputs share (element-wise, per channel)
+  kFlexible,  // has kernels per layout, each costed on the device (convolution, pooling), when
+              // its graph writes it channels first
+};
+
+struct LayoutTraits {
+  LayoutRole role = LayoutRole::kFixed;
+  // An agnostic op whose data inputs differ in shape broadcasts, and stays fixed then; one that
+  // joins its inputs along an axis (Concat) does not.
+  bool joins_along_axis = false;
+  // Whether a node can run channel-blocked (NCHW16c), given its data inputs' NCHW shapes;
+  // unset: it can.
+  std::function<bool(const Attributes&, const std::vector<Shape>& data_inputs)>
+      runs_channel_blocked;
+  // The node's attributes once moved from NCHW to `layout` (its layout attribute, axes it names);
+  // unset: unchanged.
+  std::function<void(const Attributes&, ActivationLayout layout,
+                     std::map<std::string, std::string>& attrs)>
+      retarget;
+  // The input that is read in the data's layout too in NHWC (a convolution's weight, OHWI
+  // there); -1: none.
+  int nhwc_weight_input = -1;
+  // Its cost per layout comes from its tuned state (conv::TunedState: a convolution's picks).
+  bool tuned = false;
+};
+
+// A clamp an activation applies, as its bounds' attribute text (none: unbounded on that side).
+struct ClampBounds {
+  std::optional<std::string> low, high;
+  std::string description;  // "relu", "clip [0, 6]"
+};
+
+// What the inference fusion passes (scheduler/graph/fusion.h) ask of an op.
+struct FusionTraits {
+  // A clamping activation says which clamp it applies to a node's attributes (their text);
+  // nullopt: this node clamps nothing (an Activation that is not a relu).
+  std::function<std::optional<ClampBounds>(const Attributes&,
+                                           const std::map<std::string, std::string>& text)>
+      clamp;
+  // Adds its two inputs element-wise (of one shape: a residual shortcut another op may take in).
+  bool adds = false;
+  // Whether a node can take a residual addition into the store of its output (it then gets
+  // residual=true and the addend as one more input); unset: it cannot.
+  std::function<bool(const Attributes&)> takes_residual;
+  // A Convolution (attributes as ops/conv_attributes.h reads them): a clamp folds into its store
+  // (act_min / act_max), and on the CPU its 1x1 and depthwise NHWC instances fuse into depthwise
+  // blocks.
+  bool convolution = false;
+};
+
 struct OpDef {
   std::string name;
   std::string doc;
+  // The prefix of node names GraphBuilder makes up for it ("conv" -> conv0, conv1, ...), given the
+  // node's attributes; unset: the lowercased op name.
+  std::function<std::string(const std::map<std::string, std::string>& attrs)> name_prefix;
   AttributeSchema attributes;
 
   std::function<std::vector<std::string>(const Attributes&)> input_names;
@@ -160,12 +219,14 @@ struct OpDef {
   // Cheap, stateless and deterministic (activations, pooling, element-wise, reshapes): with
   // MXNET_BACKWARD_DO_MIRROR=1 its outputs are recomputed in backward instead of kept.
   bool cheap_to_recompute = false;
-  // Made by a CPU inference fusion pass (scheduler/fusion.h) and never bound on a GPU, so it has
-  // no GPU kernels (ops that users write in graphs have both).
+  // Made by a CPU inference fusion pass (scheduler/graph/fusion.h) and never bound on a GPU, so it
+  // has no GPU kernels (ops that users write in graphs have both).
   bool cpu_only = false;
   // Per-node state per device, made once when the node is bound (the convolution tunes here).
   // A device without one gets no state (OpContext::state is null).
   std::map<DeviceType, StateCreator> create_state;
+  LayoutTraits layout;
+  FusionTraits fusion;
 };
 
 class OpRegistry {
@@ -191,6 +252,10 @@ class OpRegistry {
   std::map<std::pair<std::string, DeviceType>, std::pair<ForwardKernel, BackwardKernel>> kernels_;
   std::map<std::pair<std::string, DeviceType>, StateCreator> state_creators_;
 };
+
+// OpDef::name_prefix for a prefix that does not depend on the attributes.
+std::function<std::string(const std::map<std::string, std::string>&)> FixedNamePrefix(
+    std::string prefix);
 
 // Helpers for OpDef users: parse attributes, list inputs with the defaults applied.
 Attributes ParseOpAttributes(const OpDef& op, const std::map<std::string, std::string>& raw,

@@ -425,6 +425,7 @@ void PoolingBackwardCpu(const OpContext& ctx, const Attributes& attrs,
 MXLITE_REGISTER_OP(Pooling) {
   OpDef op;
   op.name = "Pooling";
+  op.name_prefix = FixedNamePrefix("pool");
   op.cheap_to_recompute = true;
   op.doc = "Max, average or sum pooling over 1-D, 2-D or 3-D windows (MXNet's Pooling).";
   op.attributes
@@ -449,6 +450,11 @@ MXLITE_REGISTER_OP(Pooling) {
   op.infer_shape = PoolingInferShape;
   op.backward_dependencies = [](const Attributes& attrs) -> BackwardDependencies {
     return {{attrs.GetString("pool_type") == "max"}, {false}};
+  };
+  op.layout.role = LayoutRole::kFlexible;
+  op.layout.retarget = [](const Attributes&, ActivationLayout layout,
+                          std::map<std::string, std::string>& text) {
+    text["layout"] = ActivationLayoutName(layout);
   };
   op.forward[DeviceType::kCPU] = PoolingForwardCpu;
   op.backward[DeviceType::kCPU] = PoolingBackwardCpu;

@@ -2,7 +2,7 @@
 // softmax(x / temperature), computed stably (ops/cpu/softmax.h). Backward reads only the output,
 // so both may run in place. Names and attributes follow MXNet's softmax/log_softmax (MXNet's
 // `dtype` and `use_length` are not supported: unknown attributes are errors); "Softmax" and
-// "LogSoftmax" (DESIGN.md's names, ONNX opset 13's semantics) are the same ops.
+// "LogSoftmax" (ONNX opset 13's names and semantics) are the same ops.
 #include "ops/cpu/softmax.h"
 
 #include "ops/operator.h"

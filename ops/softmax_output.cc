@@ -199,6 +199,7 @@ void SoftmaxOutputBackwardCpu(const OpContext& ctx, const Attributes& attrs,
 MXLITE_REGISTER_OP(SoftmaxOutput) {
   OpDef op;
   op.name = "SoftmaxOutput";
+  op.name_prefix = FixedNamePrefix("softmax");
   op.doc = "Softmax forward; softmax cross-entropy gradient (output - one_hot(label)) backward.";
   op.attributes.Float("grad_scale", "scales the gradient", Default("1"))
       .Float("ignore_label", "the label ignored when use_ignore is true", Default("-1"))

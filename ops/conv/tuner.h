@@ -1,5 +1,5 @@
-// The convolution tuner (DESIGN.md §7, issue 7): for one convolution problem, which candidate
-// algorithm to run, decided per the layer's tuning mode, remembered in the tuning DB.
+// The convolution tuner (docs/design.md, Convolution tuning): for one convolution problem, which
+// candidate algorithm to run, decided per the layer's tuning mode, remembered in the tuning DB.
 //
 //   ConvTuner::Request request;
 //   request.layer = "conv3";  request.problem = problem;  request.environment = here;
@@ -120,8 +120,8 @@ struct Timing {
 
 // Times `run` per `options` (see the header comment). `before_each`, when given, runs before every
 // run (warm-up included) outside the timed span: to put the caches in the state the real call
-// meets (scheduler/layout_costs.cc evicts them before timing a layout transform). What `run`
-// throws propagates.
+// meets (scheduler/planning/layout_costs.cc evicts them before timing a layout transform). What
+// `run` throws propagates.
 Timing TimeCandidate(const std::function<void()>& run, const TimingOptions& options = {},
                      const std::function<void()>& before_each = {});
 

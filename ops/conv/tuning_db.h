@@ -1,5 +1,6 @@
-// The persistent convolution tuning database (DESIGN.md §7, issue 7): what the tuner chose for a
-// convolution problem on this device with these library versions, kept across processes.
+// The persistent convolution tuning database (docs/design.md, Convolution tuning): what the tuner
+// chose for a convolution problem on this device with these library versions, kept across
+// processes.
 //
 //   TuningDb db(TuningDbOptions::FromSettings(settings()));
 //   TuningEnvironment here = TuningEnvironment::ForCpu();

@@ -1,6 +1,6 @@
 // The convolutions of the blocked layout NCHW16c (ops/activation_layout.h: channels in blocks of
 // 16, one 64-byte vector per pixel and block), forward only: the layout is planned for inference
-// (scheduler/conv_planning.h).
+// (scheduler/planning/conv_planning.h).
 //
 // direct_nchw16c (one group; channels and filters multiples of 16; any kernel, stride, pad and
 // dilation) computes each output straight from the input, as oneDNN's and ONNX Runtime's blocked

@@ -77,12 +77,13 @@ void CheckDepthwiseBlockGeometry(const DepthwiseBlockGeometry& g);
 size_t DepthwiseBlockWorkspaceBytes(const DepthwiseBlockGeometry& g, int threads);
 
 // The size of the tensors between the stages from which running a block fused pays when nobody
-// measured it (the convolution planner times every block it plans: scheduler/conv_planning.h):
-// half a core's L2 (sysconf; 1 MiB where unknown). Well below it the separate kernels find their
-// inputs in L2 anyway and the fused one only adds its bands' smaller GEMMs and an uneven split of
-// few rows between threads. MobileNet-V2, batch 1, measured by the planner (1 MiB L2, 1 / 2
-// threads): 56x56 and 112x112 blocks (intermediates 1.2-4.8 MB) 6-23% faster fused; 28x28
-// (602 KB) 7% / 12% faster; 14x14 (301-451 KB) -1 to +4%; 7x7 (188 KB) level / 12-17% slower.
+// measured it (the convolution planner times every block it plans:
+// scheduler/planning/conv_planning.h): half a core's L2 (sysconf; 1 MiB where unknown). Well below
+// it the separate kernels find their inputs in L2 anyway and the fused one only adds its bands'
+// smaller GEMMs and an uneven split of few rows between threads. MobileNet-V2, batch 1, measured by
+// the planner (1 MiB L2, 1 / 2 threads): 56x56 and 112x112 blocks (intermediates 1.2-4.8 MB) 6-23%
+// faster fused; 28x28 (602 KB) 7% / 12% faster; 14x14 (301-451 KB) -1 to +4%; 7x7 (188 KB) level /
+// 12-17% slower.
 size_t DepthwiseBlockFusionMinBytes();
 
 // output = the block applied to data, on IntraOpThreads() threads.

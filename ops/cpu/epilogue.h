@@ -1,7 +1,7 @@
 // What a kernel does to each output element once its sum is complete: add a bias along the rows
 // and/or the columns, add a residual, then clamp. This is how a convolution's bias, a fused
-// residual addition (Convolution's `residual` input, scheduler/fusion.h) and a fused relu / ReLU6
-// / clip (act_min / act_max) reach the GEMM micro-kernel and the convolution kernels without
+// residual addition (Convolution's `residual` input, scheduler/graph/fusion.h) and a fused relu /
+// ReLU6 / clip (act_min / act_max) reach the GEMM micro-kernel and the convolution kernels without
 // another pass over the output:
 //
 //   out[i][j] = min(max(((sum[i][j] + row_bias[i]) + column_bias[j]) + residual[i][j], low), high)

@@ -1,5 +1,5 @@
 // Moving an activation between layouts (ops/activation_layout.h) on the CPU: the kernel of the
-// layout_transform op and of the planner's timed transforms (scheduler/layout_costs.h).
+// layout_transform op and of the planner's timed transforms (scheduler/planning/layout_costs.h).
 //
 //   // NCHW (2, 32, 7, 7) -> NCHW16c (2, 2, 7, 7, 16)
 //   TransformLayout(in, Shape{2, 32, 7, 7}, ActivationLayout::kNCHW, ActivationLayout::kNCHW16c,

@@ -1,4 +1,4 @@
-// Element-wise optimiser updates on the GPU, the formulas of scheduler/optimizer.h (MXNet's):
+// Element-wise optimiser updates on the GPU, the formulas of scheduler/train/optimizer.h (MXNet's):
 //
 //   g = rescale * grad, clipped to [-clip, clip] when clip > 0, plus wd * w
 //   SGD:  momentum == nullptr: w -= lr * g;  else: m = momentum * m - lr * g; w += m

@@ -21,13 +21,13 @@
 #include "engine/ndarray.h"
 #include "engine/profiler.h"
 #include "ops/cpu/gemm.h"
-#include "scheduler/executor.h"
-#include "scheduler/graph_builder.h"
-#include "scheduler/initializer.h"
-#include "scheduler/optimizer.h"
+#include "scheduler/graph/executor.h"
+#include "scheduler/graph/graph_builder.h"
+#include "scheduler/train/initializer.h"
+#include "scheduler/train/optimizer.h"
 #ifdef MXLITE_HAS_ONNX
-#include "scheduler/onnx_import.h"
-#include "scheduler/onnx_tensor.h"
+#include "scheduler/onnx/onnx_import.h"
+#include "scheduler/onnx/onnx_tensor.h"
 #endif
 
 using namespace mxlite;

@@ -2,8 +2,8 @@
  * any other language can bind to. It is compiled into libmxlite.so.
  *
  * Errors. Every MX... function returns 0 on success and -1 on failure; then MXGetLastError()
- * returns the message (an mxlite::Error's text, e.g. "scheduler/graph.cc:40: Error: unknown op
- * 'Convolutio'; known ops: ..."). No C++ exception crosses this boundary. Output parameters are
+ * returns the message (an mxlite::Error's text, e.g. "scheduler/graph/graph.cc:40: Error: unknown
+ * op 'Convolutio'; known ops: ..."). No C++ exception crosses this boundary. Output parameters are
  * written only on success.
  *
  * Handles. NDArrayHandle, GraphBuilderHandle, GraphHandle, OnnxModelHandle, ExecutorHandle and
@@ -129,7 +129,8 @@ MXLITE_C_API int MXNDArrayLoadTensorProto(const char* path, NDArrayHandle* out,
 
 MXLITE_C_API int MXNDArrayFree(NDArrayHandle array);
 
-/* ---- Graph building (scheduler/graph_builder.h) -----------------------------------------------
+/* ---- Graph building (scheduler/graph/graph_builder.h)
+ * -----------------------------------------------
  */
 
 MXLITE_C_API int MXGraphBuilderCreate(GraphBuilderHandle* out);
@@ -174,7 +175,8 @@ MXLITE_C_API int MXGraphListVariables(GraphHandle graph, int role, uint32_t* out
 
 MXLITE_C_API int MXGraphFree(GraphHandle graph);
 
-/* ---- ONNX (scheduler/onnx_import.h) ------------------------------------------------------------
+/* ---- ONNX (scheduler/onnx/onnx_import.h)
+ * ------------------------------------------------------------
  */
 
 /* Imports an ONNX model file. `num_shapes` input shapes may replace the declared ones (for dynamic
@@ -204,7 +206,8 @@ MXLITE_C_API int MXOnnxModelGetParameter(OnnxModelHandle model, const char* name
 
 MXLITE_C_API int MXOnnxModelFree(OnnxModelHandle model);
 
-/* ---- Executor (scheduler/executor.h) -----------------------------------------------------------
+/* ---- Executor (scheduler/graph/executor.h)
+ * -----------------------------------------------------------
  */
 
 /* Binds a graph to a device. `training` != 0 plans backward (gradients of every parameter and of
@@ -240,11 +243,11 @@ MXLITE_C_API int MXExecutorListParameters(ExecutorHandle executor, uint32_t* out
 MXLITE_C_API int MXExecutorListAuxiliary(ExecutorHandle executor, uint32_t* out_count,
                                          const char*** out_names);
 
-/* Initialises every parameter and auxiliary state by MXNet's name rules (scheduler/initializer.h):
- * weights from `initializer` — "xavier" (uniform, average fan, magnitude = `value`),
- * "uniform" (scale = `value`), "normal" (sigma = `value`), "constant" (`value`) or "zeros" —
- * biases and betas 0, gammas 1, moving means 0, moving variances 1. A negative `value` takes the
- * initialiser's default (xavier 3, uniform 0.07, normal 0.01). */
+/* Initialises every parameter and auxiliary state by MXNet's name rules
+ * (scheduler/train/initializer.h): weights from `initializer` — "xavier" (uniform, average fan,
+ * magnitude = `value`), "uniform" (scale = `value`), "normal" (sigma = `value`), "constant"
+ * (`value`) or "zeros" — biases and betas 0, gammas 1, moving means 0, moving variances 1. A
+ * negative `value` takes the initialiser's default (xavier 3, uniform 0.07, normal 0.01). */
 MXLITE_C_API int MXExecutorInitParameters(ExecutorHandle executor, const char* initializer,
                                           double value, uint64_t seed);
 
@@ -259,7 +262,8 @@ MXLITE_C_API int MXExecutorTuningReport(ExecutorHandle executor, int verbose,
 
 MXLITE_C_API int MXExecutorFree(ExecutorHandle executor);
 
-/* ---- Optimizers (scheduler/optimizer.h) --------------------------------------------------------
+/* ---- Optimizers (scheduler/train/optimizer.h)
+ * --------------------------------------------------------
  */
 
 /* A new optimizer: `type` "sgd" (learning_rate, momentum, wd, rescale_grad, clip_gradient) or

@@ -1,4 +1,4 @@
-"""Executor: a graph bound to a device (scheduler/executor.h), driven with NumPy arrays.
+"""Executor: a graph bound to a device (scheduler/graph/executor.h), driven with NumPy arrays.
 
     executor = graph.bind("cpu", training=True)
     executor.initialize("xavier", seed=1)

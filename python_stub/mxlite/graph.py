@@ -1,4 +1,4 @@
-"""Graph building, mirroring the C++ GraphBuilder (scheduler/graph_builder.h):
+"""Graph building, mirroring the C++ GraphBuilder (scheduler/graph/graph_builder.h):
 
     g = mxlite.GraphBuilder()
     x = g.input("data", (64, 1, 28, 28))

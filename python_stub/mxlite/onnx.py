@@ -1,4 +1,4 @@
-"""ONNX import (scheduler/onnx_import.h):
+"""ONNX import (scheduler/onnx/onnx_import.h):
 
     model = mxlite.load_onnx("model.onnx", input_shapes={"input": (8, 3, 224, 224)})
     outputs = model.run({"input": images})            # by ONNX input name; NumPy in and out

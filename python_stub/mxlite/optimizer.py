@@ -1,4 +1,4 @@
-"""Optimizers (scheduler/optimizer.h): SGD with momentum and weight decay, and Adam.
+"""Optimizers (scheduler/train/optimizer.h): SGD with momentum and weight decay, and Adam.
 
     sgd = mxlite.SGD(learning_rate=0.01, momentum=0.9, rescale_grad=1 / 64)
     for ...: executor.forward(is_train=True, ...); executor.backward(); sgd.step(executor)

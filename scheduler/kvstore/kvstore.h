@@ -53,8 +53,8 @@
 #include <vector>
 
 #include "engine/ndarray.h"
-#include "scheduler/checkpoint.h"
-#include "scheduler/optimizer.h"
+#include "scheduler/train/checkpoint.h"
+#include "scheduler/train/optimizer.h"
 
 namespace mxlite {
 

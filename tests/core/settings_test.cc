@@ -28,7 +28,7 @@ bool Contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-// Every variable DESIGN.md §3 names, with MXNet's documented default.
+// Every MXNet variable mxlite implements, with MXNet's documented default.
 TEST(SettingsCatalogTest, HasEveryDesignVariableWithMXNetDefault) {
   Settings registry = MakeRegistry();
   const std::vector<std::pair<std::string, std::string>> expected = {

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "scheduler/executor.h"
-#include "scheduler/graph_builder.h"
-#include "scheduler/initializer.h"
-#include "scheduler/optimizer.h"
+#include "scheduler/graph/executor.h"
+#include "scheduler/graph/graph_builder.h"
+#include "scheduler/train/initializer.h"
+#include "scheduler/train/optimizer.h"
 
 namespace mxlite {
 namespace {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "scheduler/checkpoint.h"
+#include "scheduler/train/checkpoint.h"
 
 namespace mxlite {
 namespace {

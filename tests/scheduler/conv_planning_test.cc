@@ -1,6 +1,6 @@
-// Convolution planning (scheduler/conv_planning.h): every layout assignment computes the same
-// network, forward and backward; the planner's three plans agree on the outputs and the global one
-// is predicted no slower than the others; a second bind measures nothing; tuning off plans
+// Convolution planning (scheduler/planning/conv_planning.h): every layout assignment computes the
+// same network, forward and backward; the planner's three plans agree on the outputs and the global
+// one is predicted no slower than the others; a second bind measures nothing; tuning off plans
 // nothing; nodes that run only as written refuse another layout.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -15,9 +15,9 @@
 #include "core/settings.h"
 #include "ops/cpu/avx512.h"
 #include "ops/cpu/depthwise_block.h"
-#include "scheduler/conv_planning.h"
-#include "scheduler/executor.h"
-#include "scheduler/graph_builder.h"
+#include "scheduler/graph/executor.h"
+#include "scheduler/graph/graph_builder.h"
+#include "scheduler/planning/conv_planning.h"
 #include "tests/scheduler/outputs_near.h"
 #include "tests/scheduler/random_arguments.h"
 

@@ -11,8 +11,8 @@
 
 #include "core/settings.h"
 #include "ops/conv/tuner.h"
-#include "scheduler/executor.h"
-#include "scheduler/graph_builder.h"
+#include "scheduler/graph/executor.h"
+#include "scheduler/graph/graph_builder.h"
 #include "tests/scheduler/random_arguments.h"
 
 namespace mxlite {

@@ -13,8 +13,8 @@
 #include "core/build_info.h"
 #include "core/settings.h"
 #include "engine/engine.h"
-#include "scheduler/executor.h"
-#include "scheduler/graph_builder.h"
+#include "scheduler/graph/executor.h"
+#include "scheduler/graph/graph_builder.h"
 #include "tests/scheduler/random_arguments.h"
 
 namespace mxlite {

@@ -1,9 +1,9 @@
-// Depthwise-block fusion (scheduler/fusion.h): which convolutions a depthwise convolution takes in
-// (a 1x1 that alone feeds it, a 1x1 that alone reads it; not one read elsewhere, not a graph
-// output, not NCHW), the fused node's attributes and inputs, the size threshold, and that fused
-// executors compute what unfused ones do on 1 and 2 threads and both GEMMs; a residual addition
-// after a block folding into its projection; training executors and MXNET_CONV_FUSE_DEPTHWISE=0
-// do not fuse.
+// Depthwise-block fusion (scheduler/graph/fusion.h): which convolutions a depthwise convolution
+// takes in (a 1x1 that alone feeds it, a 1x1 that alone reads it; not one read elsewhere, not a
+// graph output, not NCHW), the fused node's attributes and inputs, the size threshold, and that
+// fused executors compute what unfused ones do on 1 and 2 threads and both GEMMs; a residual
+// addition after a block folding into its projection; training executors and
+// MXNET_CONV_FUSE_DEPTHWISE=0 do not fuse.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -16,9 +16,9 @@
 #include "core/settings.h"
 #include "ops/cpu/gemm.h"
 #include "ops/cpu/parallel.h"
-#include "scheduler/executor.h"
-#include "scheduler/fusion.h"
-#include "scheduler/graph_builder.h"
+#include "scheduler/graph/executor.h"
+#include "scheduler/graph/fusion.h"
+#include "scheduler/graph/graph_builder.h"
 #include "tests/scheduler/outputs_near.h"
 #include "tests/scheduler/random_arguments.h"
 

@@ -1,6 +1,6 @@
 // The executor end to end on small graphs: forward and backward through the engine against values
 // computed by hand, on every engine type, with and without bulking and the memory plan.
-#include "scheduler/executor.h"
+#include "scheduler/graph/executor.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 
 #include "core/settings.h"
 #include "ops/cpu/gemm.h"
-#include "scheduler/graph_builder.h"
+#include "scheduler/graph/graph_builder.h"
 
 namespace mxlite {
 namespace {

@@ -11,10 +11,10 @@
 #include "core/build_info.h"
 #include "core/error.h"
 #include "core/half.h"
-#include "scheduler/conv_planning.h"
-#include "scheduler/executor.h"
-#include "scheduler/graph_builder.h"
-#include "scheduler/infer_shapes.h"
+#include "scheduler/graph/executor.h"
+#include "scheduler/graph/graph_builder.h"
+#include "scheduler/graph/infer_shapes.h"
+#include "scheduler/planning/conv_planning.h"
 
 namespace mxlite {
 namespace {

@@ -1,8 +1,8 @@
-// Activation fusion (scheduler/fusion.h): which relu / clip nodes fold into their convolution and
-// which do not (several readers, graph outputs, other activations), the attributes the fused node
-// gets, that fused executors compute what unfused ones do under every convolution plan, and that
-// training executors, GPU executors and MXNET_CONV_FUSE_ACTIVATION=0 do not fuse.
-#include "scheduler/fusion.h"
+// Activation fusion (scheduler/graph/fusion.h): which relu / clip nodes fold into their convolution
+// and which do not (several readers, graph outputs, other activations), the attributes the fused
+// node gets, that fused executors compute what unfused ones do under every convolution plan, and
+// that training executors, GPU executors and MXNET_CONV_FUSE_ACTIVATION=0 do not fuse.
+#include "scheduler/graph/fusion.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -13,8 +13,8 @@
 #include <filesystem>
 
 #include "core/settings.h"
-#include "scheduler/executor.h"
-#include "scheduler/graph_builder.h"
+#include "scheduler/graph/executor.h"
+#include "scheduler/graph/graph_builder.h"
 #include "tests/scheduler/outputs_near.h"
 #include "tests/scheduler/random_arguments.h"
 

@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
-#include "scheduler/graph_builder.h"
-#include "scheduler/infer_shapes.h"
-#include "scheduler/summary.h"
+#include "scheduler/graph/graph_builder.h"
+#include "scheduler/graph/infer_shapes.h"
+#include "scheduler/graph/summary.h"
 
 namespace mxlite {
 namespace {

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "scheduler/idx_iterator.h"
+#include "scheduler/train/idx_iterator.h"
 
 namespace mxlite {
 namespace {

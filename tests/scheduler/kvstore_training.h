@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "scheduler/executor.h"
-#include "scheduler/graph_builder.h"
-#include "scheduler/initializer.h"
+#include "scheduler/graph/executor.h"
+#include "scheduler/graph/graph_builder.h"
 #include "scheduler/kvstore/kvstore.h"
-#include "scheduler/optimizer.h"
+#include "scheduler/train/initializer.h"
+#include "scheduler/train/optimizer.h"
 
 namespace mxlite::kvstore_testing {
 

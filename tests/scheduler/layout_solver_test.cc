@@ -1,6 +1,6 @@
-// The global layout solver (scheduler/layout_solver.h) on hand-made cost tables whose optimum is
-// known, on random graphs against brute force, and on malformed problems.
-#include "scheduler/layout_solver.h"
+// The global layout solver (scheduler/planning/layout_solver.h) on hand-made cost tables whose
+// optimum is known, on random graphs against brute force, and on malformed problems.
+#include "scheduler/planning/layout_solver.h"
 
 #include <gtest/gtest.h>
 

@@ -8,9 +8,9 @@
 #include <random>
 
 #include "core/settings.h"
-#include "scheduler/executor.h"
-#include "scheduler/graph_builder.h"
-#include "scheduler/initializer.h"
+#include "scheduler/graph/executor.h"
+#include "scheduler/graph/graph_builder.h"
+#include "scheduler/train/initializer.h"
 
 namespace mxlite {
 namespace {

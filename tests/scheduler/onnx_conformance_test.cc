@@ -17,8 +17,8 @@
 #include <sstream>
 
 #include "core/error.h"
-#include "scheduler/executor.h"
-#include "scheduler/onnx_import.h"
+#include "scheduler/graph/executor.h"
+#include "scheduler/onnx/onnx_import.h"
 
 namespace mxlite {
 namespace {

@@ -1,7 +1,7 @@
 // The ONNX importer on small models written with the protobuf API: what it builds, and the clear
 // errors for untrusted files (malformed protobuf, bad tensors, absurd shapes, cycles, undefined
 // values, unsupported ops, external data outside the model's folder).
-#include "scheduler/onnx_import.h"
+#include "scheduler/onnx/onnx_import.h"
 
 #include <gtest/gtest.h>
 
@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "onnx/onnx_pb.h"  // defines ONNX_API, then includes onnx/onnx-ml.pb.h
+#include "scheduler/onnx/onnx_converter.h"
 
 namespace mxlite {
 namespace {
@@ -202,6 +203,55 @@ TEST(OnnxImport, UnsupportedOpsAreListedTogether) {
   EXPECT_NE(error.find("2 node(s)"), std::string::npos) << error;
   EXPECT_NE(error.find("'e1' (Einsum)"), std::string::npos) << error;
   EXPECT_NE(error.find("'t1' (TopK)"), std::string::npos) << error;
+}
+
+// A converter registered here for opsets 13-17 only: a model of opset 11 is told which opsets its
+// op type is imported for, and one of opset 13 converts through it.
+void ConvertTestOnlyDouble(OnnxNode& node) {
+  const NodeEntry x = node.Input(0);
+  node.SetOutput(0, node.Emit("broadcast_add", {}, {x, x}));
+}
+MXLITE_REGISTER_ONNX_CONVERTER(MxliteTestOnlyDouble, 13, kMaxOnnxOpset, ConvertTestOnlyDouble);
+
+TEST(OnnxImport, ConvertersAreChosenByOpTypeAndOpset) {
+  onnx::ModelProto model = ValidModel();
+  AddNode(model.mutable_graph(), "MxliteTestOnlyDouble", "d1", {"y"}, {"z"});
+  model.mutable_graph()->mutable_output(0)->set_name("z");
+  const ImportedModel imported = Import(model);
+  const Graph& graph = imported.graph;
+  ASSERT_GE(graph.Find("d1"), 0);
+  EXPECT_EQ(graph.node(graph.Find("d1")).op->name, "broadcast_add");
+
+  model.mutable_opset_import(0)->set_version(11);
+  const std::string error = ImportError(model);
+  EXPECT_NE(error.find("'d1' (MxliteTestOnlyDouble) imported for opsets 13-17, not 11"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(WhyNotImported("Einsum", 13), "not imported");
+  const std::vector<OnnxConverterEntry> squeeze =
+      OnnxConverterRegistry::Global().ConvertersOf("Squeeze");
+  ASSERT_EQ(squeeze.size(), 2u);  // axes an attribute before opset 13, an input from 13
+  EXPECT_EQ(squeeze[0].ToString(), "Squeeze (opsets 1-12)");
+  EXPECT_EQ(squeeze[1].ToString(), "Squeeze (opsets 13-17)");
+}
+
+// Every op type's converters cover disjoint opset ranges in order, and each one's range reaches
+// into the opsets mxlite imports.
+TEST(OnnxImport, TheConverterTableIsConsistent) {
+  const OnnxConverterRegistry& registry = OnnxConverterRegistry::Global();
+  EXPECT_GE(registry.OpTypes().size(), 30u);
+  for (const std::string& op_type : registry.OpTypes()) {
+    const std::vector<OnnxConverterEntry> entries = registry.ConvertersOf(op_type);
+    for (size_t i = 0; i < entries.size(); ++i) {
+      SCOPED_TRACE(entries[i].ToString());
+      EXPECT_NE(entries[i].convert, nullptr);
+      EXPECT_LE(entries[i].first_opset, entries[i].last_opset);
+      EXPECT_GE(entries[i].last_opset, kMinOnnxOpset);
+      EXPECT_LE(entries[i].last_opset, kMaxOnnxOpset);
+      if (i > 0) EXPECT_GT(entries[i].first_opset, entries[i - 1].last_opset);
+      EXPECT_EQ(registry.Find(op_type, entries[i].last_opset)->convert, entries[i].convert);
+    }
+  }
 }
 
 TEST(OnnxImport, DynamicDimsNeedAnOverride) {

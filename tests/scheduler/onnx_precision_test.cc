@@ -1,7 +1,7 @@
-// CastModelTo (scheduler/onnx_precision.h) on a small imported network: the graph it builds
+// CastModelTo (scheduler/onnx/onnx_precision.h) on a small imported network: the graph it builds
 // (Casts in and out, parameters typed by inference, values converted), float64 on the CPU
 // computing what float32 computes, and float16 on a GPU to float16 accuracy.
-#include "scheduler/onnx_precision.h"
+#include "scheduler/onnx/onnx_precision.h"
 
 #include <gtest/gtest.h>
 
@@ -12,8 +12,8 @@
 #include "core/error.h"
 #include "core/half.h"
 #include "onnx/onnx_pb.h"
-#include "scheduler/executor.h"
-#include "scheduler/infer_shapes.h"
+#include "scheduler/graph/executor.h"
+#include "scheduler/graph/infer_shapes.h"
 
 namespace mxlite {
 namespace {

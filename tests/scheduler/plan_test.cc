@@ -4,9 +4,9 @@
 #include <algorithm>
 
 #include "core/error.h"
-#include "scheduler/execution_plan.h"
-#include "scheduler/graph_builder.h"
-#include "scheduler/memory_plan.h"
+#include "scheduler/graph/execution_plan.h"
+#include "scheduler/graph/graph_builder.h"
+#include "scheduler/graph/memory_plan.h"
 
 namespace mxlite {
 namespace {

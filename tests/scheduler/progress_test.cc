@@ -4,7 +4,7 @@
 #include <sstream>
 #include <string>
 
-#include "scheduler/progress.h"
+#include "scheduler/train/progress.h"
 
 namespace mxlite {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "scheduler/executor.h"
+#include "scheduler/graph/executor.h"
 
 namespace mxlite::testing_support {
 

@@ -1,9 +1,9 @@
-// Residual-addition fusion (scheduler/fusion.h): which additions fold into a convolution and which
-// do not (a convolution read twice, one with a fused activation, a graph output, unequal shapes),
-// what the fused node looks like, that executors compute the bits of the unfused graph under every
-// convolution plan (a relu after the addition folding into the same store) and on the GPU, and that
-// training executors and MXNET_CONV_FUSE_RESIDUAL=0 keep the additions; the fused Convolution's own
-// errors.
+// Residual-addition fusion (scheduler/graph/fusion.h): which additions fold into a convolution and
+// which do not (a convolution read twice, one with a fused activation, a graph output, unequal
+// shapes), what the fused node looks like, that executors compute the bits of the unfused graph
+// under every convolution plan (a relu after the addition folding into the same store) and on the
+// GPU, and that training executors and MXNET_CONV_FUSE_RESIDUAL=0 keep the additions; the fused
+// Convolution's own errors.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -13,10 +13,10 @@
 #include "core/build_info.h"
 #include "core/error.h"
 #include "core/settings.h"
-#include "scheduler/executor.h"
-#include "scheduler/fusion.h"
-#include "scheduler/graph_builder.h"
-#include "scheduler/infer_shapes.h"
+#include "scheduler/graph/executor.h"
+#include "scheduler/graph/fusion.h"
+#include "scheduler/graph/graph_builder.h"
+#include "scheduler/graph/infer_shapes.h"
 #include "tests/scheduler/random_arguments.h"
 
 namespace mxlite {

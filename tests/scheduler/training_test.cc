@@ -5,9 +5,9 @@
 #include <numeric>
 
 #include "core/error.h"
-#include "scheduler/initializer.h"
-#include "scheduler/metric.h"
-#include "scheduler/optimizer.h"
+#include "scheduler/train/initializer.h"
+#include "scheduler/train/metric.h"
+#include "scheduler/train/optimizer.h"
 
 namespace mxlite {
 namespace {

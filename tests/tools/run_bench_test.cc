@@ -10,7 +10,7 @@
 
 #include "core/error.h"
 #include "onnx/onnx_pb.h"  // defines ONNX_API, then includes onnx/onnx-ml.pb.h
-#include "scheduler/onnx_tensor.h"
+#include "scheduler/onnx/onnx_tensor.h"
 #include "tools/mxlite/commands.h"
 
 namespace mxlite::cli {

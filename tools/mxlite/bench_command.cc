@@ -179,12 +179,12 @@ struct PlanTiming {
 
 // Binds the model under `binding`'s plan, printing the bind time and the plan's summary, and runs
 // `warmup` untimed passes.
-BoundModel BindAndWarmUp(const std::string& model_path,
+BoundModel BindAndWarmUp(const OnnxModelFile& model,
                          const std::map<std::string, HostTensor>& inputs,
                          const OnnxBinding& binding, int64_t warmup) {
-  std::cerr << "binding " << model_path << " (shapes, memory plan, convolution tuning)...\n";
+  std::cerr << "binding " << model.path() << " (shapes, memory plan, convolution tuning)...\n";
   const auto bind_start = std::chrono::steady_clock::now();
-  BoundModel bound = BindOnnxModel(model_path, inputs, binding);
+  BoundModel bound = BindOnnxModel(model, inputs, binding);
   std::cout << std::fixed << std::setprecision(3)
             << "bind: " << Seconds(std::chrono::steady_clock::now() - bind_start) << " s"
             << std::endl;
@@ -213,9 +213,9 @@ PlanTiming TimingOf(const BoundModel& bound, const std::vector<double>& seconds)
 }
 
 // Binds the model under `binding`'s plan, warms up and times it, printing the latency report.
-void BenchPlan(const std::string& model_path, const std::map<std::string, HostTensor>& inputs,
+void BenchPlan(const OnnxModelFile& model, const std::map<std::string, HostTensor>& inputs,
                const OnnxBinding& binding, int64_t warmup, int64_t iters, int64_t batch) {
-  BoundModel bound = BindAndWarmUp(model_path, inputs, binding, warmup);
+  BoundModel bound = BindAndWarmUp(model, inputs, binding, warmup);
   ReportLatency(TimePasses(*bound.executor, iters, "timing", binding.training), batch);
   ReportGraphReplays();
 }
@@ -225,14 +225,14 @@ void BenchPlan(const std::string& model_path, const std::map<std::string, HostTe
 // weighs on both alike: timed one after the other, the second of two identical plans read up to
 // 5% slower here (VGG-16 and ResNet-50 at batch 16). Both executors are alive meanwhile.
 std::vector<std::pair<ConvPlanKind, PlanTiming>> ComparePlans(
-    const std::string& model_path, const std::map<std::string, HostTensor>& inputs,
+    const OnnxModelFile& model, const std::map<std::string, HostTensor>& inputs,
     OnnxBinding binding, int64_t warmup, int64_t iters, int64_t batch) {
   const ConvPlanKind plans[] = {ConvPlanKind::kLocal, ConvPlanKind::kGlobal};
   std::vector<BoundModel> bound;
   for (ConvPlanKind plan : plans) {
     std::cout << "--- plan " << ConvPlanKindName(plan) << " ---\n";
     binding.conv_plan = plan;
-    bound.push_back(BindAndWarmUp(model_path, inputs, binding, warmup));
+    bound.push_back(BindAndWarmUp(model, inputs, binding, warmup));
   }
   std::vector<std::vector<double>> seconds(bound.size());
   PassProgress progress("timing (alternating plans)", iters);
@@ -275,7 +275,8 @@ int RunBenchCommand(const std::vector<std::string>& args) {
   }
   ApplyEngine(parsed.Value("engine"));
 
-  const std::vector<OnnxInputInfo> declared = ReadOnnxInputs(model_path);
+  const OnnxModelFile model(model_path);  // read and parsed once
+  const std::vector<OnnxInputInfo> declared = model.Inputs();
   MX_CHECK(!declared.empty()) << model_path << " has no inputs to feed";
   std::mt19937_64 random(kInputSeed);
   std::map<std::string, HostTensor> inputs;
@@ -298,12 +299,12 @@ int RunBenchCommand(const std::vector<std::string>& args) {
   }
   if (!parsed.Has("compare-plan")) {
     binding.conv_plan = ParsePlanFlag(parsed);
-    BenchPlan(model_path, inputs, binding, warmup, iters, batch);
+    BenchPlan(model, inputs, binding, warmup, iters, batch);
     return 0;
   }
   MX_CHECK(!parsed.Has("plan")) << "--compare-plan runs both plans; drop --plan";
   const std::vector<std::pair<ConvPlanKind, PlanTiming>> timings =
-      ComparePlans(model_path, inputs, binding, warmup, iters, batch);
+      ComparePlans(model, inputs, binding, warmup, iters, batch);
   std::cout << std::fixed << std::setprecision(2);
   for (const auto& [plan, timing] : timings) {
     std::cout << ConvPlanKindName(plan) << ": " << timing.median_ms << " ms (predicted "

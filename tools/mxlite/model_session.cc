@@ -7,7 +7,7 @@
 #include "core/error.h"
 #include "core/settings.h"
 #include "engine/engine.h"
-#include "scheduler/onnx_precision.h"
+#include "scheduler/onnx/onnx_precision.h"
 
 namespace mxlite::cli {
 
@@ -121,7 +121,7 @@ void CheckInputs(const std::string& model_path, const std::vector<OnnxInputInfo>
   }
 }
 
-BoundModel BindOnnxModel(const std::string& model_path,
+BoundModel BindOnnxModel(const OnnxModelFile& model,
                          const std::map<std::string, HostTensor>& inputs,
                          const OnnxBinding& binding) {
   const Context ctx = binding.ctx;
@@ -130,7 +130,7 @@ BoundModel BindOnnxModel(const std::string& model_path,
     options.input_shapes[name] = tensor.shape;
     if (binding.fold_inputs) options.constant_inputs[name] = tensor;
   }
-  BoundModel bound{.model = CastModelTo(ImportOnnx(model_path, options), binding.dtype)};
+  BoundModel bound{.model = CastModelTo(model.Import(options), binding.dtype)};
   BindOptions bind{.ctx = ctx,
                    .training = binding.training,
                    .arrays = ParameterArrays(bound.model, ctx),

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "scheduler/executor.h"
-#include "scheduler/onnx_import.h"
+#include "scheduler/graph/executor.h"
+#include "scheduler/onnx/onnx_import.h"
 #include "tools/mxlite/command_line.h"
 
 namespace mxlite::cli {
@@ -64,14 +64,13 @@ struct OnnxBinding {
   bool fold_inputs = false;
   std::optional<ConvPlanKind> conv_plan = std::nullopt;  // unset: MXNET_CONV_PLAN
   bool training = false;  // plan backward too (gradients of every parameter)
-  // The dtype the model's body computes in (scheduler/onnx_precision.h): float32 as imported,
+  // The dtype the model's body computes in (scheduler/onnx/onnx_precision.h): float32 as imported,
   // float16 (GPU) or float64; inputs and outputs stay as the file declares them.
   DType dtype = DType::kFloat32;
 };
 
-// Imports `model_path` with the inputs' shapes, binds it per `binding` and copies the input
-// values in.
-BoundModel BindOnnxModel(const std::string& model_path,
+// Imports `model` with the inputs' shapes, binds it per `binding` and copies the input values in.
+BoundModel BindOnnxModel(const OnnxModelFile& model,
                          const std::map<std::string, HostTensor>& inputs,
                          const OnnxBinding& binding);
 

@@ -95,10 +95,11 @@ int RunRunCommand(const std::vector<std::string>& args) {
 
   std::map<std::string, std::string> sources;
   const std::map<std::string, HostTensor> inputs = ReadInputs(parsed, sources);
-  CheckInputs(model_path, ReadOnnxInputs(model_path), inputs, sources);
+  const OnnxModelFile model(model_path);  // read and parsed once
+  CheckInputs(model_path, model.Inputs(), inputs, sources);
 
   BoundModel bound = BindOnnxModel(
-      model_path, inputs, {.ctx = ctx, .fold_inputs = true, .dtype = ParseDTypeFlag(parsed)});
+      model, inputs, {.ctx = ctx, .fold_inputs = true, .dtype = ParseDTypeFlag(parsed)});
   RunForward(*bound.executor);
 
   const fs::path dir = *output_dir;

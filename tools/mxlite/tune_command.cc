@@ -9,8 +9,8 @@
 #include "core/error.h"
 #include "core/settings.h"
 #include "ops/cpu/parallel.h"
-#include "scheduler/executor.h"
-#include "scheduler/onnx_import.h"
+#include "scheduler/graph/executor.h"
+#include "scheduler/onnx/onnx_import.h"
 #include "tools/mxlite/command_line.h"
 #include "tools/mxlite/commands.h"
 #include "tools/mxlite/model_session.h"
@@ -65,14 +65,15 @@ int RunTuneCommand(const std::vector<std::string>& args) {
   // Shapes are fixed at import: a dynamic batch dim gets --batch (default 1), and with --batch
   // the first input's batch dim is replaced.
   const std::string model_path = ModelPath(parsed, "mxlite tune");
-  const std::vector<OnnxInputInfo> declared = ReadOnnxInputs(model_path);
+  const OnnxModelFile file(model_path);  // read and parsed once
+  const std::vector<OnnxInputInfo> declared = file.Inputs();
   ImportOptions import;
   for (size_t i = 0; i < declared.size(); ++i) {
     const bool set_batch = parsed.Has("batch") && i == 0;
     import.input_shapes[declared[i].name] =
         BatchedInputShape(declared[i], set_batch, batch, "mxlite tune");
   }
-  const ImportedModel model = ImportOnnx(model_path, import);
+  const ImportedModel model = file.Import(import);
   BindOptions options;
   options.ctx = ctx;
   options.training = parsed.Has("training");

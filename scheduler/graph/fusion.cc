@@ -1,0 +1,379 @@
+#include "scheduler/graph/fusion.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+namespace mxlite {
+namespace {
+
+// The text of attribute `name` as the node was given it, or nullopt.
+std::optional<std::string> AttributeText(const Node& node, const std::string& name) {
+  auto found = node.attr_text.find(name);
+  if (found == node.attr_text.end()) return std::nullopt;
+  return found->second;
+}
+
+// The clamp `node` applies (OpDef::fusion.clamp), or nullopt when it is not a clamping activation.
+std::optional<ClampBounds> ClampOf(const Node& node) {
+  if (node.is_variable() || node.inputs.size() != 1 || !node.op->fusion.clamp) return std::nullopt;
+  return node.op->fusion.clamp(node.attrs, node.attr_text);
+}
+
+// Whether `node` clamps its output.
+bool HasFusedActivation(const Node& node) {
+  return node.attrs.Has("act_min") || node.attrs.Has("act_max");
+}
+
+// How many node inputs read each entry.
+std::map<NodeEntry, int> CountReaders(const Graph& graph) {
+  std::map<NodeEntry, int> readers;
+  for (const Node& node : graph.nodes()) {
+    for (const NodeEntry& input : node.inputs) ++readers[input];
+  }
+  return readers;
+}
+
+// A graph rebuilt from `source` node by node, in order: each source node is copied, dropped, or
+// read as another new node; entries of later nodes are mapped to the copies'.
+class GraphRewrite {
+ public:
+  explicit GraphRewrite(const Graph& source)
+      : source_(source), new_id_(static_cast<size_t>(source.num_nodes()), -1) {}
+
+  NodeEntry Map(NodeEntry entry) const { return {new_id_[entry.node], entry.index}; }
+  // Copies node `id` (a variable as it is; an op with `attrs` and its inputs mapped).
+  void Copy(int id, const std::map<std::string, std::string>& attrs) {
+    const Node& node = source_.node(id);
+    if (node.is_variable()) {
+      new_id_[id] = graph_.AddVariable(node.name, node.role, node.shape, node.dtype);
+      return;
+    }
+    new_id_[id] = graph_.AddOpNode(node.op->name, node.name, attrs, MapAll(node.inputs));
+  }
+  void Copy(int id) { Copy(id, source_.node(id).attr_text); }
+  // Adds a node of the new graph that readers of source node `id` read from now on.
+  void Replace(int id, const std::string& op, const std::string& name,
+               const std::map<std::string, std::string>& attrs,
+               const std::vector<NodeEntry>& inputs) {
+    new_id_[id] = graph_.AddOpNode(op, name, attrs, MapAll(inputs));
+  }
+  // Readers of source node `id` read the copy of source node `target` (already copied).
+  void ReadAs(int id, int target) { new_id_[id] = new_id_[target]; }
+  // The new graph with the source's outputs mapped, validated.
+  Graph Finish() {
+    for (const NodeEntry& output : source_.outputs()) graph_.AddOutput(Map(output));
+    graph_.Validate();
+    return std::move(graph_);
+  }
+
+ private:
+  std::vector<NodeEntry> MapAll(const std::vector<NodeEntry>& entries) const {
+    std::vector<NodeEntry> mapped;
+    for (const NodeEntry& entry : entries) mapped.push_back(Map(entry));
+    return mapped;
+  }
+
+  const Graph& source_;
+  Graph graph_;
+  std::vector<int> new_id_;
+};
+
+}  // namespace
+
+FusionResult FuseConvolutionActivations(const Graph& graph) {
+  const std::map<NodeEntry, int> readers = CountReaders(graph);
+  const std::set<NodeEntry> outputs(graph.outputs().begin(), graph.outputs().end());
+  std::vector<int> fused_into(graph.num_nodes(), -1);  // activation id -> its convolution's id
+  std::map<int, ClampBounds> clamp_of;                 // convolution id -> its new clamp
+  FusionResult result;
+  for (int id = 0; id < graph.num_nodes(); ++id) {
+    const Node& node = graph.node(id);
+    const std::optional<ClampBounds> clamp = ClampOf(node);
+    if (!clamp) continue;
+    const NodeEntry source = node.inputs[0];
+    const Node& producer = graph.node(source.node);
+    if (producer.is_variable() || !producer.op->fusion.convolution) continue;
+    if (HasFusedActivation(producer) || clamp_of.count(source.node) != 0) continue;
+    if (source.index != 0 || readers.at(source) != 1) continue;
+    if (outputs.count(source) != 0 || outputs.count(NodeEntry{id, 0}) != 0) continue;
+    fused_into[id] = source.node;
+    clamp_of[source.node] = *clamp;
+    result.fused.push_back({producer.name, node.name, clamp->description});
+  }
+
+  GraphRewrite rewrite(graph);
+  for (int id = 0; id < graph.num_nodes(); ++id) {
+    if (fused_into[id] >= 0) {  // readers of the activation read the convolution
+      rewrite.ReadAs(id, fused_into[id]);
+      continue;
+    }
+    std::map<std::string, std::string> attrs = graph.node(id).attr_text;
+    if (auto clamp = clamp_of.find(id); clamp != clamp_of.end()) {
+      if (clamp->second.low) attrs["act_min"] = *clamp->second.low;
+      if (clamp->second.high) attrs["act_max"] = *clamp->second.high;
+    }
+    rewrite.Copy(id, attrs);
+  }
+  result.graph = rewrite.Finish();
+  return result;
+}
+
+namespace {
+
+bool IsConvolution(const Node& node) { return !node.is_variable() && node.op->fusion.convolution; }
+
+bool IsNhwc2d(const Node& node) {
+  return node.attrs.GetOptionalString("layout").value_or("") == "NHWC" &&
+         node.attrs.GetInts("kernel").size() == 2;
+}
+
+// Every entry of the tuple is `value` (an empty tuple is the default, 1 or 0 as asked).
+bool AllEqual(const std::vector<int64_t>& values, int64_t value) {
+  return std::all_of(values.begin(), values.end(), [value](int64_t v) { return v == value; });
+}
+
+// A 1x1 NHWC convolution with stride 1, no padding and one group: a GEMM over the pixels.
+bool IsPointwiseNhwc(const Node& node, const GraphShapes& shapes, int id) {
+  return IsConvolution(node) && IsNhwc2d(node) && AllEqual(node.attrs.GetInts("kernel"), 1) &&
+         AllEqual(node.attrs.GetInts("stride"), 1) && AllEqual(node.attrs.GetInts("dilate"), 1) &&
+         AllEqual(node.attrs.GetInts("pad"), 0) && node.attrs.GetInt("num_group") == 1 &&
+         shapes.dtype_of({id, 0}) == DType::kFloat32;
+}
+
+// A multiplier-1 NHWC depthwise convolution on float32.
+bool IsDepthwiseNhwc(const Node& node, const GraphShapes& shapes, int id) {
+  if (!IsConvolution(node) || !IsNhwc2d(node)) return false;
+  const Shape& data = shapes.of(node.inputs[0]);
+  const int64_t filters = node.attrs.GetInt("num_filter");
+  return node.attrs.GetInt("num_group") == filters && data.ndim() == 4 && data[3] == filters &&
+         shapes.dtype_of({id, 0}) == DType::kFloat32;
+}
+
+// Whether `rule` fuses the block `names` whose larger intermediate holds `intermediate_bytes`.
+bool FusesByRule(const DepthwiseFusionRule& rule, const FusedDepthwiseBlock& names,
+                 size_t intermediate_bytes) {
+  const auto listed = [&names](const std::vector<FusedDepthwiseBlock>& blocks) {
+    return std::find(blocks.begin(), blocks.end(), names) != blocks.end();
+  };
+  if (listed(rule.measured_slower_fused)) return false;
+  return listed(rule.measured_faster_fused) || intermediate_bytes >= rule.min_intermediate_bytes;
+}
+
+// The attributes of the fused node: the depthwise convolution's window, bias and clamp, and per
+// 1x1 stage its filters, bias and clamp under the stage's prefix.
+std::map<std::string, std::string> BlockAttributes(const Node* expand, const Node& depthwise,
+                                                   const Node* project) {
+  std::map<std::string, std::string> attrs;
+  for (const char* name : {"kernel", "stride", "dilate", "pad", "num_filter", "num_group",
+                           "no_bias", "layout", "act_min", "act_max"}) {
+    if (auto text = AttributeText(depthwise, name)) attrs[name] = *text;
+  }
+  const auto add_stage = [&attrs](const Node* stage, const std::string& prefix) {
+    if (stage == nullptr) return;
+    for (const char* name : {"num_filter", "no_bias", "act_min", "act_max"}) {
+      if (auto text = AttributeText(*stage, name)) attrs[prefix + name] = *text;
+    }
+  };
+  add_stage(expand, "expand_");
+  add_stage(project, "project_");
+  return attrs;
+}
+
+}  // namespace
+
+DepthwiseFusionResult FuseDepthwiseBlocks(const Graph& graph, const GraphShapes& shapes,
+                                          const DepthwiseFusionRule& rule) {
+  const std::map<NodeEntry, int> readers = CountReaders(graph);
+  const std::set<NodeEntry> outputs(graph.outputs().begin(), graph.outputs().end());
+  // The one node reading each entry read by exactly one node input.
+  std::map<NodeEntry, int> sole_reader;
+  for (int id = 0; id < graph.num_nodes(); ++id) {
+    for (const NodeEntry& input : graph.node(id).inputs) {
+      if (readers.at(input) == 1) sole_reader[input] = id;
+    }
+  }
+  const auto private_output = [&](int id) {  // read by one node input only, not a graph output
+    const NodeEntry entry{id, 0};
+    return graph.node(id).num_outputs() == 1 && readers.count(entry) != 0 &&
+           readers.at(entry) == 1 && outputs.count(entry) == 0;
+  };
+
+  struct Block {
+    int expand = -1, depthwise = -1, project = -1;
+  };
+  std::vector<Block> blocks;
+  std::vector<int> absorbed_by(graph.num_nodes(), -1);  // node -> index of its block
+  for (int id = 0; id < graph.num_nodes(); ++id) {
+    const Node& node = graph.node(id);
+    if (!IsDepthwiseNhwc(node, shapes, id)) continue;
+    Block block;
+    block.depthwise = id;
+    const NodeEntry data = node.inputs[0];
+    if (data.index == 0 && absorbed_by[data.node] < 0 && private_output(data.node) &&
+        IsPointwiseNhwc(graph.node(data.node), shapes, data.node)) {
+      block.expand = data.node;
+    }
+    if (private_output(id)) {
+      const int reader = sole_reader.at({id, 0});
+      const Node& next = graph.node(reader);
+      if (IsPointwiseNhwc(next, shapes, reader) && next.inputs[0] == NodeEntry{id, 0}) {
+        block.project = reader;
+      }
+    }
+    if (block.expand < 0 && block.project < 0) continue;
+    // What stays in cache: the expansion's output and / or the depthwise output.
+    size_t intermediate = 0;
+    if (block.expand >= 0)
+      intermediate = static_cast<size_t>(shapes.of(data).size()) * sizeof(float);
+    if (block.project >= 0) {
+      intermediate =
+          std::max(intermediate, static_cast<size_t>(shapes.of({id, 0}).size()) * sizeof(float));
+    }
+    const auto name_of = [&](int member) { return member >= 0 ? graph.node(member).name : ""; };
+    const FusedDepthwiseBlock names{name_of(block.expand), node.name, name_of(block.project)};
+    if (!FusesByRule(rule, names, intermediate)) continue;
+    for (int member : {block.expand, block.depthwise, block.project}) {
+      if (member >= 0) absorbed_by[member] = static_cast<int>(blocks.size());
+    }
+    blocks.push_back(block);
+  }
+
+  DepthwiseFusionResult result;
+  GraphRewrite rewrite(graph);
+  for (int id = 0; id < graph.num_nodes(); ++id) {
+    if (absorbed_by[id] < 0) {
+      rewrite.Copy(id);
+      continue;
+    }
+    // The fused node goes where the block's last member was: every input is defined by then.
+    const Block& block = blocks[absorbed_by[id]];
+    const int last = block.project >= 0 ? block.project : block.depthwise;
+    if (id != last) continue;
+    const Node* expand = block.expand >= 0 ? &graph.node(block.expand) : nullptr;
+    const Node& depthwise = graph.node(block.depthwise);
+    const Node* project = block.project >= 0 ? &graph.node(block.project) : nullptr;
+    // Inputs in the op's order: data, [expand weight, bias], weight, [bias], [project ...].
+    std::vector<NodeEntry> inputs = {expand != nullptr ? expand->inputs[0] : depthwise.inputs[0]};
+    for (const Node* stage : {expand, &depthwise, project}) {
+      if (stage != nullptr)
+        inputs.insert(inputs.end(), stage->inputs.begin() + 1, stage->inputs.end());
+    }
+    rewrite.Replace(id, "_fused_depthwise_block", depthwise.name,
+                    BlockAttributes(expand, depthwise, project), inputs);
+    result.blocks.push_back({expand != nullptr ? expand->name : "", depthwise.name,
+                             project != nullptr ? project->name : ""});
+  }
+  result.graph = rewrite.Finish();
+  return result;
+}
+
+std::string FormatDepthwiseBlocks(const std::vector<FusedDepthwiseBlock>& blocks, bool per_layer) {
+  std::ostringstream out;
+  out << "fused " << blocks.size()
+      << (blocks.size() == 1 ? " depthwise block" : " depthwise blocks")
+      << " (MXNET_CONV_FUSE_DEPTHWISE)";
+  if (per_layer) {
+    for (const FusedDepthwiseBlock& block : blocks) {
+      out << "\n  ";
+      if (!block.expand.empty()) out << block.expand << " -> ";
+      out << block.depthwise;
+      if (!block.project.empty()) out << " -> " << block.project;
+    }
+  }
+  return out.str();
+}
+
+namespace {
+
+// Whether `node` adds two values of one shape elementwise.
+bool IsSameShapeAddition(const Node& node, const GraphShapes& shapes) {
+  if (node.is_variable() || node.inputs.size() != 2 || !node.op->fusion.adds) return false;
+  return shapes.of(node.inputs[0]) == shapes.of(node.inputs[1]) &&
+         shapes.dtype_of(node.inputs[0]) == shapes.dtype_of(node.inputs[1]);
+}
+
+// A node whose last store may add a residual (OpDef::fusion.takes_residual).
+bool TakesResidual(const Node& node) {
+  return !node.is_variable() && node.op->fusion.takes_residual &&
+         node.op->fusion.takes_residual(node.attrs);
+}
+
+}  // namespace
+
+ResidualFusionResult FuseResidualAdditions(const Graph& graph, const GraphShapes& shapes) {
+  const std::map<NodeEntry, int> readers = CountReaders(graph);
+  const std::set<NodeEntry> outputs(graph.outputs().begin(), graph.outputs().end());
+  // A convolution's (or block's) output this addition may take in: read by it alone, not a graph
+  // output.
+  const auto foldable = [&](const NodeEntry& entry) {
+    return TakesResidual(graph.node(entry.node)) && entry.index == 0 && readers.at(entry) == 1 &&
+           outputs.count(entry) == 0;
+  };
+  struct Fusion {
+    int convolution;
+    NodeEntry residual;
+  };
+  std::map<int, Fusion> fusion_at;  // addition id -> what it becomes
+  std::set<int> deferred;           // convolutions emitted at their addition
+  ResidualFusionResult result;
+  for (int id = 0; id < graph.num_nodes(); ++id) {
+    const Node& node = graph.node(id);
+    if (!IsSameShapeAddition(node, shapes) || outputs.count(NodeEntry{id, 0}) != 0) continue;
+    for (int side = 0; side < 2; ++side) {
+      const NodeEntry convolution = node.inputs[side];
+      if (!foldable(convolution)) continue;
+      fusion_at[id] = {convolution.node, node.inputs[1 - side]};
+      deferred.insert(convolution.node);
+      result.fused.push_back({graph.node(convolution.node).name, node.name});
+      break;
+    }
+  }
+
+  GraphRewrite rewrite(graph);
+  for (int id = 0; id < graph.num_nodes(); ++id) {
+    if (deferred.count(id) != 0) continue;
+    auto fusion = fusion_at.find(id);
+    if (fusion == fusion_at.end()) {
+      rewrite.Copy(id);
+      continue;
+    }
+    const Node& convolution = graph.node(fusion->second.convolution);
+    std::map<std::string, std::string> attrs = convolution.attr_text;
+    attrs["residual"] = "true";
+    std::vector<NodeEntry> inputs = convolution.inputs;
+    inputs.push_back(fusion->second.residual);
+    rewrite.Replace(id, convolution.op->name, convolution.name, attrs, inputs);
+  }
+  result.graph = rewrite.Finish();
+  return result;
+}
+
+std::string FormatResidualFusions(const std::vector<FusedResidual>& fused, bool per_layer) {
+  std::ostringstream out;
+  out << "fused " << fused.size()
+      << (fused.size() == 1 ? " residual addition" : " residual additions")
+      << " into convolutions (MXNET_CONV_FUSE_RESIDUAL)";
+  if (per_layer) {
+    for (const FusedResidual& pair : fused) {
+      out << "\n  " << pair.convolution << " <- " << pair.addition;
+    }
+  }
+  return out.str();
+}
+
+std::string FormatFusions(const std::vector<FusedActivation>& fused, bool per_layer) {
+  std::ostringstream out;
+  out << "fused " << fused.size() << (fused.size() == 1 ? " activation" : " activations")
+      << " into convolutions (MXNET_CONV_FUSE_ACTIVATION)";
+  if (per_layer) {
+    for (const FusedActivation& pair : fused) {
+      out << "\n  " << pair.convolution << " <- " << pair.activation << " (" << pair.clamp << ")";
+    }
+  }
+  return out.str();
+}
+
+}  // namespace mxlite

@@ -1,0 +1,135 @@
+// Inference fusion of clamping activations into the convolution before them.
+//
+// A Convolution whose output is read only by a relu or a clip takes that activation into its own
+// output store (act_min / act_max, ops/conv_attributes.h: every kernel clamps as it writes), and
+// the activation node goes away; whatever read the activation reads the convolution instead.
+// This is ONNX Runtime's Conv+Relu / Conv+Clip fusion and oneDNN's eltwise post-op: the separate
+// pass read the whole output back and wrote it again (8% of MobileNet-V2's time on the CPU).
+//
+//   Activation(act_type=relu)   ->  act_min=0
+//   clip(a_min, a_max)          ->  act_min=a_min, act_max=a_max (an absent bound stays absent)
+//
+// Fused when: the convolution's output is read by exactly that one input of that one node and is
+// not a graph output; the activation's output is not a graph output either (so the graph's
+// outputs keep their names); the convolution has no act_min / act_max yet. The fused node keeps
+// the convolution's name, so tuning-DB keys and reports do not change; the activation's name is
+// in the result.
+//
+// Inference only: a fused convolution has no backward (ops/convolution.cc refuses it), so
+// executors bound for training never call this. The executor runs it on inference executors of
+// either device when MXNET_CONV_FUSE_ACTIVATION is on (the default), before convolution layout
+// planning (on the GPU the clamp joins the bias in one kernel after cuDNN's: one engine step
+// fewer, which is what batch-1 passes are bound by).
+// Pure function: `graph` is not changed.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "scheduler/graph/graph.h"
+#include "scheduler/graph/infer_shapes.h"
+
+namespace mxlite {
+
+struct FusedActivation {
+  std::string convolution;  // the node that now clamps its output
+  std::string activation;   // the node folded into it
+  std::string clamp;        // "relu", "clip [0, 6]", "clip [-inf, 1]"
+};
+
+struct FusionResult {
+  Graph graph;
+  std::vector<FusedActivation> fused;  // in graph order
+};
+
+FusionResult FuseConvolutionActivations(const Graph& graph);
+
+// "fused 35 activations into convolutions (MXNET_CONV_FUSE_ACTIVATION)" and, with `per_layer`,
+// one line per pair: "  conv1 <- relu1 (relu)".
+std::string FormatFusions(const std::vector<FusedActivation>& fused, bool per_layer);
+
+// ---- Depthwise blocks --------------------------------------------------------------------------
+//
+// A depthwise Convolution (NHWC, num_group == num_filter == its input channels, 2-D, float32)
+// takes in the 1x1 Convolution that alone feeds it (the expansion) and the 1x1 Convolution that
+// alone reads it (the projection), NHWC with stride 1, no padding and one group each, when at
+// least one of them is there and the rule (DepthwiseFusionRule) says the block pays: one
+// _fused_depthwise_block node (ops/depthwise_block.cc) that walks
+// the rows so the tensors between them stay in cache (MobileNet-V2's blocks; ops/cpu/
+// depthwise_block.h). Each stage keeps its bias and fused clamp (run FuseConvolutionActivations
+// first). The fused node keeps the depthwise convolution's name; whatever read the last stage
+// reads it. A convolution whose output is also read elsewhere or is a graph output is not taken
+// in. Runs after layout planning (the layouts decide what is NHWC); the executor calls it on CPU
+// inference executors when MXNET_CONV_FUSE_DEPTHWISE is on (the default).
+// Pure function: `graph` is not changed.
+
+struct FusedDepthwiseBlock {
+  std::string expand;     // the 1x1 convolution before, or empty
+  std::string depthwise;  // the fused node's name
+  std::string project;    // the 1x1 convolution after, or empty
+  bool operator==(const FusedDepthwiseBlock&) const = default;
+};
+
+struct DepthwiseFusionResult {
+  Graph graph;
+  std::vector<FusedDepthwiseBlock> blocks;  // in graph order
+};
+
+// Which blocks fuse. A block the convolution planner measured (the same three stages) follows
+// the measurement; any other fuses when the larger tensor between the stages it takes in holds at
+// least `min_intermediate_bytes` (ops/cpu/depthwise_block.h says from where fusing pays unmeasured;
+// 0: every block, as the planner lists the blocks it measures).
+struct DepthwiseFusionRule {
+  size_t min_intermediate_bytes = 0;
+  std::vector<FusedDepthwiseBlock> measured_faster_fused;
+  std::vector<FusedDepthwiseBlock> measured_slower_fused;  // kept apart
+};
+
+DepthwiseFusionResult FuseDepthwiseBlocks(const Graph& graph, const GraphShapes& shapes,
+                                          const DepthwiseFusionRule& rule);
+
+// "fused 17 depthwise blocks (MXNET_CONV_FUSE_DEPTHWISE)" and, with `per_layer`, one line per
+// block: "  conv2_1x1 -> conv2_dw -> conv2_project".
+std::string FormatDepthwiseBlocks(const std::vector<FusedDepthwiseBlock>& blocks, bool per_layer);
+
+// ---- Residual additions -------------------------------------------------------------------------
+//
+// An addition (elemwise_add, or broadcast_add of two equal shapes) of a Convolution's output and
+// another value x of the same shape and element type becomes the convolution's own: the
+// convolution gains the input `residual` = x (attribute residual=true, ops/convolution.cc) and adds
+// it as it stores its output, then clamps; the addition node goes away and its readers read the
+// convolution. This is oneDNN's sum post-op and ONNX Runtime's Conv+Add fusion: the separate
+// addition read both tensors back and wrote a third (ResNet's and MobileNet-V2's shortcuts). A
+// depthwise block with a projection (_fused_depthwise_block, above) takes an addition to its
+// output the same way: its projection adds it (MobileNet-V2's shortcuts at 56x56 follow blocks).
+//
+// Fused when: the convolution's output is read by that addition alone and is not a graph output,
+// the addition's output is not a graph output, and the convolution has no fused activation yet
+// (clamp(conv) + x is not clamp(conv + x)) nor a residual (a block: no project_act_min / _max).
+// Either operand may be the convolution; with two, the first. The fused node keeps the
+// convolution's name and goes where the addition was (x is defined by then). Run the activation
+// fusion again afterwards: a relu after the addition (ResNet) then joins the same store. The values
+// are the bits of the separate addition.
+//
+// Inference only (the fused convolution has no backward): the executor runs it after layout
+// planning and the depthwise-block fusion (the addition's operands are in one layout by then) on
+// inference executors of either device when MXNET_CONV_FUSE_RESIDUAL is on (the default). Pure
+// function: `graph` is not changed.
+
+struct FusedResidual {
+  std::string convolution;  // the node that now adds the residual (a Convolution or a block)
+  std::string addition;     // the node folded into it
+};
+
+struct ResidualFusionResult {
+  Graph graph;
+  std::vector<FusedResidual> fused;  // in graph order
+};
+
+ResidualFusionResult FuseResidualAdditions(const Graph& graph, const GraphShapes& shapes);
+
+// "fused 8 residual additions into convolutions (MXNET_CONV_FUSE_RESIDUAL)" and, with `per_layer`,
+// one line per pair: "  conv2b <- add2".
+std::string FormatResidualFusions(const std::vector<FusedResidual>& fused, bool per_layer);
+
+}  // namespace mxlite

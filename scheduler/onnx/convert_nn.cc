@@ -1,0 +1,269 @@
+// ONNX layers: Conv (Convolution), ConvTranspose (Deconvolution), MaxPool, AveragePool,
+// GlobalAveragePool, GlobalMaxPool (Pooling), BatchNormalization (BatchNorm, inference).
+// Asymmetric pads, which mxlite's windows do not take, become a Pad node in front.
+#include "scheduler/onnx/onnx_converter.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "core/error.h"
+
+namespace mxlite {
+namespace {
+
+// Pads for auto_pad SAME_UPPER / SAME_LOWER: the output extent is ceil(in / stride).
+std::vector<int64_t> SamePads(const std::vector<int64_t>& in, const std::vector<int64_t>& kernel,
+                              const std::vector<int64_t>& stride,
+                              const std::vector<int64_t>& dilation, bool upper) {
+  const size_t rank = kernel.size();
+  std::vector<int64_t> pads(2 * rank, 0);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t out = (in[i] + stride[i] - 1) / stride[i];
+    const int64_t total =
+        std::max<int64_t>(0, (out - 1) * stride[i] + (kernel[i] - 1) * dilation[i] + 1 - in[i]);
+    const int64_t small = total / 2;
+    pads[i] = upper ? small : total - small;
+    pads[i + rank] = total - pads[i];
+  }
+  return pads;
+}
+
+bool Symmetric(const std::vector<int64_t>& pads) {
+  const size_t rank = pads.size() / 2;
+  for (size_t i = 0; i < rank; ++i) {
+    if (pads[i] != pads[i + rank]) return false;
+  }
+  return true;
+}
+
+// Window attributes shared by Conv and the pools; `pads` resolved from auto_pad.
+struct Window {
+  std::vector<int64_t> kernel, stride, dilation, pads;
+
+  std::vector<int64_t> begins() const {
+    return {pads.begin(), pads.begin() + static_cast<ptrdiff_t>(kernel.size())};
+  }
+};
+
+Window ReadWindow(const OnnxNode& node, std::vector<int64_t> kernel, const Shape& data) {
+  const std::string& where = node.where();
+  const NodeAttributes& a = node.attrs();
+  const size_t rank = kernel.size();
+  MX_CHECK(data.ndim() == static_cast<int>(rank) + 2)
+      << where << ": input " << data << " does not match a " << rank << "-D kernel";
+  Window w{kernel, a.Ints("strides", std::vector<int64_t>(rank, 1)),
+           a.Ints("dilations", std::vector<int64_t>(rank, 1)),
+           a.Ints("pads", std::vector<int64_t>(2 * rank, 0))};
+  MX_CHECK(w.stride.size() == rank && w.dilation.size() == rank && w.pads.size() == 2 * rank)
+      << where << ": strides/dilations/pads do not match the " << rank << "-D kernel";
+  for (size_t i = 0; i < rank; ++i) {
+    MX_CHECK(w.kernel[i] > 0 && w.stride[i] > 0 && w.dilation[i] > 0 && w.pads[i] >= 0 &&
+             w.pads[i + rank] >= 0)
+        << where << ": kernel, strides and dilations must be positive and pads non-negative";
+  }
+  const std::string auto_pad = a.String("auto_pad", "NOTSET");
+  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    std::vector<int64_t> spatial;
+    for (size_t i = 0; i < rank; ++i) spatial.push_back(data[static_cast<int>(i) + 2]);
+    w.pads = SamePads(spatial, w.kernel, w.stride, w.dilation, auto_pad == "SAME_UPPER");
+  } else if (auto_pad == "VALID") {
+    w.pads.assign(2 * rank, 0);
+  } else {
+    MX_CHECK(auto_pad == "NOTSET") << where << ": unknown auto_pad '" << auto_pad << "'";
+  }
+  return w;
+}
+
+// Input 0, padded in front by a Pad op when `w.pads` is asymmetric (then cleared). Max pooling
+// pads with float's lowest value (attributes hold no infinity).
+NodeEntry PaddedData(OnnxNode& node, Window& w, double fill) {
+  const NodeEntry data = node.Input(0);
+  if (Symmetric(w.pads)) return data;
+  const size_t rank = w.kernel.size();
+  std::vector<int64_t> width = {0, 0, 0, 0};
+  for (size_t i = 0; i < rank; ++i) {
+    width.push_back(w.pads[i]);
+    width.push_back(w.pads[i + rank]);
+  }
+  w.pads.assign(2 * rank, 0);
+  return node.Emit(
+      "Pad", {{"mode", "constant"}, {"pad_width", Tuple(width)}, {"constant_value", Number(fill)}},
+      {data}, "_pad");
+}
+
+// The kernel extents of a weight (out, in, k...), checked against kernel_shape.
+std::vector<int64_t> KernelOf(OnnxNode& node) {
+  const Shape weight = node.InputShape(1);
+  MX_CHECK(weight.ndim() >= 3) << node.where() << ": weight " << weight << " has no spatial axes";
+  const std::vector<int64_t> dims = weight.to_vector();
+  std::vector<int64_t> kernel(dims.begin() + 2, dims.end());
+  MX_CHECK(node.attrs().Ints("kernel_shape", kernel) == kernel)
+      << node.where() << ": kernel_shape does not match the weight " << weight;
+  return kernel;
+}
+
+void ConvertConv(OnnxNode& node) {
+  const std::vector<int64_t> kernel = KernelOf(node);
+  Window w = ReadWindow(node, kernel, node.InputShape(0));
+  const NodeEntry data = PaddedData(node, w, 0.0);
+  std::vector<NodeEntry> inputs = {data, node.Input(1)};
+  const bool has_bias = node.has_input(2);
+  if (has_bias) inputs.push_back(node.Input(2));
+  node.SetOutput(0, node.Emit("Convolution",
+                              {{"kernel", Tuple(w.kernel)},
+                               {"stride", Tuple(w.stride)},
+                               {"dilate", Tuple(w.dilation)},
+                               {"pad", Tuple(w.begins())},
+                               {"num_filter", std::to_string(node.InputShape(1)[0])},
+                               {"num_group", std::to_string(node.attrs().Int("group", 1))},
+                               {"no_bias", has_bias ? "false" : "true"}},
+                              inputs));
+}
+
+// ConvTranspose's begin and end padding per axis. With output_shape (or auto_pad SAME_*, whose
+// output is input * stride) the pads come from the ONNX formula
+//   total = stride * (in - 1) + output_padding + dilated kernel - output,
+// split with floor division (SAME_UPPER puts the larger half at the end) — a negative total pads
+// by extending the output, as ONNX's reference does; otherwise from the pads attribute.
+std::vector<int64_t> TransposedPads(OnnxNode& node, const Window& w,
+                                    const std::vector<int64_t>& output_padding) {
+  const std::string& where = node.where();
+  const NodeAttributes& a = node.attrs();
+  const size_t rank = w.kernel.size();
+  const std::string auto_pad = a.String("auto_pad", "NOTSET");
+  MX_CHECK(auto_pad == "NOTSET" || auto_pad == "VALID" || auto_pad == "SAME_UPPER" ||
+           auto_pad == "SAME_LOWER")
+      << where << ": unknown auto_pad '" << auto_pad << "'";
+  const bool same = auto_pad.starts_with("SAME");
+  if (!a.Has("output_shape") && !same) {
+    std::vector<int64_t> pads = a.Ints("pads", std::vector<int64_t>(2 * rank, 0));
+    MX_CHECK(pads.size() == 2 * rank)
+        << where << ": pads " << Tuple(pads) << " do not match the " << rank << "-D kernel";
+    return auto_pad == "VALID" ? std::vector<int64_t>(2 * rank, 0) : pads;
+  }
+  const Shape in = node.InputShape(0);
+  MX_CHECK(static_cast<size_t>(in.ndim()) == rank + 2)
+      << where << ": input " << in << " does not match the " << rank << "-D kernel";
+  std::vector<int64_t> target = a.Ints("output_shape");
+  if (target.size() == rank + 2) target.erase(target.begin(), target.begin() + 2);
+  if (target.empty()) {
+    for (size_t i = 0; i < rank; ++i) target.push_back(in[static_cast<int>(i) + 2] * w.stride[i]);
+  }
+  MX_CHECK(target.size() == rank) << where << ": output_shape " << Tuple(target)
+                                  << " does not match the " << rank << "-D kernel";
+  std::vector<int64_t> pads(2 * rank);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t total = w.stride[i] * (in[static_cast<int>(i) + 2] - 1) + output_padding[i] +
+                          (w.kernel[i] - 1) * w.dilation[i] + 1 - target[i];
+    const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);  // floor(total / 2)
+    pads[i] = auto_pad == "SAME_UPPER" ? half : total - half;
+    pads[i + rank] = total - pads[i];
+  }
+  return pads;
+}
+
+void ConvertConvTranspose(OnnxNode& node) {
+  const std::string& where = node.where();
+  const NodeAttributes& a = node.attrs();
+  const std::vector<int64_t> kernel = KernelOf(node);
+  const size_t rank = kernel.size();
+  const int64_t group = a.Int("group", 1);
+  Window w{kernel,
+           a.Ints("strides", std::vector<int64_t>(rank, 1)),
+           a.Ints("dilations", std::vector<int64_t>(rank, 1)),
+           {}};
+  MX_CHECK(w.stride.size() == rank && w.dilation.size() == rank)
+      << where << ": strides/dilations do not match the " << rank << "-D kernel";
+  const std::vector<int64_t> output_padding =
+      a.Ints("output_padding", std::vector<int64_t>(rank, 0));
+  MX_CHECK(output_padding.size() == rank) << where << ": output_padding " << Tuple(output_padding)
+                                          << " does not match the " << rank << "-D kernel";
+  w.pads = TransposedPads(node, w, output_padding);
+  // Deconvolution crops `pad` at both ends and then extends the end by `adj`: a begin pad b and
+  // an end pad e (after output_padding o) are pad = b, adj = b + o - e.
+  std::vector<int64_t> adj(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    adj[i] = w.pads[i] + output_padding[i] - w.pads[i + rank];
+    MX_CHECK(w.pads[i] >= 0 && adj[i] >= 0)
+        << where << ": pads " << Tuple(w.pads) << " with output_padding " << Tuple(output_padding)
+        << " are not supported for ConvTranspose (a negative begin "
+        << "pad, or an end pad larger than the begin pad plus output_padding)";
+  }
+  AttrText attrs = {{"kernel", Tuple(kernel)},
+                    {"stride", Tuple(w.stride)},
+                    {"dilate", Tuple(w.dilation)},
+                    {"pad", Tuple(w.begins())},
+                    {"adj", Tuple(adj)},
+                    {"num_filter", std::to_string(node.InputShape(1)[1] * group)},
+                    {"num_group", std::to_string(group)}};
+  std::vector<NodeEntry> inputs = {node.Input(0), node.Input(1)};
+  const bool has_bias = node.has_input(2);
+  if (has_bias) inputs.push_back(node.Input(2));
+  attrs["no_bias"] = has_bias ? "false" : "true";
+  node.SetOutput(0, node.Emit("Deconvolution", attrs, inputs));
+}
+
+void EmitPool(OnnxNode& node, bool max) {
+  const std::string& where = node.where();
+  const NodeAttributes& a = node.attrs();
+  const std::vector<int64_t> kernel = a.Ints("kernel_shape");
+  MX_CHECK(!kernel.empty()) << where << ": kernel_shape is required";
+  Window w = ReadWindow(node, kernel, node.InputShape(0));
+  for (int64_t d : w.dilation) MX_CHECK(d == 1) << where << ": dilations are not supported";
+  MX_CHECK(a.Int("storage_order", 0) == 0) << where << ": storage_order=1 is not supported";
+  const bool include_pad = a.Int("count_include_pad", 0) != 0;
+  MX_CHECK(max || include_pad || Symmetric(w.pads))
+      << where << ": asymmetric pads " << Tuple(w.pads)
+      << " with count_include_pad=0 are not supported";
+  const NodeEntry data =
+      PaddedData(node, w, max ? static_cast<double>(std::numeric_limits<float>::lowest()) : 0.0);
+  node.SetOutput(0, node.Emit("Pooling",
+                              {{"kernel", Tuple(w.kernel)},
+                               {"stride", Tuple(w.stride)},
+                               {"pad", Tuple(w.begins())},
+                               {"pool_type", max ? "max" : "avg"},
+                               {"pooling_convention", a.Int("ceil_mode", 0) ? "full" : "valid"},
+                               {"count_include_pad", include_pad ? "true" : "false"}},
+                              {data}));
+  node.OutputsUnsupported(1, "MaxPool's Indices output is not supported");
+}
+
+void ConvertMaxPool(OnnxNode& node) { EmitPool(node, true); }
+void ConvertAveragePool(OnnxNode& node) { EmitPool(node, false); }
+
+void EmitGlobalPool(OnnxNode& node, const char* pool_type) {
+  node.SetOutput(0, node.Emit("Pooling", {{"global_pool", "true"}, {"pool_type", pool_type}},
+                              {node.Input(0)}));
+}
+
+void ConvertGlobalAveragePool(OnnxNode& node) { EmitGlobalPool(node, "avg"); }
+void ConvertGlobalMaxPool(OnnxNode& node) { EmitGlobalPool(node, "max"); }
+
+void ConvertBatchNormalization(OnnxNode& node) {
+  const NodeAttributes& a = node.attrs();
+  MX_CHECK(a.Int("spatial", 1) == 1) << node.where() << ": spatial=0 is not supported";
+  MX_CHECK(a.Int("training_mode", 0) == 0)
+      << node.where() << ": training_mode=1 is not supported (inference only)";
+  const std::vector<NodeEntry> inputs = {node.Input(0), node.Input(1), node.Input(2),
+                                         node.Input(3, VariableRole::kAuxiliary),
+                                         node.Input(4, VariableRole::kAuxiliary)};
+  node.SetOutput(0, node.Emit("BatchNorm",
+                              {{"eps", Number(a.Float("epsilon", 1e-5))},
+                               {"momentum", Number(a.Float("momentum", 0.9))},
+                               {"fix_gamma", "false"},
+                               {"use_global_stats", "true"}},
+                              inputs));
+  node.OutputsUnsupported(1, "BatchNormalization's training outputs are not supported");
+}
+
+}  // namespace
+
+MXLITE_REGISTER_ONNX_CONVERTER(Conv, 1, kMaxOnnxOpset, ConvertConv);
+MXLITE_REGISTER_ONNX_CONVERTER(ConvTranspose, 1, kMaxOnnxOpset, ConvertConvTranspose);
+MXLITE_REGISTER_ONNX_CONVERTER(MaxPool, 1, kMaxOnnxOpset, ConvertMaxPool);
+MXLITE_REGISTER_ONNX_CONVERTER(AveragePool, 1, kMaxOnnxOpset, ConvertAveragePool);
+MXLITE_REGISTER_ONNX_CONVERTER(GlobalAveragePool, 1, kMaxOnnxOpset, ConvertGlobalAveragePool);
+MXLITE_REGISTER_ONNX_CONVERTER(GlobalMaxPool, 1, kMaxOnnxOpset, ConvertGlobalMaxPool);
+MXLITE_REGISTER_ONNX_CONVERTER(BatchNormalization, 1, kMaxOnnxOpset, ConvertBatchNormalization);
+
+}  // namespace mxlite

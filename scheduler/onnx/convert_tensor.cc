@@ -1,0 +1,325 @@
+// ONNX data movement and shape arithmetic: Identity, Dropout (inference), Constant, Shape, Gather,
+// Squeeze, Unsqueeze, Concat, Reshape, Flatten, Transpose, Pad. Values known at load (shapes, the
+// Shape -> Gather -> Unsqueeze -> Concat chains exporters write) are folded into constants.
+#include "scheduler/onnx/onnx_converter.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace mxlite {
+namespace {
+
+void ConvertIdentity(OnnxNode& node) {
+  if (const HostTensor* constant = node.ConstantInput(0)) {
+    node.SetConstantOutput(*constant);
+  } else {
+    node.SetOutput(0, node.Emit("identity", {}, {node.Input(0)}));
+  }
+}
+
+void PassDropoutThrough(OnnxNode& node) {
+  node.SetOutput(0, node.Input(0));
+  node.OutputsUnsupported(1, "Dropout's mask output is not supported");
+}
+
+void ConvertDropout(OnnxNode& node) { PassDropoutThrough(node); }
+
+// From opset 12 training_mode is an input; only inference (0) is imported.
+void ConvertDropoutWithMode(OnnxNode& node) {
+  if (node.has_input(2)) {
+    const std::vector<int64_t> training =
+        node.RequireConstant(2, "training_mode").ToInt64s(node.where());
+    MX_CHECK(training.empty() || training[0] == 0)
+        << node.where() << ": training_mode=1 is not supported (inference only)";
+  }
+  PassDropoutThrough(node);
+}
+
+void ConvertConstant(OnnxNode& node) {
+  const NodeAttributes& a = node.attrs();
+  if (const onnx::TensorProto* tensor = a.Tensor("value")) {
+    node.SetConstantOutput(TensorFromProto(*tensor, node.where() + " value", node.model_dir()));
+  } else if (a.Has("value_float")) {
+    node.SetConstantOutput(HostTensor::From(
+        std::vector<float>{static_cast<float>(a.Float("value_float", 0))}, Shape()));
+  } else if (a.Has("value_floats")) {
+    const std::vector<float> values = a.Floats("value_floats");
+    node.SetConstantOutput(HostTensor::From(values, Shape{static_cast<int64_t>(values.size())}));
+  } else if (a.Has("value_int")) {
+    node.SetConstantOutput(HostTensor::From(std::vector<int64_t>{a.Int("value_int", 0)}, Shape()));
+  } else if (a.Has("value_ints")) {
+    const std::vector<int64_t> values = a.Ints("value_ints");
+    node.SetConstantOutput(HostTensor::From(values, Shape{static_cast<int64_t>(values.size())}));
+  } else {
+    MX_THROW() << node.where() << ": only tensor, float(s) and int(s) constants are supported";
+  }
+}
+
+void ConvertShape(OnnxNode& node) {
+  const std::vector<int64_t> dims = node.InputShape(0).to_vector();
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  auto clamp = [&](int64_t axis) {
+    if (axis < 0) axis += rank;
+    return std::clamp<int64_t>(axis, 0, rank);
+  };
+  const int64_t start = clamp(node.attrs().Int("start", 0));
+  const int64_t end = std::max(start, clamp(node.attrs().Int("end", rank)));
+  const std::vector<int64_t> slice(dims.begin() + start, dims.begin() + end);
+  node.SetConstantOutput(HostTensor::From(slice, Shape{end - start}));
+}
+
+void ConvertGather(OnnxNode& node) {
+  const HostTensor& data = node.RequireConstant(0, "Gather's data");
+  const HostTensor& indices_tensor = node.RequireConstant(1, "Gather's indices");
+  const std::string& where = node.where();
+  const std::vector<int64_t> indices = indices_tensor.ToInt64s(where + " indices");
+  const std::vector<int64_t> dims = data.shape.to_vector();
+  MX_CHECK(!dims.empty()) << where << ": Gather on a scalar";
+  const int64_t axis =
+      NormalizeAxis(node.attrs().Int("axis", 0), static_cast<int64_t>(dims.size()), where);
+  std::vector<int64_t> out_dims(dims.begin(), dims.begin() + axis);
+  for (int64_t d : indices_tensor.shape.to_vector()) out_dims.push_back(d);
+  out_dims.insert(out_dims.end(), dims.begin() + axis + 1, dims.end());
+  const Shape out_shape = CheckedOnnxShape(out_dims, where + " output");
+  const size_t element = DTypeSize(data.dtype);
+  const int64_t outer = data.shape.size(0, static_cast<int>(axis));
+  const int64_t inner = data.shape.size(static_cast<int>(axis) + 1, data.shape.ndim());
+  const int64_t extent = dims[static_cast<size_t>(axis)];
+  HostTensor out{data.dtype, out_shape, {}};
+  out.bytes.reserve(static_cast<size_t>(out_shape.size()) * element);
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t index : indices) {
+      MX_CHECK(index >= -extent && index < extent)
+          << where << ": index " << index << " is out of range for extent " << extent;
+      if (index < 0) index += extent;
+      const size_t begin = static_cast<size_t>((o * extent + index) * inner) * element;
+      out.bytes.insert(out.bytes.end(), data.bytes.begin() + static_cast<ptrdiff_t>(begin),
+                       data.bytes.begin() + static_cast<ptrdiff_t>(begin + inner * element));
+    }
+  }
+  node.SetConstantOutput(std::move(out));
+}
+
+// Output 0 := input 0 with `shape` (folded when the input is a constant).
+void ReshapeTo(OnnxNode& node, const Shape& shape) {
+  if (const HostTensor* constant = node.ConstantInput(0)) {
+    node.SetConstantOutput(Reshaped(*constant, shape));
+    return;
+  }
+  node.SetOutput(0, node.Emit("Reshape", {{"shape", Tuple(shape.to_vector())}}, {node.Input(0)}));
+}
+
+std::vector<int64_t> UnsqueezedDims(const std::vector<int64_t>& dims,
+                                    const std::vector<int64_t>& axes, const std::string& where) {
+  const int64_t rank = static_cast<int64_t>(dims.size() + axes.size());
+  std::vector<bool> inserted(static_cast<size_t>(rank), false);
+  for (int64_t axis : axes) inserted[static_cast<size_t>(NormalizeAxis(axis, rank, where))] = true;
+  std::vector<int64_t> out;
+  size_t next = 0;
+  for (int64_t axis = 0; axis < rank; ++axis) {
+    out.push_back(inserted[static_cast<size_t>(axis)] ? 1 : dims.at(next++));
+  }
+  return out;
+}
+
+// No axes: every extent-1 axis goes.
+std::vector<int64_t> SqueezedDims(const std::vector<int64_t>& dims,
+                                  const std::vector<int64_t>& axes, const std::string& where) {
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  std::vector<bool> removed(static_cast<size_t>(rank), axes.empty());
+  for (int64_t axis : axes) removed[static_cast<size_t>(NormalizeAxis(axis, rank, where))] = true;
+  std::vector<int64_t> out;
+  for (int64_t axis = 0; axis < rank; ++axis) {
+    const size_t a = static_cast<size_t>(axis);
+    const bool drop = removed[a] && dims[a] == 1;
+    MX_CHECK(!(removed[a] && !axes.empty() && !drop))
+        << where << ": cannot squeeze axis " << axis << " of extent " << dims[a];
+    if (!drop) out.push_back(dims[a]);
+  }
+  return out;
+}
+
+void SqueezeOrUnsqueeze(OnnxNode& node, bool unsqueeze, const std::vector<int64_t>& axes) {
+  const std::vector<int64_t> dims = node.InputShape(0).to_vector();
+  const std::vector<int64_t> out =
+      unsqueeze ? UnsqueezedDims(dims, axes, node.where()) : SqueezedDims(dims, axes, node.where());
+  ReshapeTo(node, CheckedOnnxShape(out, node.where() + " output"));
+}
+
+// Before opset 13 the axes are an attribute, from 13 an optional input known at load.
+std::vector<int64_t> AxesAttribute(OnnxNode& node) { return node.attrs().Ints("axes"); }
+std::vector<int64_t> AxesInput(OnnxNode& node) {
+  return node.has_input(1) ? node.RequireConstant(1, "axes").ToInt64s(node.where() + " axes")
+                           : std::vector<int64_t>{};
+}
+
+void ConvertSqueeze(OnnxNode& node) { SqueezeOrUnsqueeze(node, false, AxesAttribute(node)); }
+void ConvertSqueezeAxesInput(OnnxNode& node) { SqueezeOrUnsqueeze(node, false, AxesInput(node)); }
+void ConvertUnsqueeze(OnnxNode& node) { SqueezeOrUnsqueeze(node, true, AxesAttribute(node)); }
+void ConvertUnsqueezeAxesInput(OnnxNode& node) { SqueezeOrUnsqueeze(node, true, AxesInput(node)); }
+
+HostTensor ConcatConstants(OnnxNode& node, int64_t axis_attr) {
+  const std::string& where = node.where();
+  const HostTensor& first = *node.ConstantInput(0);
+  const int rank = first.shape.ndim();
+  const int axis = static_cast<int>(NormalizeAxis(axis_attr, rank, where));
+  std::vector<int64_t> out_dims = first.shape.to_vector();
+  out_dims[static_cast<size_t>(axis)] = 0;
+  for (int i = 0; i < node.num_inputs(); ++i) {
+    const HostTensor& part = *node.ConstantInput(i);
+    MX_CHECK(part.dtype == first.dtype && part.shape.ndim() == rank)
+        << where << ": inputs differ in dtype or rank";
+    for (int a = 0; a < rank; ++a) {
+      MX_CHECK(a == axis || part.shape[a] == first.shape[a])
+          << where << ": shapes " << first.shape << " and " << part.shape << " do not concat";
+    }
+    out_dims[static_cast<size_t>(axis)] += part.shape[axis];
+  }
+  HostTensor out{first.dtype, CheckedOnnxShape(out_dims, where + " output"), {}};
+  const size_t element = DTypeSize(first.dtype);
+  const int64_t outer = first.shape.size(0, axis);
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int i = 0; i < node.num_inputs(); ++i) {
+      const HostTensor& part = *node.ConstantInput(i);
+      const size_t chunk = static_cast<size_t>(part.shape.size(axis, rank)) * element;
+      const auto begin = part.bytes.begin() + static_cast<ptrdiff_t>(o * chunk);
+      out.bytes.insert(out.bytes.end(), begin, begin + static_cast<ptrdiff_t>(chunk));
+    }
+  }
+  return out;
+}
+
+void ConvertConcat(OnnxNode& node) {
+  MX_CHECK(node.num_inputs() >= 1) << node.where() << ": no inputs";
+  const int64_t axis = node.attrs().Int("axis", 1);
+  bool all_constant = true;
+  for (int i = 0; i < node.num_inputs(); ++i) {
+    all_constant = all_constant && node.ConstantInput(i) != nullptr;
+  }
+  if (all_constant) {
+    node.SetConstantOutput(ConcatConstants(node, axis));
+    return;
+  }
+  const std::vector<NodeEntry> inputs = node.Inputs();
+  node.SetOutput(
+      0, node.Emit("Concat",
+                   {{"dim", std::to_string(axis)}, {"num_args", std::to_string(inputs.size())}},
+                   inputs));
+}
+
+// ONNX's shape spec: 0 copies the input's extent (unless allowzero), -1 is inferred once.
+void ReshapeBySpec(OnnxNode& node, const std::vector<int64_t>& spec) {
+  const std::string& where = node.where();
+  const bool allow_zero = node.attrs().Int("allowzero", 0) != 0;
+  const Shape in = node.InputShape(0);
+  std::vector<int64_t> dims;
+  int infer = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < spec.size(); ++i) {
+    int64_t dim = spec[i];
+    if (dim == 0 && !allow_zero) {
+      MX_CHECK(static_cast<int>(i) < in.ndim())
+          << where << ": 0 at axis " << i << " but the input " << in << " has no such axis";
+      dim = in[static_cast<int>(i)];
+    }
+    if (dim == -1) {
+      MX_CHECK(infer < 0) << where << ": more than one -1 in the shape " << Tuple(spec);
+      infer = static_cast<int>(i);
+      dims.push_back(1);
+      continue;
+    }
+    MX_CHECK(dim >= 0) << where << ": invalid dim " << dim << " in the shape " << Tuple(spec);
+    dims.push_back(dim);
+    known = dims.back() == 0 ? 0 : known * dims.back();
+    MX_CHECK(known <= kMaxOnnxTensorElements)
+        << where << ": the shape " << Tuple(spec) << " is too large";
+  }
+  if (infer >= 0) {
+    MX_CHECK(known > 0 && in.size() % known == 0)
+        << where << ": cannot reshape " << in << " to " << Tuple(spec);
+    dims[static_cast<size_t>(infer)] = in.size() / known;
+  }
+  const Shape out = CheckedOnnxShape(dims, where + " output");
+  MX_CHECK_EQ(out.size(), in.size()) << where << ": cannot reshape " << in << " to " << out;
+  ReshapeTo(node, out);
+}
+
+// The shape is an input known at load (an attribute before opset 5, older than mxlite imports).
+void ConvertReshape(OnnxNode& node) {
+  ReshapeBySpec(node,
+                node.RequireConstant(1, "the target shape").ToInt64s(node.where() + " shape"));
+}
+
+void ConvertFlatten(OnnxNode& node) {
+  node.SetOutput(0, node.Emit("Flatten", {{"axis", std::to_string(node.attrs().Int("axis", 1))}},
+                              {node.Input(0)}));
+}
+
+void ConvertTranspose(OnnxNode& node) {
+  node.SetOutput(
+      0, node.Emit("transpose", {{"axes", Tuple(node.attrs().Ints("perm"))}}, {node.Input(0)}));
+}
+
+void EmitPad(OnnxNode& node, const std::vector<int64_t>& pads, double value) {
+  const std::string& where = node.where();
+  const Shape in = node.InputShape(0);
+  MX_CHECK(pads.size() == 2 * static_cast<size_t>(in.ndim()))
+      << where << ": " << pads.size() << " pads for an input of rank " << in.ndim();
+  const size_t rank = pads.size() / 2;
+  std::vector<int64_t> width;
+  for (size_t i = 0; i < rank; ++i) {
+    MX_CHECK(pads[i] >= 0 && pads[i + rank] >= 0)
+        << where << ": negative pads (cropping) " << Tuple(pads) << " are not supported";
+    width.push_back(pads[i]);
+    width.push_back(pads[i + rank]);
+  }
+  const std::string mode = node.attrs().String("mode", "constant");
+  MX_CHECK(mode == "constant" || mode == "reflect" || mode == "edge")
+      << where << ": unknown mode '" << mode << "'";
+  node.SetOutput(
+      0, node.Emit("Pad",
+                   {{"mode", mode}, {"pad_width", Tuple(width)}, {"constant_value", Number(value)}},
+                   {node.Input(0)}));
+}
+
+// Before opset 11 pads and value are attributes.
+void ConvertPadAttributes(OnnxNode& node) {
+  EmitPad(node, node.attrs().Ints("pads"), node.attrs().Float("value", 0));
+}
+
+// From opset 11 they are inputs known at load; the axes input (opset 18) is not imported.
+void ConvertPad(OnnxNode& node) {
+  const std::vector<int64_t> pads =
+      node.RequireConstant(1, "pads").ToInt64s(node.where() + " pads");
+  double value = 0;
+  if (node.has_input(2)) {
+    const std::vector<double> fill =
+        node.RequireConstant(2, "constant_value").AsDoubles(node.where());
+    MX_CHECK(fill.size() == 1) << node.where() << ": constant_value must be one value";
+    value = fill[0];
+  }
+  MX_CHECK(!node.has_input(3)) << node.where() << ": the axes input is not supported";
+  EmitPad(node, pads, value);
+}
+
+}  // namespace
+
+MXLITE_REGISTER_ONNX_CONVERTER(Identity, 1, kMaxOnnxOpset, ConvertIdentity);
+MXLITE_REGISTER_ONNX_CONVERTER(Dropout, 1, 11, ConvertDropout);
+MXLITE_REGISTER_ONNX_CONVERTER(Dropout, 12, kMaxOnnxOpset, ConvertDropoutWithMode);
+MXLITE_REGISTER_ONNX_CONVERTER(Constant, 1, kMaxOnnxOpset, ConvertConstant);
+MXLITE_REGISTER_ONNX_CONVERTER(Shape, 1, kMaxOnnxOpset, ConvertShape);
+MXLITE_REGISTER_ONNX_CONVERTER(Gather, 1, kMaxOnnxOpset, ConvertGather);
+MXLITE_REGISTER_ONNX_CONVERTER(Squeeze, 1, 12, ConvertSqueeze);
+MXLITE_REGISTER_ONNX_CONVERTER(Squeeze, 13, kMaxOnnxOpset, ConvertSqueezeAxesInput);
+MXLITE_REGISTER_ONNX_CONVERTER(Unsqueeze, 1, 12, ConvertUnsqueeze);
+MXLITE_REGISTER_ONNX_CONVERTER(Unsqueeze, 13, kMaxOnnxOpset, ConvertUnsqueezeAxesInput);
+MXLITE_REGISTER_ONNX_CONVERTER(Concat, 1, kMaxOnnxOpset, ConvertConcat);
+MXLITE_REGISTER_ONNX_CONVERTER(Reshape, 5, kMaxOnnxOpset, ConvertReshape);
+MXLITE_REGISTER_ONNX_CONVERTER(Flatten, 1, kMaxOnnxOpset, ConvertFlatten);
+MXLITE_REGISTER_ONNX_CONVERTER(Transpose, 1, kMaxOnnxOpset, ConvertTranspose);
+MXLITE_REGISTER_ONNX_CONVERTER(Pad, 1, 10, ConvertPadAttributes);
+MXLITE_REGISTER_ONNX_CONVERTER(Pad, 11, kMaxOnnxOpset, ConvertPad);
+
+}  // namespace mxlite

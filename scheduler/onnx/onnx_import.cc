@@ -1,0 +1,428 @@
+#include "scheduler/onnx/onnx_import.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <utility>
+
+#include "core/error.h"
+#include "onnx/onnx_pb.h"  // defines ONNX_API, then includes onnx/onnx-ml.pb.h
+#include "ops/attributes.h"
+#include "scheduler/graph/infer_shapes.h"
+#include "scheduler/onnx/onnx_converter.h"
+
+namespace mxlite {
+namespace {
+
+// The largest model file read (protobuf itself cannot parse messages of 2 GiB or more).
+constexpr uint64_t kMaxModelBytes = (uint64_t{1} << 31) - 1;
+
+// A value of the ONNX graph during import: an entry of the mxlite graph, a constant known at load,
+// or an output mxlite cannot produce (with the reason).
+struct Value {
+  std::optional<NodeEntry> entry;
+  std::optional<HostTensor> constant;
+  std::string unsupported;
+};
+
+// Reads the model's declarations, then converts its nodes in topological order, each by the
+// converter of its op type at the model's opset (onnx_converter.h).
+class Importer final : public OnnxValues {
+ public:
+  Importer(const onnx::ModelProto& model, std::string file, std::string model_dir,
+           const ImportOptions& options)
+      : model_(model), file_(std::move(file)), dir_(std::move(model_dir)), options_(options) {}
+
+  ImportedModel Run() {
+    MX_CHECK(model_.has_graph()) << file_ << ": the model has no graph (empty or not an ONNX file)";
+    ReadOpset();
+    const onnx::GraphProto& graph = model_.graph();
+    DeclareInitializers(graph);
+    DeclareInputs(graph);
+    const std::vector<int> order = TopologicalOrder(graph);
+    CheckSupported(graph, order);
+    for (int index : order) ConvertNode(graph.node(index), index);
+    AddOutputs(graph);
+    CheckFinalShapes();
+    out_.graph = std::move(graph_);
+    out_.opset = opset_;
+    out_.producer = model_.producer_name() + " " + model_.producer_version();
+    return std::move(out_);
+  }
+
+ private:
+  // ---- Model-level declarations ------------------------------------------------------------
+
+  void ReadOpset() {
+    for (const onnx::OperatorSetIdProto& set : model_.opset_import()) {
+      if (set.domain().empty() || set.domain() == "ai.onnx") opset_ = set.version();
+    }
+    MX_CHECK(opset_ >= kMinOnnxOpset && opset_ <= kMaxOnnxOpset)
+        << file_ << ": opset " << opset_ << " of the default domain is not supported (mxlite "
+        << "imports opsets " << kMinOnnxOpset << " to " << kMaxOnnxOpset << ")";
+  }
+
+  void DeclareInitializers(const onnx::GraphProto& graph) {
+    MX_CHECK(graph.sparse_initializer_size() == 0)
+        << file_ << ": sparse initializers are not supported";
+    for (const onnx::TensorProto& tensor : graph.initializer()) {
+      const std::string where = file_ + ": initializer '" + tensor.name() + "'";
+      MX_CHECK(!tensor.name().empty()) << file_ << ": an initializer has no name";
+      MX_CHECK(!values_.count(tensor.name())) << where << " is defined twice";
+      values_[tensor.name()].constant = TensorFromProto(tensor, where, dir_);
+      reserved_.insert(tensor.name());
+    }
+  }
+
+  void DeclareInputs(const onnx::GraphProto& graph) {
+    for (const onnx::ValueInfoProto& input : graph.input()) {
+      if (values_.count(input.name())) continue;  // an initializer (a default value)
+      MX_CHECK(!input.name().empty()) << file_ << ": a graph input has no name";
+      MX_CHECK(!graph_inputs_.count(input.name()))
+          << file_ << ": graph input '" << input.name() << "' is declared twice";
+      graph_inputs_[input.name()] = &input;
+      reserved_.insert(input.name());
+    }
+  }
+
+  // Node indices in an order where every value is defined before it is used (ONNX requires the
+  // file's order to be one; this also accepts others). Undefined values and cycles are errors.
+  std::vector<int> TopologicalOrder(const onnx::GraphProto& graph) {
+    std::map<std::string, int> producer;
+    for (int i = 0; i < graph.node_size(); ++i) {
+      for (const std::string& output : graph.node(i).output()) {
+        if (output.empty()) continue;
+        MX_CHECK(!values_.count(output) && !graph_inputs_.count(output) && !producer.count(output))
+            << file_ << ": value '" << output << "' of node " << Describe(graph.node(i), i)
+            << " is defined more than once";
+        producer[output] = i;
+      }
+    }
+    std::vector<int> pending(static_cast<size_t>(graph.node_size()), 0);
+    std::vector<std::vector<int>> consumers(static_cast<size_t>(graph.node_size()));
+    for (int i = 0; i < graph.node_size(); ++i) {
+      for (const std::string& input : graph.node(i).input()) {
+        if (input.empty() || values_.count(input) || graph_inputs_.count(input)) continue;
+        auto it = producer.find(input);
+        MX_CHECK(it != producer.end())
+            << file_ << ": node " << Describe(graph.node(i), i) << " uses '" << input
+            << "', which no node, initializer or graph input defines";
+        consumers[static_cast<size_t>(it->second)].push_back(i);
+        ++pending[static_cast<size_t>(i)];
+      }
+    }
+    std::vector<int> order;
+    for (int i = 0; i < graph.node_size(); ++i) {
+      if (pending[static_cast<size_t>(i)] == 0) order.push_back(i);
+    }
+    for (size_t next = 0; next < order.size(); ++next) {
+      for (int consumer : consumers[static_cast<size_t>(order[next])]) {
+        if (--pending[static_cast<size_t>(consumer)] == 0) order.push_back(consumer);
+      }
+    }
+    if (static_cast<int>(order.size()) != graph.node_size()) {
+      std::ostringstream cycle;
+      for (int i = 0; i < graph.node_size(); ++i) {
+        if (pending[static_cast<size_t>(i)] > 0) cycle << " " << Describe(graph.node(i), i);
+      }
+      MX_THROW() << file_ << ": the graph has a cycle through the nodes" << cycle.str();
+    }
+    return order;
+  }
+
+  // Every node needs a converter for its op type at the model's opset: all that lack one are
+  // listed in one error, each with why.
+  void CheckSupported(const onnx::GraphProto& graph, const std::vector<int>& order) {
+    std::ostringstream unsupported;
+    int count = 0;
+    for (int index : order) {
+      const onnx::NodeProto& node = graph.node(index);
+      const bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
+      if (default_domain && OnnxConverterRegistry::Global().Find(node.op_type(), opset_)) continue;
+      unsupported << (count++ ? ", " : " ") << Describe(node, index);
+      if (default_domain) unsupported << " " << WhyNotImported(node.op_type(), opset_);
+    }
+    MX_CHECK(count == 0) << file_ << ": " << count
+                         << " node(s) use ops mxlite does not import:" << unsupported.str();
+  }
+
+  static std::string Describe(const onnx::NodeProto& node, int index) {
+    std::string domain = node.domain().empty() ? "" : node.domain() + ".";
+    return "'" + NodeName(node, index) + "' (" + domain + node.op_type() + ")";
+  }
+  static std::string NodeName(const onnx::NodeProto& node, int index) {
+    return node.name().empty() ? node.op_type() + "_" + std::to_string(index) : node.name();
+  }
+
+  // ---- Values ------------------------------------------------------------------------------
+
+  std::string UniqueName(const std::string& base, bool allow_reserved) {
+    auto taken = [&](const std::string& name) {
+      return graph_.HasName(name) || (!allow_reserved && reserved_.count(name));
+    };
+    std::string name = base;
+    for (int suffix = 1; taken(name); ++suffix) name = base + "_" + std::to_string(suffix);
+    return name;
+  }
+
+  Shape DeclaredInputShape(const onnx::ValueInfoProto& input) {
+    const std::string where = file_ + ": graph input '" + input.name() + "'";
+    auto given = options_.input_shapes.find(input.name());
+    if (given != options_.input_shapes.end()) {
+      return CheckedOnnxShape(given->second.to_vector(), where);
+    }
+    MX_CHECK(input.type().has_tensor_type()) << where << " is not a tensor";
+    const onnx::TypeProto::Tensor& type = input.type().tensor_type();
+    MX_CHECK(type.has_shape()) << where
+                               << " declares no shape; give it in ImportOptions::input_shapes";
+    std::vector<int64_t> dims;
+    for (int axis = 0; axis < type.shape().dim_size(); ++axis) {
+      const auto& dim = type.shape().dim(axis);
+      MX_CHECK(dim.has_dim_value())
+          << where << " has a dynamic dim"
+          << (dim.has_dim_param() ? " '" + dim.dim_param() + "'" : std::string()) << " at axis "
+          << axis << "; give its shape in ImportOptions::input_shapes";
+      dims.push_back(dim.dim_value());
+    }
+    return CheckedOnnxShape(dims, where);
+  }
+
+  DType DeclaredInputDType(const onnx::ValueInfoProto& input) {
+    const std::string where = file_ + ": graph input '" + input.name() + "'";
+    MX_CHECK(input.type().has_tensor_type()) << where << " is not a tensor";
+    return DTypeFromOnnx(input.type().tensor_type().elem_type(), where);
+  }
+
+  // The graph entry holding ONNX value `name`; constants become parameter (or auxiliary)
+  // variables and graph inputs input variables the first time they are used as data.
+  NodeEntry Entry(const std::string& name, const std::string& where,
+                  VariableRole constant_role) override {
+    MX_CHECK(!name.empty()) << where << ": a required input is missing";
+    auto it = values_.find(name);
+    if (it == values_.end()) {
+      auto input = graph_inputs_.find(name);
+      MX_CHECK(input != graph_inputs_.end()) << where << ": value '" << name << "' is undefined";
+      const std::string var = UniqueName(name, true);
+      const int id =
+          graph_.AddVariable(var, VariableRole::kInput, DeclaredInputShape(*input->second),
+                             DeclaredInputDType(*input->second));
+      out_.inputs[name] = var;
+      it = values_.emplace(name, Value{}).first;
+      it->second.entry = NodeEntry{id, 0};
+    }
+    Value& value = it->second;
+    MX_CHECK(value.unsupported.empty())
+        << where << ": uses '" << name << "': " << value.unsupported;
+    if (!value.entry) {
+      const HostTensor& tensor = *value.constant;
+      const std::string var = UniqueName(name, true);
+      const int id = graph_.AddVariable(var, constant_role, tensor.shape, tensor.dtype);
+      out_.parameters[var] = tensor;
+      value.entry = NodeEntry{id, 0};
+    }
+    return *value.entry;
+  }
+
+  const HostTensor* Constant(const std::string& name) override {
+    auto it = values_.find(name);
+    if (it != values_.end()) return it->second.constant ? &*it->second.constant : nullptr;
+    auto given = options_.constant_inputs.find(name);
+    return given != options_.constant_inputs.end() ? &given->second : nullptr;
+  }
+
+  Shape ShapeOf(const std::string& name, const std::string& where) override {
+    if (const HostTensor* tensor = Constant(name)) return tensor->shape;
+    auto it = values_.find(name);
+    if (it == values_.end()) {
+      auto input = graph_inputs_.find(name);
+      MX_CHECK(input != graph_inputs_.end()) << where << ": value '" << name << "' is undefined";
+      return DeclaredInputShape(*input->second);
+    }
+    const NodeEntry entry = Entry(name, where, VariableRole::kParameter);
+    if (shapes_nodes_ != graph_.num_nodes()) {
+      shapes_ = InferGraphShapes(graph_);
+      shapes_nodes_ = graph_.num_nodes();
+    }
+    return shapes_.of(entry);
+  }
+
+  void Define(const std::string& name, NodeEntry entry) override { values_[name].entry = entry; }
+  void DefineConstant(const std::string& name, HostTensor tensor) override {
+    values_[name].constant = std::move(tensor);
+  }
+  void MarkUnsupported(const std::string& name, const std::string& why) override {
+    values_[name].unsupported = why;
+  }
+  NodeEntry Emit(const std::string& op, const std::string& base, const AttrText& attrs,
+                 const std::vector<NodeEntry>& inputs) override {
+    const int id = graph_.AddOpNode(op, UniqueName(base, false), attrs, inputs);
+    return NodeEntry{id, 0};
+  }
+  const std::string& model_dir() const override { return dir_; }
+
+  // ---- Nodes -------------------------------------------------------------------------------
+
+  void ConvertNode(const onnx::NodeProto& node, int index) {
+    const std::string where = file_ + ": node " + Describe(node, index);
+    try {
+      MX_CHECK(node.output_size() >= 1) << where << ": has no output";
+      OnnxNode converting(node, NodeName(node, index), where, opset_, *this);
+      OnnxConverterRegistry::Global().Find(node.op_type(), opset_)->convert(converting);
+    } catch (const Error& error) {
+      const std::string message = error.what();
+      if (message.find(where) != std::string::npos) throw;
+      throw Error(where + ": " + message);
+    }
+  }
+
+  // ---- Outputs and final checks ------------------------------------------------------------
+
+  void AddOutputs(const onnx::GraphProto& graph) {
+    MX_CHECK(graph.output_size() > 0) << file_ << ": the graph has no outputs";
+    for (const onnx::ValueInfoProto& output : graph.output()) {
+      const std::string where = file_ + ": graph output '" + output.name() + "'";
+      MX_CHECK(values_.count(output.name()) || graph_inputs_.count(output.name()))
+          << where << " is not computed by any node";
+      NodeEntry entry = Entry(output.name(), where, VariableRole::kParameter);
+      if (graph_.node(entry.node).is_variable()) {
+        entry = Emit("identity", output.name() + "_output", {}, {entry});
+      }
+      graph_.AddOutput(entry);
+      out_.output_names.push_back(output.name());
+    }
+  }
+
+  // Shape inference over the whole graph: mismatches are errors now, not at bind, and no value
+  // may be larger than kMaxOnnxTensorElements.
+  void CheckFinalShapes() {
+    const GraphShapes shapes = InferGraphShapes(graph_);
+    for (int id = 0; id < graph_.num_nodes(); ++id) {
+      for (const Shape& shape : shapes.shapes[static_cast<size_t>(id)]) {
+        MX_CHECK(shape.size() <= kMaxOnnxTensorElements)
+            << file_ << ": node '" << graph_.node(id).name << "' would produce " << shape
+            << ", more than " << kMaxOnnxTensorElements << " elements";
+      }
+    }
+  }
+
+  const onnx::ModelProto& model_;
+  std::string file_;
+  std::string dir_;
+  const ImportOptions& options_;
+  int64_t opset_ = 0;
+  Graph graph_;
+  ImportedModel out_;
+  std::map<std::string, Value> values_;
+  std::map<std::string, const onnx::ValueInfoProto*> graph_inputs_;
+  std::set<std::string> reserved_;  // names of initialisers and inputs (future variables)
+  GraphShapes shapes_;
+  int shapes_nodes_ = -1;
+};
+
+}  // namespace
+
+namespace {
+
+std::shared_ptr<const onnx::ModelProto> ParseModel(const std::string& bytes,
+                                                   const std::string& display_name) {
+  MX_CHECK(bytes.size() <= kMaxModelBytes)
+      << display_name << ": " << bytes.size() << " bytes exceeds protobuf's 2 GiB limit";
+  auto model = std::make_shared<onnx::ModelProto>();
+  MX_CHECK(model->ParseFromString(bytes))
+      << display_name << ": not a valid ONNX model (truncated or malformed protobuf)";
+  return model;
+}
+
+}  // namespace
+
+ImportedModel ImportOnnxBytes(const std::string& bytes, const std::string& display_name,
+                              const std::string& model_dir, const ImportOptions& options) {
+  return Importer(*ParseModel(bytes, display_name), display_name, model_dir, options).Run();
+}
+
+ImportedModel ImportOnnx(const std::string& path, const ImportOptions& options) {
+  return OnnxModelFile(path).Import(options);
+}
+
+OnnxModelFile::OnnxModelFile(const std::string& path)
+    : path_(path), model_(ParseModel(ReadFileBytes(path, kMaxModelBytes), path)) {
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  dir_ = dir.empty() ? "." : dir;
+}
+
+OnnxModelFile::~OnnxModelFile() = default;
+
+ImportedModel OnnxModelFile::Import(const ImportOptions& options) const {
+  return Importer(*model_, path_, dir_, options).Run();
+}
+
+std::string OnnxInputInfo::ToString() const {
+  std::string text = std::string(DTypeName(dtype)) + " (";
+  if (!has_shape) return text + "any shape)";
+  for (size_t axis = 0; axis < dims.size(); ++axis) {
+    if (axis > 0) text += ",";
+    if (dims[axis] >= 0) {
+      text += std::to_string(dims[axis]);
+    } else {
+      text += dim_params[axis].empty() ? "?" : dim_params[axis];
+    }
+  }
+  return text + ")";
+}
+
+bool OnnxInputInfo::Accepts(const Shape& shape) const {
+  if (!has_shape) return true;
+  if (static_cast<size_t>(shape.ndim()) != dims.size()) return false;
+  for (size_t axis = 0; axis < dims.size(); ++axis) {
+    if (dims[axis] >= 0 && dims[axis] != shape[static_cast<int>(axis)]) return false;
+  }
+  return true;
+}
+
+std::vector<OnnxInputInfo> ReadOnnxInputs(const std::string& path) {
+  return OnnxModelFile(path).Inputs();
+}
+
+std::vector<OnnxInputInfo> OnnxModelFile::Inputs() const {
+  const onnx::ModelProto& model = *model_;
+  const std::string& path = path_;
+  MX_CHECK(model.has_graph()) << path << ": the model has no graph (empty or not an ONNX file)";
+  std::set<std::string> initializers;
+  for (const onnx::TensorProto& tensor : model.graph().initializer()) {
+    initializers.insert(tensor.name());
+  }
+  std::vector<OnnxInputInfo> inputs;
+  for (const onnx::ValueInfoProto& input : model.graph().input()) {
+    if (initializers.count(input.name())) continue;
+    const std::string where = path + ": graph input '" + input.name() + "'";
+    MX_CHECK(input.type().has_tensor_type()) << where << " is not a tensor";
+    const onnx::TypeProto::Tensor& type = input.type().tensor_type();
+    OnnxInputInfo info{.name = input.name(), .dtype = DTypeFromOnnx(type.elem_type(), where)};
+    info.has_shape = type.has_shape();
+    for (const auto& dim : type.shape().dim()) {
+      const bool known = dim.has_dim_value() && dim.dim_value() >= 0;
+      info.dims.push_back(known ? dim.dim_value() : -1);
+      info.dim_params.push_back(dim.has_dim_param() ? dim.dim_param() : "");
+    }
+    inputs.push_back(std::move(info));
+  }
+  return inputs;
+}
+
+NDArray ToNDArray(const HostTensor& tensor, Context ctx) {
+  NDArray array(tensor.shape, ctx, tensor.dtype);
+  array.SyncCopyFromCPU(tensor.bytes.data(), tensor.bytes.size());
+  return array;
+}
+
+std::map<std::string, NDArray> ParameterArrays(const ImportedModel& model, Context ctx) {
+  std::map<std::string, NDArray> arrays;
+  for (const auto& [name, tensor] : model.parameters) arrays[name] = ToNDArray(tensor, ctx);
+  return arrays;
+}
+
+}  // namespace mxlite

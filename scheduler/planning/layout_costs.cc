@@ -1,0 +1,253 @@
+#include "scheduler/planning/layout_costs.h"
+
+#include <cstring>
+#include <optional>
+#include <random>
+#include <sstream>
+
+#include "core/error.h"
+#include "memory/storage.h"
+#include "ops/conv/tuner.h"
+#include "ops/cpu/cache_state.h"
+#include "ops/cpu/layout_transform.h"
+#include "scheduler/graph/executor.h"
+#include "scheduler/train/initializer.h"
+
+namespace mxlite {
+namespace {
+
+conv::TuningEnvironment EnvironmentOf(const Context& ctx) {
+  return ctx.device_type == DeviceType::kCPU ? conv::TuningEnvironment::ForCpu()
+                                             : conv::TuningEnvironment::ForGpu(ctx.device_id);
+}
+
+// The time stored under `key` for `ctx`'s device, if any.
+std::optional<double> StoredMs(const std::string& key, const Context& ctx) {
+  std::shared_ptr<conv::TuningDb> db = conv::ConvTuner::Global().db();
+  if (!db) return std::nullopt;
+  if (auto hit = db->LookupKey(key, EnvironmentOf(ctx))) return hit->record.time_ms;
+  return std::nullopt;
+}
+
+// Keeps `ms`, the measured time of `what` (an op name, "graph"), under `key` for `ctx`'s device.
+void StoreMs(const std::string& key, const std::string& what, double ms, const Context& ctx) {
+  std::shared_ptr<conv::TuningDb> db = conv::ConvTuner::Global().db();
+  if (!db) return;
+  conv::TuningRecord record;
+  record.algorithm = what;
+  record.time_ms = ms;
+  record.tuning_mode = "measured";
+  record.timestamp = static_cast<int64_t>(std::time(nullptr));
+  db->StoreKey(key, EnvironmentOf(ctx), record);
+}
+
+// The DB entry under `key` for `ctx`'s device, or the time `measure` returns (then stored).
+template <typename Measure>
+MeasuredMs CachedMs(const std::string& key, const std::string& what, const Context& ctx,
+                    Measure&& measure) {
+  if (const std::optional<double> stored = StoredMs(key, ctx)) return {*stored, 0};
+  const double ms = measure();
+  StoreMs(key, what, ms, ctx);
+  return {ms, 1};
+}
+
+// Pooled, zero-filled host buffer for timing (first-touch cost paid before timing starts).
+class TimingBuffer {
+ public:
+  explicit TimingBuffer(size_t bytes)
+      : handle_(Storage::Global().Alloc(bytes == 0 ? 1 : bytes, Context::CPU())) {
+    std::memset(handle_.ptr, 0, bytes);
+  }
+  ~TimingBuffer() { Storage::Global().Free(handle_); }
+  TimingBuffer(const TimingBuffer&) = delete;
+  TimingBuffer& operator=(const TimingBuffer&) = delete;
+  void* data() const { return handle_.ptr; }
+
+ private:
+  StorageHandle handle_;
+};
+
+// What a transform in a pass meets: its destination was last written layers ago and its source,
+// when large, is partly out of the caches too. Writing this much before each timed run puts the
+// caches in that state; timed hot instead, transforms read 1.5-2.5x under their in-pass times
+// (GoogLeNet's 76 transforms, profiled on the CPU: 478 us hot against 850 in the pass), and the
+// planner undercharged every layout change.
+constexpr size_t kEvictionBytes = size_t{16} << 20;
+
+double TimeTransformOnCpuMs(const Shape& shape, ActivationLayout from, ActivationLayout to,
+                            DType dtype) {
+  const size_t bytes = static_cast<size_t>(shape.size()) * DTypeSize(dtype);
+  TimingBuffer in(bytes), out(bytes);
+  cpu::CacheEvictor evictor(kEvictionBytes);
+  const Shape nchw = NchwShape(shape, from);
+  return conv::TimeCandidate(
+             [&] { cpu::TransformLayout(in.data(), nchw, from, to, out.data(), dtype); }, {},
+             [&] { evictor.Evict(); })
+      .median_ms;
+}
+
+// One pass of `exec` (forward; in training forward and backward with the gradient of "data"),
+// waited for.
+void RunPass(Executor& exec, bool training) {
+  exec.Forward(training);
+  if (training) {
+    exec.Backward();
+    exec.Gradient("data").WaitToRead();
+  } else {
+    exec.outputs()[0].WaitToRead();
+  }
+}
+
+// Median milliseconds of a pass of `exec` (RunPass).
+double TimePassesMs(Executor& exec, bool training) {
+  return conv::TimeCandidate([&] { RunPass(exec, training); }).median_ms;
+}
+
+// Median milliseconds of a one-node graph `op_name`(data) bound on `ctx`.
+double TimeOneNodeMs(const std::string& op_name, const std::map<std::string, std::string>& attrs,
+                     const Shape& data_shape, DType dtype, bool training, const Context& ctx) {
+  Graph graph;
+  const int data = graph.AddVariable("data", VariableRole::kInput, data_shape, dtype);
+  const int node = graph.AddOpNode(op_name, "measured", attrs, {{data, 0}});
+  graph.AddOutput({node, 0});
+  BindOptions options;
+  options.ctx = ctx;
+  options.training = training;
+  if (training) options.input_gradients = {"data"};
+  options.conv_plan = ConvPlanKind::kNone;  // the node as given: no planning inside planning
+  std::unique_ptr<Executor> exec = Executor::Bind(graph, options);
+  // Real values, not the zeros of fresh memory: a kernel that branches on the data (max pooling's
+  // backward) runs several times faster on zeros than in a pass.
+  std::mt19937_64 random(42);
+  FillArray(exec->Arg("data"), Uniform{1.0}, random);
+  return TimePassesMs(*exec, training);
+}
+
+// An inference executor of `graph` on `ctx`: bound without planning, with or without the CPU
+// fusions, its inputs and parameters uniform in [-1, 1) (no denormals, no NaN).
+std::unique_ptr<Executor> BindForTiming(const Graph& graph, bool fuse, const Context& ctx) {
+  BindOptions options;
+  options.ctx = ctx;
+  options.conv_plan = ConvPlanKind::kNone;
+  options.fuse_activations = options.fuse_depthwise = options.fuse_residual = fuse;
+  std::unique_ptr<Executor> exec = Executor::Bind(graph, options);
+  std::mt19937_64 random(42);
+  for (int id = 0; id < graph.num_nodes(); ++id) {
+    const Node& node = graph.node(id);
+    if (node.is_variable()) FillArray(exec->Arg(node.name), Uniform{1.0}, random);
+  }
+  return exec;
+}
+
+// Before each timed pass of `graph` on the CPU: the caches as a network's pass leaves them for
+// its nodes: other work written through them since this graph's last pass (its weights and the
+// tensors between its nodes cold), then its inputs read back in (the layer before just wrote
+// them). Timed hot instead, MobileNet-V2's block at 112x112 on 2 threads measured 0.42 ms apart
+// and 0.41 fused, while in the pass its three convolutions took 0.66 ms and the fused block 0.41:
+// the tensor the separate convolutions pass between them (4.8 MB) stayed in L3 from run to run.
+std::function<void()> PassCaches(Executor& exec, const Graph& graph, cpu::CacheEvictor& evictor) {
+  std::vector<NDArray> inputs;
+  for (int id : graph.Variables(VariableRole::kInput)) {
+    inputs.push_back(exec.Arg(graph.node(id).name));
+  }
+  return [inputs, &evictor] {
+    evictor.Evict();
+    for (const NDArray& input : inputs) {
+      input.WaitToRead();
+      cpu::TouchForReading(input.data(), input.bytes());
+    }
+  };
+}
+
+// Median milliseconds of an inference pass of `graph` on `ctx` fused and apart, their passes
+// timed in turn (conv::TimeInterleaved: the two are close, and must meet the same machine), on
+// the CPU each with the caches as a pass meets it (PassCaches).
+FusedAndApartMs TimeFusedAndApartMs(const Graph& graph, const Context& ctx) {
+  const std::unique_ptr<Executor> fused = BindForTiming(graph, true, ctx);
+  const std::unique_ptr<Executor> apart = BindForTiming(graph, false, ctx);
+  std::optional<cpu::CacheEvictor> evictor;
+  std::function<void()> before_fused, before_apart;
+  if (ctx.device_type == DeviceType::kCPU) {
+    evictor.emplace(kEvictionBytes);
+    before_fused = PassCaches(*fused, graph, *evictor);
+    before_apart = PassCaches(*apart, graph, *evictor);
+  }
+  const std::vector<conv::InterleavedTiming> timings =
+      conv::TimeInterleaved({{[&] { RunPass(*fused, false); }, before_fused},
+                             {[&] { RunPass(*apart, false); }, before_apart}});
+  for (const conv::InterleavedTiming& timing : timings) {
+    if (timing.error) std::rethrow_exception(timing.error);
+  }
+  return {{timings[0].timing.median_ms, 1}, {timings[1].timing.median_ms, 1}};
+}
+
+double TimeTransformMs(const Shape& shape, ActivationLayout from, ActivationLayout to, DType dtype,
+                       const Context& ctx) {
+  if (ctx.device_type == DeviceType::kCPU) return TimeTransformOnCpuMs(shape, from, to, dtype);
+  return TimeOneNodeMs("transpose", {{"axes", LayoutPermutationText(from, to)}}, shape, dtype,
+                       /*training=*/false, ctx);
+}
+
+std::string AttributeText(const std::map<std::string, std::string>& attrs) {
+  std::ostringstream text;
+  for (const auto& [name, value] : attrs) text << ' ' << name << '=' << value;
+  return text.str();
+}
+
+}  // namespace
+
+std::string LayoutPermutationText(ActivationLayout from, ActivationLayout to) {
+  std::ostringstream axes;
+  axes << '(';
+  const std::vector<int> permutation = LayoutPermutation(from, to);
+  for (size_t i = 0; i < permutation.size(); ++i) axes << (i ? "," : "") << permutation[i];
+  axes << ')';
+  return axes.str();
+}
+
+MeasuredMs LayoutTransformMs(const Shape& shape, ActivationLayout from, ActivationLayout to,
+                             DType dtype, bool training, const Context& ctx) {
+  if (from == to) return {};
+  auto one_way = [&](const Shape& in_shape, ActivationLayout a, ActivationLayout b) {
+    std::ostringstream key;
+    // "caches=evicted": entries timed hot, under keys without it, are not reused.
+    key << "transform " << ActivationLayoutName(a) << "->" << ActivationLayoutName(b)
+        << " data=" << in_shape << " dtype=" << DTypeName(dtype)
+        << (ctx.device_type == DeviceType::kCPU ? " caches=evicted" : "");
+    return CachedMs(key.str(), "transpose", ctx,
+                    [&] { return TimeTransformMs(in_shape, a, b, dtype, ctx); });
+  };
+  MeasuredMs cost = one_way(shape, from, to);
+  if (training) {
+    const MeasuredMs back = one_way(PermuteShape(shape, from, to), to, from);
+    cost.ms += back.ms;
+    cost.timings_run += back.timings_run;
+  }
+  return cost;
+}
+
+FusedAndApartMs MeasureFusedAndApartMs(const std::string& key, const Graph& graph,
+                                       const Context& ctx) {
+  // "caches=evicted" since revision 13 (entries timed hot before are not reused).
+  const std::string caches = ctx.device_type == DeviceType::kCPU ? " caches=evicted" : "";
+  const std::string fused_key = "graph " + key + caches + " fused";
+  const std::string apart_key = "graph " + key + caches + " apart";
+  const std::optional<double> fused = StoredMs(fused_key, ctx), apart = StoredMs(apart_key, ctx);
+  if (fused && apart) return {{*fused, 0}, {*apart, 0}};
+  const FusedAndApartMs measured = TimeFusedAndApartMs(graph, ctx);
+  StoreMs(fused_key, "graph", measured.fused.ms, ctx);
+  StoreMs(apart_key, "graph", measured.apart.ms, ctx);
+  return measured;
+}
+
+MeasuredMs MeasureNodeMs(const std::string& op_name,
+                         const std::map<std::string, std::string>& attrs, const Shape& data_shape,
+                         DType dtype, bool training, const Context& ctx) {
+  std::ostringstream key;
+  key << "node " << op_name << AttributeText(attrs) << " data=" << data_shape
+      << " dtype=" << DTypeName(dtype) << " training=" << (training ? 1 : 0);
+  return CachedMs(key.str(), op_name, ctx,
+                  [&] { return TimeOneNodeMs(op_name, attrs, data_shape, dtype, training, ctx); });
+}
+
+}  // namespace mxlite
