@@ -1,6 +1,6 @@
 // The catalog: every setting mxlite reads, declared once. Names, values and defaults are MXNet's
 // (seed 001, the newer MXNet environment-variable page); settings new in mxlite use the same MXNET_
-// style. README's variable table is generated from this list (tests/core/readme_test.cc).
+// style. docs/settings.md's variable table is generated from this list (tests/core/readme_test.cc).
 #include "core/settings.h"
 
 namespace mxlite {
@@ -49,7 +49,8 @@ std::vector<SettingSpec> BuiltinSettingSpecs() {
       Int("MXNET_OMP_MAX_THREADS", 0, 0, kNoMax,
           "Threads one CPU operator (GEMM, convolution) may use; 0 means one per core."),
       Int("MXNET_CPU_PARALLEL_COPY_SIZE", 200000, 1, kNoMax,
-          "Minimum element count for a CPU-to-CPU copy to use several threads."),
+          "Minimum element count for a CPU copy inside an op (Reshape, Flatten, identity, "
+          "Concat) to be split among the intra-op threads."),
 
       // Executor and memory planning.
       Bool("MXNET_EXEC_ENABLE_INPLACE", "true",
