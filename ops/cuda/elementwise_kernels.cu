@@ -1,6 +1,6 @@
 // Element-wise CUDA kernels: activations, LeakyReLU, clip, array arithmetic, broadcasting binary
-// ops, reductions to a broadcast shape and Dropout (see kernels.h). Grid-stride loops over int64
-// indices; every formula is the CPU kernel's.
+// ops and Dropout (see kernels.h; ReduceSum is in reduce_kernels.cu). Grid-stride loops over
+// int64 indices; every formula is the CPU kernel's.
 #include <cmath>
 
 #include "ops/cuda/grid.cuh"
@@ -179,58 +179,6 @@ __global__ void BroadcastAssignKernel(BroadcastGeometry g, const T* x, T* out, C
   }
 }
 
-__device__ int64_t KeptBase(const ReduceGeometry& g, int64_t j) {
-  int64_t base = 0;
-  for (int d = g.kept_ndim - 1; d >= 0; --d) {
-    base += (j % g.kept_extents[d]) * g.kept_strides[d];
-    j /= g.kept_extents[d];
-  }
-  return base;
-}
-
-__device__ int64_t ReducedOffset(const ReduceGeometry& g, int64_t r) {
-  int64_t offset = 0;
-  for (int d = g.reduced_ndim - 1; d >= 0; --d) {
-    offset += (r % g.reduced_extents[d]) * g.reduced_strides[d];
-    r /= g.reduced_extents[d];
-  }
-  return offset;
-}
-
-// Few reduced elements: one thread per destination element.
-template <typename T>
-__global__ void ReduceThreadKernel(ReduceGeometry g, const T* src, T* dst, double scale) {
-  MXLITE_GRID_LOOP(j, g.kept_count) {
-    const int64_t base = KeptBase(g, j);
-    double sum = 0;
-    for (int64_t r = 0; r < g.reduced_count; ++r)
-      sum += static_cast<double>(static_cast<ComputeType<T>>(src[base + ReducedOffset(g, r)]));
-    dst[j] = static_cast<T>(static_cast<ComputeType<T>>(scale * sum));
-  }
-}
-
-// Many reduced elements: one block per destination element, a tree sum in shared memory.
-template <typename T>
-__global__ void ReduceBlockKernel(ReduceGeometry g, const T* src, T* dst, double scale) {
-  __shared__ double partial[kThreads];
-  for (int64_t j = blockIdx.x; j < g.kept_count; j += gridDim.x) {
-    const int64_t base = KeptBase(g, j);
-    double sum = 0;
-    for (int64_t r = threadIdx.x; r < g.reduced_count; r += blockDim.x) {
-      sum += static_cast<double>(static_cast<ComputeType<T>>(src[base + ReducedOffset(g, r)]));
-    }
-    partial[threadIdx.x] = sum;
-    __syncthreads();
-    for (int width = kThreads / 2; width > 0; width /= 2) {
-      if (static_cast<int>(threadIdx.x) < width)
-        partial[threadIdx.x] += partial[threadIdx.x + width];
-      __syncthreads();
-    }
-    if (threadIdx.x == 0) dst[j] = static_cast<T>(static_cast<ComputeType<T>>(scale * partial[0]));
-    __syncthreads();
-  }
-}
-
 // ops/dropout.cc's SplitMix64 and Keep, bit for bit.
 __device__ uint64_t SplitMix64(uint64_t seed, uint64_t i) {
   uint64_t z = seed + (i + 1) * 0x9e3779b97f4a7c15ULL;
@@ -360,17 +308,6 @@ cudaError_t BroadcastAssign(const BroadcastGeometry& g, const T* x, T* out, doub
 }
 
 template <typename T>
-cudaError_t ReduceSum(const ReduceGeometry& g, const T* src, T* dst, double scale, cudaStream_t s) {
-  if (g.kept_count <= 0) return cudaGetLastError();
-  if (g.reduced_count >= kThreads) {
-    ReduceBlockKernel<T><<<Blocks(g.kept_count * kThreads), kThreads, 0, s>>>(g, src, dst, scale);
-  } else {
-    ReduceThreadKernel<T><<<Blocks(g.kept_count), kThreads, 0, s>>>(g, src, dst, scale);
-  }
-  return cudaGetLastError();
-}
-
-template <typename T>
 cudaError_t DropoutForward(const DropoutGeometry& g, uint64_t seed, double p, double scale,
                            const T* x, T* y, T* mask, int64_t n, cudaStream_t s) {
   if (n > 0) {
@@ -398,7 +335,6 @@ cudaError_t DropoutForward(const DropoutGeometry& g, uint64_t seed, double p, do
                                          cudaStream_t);                                            \
   template cudaError_t BroadcastAssign(const BroadcastGeometry&, const T*, T*, double, int64_t,    \
                                        cudaStream_t);                                              \
-  template cudaError_t ReduceSum(const ReduceGeometry&, const T*, T*, double, cudaStream_t);       \
   template cudaError_t DropoutForward(const DropoutGeometry&, uint64_t, double, double, const T*,  \
                                       T*, T*, int64_t, cudaStream_t);
 

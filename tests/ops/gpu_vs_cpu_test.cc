@@ -1,6 +1,7 @@
-// Every op's GPU kernels against its CPU kernels (DESIGN.md §6), in float32 to 1e-4 relative to
-// max(1, |cpu|): forward (every output, hidden ones included, and the auxiliary states the op
-// updates) and backward (every input gradient), each on the same inputs, on a stream of its own.
+// Every op's GPU kernels against its CPU kernels (docs/design.md, Operators), in float32 to 1e-4
+// relative to max(1, |cpu|): forward (every output, hidden ones included, and the auxiliary states
+// the op updates) and backward (every input gradient), each on the same inputs, on a stream of its
+// own.
 //
 // float16 (GPU only): the same cases with the GPU in float16 (BatchNorm's parameters and states
 // in float32, MXNet's rule) against the CPU in float32 on the same values (inputs and output
@@ -30,7 +31,8 @@ namespace {
 TEST(GpuKernels, EveryOpHasGpuForwardAndBackward) {
 #if MXLITE_USE_CUDA
   for (const std::string& name : OpRegistry::Global().Names()) {
-    if (OpRegistry::Global().Get(name).cpu_only) continue;  // fusion products (scheduler/fusion.h)
+    if (OpRegistry::Global().Get(name).cpu_only)
+      continue;  // fusion products (scheduler/graph/fusion.h)
     EXPECT_NE(OpRegistry::Global().FindForward(name, DeviceType::kGPU), nullptr)
         << name << " has no GPU forward kernel";
     EXPECT_NE(OpRegistry::Global().FindBackward(name, DeviceType::kGPU), nullptr)
@@ -502,6 +504,8 @@ std::vector<OpCase> Cases() {
   for (const char* dtype : {"float16", "float32", "float64", "int32"}) {
     add({"Cast", {{"dtype", dtype}}, {{3, 5}}});
   }
+  // Ops that declare their cases in their own test files (MXLITE_GPU_CASES).
+  for (OpCase& test_case : RegisteredGpuCases()) add(std::move(test_case));
   return cases;
 }
 

@@ -325,4 +325,25 @@ void ExpectShapeError(const OpCase& test_case, const std::vector<std::string>& f
   }
 }
 
+namespace {
+std::vector<std::vector<OpCase> (*)()>& GpuCaseMakers() {
+  static std::vector<std::vector<OpCase> (*)()> makers;
+  return makers;
+}
+}  // namespace
+
+std::vector<OpCase> RegisteredGpuCases() {
+  std::vector<OpCase> cases;
+  for (auto make : GpuCaseMakers()) {
+    for (OpCase& test_case : make()) cases.push_back(std::move(test_case));
+  }
+  return cases;
+}
+
+namespace detail {
+GpuCaseRegistrar::GpuCaseRegistrar(std::vector<OpCase> (*make)()) {
+  GpuCaseMakers().push_back(make);
+}
+}  // namespace detail
+
 }  // namespace mxlite::testing

@@ -1,4 +1,4 @@
-// The shared operator test harness (DESIGN.md §6): every op gets, from here,
+// The shared operator test harness (docs/design.md, Operators): every op gets, from here,
 //   - a finite-difference gradient check in float64 (CheckGradients),
 //   - forward results against a plain reference implementation, in float32 and float64
 //     (CheckForwardAgainstReference),
@@ -104,4 +104,22 @@ std::vector<Shape> InferOutputShapes(const OpCase& test_case);
 // every string in `fragments` (e.g. both shapes).
 void ExpectShapeError(const OpCase& test_case, const std::vector<std::string>& fragments);
 
+// GPU-against-CPU cases, declared in the op's own test file; tests/ops/gpu_vs_cpu_test.cc runs
+// each (float32 and float16, forward and backward) on a GPU machine, and on the CPU everywhere:
+//
+//   MXLITE_GPU_CASES(Reductions) { return {{"mean", {{"axis", "(2,3)"}}, {{2, 3, 4, 5}}}}; }
+std::vector<OpCase> RegisteredGpuCases();
+
+namespace detail {
+struct GpuCaseRegistrar {
+  explicit GpuCaseRegistrar(std::vector<OpCase> (*make)());
+};
+}  // namespace detail
+
 }  // namespace mxlite::testing
+
+#define MXLITE_GPU_CASES(Name)                                                      \
+  static std::vector<::mxlite::testing::OpCase> MxliteGpuCases_##Name();            \
+  static const ::mxlite::testing::detail::GpuCaseRegistrar mxlite_gpu_cases_##Name( \
+      &MxliteGpuCases_##Name);                                                      \
+  static std::vector<::mxlite::testing::OpCase> MxliteGpuCases_##Name()

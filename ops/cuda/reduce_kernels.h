@@ -1,0 +1,34 @@
+// Launchers of the reductions' CUDA kernels (ops/reduce.h; reduce_kernels.cu), called by
+// ops/cuda/reduce_gpu.cc. The geometry is kernels.h's ReduceGeometry (MakeReduceGeometry from the
+// data's shape and its kept-dims shape): any set of axes, up to kMaxKernelDims. Accumulation is
+// in double, rounded once when stored, for every element type. Like kernels.h, included by nvcc
+// and g++.
+#pragma once
+
+#include "ops/cuda/kernels.h"
+
+namespace mxlite::cuda {
+
+enum class ReduceKind { kSum, kMax, kMin, kProd };
+
+// dst[j] = (scale *, kSum only) reduce(src over group j).
+template <typename T>
+cudaError_t Reduce(ReduceKind kind, const ReduceGeometry& g, const T* src, T* dst, double scale,
+                   cudaStream_t s);
+
+// dx over the data's n elements from dy (one per group): kSum: scale * dy; kMax / kMin: dy
+// where x equals the group's result y, else 0.
+template <typename T>
+cudaError_t ReduceBackward(ReduceKind kind, const ReduceGeometry& g, const T* x, const T* y,
+                           const T* dy, T* dx, double scale, int64_t n, cudaStream_t s);
+
+// prod's backward, in three steps: SplitZeros writes nonzero = (x == 0 ? 1 : x) and
+// is_zero = (x == 0); Reduce gives each group's product of non-zeros and count of zeros; then
+// ProdBackward: dx = dy * product / x without zeros, dy * product for a lone zero, else 0.
+template <typename T>
+cudaError_t SplitZeros(const T* x, T* nonzero, T* is_zero, int64_t n, cudaStream_t s);
+template <typename T>
+cudaError_t ProdBackward(const ReduceGeometry& g, const T* x, const T* dy, const T* nonzero_product,
+                         const T* zeros, T* dx, int64_t n, cudaStream_t s);
+
+}  // namespace mxlite::cuda
