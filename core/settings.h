@@ -1,7 +1,7 @@
 // The settings registry: every runtime setting of mxlite, declared once (core/settings_catalog.cc)
 // with its type, default, allowed values and a one-line doc. Reading a setting goes through here.
 //
-// Precedence, highest first (DESIGN.md §3):
+// Precedence, highest first (docs/design.md, Settings):
 //   1. a per-op attribute (e.g. a Convolution's cudnn_tune), passed to Resolve();
 //   2. a value set by the program with Set();
 //   3. the process environment, read once when the registry is created (ReloadEnvironment() again);
@@ -9,16 +9,17 @@
 // Every read returns the value together with its source, so `mxlite info` and the tuning report can
 // say where each effective value came from.
 //
-// Invalid values are never replaced by a default: Set() throws at once; an invalid environment value
-// throws mxlite::Error on the first read of that setting (and is listed by Validate()). Messages name
-// the variable, the value and what is allowed.
+// Invalid values are never replaced by a default: Set() throws at once; an invalid environment
+// value throws mxlite::Error on the first read of that setting (and is listed by Validate()).
+// Messages name the variable, the value and what is allowed.
 //
 // Environment audit: an MXNET_* / NNVM_* variable the registry does not know is reported once with
 // the closest known name (typo catching); MXNet variables that mxlite recognises but does not use
 // get a one-line notice instead. Global() logs these once per process.
 //
 // Thread safety: all methods may be called concurrently; Set()/Reset()/ReloadEnvironment() take a
-// writer lock. Reads parse the stored text each time, so hot paths should read once and keep the value.
+// writer lock. Reads parse the stored text each time, so hot paths should read once and keep the
+// value.
 #pragma once
 
 #include <cstdint>
@@ -154,8 +155,8 @@ std::vector<RecognisedUnusedVariable> BuiltinRecognisedUnusedVariables();
 // The process environment's MXNET_* and NNVM_* variables.
 EnvironmentMap ReadProcessEnvironment();
 
-// The README's table of environment variables, generated from the registry (a test keeps the
-// README equal to it).
+// docs/settings.md's table of environment variables, generated from the registry (a test keeps
+// the page equal to it).
 std::string SettingsMarkdownTable(const Settings& settings);
 
 }  // namespace mxlite

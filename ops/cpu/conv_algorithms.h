@@ -153,42 +153,10 @@ class ConvAlgorithm {
 };
 
 // The revision of the CPU kernels as a set. Bump it with any change that moves an algorithm's
-// speed (a new kernel behind an existing name, new blocking): the tuning DB keys CPU entries by it
-// (TuningEnvironment::ForCpu), so timings of the old kernels are not trusted for the new ones.
-//   2: GEMM epilogue (bias in the store), AVX2 NHWC depthwise kernel.
-//   3: transposed B packed through AVX2 8x8 transposes (NHWC GEMM paths read OHWI weights so).
-//   4: the NHWC depthwise kernel walks pixels outer, channels inner (the GEMM paths' prepared
-//      weights have keys of their own: ConvProblem::prepared_weight).
-//   5: direct_nhwc (a new candidate for short NHWC reductions: entries tuned without it are stale).
-//   6: layout transforms of few-channel images (NCHW -> NHWC, C < 8) through AVX2 8x8 blocks: the
-//      planner's timings of them (the same DB environment) are stale.
-//   7: depthwise_direct NHWC prepares its by-tap weight and splits rows or channel slices across
-//      threads, whichever balances better.
-//   8: GEMM k blocks of the whole depth up to 1024 (were 256), A's rows read in place across k
-//      blocks when a thread's product has at most 512 columns; a last row tile of 1-5 rows
-//      multiplies only its rows; a last panel of 1-8 columns with A's rows in place only its
-//      half of the panel.
-//   9: NCHW -> NHWC of 3-channel images through one permute per channel (1.5-1.8x faster: the
-//      planner's timings of that transform are stale); narrow GEMM panels two row tiles at a time.
-//  10: NCHW16c (direct_nchw16c, depthwise_direct NCHW16c, its transforms and pooling); pooling
-//      timed by the planner on random data instead of zeros, channels-last max pooling forward
-//      without branches on the data; depthwise blocks timed fused and apart.
-//  11: depthwise_direct NHWC with a 3-wide kernel at stride 1 or 2 runs rows in 8-pixel sliding
-//      tiles (each input column loaded once per kernel row).
-//  12: candidates timed as a pass runs them: the weight (prepared or not) and the outputs flushed
-//      from the caches before each run, the workspace and the input read back in
-//      (ops/cpu/cache_state.h); hot timings favoured kernels with large weights (Winograd on
-//      14x14 layers, 1.6x slower in the pass).
-//  13: candidates (and a depthwise block fused and apart) timed against each other, run by run in
-//      rotating rounds (conv::TimeInterleaved), instead of one after the other; ParallelFor deals
-//      each thread a contiguous share of the tasks (ops/cpu/parallel.h).
-//  14: the GEMM micro-kernel with A's rows in place fetches its share of the next pre-packed B
-//      panel a line per four steps as it goes, instead of in one burst before the tile
-//      (MobileNet-V2's 7x7 1x1 layers 15-20% faster with their weights out of cache).
-//  15: the Winograd algorithms' AVX2 forward prepares its transformed weight (U) once for
-//      inference instead of on every call (ResNet-18 batch 1: 13% faster on 1 thread).
-//  16: depthwise_direct NHWC computes a pixel whose window touches the padding four channel
-//      vectors at a time (960 channels at 7x7: 37-41 -> 24.5 us on 1 thread).
+// speed (a new kernel behind an existing name, new blocking, a new candidate, a new way of timing
+// them): the tuning DB keys CPU entries by it (TuningEnvironment::ForCpu), so timings of the old
+// kernels are not trusted for the new ones. What each revision changed is in git's history of
+// this line.
 inline constexpr int kCpuConvKernelsRevision = 16;
 
 // Every CPU algorithm, in a fixed order (im2col_gemm first: the reference and the fallback).

@@ -3,14 +3,14 @@
 // ImportOnnxBytes must answer every input with a model or an mxlite::Error. Anything else — a
 // crash, a sanitizer report, another exception type, a huge allocation (libFuzzer's -rss_limit_mb)
 // or a hang (-timeout) — is a bug in the loader: fix it there and add the input as a unit test in
-// tests/scheduler/onnx_import_test.cc. How to run it: README.md, "Fuzzing the ONNX loader".
+// tests/scheduler/onnx_import_test.cc. How to run it: docs/onnx.md, "Fuzzing the ONNX loader".
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "core/error.h"
 #include "core/logging.h"
-#include "scheduler/onnx_import.h"
+#include "scheduler/onnx/onnx_import.h"
 
 extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
   mxlite::SetLogLevel(mxlite::LogLevel::kError);  // rejected models are the norm here, not news

@@ -15,7 +15,7 @@ namespace mxlite::cli {
 namespace {
 
 const std::vector<FlagSpec> kInfoFlags = {
-    {"markdown", false, "print the settings as the README's Markdown table"},
+    {"markdown", false, "print the settings as docs/settings.md's Markdown table"},
     {"help", false, "show this help"},
 };
 
