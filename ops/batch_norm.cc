@@ -24,34 +24,21 @@
 #include <cmath>
 #include <optional>
 
+#include "ops/batch_norm.h"
+
 #include "ops/cpu/elementwise.h"
 #include "ops/cpu/parallel.h"
 #include "ops/operator.h"
 
 namespace mxlite {
-namespace {
 
-enum Input { kData, kGamma, kBeta, kMovingMean, kMovingVar };
-enum Output { kOut, kMean, kVar };
-
-// The data seen as (outer, channels, inner) around the normalised axis; with channel_block > 1
-// as (outer, channels / lanes, inner, lanes), the channel split over `axis` and the last axis.
-struct ChannelLayout {
-  int64_t outer = 1, channels = 1, inner = 1, lanes = 1;
-  int64_t per_channel() const { return outer * inner; }
-  bool blocked() const { return lanes > 1; }
-};
-
-int NormalisedAxis(const Attributes& attrs, const Shape& data, const std::string& owner) {
-  const int64_t axis = attrs.GetInt("axis");
+BatchNormChannels BatchNormChannelsOf(const Attributes& attrs, const Shape& data,
+                                      const std::string& owner) {
+  const int64_t given = attrs.GetInt("axis");
   const int ndim = data.ndim();
-  MX_CHECK(ndim >= 1 && axis >= -ndim && axis < ndim)
-      << owner << ": axis " << axis << " is out of range for data of shape " << data;
-  return static_cast<int>(axis < 0 ? axis + ndim : axis);
-}
-
-ChannelLayout LayoutOf(const Attributes& attrs, const Shape& data, const std::string& owner) {
-  const int axis = NormalisedAxis(attrs, data, owner);
+  MX_CHECK(ndim >= 1 && given >= -ndim && given < ndim)
+      << owner << ": axis " << given << " is out of range for data of shape " << data;
+  const int axis = static_cast<int>(given < 0 ? given + ndim : given);
   const int64_t lanes = attrs.GetInt("channel_block");
   if (lanes == 1) return {data.size(0, axis), data[axis], data.size(axis + 1, data.ndim()), 1};
   const int last = data.ndim() - 1;
@@ -59,6 +46,17 @@ ChannelLayout LayoutOf(const Attributes& attrs, const Shape& data, const std::st
       << owner << ": channel_block=" << lanes << " splits the channels over axis " << axis
       << " and a last axis of " << lanes << ", which data of shape " << data << " does not have";
   return {data.size(0, axis), data[axis] * lanes, data.size(axis + 1, last), lanes};
+}
+
+namespace {
+
+enum Input { kData, kGamma, kBeta, kMovingMean, kMovingVar };
+enum Output { kOut, kMean, kVar };
+
+using ChannelLayout = BatchNormChannels;
+
+ChannelLayout LayoutOf(const Attributes& attrs, const Shape& data, const std::string& owner) {
+  return BatchNormChannelsOf(attrs, data, owner);
 }
 
 void CheckAttributes(const Attributes& attrs, const std::string& owner) {

@@ -57,6 +57,10 @@ ReducedAxes ReducedAxesOf(const Attributes& attrs, const Shape& data, const std:
   return result;
 }
 
+double ReductionScale(Reduction reduction, int64_t group) {
+  return reduction == Reduction::kMean ? 1.0 / static_cast<double>(group) : 1.0;
+}
+
 namespace {
 
 cpu::ReduceKind KindOf(Reduction reduction) {
@@ -72,11 +76,6 @@ cpu::ReduceKind KindOf(Reduction reduction) {
       return cpu::ReduceKind::kProd;
   }
   return cpu::ReduceKind::kSum;
-}
-
-// The mean divides by the group's size (0 elements: NaN, as NumPy's mean of nothing).
-double ScaleOf(Reduction reduction, int64_t group) {
-  return reduction == Reduction::kMean ? 1.0 / static_cast<double>(group) : 1.0;
 }
 
 std::string Owner(Reduction reduction, const std::string& node) {
@@ -131,7 +130,7 @@ OpDef MakeReduceOp(Reduction reduction, const char* doc) {
     const cpu::ReduceRuns runs = cpu::MergeRuns(inputs[0].shape, axes.reduced);
     MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
       cpu::Reduce<T>(KindOf(reduction), runs, inputs[0].data_as<T>(), outputs[0].data_as<T>(),
-                     ScaleOf(reduction, axes.group));
+                     ReductionScale(reduction, axes.group));
     });
   };
   op.backward[DeviceType::kCPU] =
@@ -148,7 +147,7 @@ OpDef MakeReduceOp(Reduction reduction, const char* doc) {
           const T* x = inputs[0].data == nullptr ? nullptr : inputs[0].data_as<T>();
           const T* y = outputs[0].data == nullptr ? nullptr : outputs[0].data_as<T>();
           cpu::ReduceBackward<T>(KindOf(reduction), runs, x, y, output_grads[0].data_as<T>(),
-                                 dx.data_as<T>(), ScaleOf(reduction, axes.group));
+                                 dx.data_as<T>(), ReductionScale(reduction, axes.group));
         });
       };
   return op;

@@ -38,4 +38,8 @@ struct ReducedAxes {
 // range or named twice.
 ReducedAxes ReducedAxesOf(const Attributes& attrs, const Shape& data, const std::string& owner);
 
+// What a sum of the group is scaled by: 1 / group for the mean (NaN for an empty group, as
+// NumPy's mean of nothing), 1 for the others.
+double ReductionScale(Reduction reduction, int64_t group);
+
 }  // namespace mxlite

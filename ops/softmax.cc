@@ -3,14 +3,14 @@
 // so both may run in place. Names and attributes follow MXNet's softmax/log_softmax (MXNet's
 // `dtype` and `use_length` are not supported: unknown attributes are errors); "Softmax" and
 // "LogSoftmax" (ONNX opset 13's names and semantics) are the same ops.
-#include "ops/cpu/softmax.h"
+#include "ops/softmax.h"
 
+#include "ops/cpu/softmax.h"
 #include "ops/operator.h"
 
 namespace mxlite {
-namespace {
 
-cpu::SoftmaxLayout LayoutAround(const Attributes& attrs, const Shape& data,
+SoftmaxExtent SoftmaxAroundAxis(const Attributes& attrs, const Shape& data,
                                 const std::string& owner) {
   const int64_t axis = attrs.GetInt("axis");
   const int ndim = data.ndim();
@@ -20,17 +20,25 @@ cpu::SoftmaxLayout LayoutAround(const Attributes& attrs, const Shape& data,
   return {data.size(0, a), data[a], data.size(a + 1, ndim)};
 }
 
-double Temperature(const Attributes& attrs, const std::string& owner) {
+double SoftmaxTemperature(const Attributes& attrs, const std::string& owner) {
   const double temperature = attrs.Has("temperature") ? attrs.GetFloat("temperature") : 1.0;
   MX_CHECK(temperature != 0) << owner << ": temperature must not be 0";
   return temperature;
+}
+
+namespace {
+
+cpu::SoftmaxLayout LayoutAround(const Attributes& attrs, const Shape& data,
+                                const std::string& owner) {
+  const SoftmaxExtent e = SoftmaxAroundAxis(attrs, data, owner);
+  return {e.outer, e.length, e.inner};
 }
 
 void SoftmaxInferShape(const Attributes& attrs, ShapeInference& shapes) {
   const std::string owner = shapes.op + " " + shapes.node;
   const Shape& data = shapes.Input(0);
   LayoutAround(attrs, data, owner);
-  Temperature(attrs, owner);
+  SoftmaxTemperature(attrs, owner);
   shapes.AssignOutput(0, data);
 }
 
@@ -41,7 +49,7 @@ void SoftmaxForwardCpu(const OpContext& ctx, const Attributes& attrs,
   if (req[0] == WriteMode::kNull) return;
   const std::string owner = std::string(kLog ? "log_softmax " : "softmax ") + ctx.node_name;
   const cpu::SoftmaxLayout layout = LayoutAround(attrs, inputs[0].shape, owner);
-  const double temperature = Temperature(attrs, owner);
+  const double temperature = SoftmaxTemperature(attrs, owner);
   MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
     cpu::SoftmaxForward<T>(layout, inputs[0].data_as<T>(), outputs[0].data_as<T>(), temperature,
                            kLog);
@@ -57,7 +65,7 @@ void SoftmaxBackwardCpu(const OpContext& ctx, const Attributes& attrs,
   if (req[0] == WriteMode::kNull) return;
   const std::string owner = std::string(kLog ? "log_softmax " : "softmax ") + ctx.node_name;
   const cpu::SoftmaxLayout layout = LayoutAround(attrs, outputs[0].shape, owner);
-  const double temperature = Temperature(attrs, owner);
+  const double temperature = SoftmaxTemperature(attrs, owner);
   MXLITE_FLOAT_TYPE_SWITCH(outputs[0].dtype, T, owner, {
     cpu::SoftmaxBackward<T>(layout, outputs[0].data_as<T>(), output_grads[0].data_as<T>(),
                             input_grads[0].data_as<T>(), temperature, kLog);

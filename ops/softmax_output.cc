@@ -21,8 +21,21 @@
 
 #include "ops/cpu/softmax.h"
 #include "ops/operator.h"
+#include "ops/softmax.h"
 
 namespace mxlite {
+
+SoftmaxExtent SoftmaxOutputClasses(const Attributes& attrs, const Shape& data,
+                                   const std::string& owner) {
+  MX_CHECK(data.ndim() >= 2) << owner << ": data must have at least 2 dims (batch, classes); got "
+                             << data;
+  if (attrs.GetBool("multi_output")) return {data[0], data[1], data.size(2, data.ndim())};
+  if (attrs.GetBool("preserve_shape")) {
+    return {data.size(0, data.ndim() - 1), data[data.ndim() - 1], 1};
+  }
+  return {data[0], data.size(1, data.ndim()), 1};
+}
+
 namespace {
 
 enum Input { kData, kLabel };
@@ -31,13 +44,8 @@ std::string Owner(const std::string& node) { return "SoftmaxOutput " + node; }
 
 cpu::SoftmaxLayout ClassLayout(const Attributes& attrs, const Shape& data,
                                const std::string& owner) {
-  MX_CHECK(data.ndim() >= 2) << owner << ": data must have at least 2 dims (batch, classes); got "
-                             << data;
-  if (attrs.GetBool("multi_output")) return {data[0], data[1], data.size(2, data.ndim())};
-  if (attrs.GetBool("preserve_shape")) {
-    return {data.size(0, data.ndim() - 1), data[data.ndim() - 1], 1};
-  }
-  return {data[0], data.size(1, data.ndim()), 1};
+  const SoftmaxExtent e = SoftmaxOutputClasses(attrs, data, owner);
+  return {e.outer, e.length, e.inner};
 }
 
 // The label shape of class indices that the op infers, and the others it accepts.

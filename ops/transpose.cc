@@ -4,14 +4,14 @@
 // needs no forward tensor. The kernel (ops/cpu/transpose.h) is the one the layout transforms use.
 #include <numeric>
 
+#include "ops/transpose.h"
+
 #include "ops/cpu/transpose.h"
 #include "ops/operator.h"
 
 namespace mxlite {
-namespace {
 
-// The permutation for an input of `ndim` dims, validated; `where` prefixes errors.
-std::vector<int> Permutation(const Attributes& attrs, int ndim, const std::string& where) {
+std::vector<int> TransposePermutation(const Attributes& attrs, int ndim, const std::string& where) {
   const std::vector<int64_t>& given = attrs.GetInts("axes");
   std::vector<int> axes(ndim);
   if (given.empty()) {
@@ -33,9 +33,11 @@ std::vector<int> Permutation(const Attributes& attrs, int ndim, const std::strin
   return axes;
 }
 
+namespace {
+
 void TransposeShape(const Attributes& attrs, ShapeInference& shapes) {
   const Shape& data = shapes.Input(0);
-  const std::vector<int> axes = Permutation(
+  const std::vector<int> axes = TransposePermutation(
       attrs, data.ndim(), shapes.op + " " + shapes.node + " on input " + data.ToString());
   std::vector<int64_t> dims(data.ndim());
   for (int i = 0; i < data.ndim(); ++i) dims[i] = data[axes[i]];
@@ -49,7 +51,7 @@ void TransposeForwardCpu(const OpContext& ctx, const Attributes& attrs,
   if (req[0] == WriteMode::kNull) return;
   const TensorView& data = inputs[0];
   cpu::TransposeAxes(data.data, data.shape,
-                     Permutation(attrs, data.shape.ndim(), "transpose " + ctx.node_name),
+                     TransposePermutation(attrs, data.shape.ndim(), "transpose " + ctx.node_name),
                      outputs[0].data, data.dtype);
 }
 
@@ -61,7 +63,7 @@ void TransposeBackwardCpu(const OpContext& ctx, const Attributes& attrs,
   if (req[0] == WriteMode::kNull) return;
   const TensorView& grad = output_grads[0];
   const int ndim = grad.shape.ndim();
-  const std::vector<int> axes = Permutation(attrs, ndim, "transpose " + ctx.node_name);
+  const std::vector<int> axes = TransposePermutation(attrs, ndim, "transpose " + ctx.node_name);
   std::vector<int> inverse(ndim);
   for (int i = 0; i < ndim; ++i) inverse[axes[i]] = i;
   cpu::TransposeAxes(grad.data, grad.shape, inverse, input_grads[0].data, grad.dtype);

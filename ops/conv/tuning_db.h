@@ -43,7 +43,7 @@
 #include "core/dtype.h"
 #include "core/settings.h"
 #include "core/shape.h"
-#include "ops/conv/conv_direction.h"
+#include "ops/conv_direction.h"
 
 namespace mxlite::conv {
 

@@ -58,7 +58,7 @@
 #include <vector>
 
 #include "core/dtype.h"
-#include "ops/conv/conv_direction.h"
+#include "ops/conv_direction.h"
 #include "ops/cpu/conv_gemm.h"
 #include "ops/cpu/epilogue.h"
 #include "ops/cpu/im2col.h"

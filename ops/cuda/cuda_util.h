@@ -80,6 +80,11 @@ namespace mxlite::cuda {
 template <typename T>
 using CudnnScalar = std::conditional_t<std::is_same_v<T, double>, double, float>;
 
+// "Pad pad1": an op's name and the node's, how GPU kernels name themselves in errors.
+inline std::string Owner(const char* op, const OpContext& ctx) {
+  return std::string(op) + " " + ctx.node_name;
+}
+
 // The op's stream, after making the op's device current on this thread.
 cudaStream_t PrepareStream(const OpContext& ctx, const std::string& owner);
 

@@ -23,10 +23,6 @@ cuda::ReduceKind KindOf(Reduction reduction) {
   return cuda::ReduceKind::kSum;
 }
 
-double ScaleOf(Reduction reduction, int64_t group) {
-  return reduction == Reduction::kMean ? 1.0 / static_cast<double>(group) : 1.0;
-}
-
 template <Reduction kReduction>
 void ReduceForwardGpu(const OpContext& ctx, const Attributes& attrs,
                       const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
@@ -37,9 +33,10 @@ void ReduceForwardGpu(const OpContext& ctx, const Attributes& attrs,
   const ReducedAxes axes = ReducedAxesOf(attrs, inputs[0].shape, owner);
   const cuda::ReduceGeometry g = cuda::MakeReduceGeometry(inputs[0].shape, axes.kept_dims);
   MXLITE_GPU_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
-    MXLITE_CUDA_CALL(cuda::Reduce(KindOf(kReduction), g, inputs[0].data_as<T>(),
-                                  outputs[0].data_as<T>(), ScaleOf(kReduction, axes.group), stream),
-                     owner);
+    MXLITE_CUDA_CALL(
+        cuda::Reduce(KindOf(kReduction), g, inputs[0].data_as<T>(), outputs[0].data_as<T>(),
+                     ReductionScale(kReduction, axes.group), stream),
+        owner);
   });
 }
 
@@ -77,9 +74,10 @@ void ReduceBackwardGpu(const OpContext& ctx, const Attributes& attrs,
     } else {
       const T* x = inputs[0].data == nullptr ? nullptr : inputs[0].data_as<T>();
       const T* y = outputs[0].data == nullptr ? nullptr : outputs[0].data_as<T>();
-      MXLITE_CUDA_CALL(cuda::ReduceBackward(KindOf(kReduction), g, x, y, dy, dx.data_as<T>(),
-                                            ScaleOf(kReduction, axes.group), dx.size(), stream),
-                       owner);
+      MXLITE_CUDA_CALL(
+          cuda::ReduceBackward(KindOf(kReduction), g, x, y, dy, dx.data_as<T>(),
+                               ReductionScale(kReduction, axes.group), dx.size(), stream),
+          owner);
     }
   });
 }

@@ -20,7 +20,7 @@
 #include "engine/engine.h"
 #include "engine/ndarray.h"
 #include "engine/profiler.h"
-#include "ops/cpu/gemm.h"
+#include "ops/cpu_runtime.h"
 #include "scheduler/graph/executor.h"
 #include "scheduler/graph/graph_builder.h"
 #include "scheduler/train/initializer.h"
@@ -221,7 +221,7 @@ std::string BuildInfoJson() {
     json << (i ? ", " : "") << JsonString(info.cpu_features[i]);
   }
   json << "], \"hardware_threads\": " << info.hardware_threads
-       << ", \"gemm\": " << JsonString(cpu::ActiveGemm().ToString());
+       << ", \"gemm\": " << JsonString(CpuGemmDescription());
 #ifdef MXLITE_HAS_ONNX
   json << ", \"onnx_enabled\": true}";
 #else

@@ -16,7 +16,7 @@
 #include "core/error.h"
 #include "core/settings.h"
 #include "engine/engine.h"
-#include "ops/cpu/parallel.h"
+#include "ops/cpu_runtime.h"
 #include "tools/mxlite/command_line.h"
 #include "tools/mxlite/commands.h"
 #include "tools/mxlite/model_session.h"
@@ -271,7 +271,7 @@ int RunBenchCommand(const std::vector<std::string>& args) {
     // The setting records the choice (source: program); the override makes it hold even when
     // the thread pool was sized earlier in this process.
     settings().Set("MXNET_OMP_MAX_THREADS", std::to_string(threads));
-    cpu::SetIntraOpThreads(static_cast<int>(threads));
+    SetCpuIntraOpThreads(static_cast<int>(threads));
   }
   ApplyEngine(parsed.Value("engine"));
 
@@ -288,7 +288,7 @@ int RunBenchCommand(const std::vector<std::string>& args) {
   }
   std::cout << "device " << ctx.ToString() << ", engine "
             << settings().GetString("MXNET_ENGINE_TYPE") << ", intra-op threads "
-            << cpu::IntraOpThreads() << std::endl;
+            << CpuIntraOpThreads() << std::endl;
 
   OnnxBinding binding{
       .ctx = ctx, .training = parsed.Has("training"), .dtype = ParseDTypeFlag(parsed)};

@@ -6,7 +6,7 @@
 #include "core/build_info.h"
 #include "core/error.h"
 #include "core/settings.h"
-#include "ops/cpu/gemm.h"
+#include "ops/cpu_runtime.h"
 #include "tools/mxlite/command_line.h"
 #include "tools/mxlite/commands.h"
 
@@ -43,7 +43,7 @@ void PrintBuild(std::ostream& out, const Settings& registry) {
   }
   out << "CPU:     " << info.cpu_model << "; " << info.hardware_threads
       << " hardware threads; features " << Join(info.cpu_features, " ") << "\n";
-  out << "GEMM:    " << cpu::ActiveGemm().ToString() << "\n";
+  out << "GEMM:    " << CpuGemmDescription() << "\n";
   out << "Threads: engine " << registry.GetString("MXNET_ENGINE_TYPE") << ", CPU workers "
       << registry.GetInt("MXNET_CPU_WORKER_NTHREADS") << ", CPU priority "
       << registry.GetInt("MXNET_CPU_PRIORITY_NTHREADS") << ", GPU workers "

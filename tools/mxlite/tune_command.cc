@@ -8,7 +8,7 @@
 
 #include "core/error.h"
 #include "core/settings.h"
-#include "ops/cpu/parallel.h"
+#include "ops/cpu_runtime.h"
 #include "scheduler/graph/executor.h"
 #include "scheduler/onnx/onnx_import.h"
 #include "tools/mxlite/command_line.h"
@@ -57,7 +57,7 @@ int RunTuneCommand(const std::vector<std::string>& args) {
   const int64_t threads = IntFlag(parsed, "threads", 0, 1, 1024);
   if (threads > 0) {
     settings().Set("MXNET_OMP_MAX_THREADS", std::to_string(threads));
-    cpu::SetIntraOpThreads(static_cast<int>(threads));
+    SetCpuIntraOpThreads(static_cast<int>(threads));
   }
   const int64_t batch = IntFlag(parsed, "batch", 1, 1, 1 << 20);
   const Context ctx = ParseDevice(parsed.Value("device"));

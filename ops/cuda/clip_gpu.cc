@@ -1,0 +1,54 @@
+// clip's GPU kernels (ops/clip.cc; ops/cuda/elementwise_kernels.cu).
+#include <limits>
+
+#include "ops/cuda/cuda_util.h"
+#include "ops/cuda/kernels.h"
+#include "ops/operator.h"
+
+namespace mxlite {
+namespace {
+
+using cuda::Owner;
+
+double LowerBound(const Attributes& attrs) {
+  return attrs.Has("a_min") ? attrs.GetFloat("a_min") : -std::numeric_limits<double>::infinity();
+}
+double UpperBound(const Attributes& attrs) {
+  return attrs.Has("a_max") ? attrs.GetFloat("a_max") : std::numeric_limits<double>::infinity();
+}
+
+void ClipForwardGpu(const OpContext& ctx, const Attributes& attrs,
+                    const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
+                    const std::vector<WriteMode>& req) {
+  if (req[0] == WriteMode::kNull) return;
+  const std::string owner = Owner("clip", ctx);
+  cudaStream_t stream = cuda::PrepareStream(ctx, owner);
+  MXLITE_GPU_FLOAT_TYPE_SWITCH(outputs[0].dtype, T, owner, {
+    MXLITE_CUDA_CALL(
+        cuda::ClipForward(inputs[0].data_as<T>(), outputs[0].data_as<T>(), outputs[0].size(),
+                          LowerBound(attrs), UpperBound(attrs), stream),
+        owner);
+  });
+}
+
+void ClipBackwardGpu(const OpContext& ctx, const Attributes& attrs,
+                     const std::vector<TensorView>& output_grads,
+                     const std::vector<TensorView>& inputs, const std::vector<TensorView>&,
+                     const std::vector<TensorView>& input_grads,
+                     const std::vector<WriteMode>& req) {
+  if (req[0] == WriteMode::kNull) return;
+  const std::string owner = Owner("clip", ctx);
+  cudaStream_t stream = cuda::PrepareStream(ctx, owner);
+  MXLITE_GPU_FLOAT_TYPE_SWITCH(input_grads[0].dtype, T, owner, {
+    MXLITE_CUDA_CALL(cuda::ClipBackward(inputs[0].data_as<T>(), output_grads[0].data_as<T>(),
+                                        input_grads[0].data_as<T>(), input_grads[0].size(),
+                                        LowerBound(attrs), UpperBound(attrs), stream),
+                     owner);
+  });
+}
+
+}  // namespace
+
+MXLITE_REGISTER_KERNELS(clip, kGPU, ClipForwardGpu, ClipBackwardGpu);
+
+}  // namespace mxlite
