@@ -126,15 +126,18 @@ std::unique_ptr<OpState> CreateState(const StateRequest& request) {
   const ConvWindow window = ReadConvWindow(request.attrs, owner);
   if (request.training) CheckBackwardLayout(window, owner, "be bound for training");
   conv::CpuConvTuningRequest tuning;
-  tuning.layer = request.node_name;
+  tuning.tuning = conv::LayerTuningRequestFor(request.attrs, request.node_name);
   tuning.geometry = ConvolutionGeometry(window, request.input_shapes.at(0), owner);
   tuning.dtype = request.input_dtypes.empty() ? DType::kFloat32 : request.input_dtypes[0];
-  tuning.cudnn_tune = request.attrs.GetOptionalString("cudnn_tune");
-  tuning.workspace_mb = request.attrs.GetInt("workspace");
-  tuning.training = request.training;
-  tuning.prepared_weight = settings().GetBool("MXNET_CONV_PREPACK_WEIGHTS");
-  return std::make_unique<ConvolutionState>(conv::TuneCpuConvolution(tuning),
-                                            tuning.prepared_weight);
+  if (request.training) {
+    tuning.directions = {ConvDirection::kForward, ConvDirection::kBackwardData,
+                         ConvDirection::kBackwardFilter};
+  }
+  // Inference passes keep the forward's weight prepared; training changes it every step, so its
+  // forward is timed unprepared.
+  const bool prepack = settings().GetBool("MXNET_CONV_PREPACK_WEIGHTS");
+  tuning.prepared_weight = prepack && !request.training;
+  return std::make_unique<ConvolutionState>(conv::TuneCpuConvolution(tuning), prepack);
 }
 
 // The algorithm the node's plan chose for `direction`, or the heuristic's when there is no plan

@@ -1,7 +1,7 @@
 // Deconvolution (transposed convolution), as MXNet's: the adjoint of a Convolution with the same
 // kernel, stride, dilate, pad and groups, mapping its output space back to its input space, plus a
 // bias. Forward is that convolution's data gradient; backward is its forward (data gradient) and
-// its weight gradient (ops/cpu/conv_gemm.h), with data and output swapping roles.
+// its weight gradient, with data and output swapping roles.
 //
 //   data    (N, C, H, W)                          NCHW (NCW drops H; NHWC puts C last)
 //   weight  (C, F/G, KH, KW)  (NHWC: (C, KH, KW, F/G))
@@ -13,8 +13,15 @@
 // for t = stride * (H - 1) + dilated kernel - target); the given pad and adj are then ignored.
 // An explicit adj must be smaller than the stride or the dilation on its axis (as PyTorch and ONNX
 // require).
+//
+// Tuning: a bound node tunes its adjoint convolution's directions as a Convolution tunes its own
+// (ops/conv/cpu_conv_tuning.h on the CPU, cuDNN's Find on the GPU), per the layer's cudnn_tune,
+// else MXNET_CUDNN_AUTOTUNE_DEFAULT, and its workspace limit, through the tuning DB: its forward
+// runs the adjoint's backward_data pick, its backward the adjoint's forward and backward_filter
+// picks; an imperative call runs the heuristic's.
 #include <algorithm>
 
+#include "ops/conv/cpu_conv_tuning.h"
 #include "ops/conv_attributes.h"
 #include "ops/cpu/conv_gemm.h"
 #include "ops/operator.h"
@@ -23,6 +30,7 @@
 namespace mxlite {
 namespace {
 
+using conv::ConvDirection;
 using cpu::ConvGeometry;
 
 // Per axis: the spatial size of the output and the padding the adjoint convolution uses.
@@ -93,6 +101,46 @@ void InferShape(const Attributes& attrs, ShapeInference& shapes) {
   shapes.AssignOutput(0, ActivationShape(window, {g.batch, g.in_channels, g.in_h, g.in_w}));
 }
 
+// The tuned plan of a bound node: its adjoint convolution's algorithms for the directions it runs
+// (forward: the adjoint's backward_data; backward: its forward and backward_filter).
+class DeconvolutionState : public OpState, public conv::TunedState {
+ public:
+  explicit DeconvolutionState(conv::CpuConvPlan plan) : plan_(std::move(plan)) {}
+  const std::vector<conv::LayerTuning>& tuning_decisions() const override {
+    return plan_.decisions;
+  }
+  const conv::CpuConvPlan& plan() const { return plan_; }
+
+ private:
+  conv::CpuConvPlan plan_;
+};
+
+std::unique_ptr<OpState> CreateState(const StateRequest& request) {
+  const std::string owner = "Deconvolution " + request.node_name;
+  const ConvWindow window = ReadConvWindow(request.attrs, owner);
+  conv::CpuConvTuningRequest tuning;
+  tuning.tuning = conv::LayerTuningRequestFor(request.attrs, request.node_name);
+  tuning.geometry = AdjointGeometry(request.attrs, window, request.input_shapes.at(0), owner);
+  tuning.dtype = request.input_dtypes.empty() ? DType::kFloat32 : request.input_dtypes[0];
+  tuning.directions = {ConvDirection::kBackwardData};
+  if (request.training) {
+    tuning.directions = {ConvDirection::kBackwardData, ConvDirection::kForward,
+                         ConvDirection::kBackwardFilter};
+  }
+  return std::make_unique<DeconvolutionState>(conv::TuneCpuConvolution(tuning));
+}
+
+// The adjoint's algorithm the node's plan chose for `direction`, or the heuristic's when there is
+// no plan for this geometry (imperative calls).
+const cpu::ConvAlgorithm& AlgorithmFor(const OpContext& ctx, const ConvGeometry& g,
+                                       ConvDirection direction) {
+  if (const auto* state = dynamic_cast<const DeconvolutionState*>(ctx.state)) {
+    const cpu::ConvAlgorithm* planned = state->plan().For(direction);
+    if (planned != nullptr && state->plan().geometry == g) return *planned;
+  }
+  return conv::HeuristicCpuAlgorithm(g, direction);
+}
+
 void ForwardCpu(const OpContext& ctx, const Attributes& attrs,
                 const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
                 const std::vector<WriteMode>& req) {
@@ -103,8 +151,12 @@ void ForwardCpu(const OpContext& ctx, const Attributes& attrs,
   MX_CHECK(ctx.scratch != nullptr) << owner << ": no scratch space";
   MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
     T* output = outputs[0].data_as<T>();
-    cpu::ConvolutionBackwardDataGemm<T>(g, inputs[0].data_as<T>(), inputs[1].data_as<T>(), output,
-                                        *ctx.scratch);
+    cpu::ConvTensors<T> tensors;  // the adjoint's data gradient of our data
+    tensors.output_grad = inputs[0].data_as<T>();
+    tensors.weight = inputs[1].data_as<T>();
+    tensors.data_grad = output;
+    AlgorithmFor(ctx, g, ConvDirection::kBackwardData)
+        .Run(ConvDirection::kBackwardData, g, tensors, *ctx.scratch);
     if (!attrs.GetBool("no_bias")) {
       cpu::AddPerChannel<T>(inputs[2].data_as<T>(), g.batch, g.in_channels, g.in_spatial(),
                             g.channels_last(), output);
@@ -122,13 +174,21 @@ void BackwardCpu(const OpContext& ctx, const Attributes& attrs,
   MX_CHECK(ctx.scratch != nullptr) << owner << ": no scratch space";
   MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
     const T* output_grad = output_grads[0].data_as<T>();
-    if (req[0] != WriteMode::kNull) {
-      cpu::ConvolutionForwardGemm<T>(g, output_grad, inputs[1].data_as<T>(), nullptr,
-                                     input_grads[0].data_as<T>(), *ctx.scratch);
+    if (req[0] != WriteMode::kNull) {  // the adjoint's forward of our output's gradient
+      cpu::ConvTensors<T> tensors;
+      tensors.data = output_grad;
+      tensors.weight = inputs[1].data_as<T>();
+      tensors.output = input_grads[0].data_as<T>();
+      AlgorithmFor(ctx, g, ConvDirection::kForward)
+          .Run(ConvDirection::kForward, g, tensors, *ctx.scratch);
     }
-    if (req[1] != WriteMode::kNull) {
-      cpu::ConvolutionBackwardWeightGemm<T>(g, output_grad, inputs[0].data_as<T>(),
-                                            input_grads[1].data_as<T>(), *ctx.scratch);
+    if (req[1] != WriteMode::kNull) {  // the adjoint's weight gradient
+      cpu::ConvTensors<T> tensors;
+      tensors.data = output_grad;
+      tensors.output_grad = inputs[0].data_as<T>();
+      tensors.weight_grad = input_grads[1].data_as<T>();
+      AlgorithmFor(ctx, g, ConvDirection::kBackwardFilter)
+          .Run(ConvDirection::kBackwardFilter, g, tensors, *ctx.scratch);
     }
     if (!attrs.GetBool("no_bias") && req[2] != WriteMode::kNull) {
       cpu::SumPerChannel<T>(output_grad, g.batch, g.in_channels, g.in_spatial(), g.channels_last(),
@@ -160,6 +220,7 @@ MXLITE_REGISTER_OP(Deconvolution) {
   AddConvTuningAttributes(op.attributes, 512);
   SetWeightedLayerSignature(op);
   op.infer_shape = InferShape;
+  op.create_state[DeviceType::kCPU] = CreateState;
   op.forward[DeviceType::kCPU] = ForwardCpu;
   op.backward[DeviceType::kCPU] = BackwardCpu;
   return op;

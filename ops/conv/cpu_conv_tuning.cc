@@ -292,39 +292,47 @@ const ConvAlgorithm* CpuConvPlan::For(ConvDirection direction) const {
   return nullptr;
 }
 
+namespace {
+
+const ConvAlgorithm*& PlanSlot(CpuConvPlan& plan, ConvDirection direction) {
+  switch (direction) {
+    case ConvDirection::kForward:
+      return plan.forward;
+    case ConvDirection::kBackwardData:
+      return plan.backward_data;
+    case ConvDirection::kBackwardFilter:
+      return plan.backward_filter;
+  }
+  return plan.forward;
+}
+
+}  // namespace
+
 CpuConvPlan TuneCpuConvolution(const CpuConvTuningRequest& request) {
+  const std::string& layer = request.tuning.layer;
   // The candidates compute in float32 or float64 only; timing them on other element types would
   // read buffers of the wrong size.
   MX_CHECK(request.dtype == DType::kFloat32 || request.dtype == DType::kFloat64)
-      << request.layer << ": dtype " << request.dtype
+      << layer << ": dtype " << request.dtype
       << " is not supported by the CPU convolutions (float32 and float64 are; float16 runs on the "
       << "GPU)";
   const ConvGeometry& g = request.geometry;
   CpuConvPlan plan;
   plan.geometry = g;
   if (g.batch == 0) {  // nothing to compute, nothing to time
-    plan.forward = &HeuristicCpuAlgorithm(g, ConvDirection::kForward);
-    if (request.training) {
-      plan.backward_data = &HeuristicCpuAlgorithm(g, ConvDirection::kBackwardData);
-      plan.backward_filter = &HeuristicCpuAlgorithm(g, ConvDirection::kBackwardFilter);
+    for (ConvDirection direction : request.directions) {
+      PlanSlot(plan, direction) = &HeuristicCpuAlgorithm(g, direction);
     }
     return plan;
   }
-  const EffectiveMode mode = ResolveTuneMode(Settings::Global(), request.cudnn_tune, request.layer);
-  const uint64_t workspace_limit = static_cast<uint64_t>(request.workspace_mb) << 20;
-  std::vector<ConvDirection> directions = {ConvDirection::kForward};
-  if (request.training) {
-    directions.push_back(ConvDirection::kBackwardData);
-    directions.push_back(ConvDirection::kBackwardFilter);
-  }
-  for (ConvDirection direction : directions) {
+  for (ConvDirection direction : request.directions) {
     ConvTuner::Request tune;
-    tune.layer = request.layer;
-    const bool prepared = request.prepared_weight && !request.training;
+    tune.layer = layer;
+    const bool prepared = request.prepared_weight && direction == ConvDirection::kForward;
     tune.problem = CpuConvProblem(g, direction, request.dtype, prepared);
     tune.environment = TuningEnvironment::ForCpu();
-    tune.mode = mode;
-    tune.policy = TuningPolicy::For(mode.mode, workspace_limit, Settings::Global());
+    tune.mode = request.tuning.mode;
+    tune.policy = request.tuning.policy;
     tune.candidates = [&g, direction, &request, prepared] {
       return CpuConvCandidates(g, direction, request.dtype, prepared);
     };
@@ -338,20 +346,9 @@ CpuConvPlan TuneCpuConvolution(const CpuConvTuningRequest& request) {
     };
     LayerTuning decision = ConvTuner::Global().Tune(tune);
     const ConvAlgorithm* algorithm = cpu::FindCpuConvAlgorithm(decision.record.algorithm, layout);
-    MX_CHECK(algorithm != nullptr)
-        << request.layer << ": the tuner picked '" << decision.record.algorithm
-        << "', which is not a CPU algorithm";
-    switch (direction) {
-      case ConvDirection::kForward:
-        plan.forward = algorithm;
-        break;
-      case ConvDirection::kBackwardData:
-        plan.backward_data = algorithm;
-        break;
-      case ConvDirection::kBackwardFilter:
-        plan.backward_filter = algorithm;
-        break;
-    }
+    MX_CHECK(algorithm != nullptr) << layer << ": the tuner picked '" << decision.record.algorithm
+                                   << "', which is not a CPU algorithm";
+    PlanSlot(plan, direction) = algorithm;
     plan.decisions.push_back(std::move(decision));
   }
   return plan;

@@ -2,9 +2,9 @@
 // runnable on pooled tensors of the problem's shapes filled with random values), the heuristic
 // that `off` uses, and the plan — one algorithm per direction — that the Convolution op runs.
 //
-//   CpuConvPlan plan = TuneCpuConvolution({.layer = "conv3", .geometry = g, .dtype = kFloat32,
-//                                          .cudnn_tune = std::nullopt, .workspace_mb = 1024,
-//                                          .training = true});
+//   CpuConvPlan plan = TuneCpuConvolution({.tuning = LayerTuningRequestFor(attrs, "conv3"),
+//                                          .geometry = g, .dtype = kFloat32,
+//                                          .directions = {ConvDirection::kForward}});
 //   plan.forward->Run(ConvDirection::kForward, g, tensors, scratch);
 //
 // Candidates are the algorithms in the geometry's layout (NCHW or NHWC) that implement the
@@ -47,28 +47,29 @@ const cpu::ConvAlgorithm& HeuristicCpuAlgorithm(const cpu::ConvGeometry& geometr
                                                 ConvDirection direction);
 
 struct CpuConvTuningRequest {
-  std::string layer;
+  LayerTuningRequest tuning;  // the layer's mode and policy
   cpu::ConvGeometry geometry;
   DType dtype = DType::kFloat32;
-  std::optional<std::string> cudnn_tune;  // the layer's attribute; nullopt when absent
-  int64_t workspace_mb = 1024;
-  bool training = false;  // tune backward_data and backward_filter too
+  // The directions the layer runs: a Convolution's forward (and both backward directions when
+  // training); a Deconvolution's backward_data (its forward), with forward and backward_filter
+  // when training.
+  std::vector<ConvDirection> directions = {ConvDirection::kForward};
   // The forward will reuse a prepared weight (an inference executor with
-  // MXNET_CONV_PREPACK_WEIGHTS): time it so. Ignored when training.
+  // MXNET_CONV_PREPACK_WEIGHTS): time it so.
   bool prepared_weight = false;
 };
 
 struct CpuConvPlan {
   cpu::ConvGeometry geometry;
-  const cpu::ConvAlgorithm* forward = nullptr;
-  const cpu::ConvAlgorithm* backward_data = nullptr;    // null unless training
-  const cpu::ConvAlgorithm* backward_filter = nullptr;  // null unless training
+  const cpu::ConvAlgorithm* forward = nullptr;          // null unless tuned
+  const cpu::ConvAlgorithm* backward_data = nullptr;    // null unless tuned
+  const cpu::ConvAlgorithm* backward_filter = nullptr;  // null unless tuned
   std::vector<LayerTuning> decisions;
 
   const cpu::ConvAlgorithm* For(ConvDirection direction) const;
 };
 
-// Tunes the forward (and, for training, both backward directions) through ConvTuner::Global().
+// Tunes each requested direction through ConvTuner::Global().
 CpuConvPlan TuneCpuConvolution(const CpuConvTuningRequest& request);
 
 }  // namespace mxlite::conv

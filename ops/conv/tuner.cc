@@ -172,6 +172,15 @@ EffectiveMode ResolveTuneMode(const Settings& settings, const std::optional<std:
   return {ParseTuneMode(value.text), value.source};
 }
 
+LayerTuningRequest LayerTuningRequestFor(const Attributes& attrs, const std::string& layer) {
+  LayerTuningRequest request;
+  request.layer = layer;
+  request.mode = ResolveTuneMode(Settings::Global(), attrs.GetOptionalString("cudnn_tune"), layer);
+  const uint64_t workspace_bytes = static_cast<uint64_t>(attrs.GetInt("workspace")) << 20;
+  request.policy = TuningPolicy::For(request.mode.mode, workspace_bytes, Settings::Global());
+  return request;
+}
+
 // ---- Policy and timing ----
 
 TuningPolicy TuningPolicy::For(TuneMode mode, uint64_t workspace_limit_bytes,

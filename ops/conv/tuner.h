@@ -1,10 +1,10 @@
 // The convolution tuner (docs/design.md, Convolution tuning): for one convolution problem, which
 // candidate algorithm to run, decided per the layer's tuning mode, remembered in the tuning DB.
 //
+//   const LayerTuningRequest layer = LayerTuningRequestFor(node.attrs, "conv3");  // once, at bind
 //   ConvTuner::Request request;
-//   request.layer = "conv3";  request.problem = problem;  request.environment = here;
-//   request.mode = ResolveTuneMode(settings(), attrs cudnn_tune, "conv3");
-//   request.policy = TuningPolicy::For(request.mode.mode, workspace_bytes, settings());
+//   request.layer = layer.layer;  request.problem = problem;  request.environment = here;
+//   request.mode = layer.mode;  request.policy = layer.policy;
 //   request.candidates = [&] { return CandidatesOf(problem); };   // built only on a DB miss
 //   request.heuristic = RankByHeuristic;
 //   LayerTuning decision = ConvTuner::Global().Tune(request);   // decision.record.algorithm
@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "core/settings.h"
+#include "ops/attributes.h"
 #include "ops/conv/tuning_db.h"
 
 namespace mxlite::conv {
@@ -103,6 +104,21 @@ struct TuningPolicy {
   // without TF32 is not the answer once TF32 candidates may run). fastest ignores the limit.
   std::string KeyText() const;
 };
+
+// What one layer asks of the tuner, read once from its attributes (cudnn_tune, workspace) and
+// the settings (MXNET_CUDNN_AUTOTUNE_DEFAULT, MXNET_ENFORCE_DETERMINISM, the Tensor Core
+// settings): every direction, on every device, and the layout planner tune from this, never from
+// the attributes. Convolution and Deconvolution ask alike (a Deconvolution's directions are its
+// adjoint convolution's).
+struct LayerTuningRequest {
+  std::string layer;
+  EffectiveMode mode;
+  TuningPolicy policy;  // the mode, the workspace limit, determinism, Tensor Cores
+};
+
+// The request of the layer `layer` whose attributes are `attrs` (a schema with cudnn_tune and
+// workspace, ops/conv_attributes.h). Errors name the layer.
+LayerTuningRequest LayerTuningRequestFor(const Attributes& attrs, const std::string& layer);
 
 struct TimingOptions {
   int warmup_runs = 1;

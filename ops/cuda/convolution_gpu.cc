@@ -5,15 +5,16 @@
 //
 // Algorithms: a bound Convolution node runs the algorithms its plan chose per direction
 // (cudnn_tuning.cc: the tuner over cuDNN's Find, per cudnn_tune / MXNET_CUDNN_AUTOTUNE_DEFAULT and
-// the tuning DB). Without a plan for the call's shapes (imperative calls, Deconvolution), cuDNN's
+// the tuning DB), a bound Deconvolution node its adjoint's. Without a plan for the call's shapes
+// (imperative calls), cuDNN's
 // heuristic (cudnnGet*Algorithm_v7) picks: the first candidate that succeeds, fits the layer's
 // `workspace` limit (MB), uses an allowed math type (cuda_util.h: float32 stays FMA unless
 // MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION=1) and, with MXNET_ENFORCE_DETERMINISM=1, is
 // deterministic. The workspace comes from the op's scratch space. Bias: cudnnAddTensor forward,
 // cudnnConvolutionBackwardBias backward; with a fused clamp (act_min / act_max) or residual
 // addition, one epilogue kernel adds the bias and the residual and clamps (cuda::ConvEpilogue). A
-// bound node describes its tensors once (ConvolutionGpuState). cudnn_off=true is refused (there is
-// no non-cuDNN GPU convolution) with an error naming the layer.
+// bound node describes its tensors once (TunedConvolutionGpuState). cudnn_off=true is refused
+// (there is no non-cuDNN GPU convolution) with an error naming the layer.
 #include <algorithm>
 #include <vector>
 
@@ -245,14 +246,15 @@ void BiasGradient(const OpContext& ctx, const CudnnConvolution& c,
 
 // ---- Convolution ---------------------------------------------------------------------------
 
-// A bound Convolution node on the GPU: its cuDNN descriptors, described once for the shapes it was
-// bound with, the tuned algorithm per direction and each one's workspace size. Building these per
+// A bound Convolution node on the GPU (or a Deconvolution's adjoint convolution): its cuDNN
+// descriptors, described once for the shapes it was bound with, the tuned algorithm per direction
+// and each one's workspace size. Building these per
 // call cost more host time than many of the kernels take (cuDNN 9 re-derives its execution plan
 // for new descriptors), so calls with the bound shapes reuse them; other calls (a reshaped
 // imperative call) describe their own. The engine runs one call of a node at a time.
-class ConvolutionGpuState : public OpState, public conv::TunedState {
+class TunedConvolutionGpuState : public OpState, public conv::TunedState {
  public:
-  ConvolutionGpuState(std::unique_ptr<CudnnConvolution> described, cuda::CudnnConvPlan plan)
+  TunedConvolutionGpuState(std::unique_ptr<CudnnConvolution> described, cuda::CudnnConvPlan plan)
       : described_(std::move(described)), plan_(std::move(plan)) {}
   const std::vector<conv::LayerTuning>& tuning_decisions() const override {
     return plan_.decisions;
@@ -272,16 +274,30 @@ class ConvolutionGpuState : public OpState, public conv::TunedState {
   size_t workspace_bytes_[3] = {kUnknownBytes, kUnknownBytes, kUnknownBytes};
 };
 
+std::vector<ConvDirection> AllDirections() {
+  return {ConvDirection::kForward, ConvDirection::kBackwardData, ConvDirection::kBackwardFilter};
+}
+
 std::unique_ptr<OpState> CreateConvolutionStateGpu(const StateRequest& request) {
   auto c = std::make_unique<CudnnConvolution>();
   c->owner = "Convolution " + request.node_name;
   const ConvWindow window = ReadConvWindow(request.attrs, c->owner);
+  const Shape& data_shape = request.input_shapes.at(0);
   const Shape& output_shape = request.output_shapes.at(0);
   const DType dtype = request.input_dtypes.empty() ? DType::kFloat32 : request.input_dtypes[0];
-  cuda::DescribeConvolution(*c, request.attrs, window, dtype, request.input_shapes.at(0),
-                            output_shape, window.pad);
-  cuda::CudnnConvPlan plan = cuda::TuneCudnnConvolution(request, *c);
-  return std::make_unique<ConvolutionGpuState>(std::move(c), std::move(plan));
+  cuda::DescribeConvolution(*c, request.attrs, window, dtype, data_shape, output_shape, window.pad);
+  cuda::CudnnTuningRequest tuning{conv::LayerTuningRequestFor(request.attrs, request.node_name),
+                                  request.ctx,
+                                  data_shape,
+                                  request.input_shapes.at(1),
+                                  output_shape,
+                                  window,
+                                  window.pad};
+  if (request.training) tuning.directions = AllDirections();
+  cuda::CudnnConvPlan plan = cuda::TuneCudnnConvolution(tuning, *c);
+  plan.data_shape = data_shape;
+  plan.output_shape = output_shape;
+  return std::make_unique<TunedConvolutionGpuState>(std::move(c), std::move(plan));
 }
 
 // The call's convolution: the bound node's descriptors, algorithms and cached workspace sizes when
@@ -289,7 +305,7 @@ std::unique_ptr<OpState> CreateConvolutionStateGpu(const StateRequest& request) 
 // algorithms and sizes asked per call.
 struct ConvolutionCall {
   CudnnConvolution* c = nullptr;
-  ConvolutionGpuState* bound = nullptr;
+  TunedConvolutionGpuState* bound = nullptr;
 
   CudnnAlgorithm algorithm(ConvDirection direction) const {
     return bound != nullptr ? bound->algorithm(direction) : CudnnAlgorithm{};
@@ -304,7 +320,7 @@ struct ConvolutionCall {
 
 ConvolutionCall PrepareConvolution(const OpContext& ctx, const Attributes& attrs, const Shape& data,
                                    const Shape& output, DType dtype, CudnnConvolution& local) {
-  auto* state = dynamic_cast<ConvolutionGpuState*>(ctx.state);
+  auto* state = dynamic_cast<TunedConvolutionGpuState*>(ctx.state);
   if (state != nullptr && state->Binds(data, output, dtype)) return {&state->described(), state};
   local.owner = "Convolution " + ctx.node_name;
   const ConvWindow window = ReadConvWindow(attrs, local.owner);
@@ -397,12 +413,54 @@ std::vector<int64_t> DeconvolutionPad(const Attributes& attrs, const ConvWindow&
   return pad;
 }
 
-// The adjoint convolution maps the Deconvolution's output (x) to its data (y).
+// The adjoint convolution maps the Deconvolution's output (x) to its data (y); the bias runs over
+// the Deconvolution's output channels, the adjoint's input.
 void DescribeDeconvolution(CudnnConvolution& c, const Attributes& attrs, DType dtype,
                            const Shape& data_shape, const Shape& output_shape) {
   const ConvWindow window = ReadConvWindow(attrs, c.owner);
   cuda::DescribeConvolution(c, attrs, window, dtype, output_shape, data_shape,
                             DeconvolutionPad(attrs, window, data_shape, c.owner));
+  c.bias.Set(dtype, window.channels_last, 1, attrs.GetInt("num_filter"), 1, 1, c.owner);
+}
+
+// The adjoint convolution of a bound Deconvolution node, tuned as its directions run: the
+// Deconvolution's forward is the adjoint's backward_data; its backward the adjoint's forward and
+// backward_filter (per cudnn_tune / MXNET_CUDNN_AUTOTUNE_DEFAULT and the workspace limit).
+std::unique_ptr<OpState> CreateDeconvolutionStateGpu(const StateRequest& request) {
+  auto c = std::make_unique<CudnnConvolution>();
+  c->owner = "Deconvolution " + request.node_name;
+  const Shape& data_shape = request.input_shapes.at(0);
+  const Shape& output_shape = request.output_shapes.at(0);
+  const DType dtype = request.input_dtypes.empty() ? DType::kFloat32 : request.input_dtypes[0];
+  const ConvWindow window = ReadConvWindow(request.attrs, c->owner);
+  DescribeDeconvolution(*c, request.attrs, dtype, data_shape, output_shape);
+  cuda::CudnnTuningRequest tuning{conv::LayerTuningRequestFor(request.attrs, request.node_name),
+                                  request.ctx,
+                                  output_shape,  // the adjoint's input
+                                  request.input_shapes.at(1),
+                                  data_shape,  // the adjoint's output
+                                  window,
+                                  DeconvolutionPad(request.attrs, window, data_shape, c->owner)};
+  tuning.directions = {ConvDirection::kBackwardData};  // the forward's, first
+  if (request.training) {
+    tuning.directions = {ConvDirection::kBackwardData, ConvDirection::kForward,
+                         ConvDirection::kBackwardFilter};
+  }
+  cuda::CudnnConvPlan plan = cuda::TuneCudnnConvolution(tuning, *c);
+  plan.data_shape = data_shape;
+  plan.output_shape = output_shape;
+  return std::make_unique<TunedConvolutionGpuState>(std::move(c), std::move(plan));
+}
+
+// As PrepareConvolution, for a Deconvolution's adjoint.
+ConvolutionCall PrepareDeconvolution(const OpContext& ctx, const Attributes& attrs,
+                                     const Shape& data, const Shape& output, DType dtype,
+                                     CudnnConvolution& local) {
+  auto* state = dynamic_cast<TunedConvolutionGpuState*>(ctx.state);
+  if (state != nullptr && state->Binds(data, output, dtype)) return {&state->described(), state};
+  local.owner = "Deconvolution " + ctx.node_name;
+  DescribeDeconvolution(local, attrs, dtype, data, output);
+  return {&local, nullptr};
 }
 
 void DeconvolutionForwardGpu(const OpContext& ctx, const Attributes& attrs,
@@ -410,13 +468,13 @@ void DeconvolutionForwardGpu(const OpContext& ctx, const Attributes& attrs,
                              const std::vector<TensorView>& outputs,
                              const std::vector<WriteMode>& req) {
   if (req[0] == WriteMode::kNull) return;
-  CudnnConvolution c;
-  c.owner = "Deconvolution " + ctx.node_name;
-  DescribeDeconvolution(c, attrs, inputs[0].dtype, inputs[0].shape, outputs[0].shape);
-  // The bias runs over the Deconvolution's output channels: the adjoint's input (x).
-  c.bias.Set(inputs[0].dtype, ReadConvWindow(attrs, c.owner).channels_last, 1,
-             attrs.GetInt("num_filter"), 1, 1, c.owner);
-  ConvolutionBackwardData(ctx, c, inputs[1].data, inputs[0].data, outputs[0].data);
+  CudnnConvolution local;
+  const ConvolutionCall call =
+      PrepareDeconvolution(ctx, attrs, inputs[0].shape, outputs[0].shape, inputs[0].dtype, local);
+  CudnnConvolution& c = *call.c;
+  ConvolutionBackwardData(ctx, c, inputs[1].data, inputs[0].data, outputs[0].data,
+                          call.algorithm(ConvDirection::kBackwardData),
+                          call.workspace_bytes(ConvDirection::kBackwardData));
   if (!attrs.GetBool("no_bias")) AddBias(ctx, c, c.x, inputs[2].data, outputs[0].data);
 }
 
@@ -425,16 +483,19 @@ void DeconvolutionBackwardGpu(const OpContext& ctx, const Attributes& attrs,
                               const std::vector<TensorView>& inputs, const std::vector<TensorView>&,
                               const std::vector<TensorView>& input_grads,
                               const std::vector<WriteMode>& req) {
-  CudnnConvolution c;
-  c.owner = "Deconvolution " + ctx.node_name;
-  DescribeDeconvolution(c, attrs, inputs[0].dtype, inputs[0].shape, output_grads[0].shape);
-  c.bias.Set(inputs[0].dtype, ReadConvWindow(attrs, c.owner).channels_last, 1,
-             attrs.GetInt("num_filter"), 1, 1, c.owner);
+  CudnnConvolution local;
+  const ConvolutionCall call = PrepareDeconvolution(ctx, attrs, inputs[0].shape,
+                                                    output_grads[0].shape, inputs[0].dtype, local);
+  CudnnConvolution& c = *call.c;
   if (req[0] != WriteMode::kNull) {
-    ConvolutionForward(ctx, c, output_grads[0].data, inputs[1].data, input_grads[0].data);
+    ConvolutionForward(ctx, c, output_grads[0].data, inputs[1].data, input_grads[0].data,
+                       call.algorithm(ConvDirection::kForward),
+                       call.workspace_bytes(ConvDirection::kForward));
   }
   if (req[1] != WriteMode::kNull) {
-    ConvolutionBackwardFilter(ctx, c, output_grads[0].data, inputs[0].data, input_grads[1].data);
+    ConvolutionBackwardFilter(ctx, c, output_grads[0].data, inputs[0].data, input_grads[1].data,
+                              call.algorithm(ConvDirection::kBackwardFilter),
+                              call.workspace_bytes(ConvDirection::kBackwardFilter));
   }
   if (!attrs.GetBool("no_bias") && req[2] != WriteMode::kNull) {
     BiasGradient(ctx, c, c.x, output_grads[0].data, input_grads[2].data);
@@ -446,5 +507,6 @@ void DeconvolutionBackwardGpu(const OpContext& ctx, const Attributes& attrs,
 MXLITE_REGISTER_KERNELS(Convolution, kGPU, ConvolutionForwardGpu, ConvolutionBackwardGpu);
 MXLITE_REGISTER_STATE_CREATOR(Convolution, kGPU, CreateConvolutionStateGpu);
 MXLITE_REGISTER_KERNELS(Deconvolution, kGPU, DeconvolutionForwardGpu, DeconvolutionBackwardGpu);
+MXLITE_REGISTER_STATE_CREATOR(Deconvolution, kGPU, CreateDeconvolutionStateGpu);
 
 }  // namespace mxlite

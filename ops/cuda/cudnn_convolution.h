@@ -61,9 +61,21 @@ struct CudnnConvPlan {
   const CudnnAlgorithm& For(conv::ConvDirection direction) const;
 };
 
-// Tunes the forward (and for training both backward directions) of the convolution `c` (already
-// described for request's input and output shapes) through ConvTuner::Global(), per the layer's
-// cudnn_tune and workspace attributes.
-CudnnConvPlan TuneCudnnConvolution(const StateRequest& request, CudnnConvolution& c);
+// What to tune of one described convolution: the layer's request, the shapes c was described
+// with (x its input, w, y its output), the padding, and the directions the layer runs (a
+// Convolution's forward, and both backward directions when training; a Deconvolution's
+// backward_data, with forward and backward_filter when training).
+struct CudnnTuningRequest {
+  conv::LayerTuningRequest tuning;
+  Context ctx;
+  Shape x_shape, w_shape, y_shape;
+  ConvWindow window;  // stride, dilation, groups and layout, for the DB key
+  std::vector<int64_t> pad;
+  std::vector<conv::ConvDirection> directions = {conv::ConvDirection::kForward};
+};
+
+// Tunes each requested direction of `c` through ConvTuner::Global(); the plan's data and output
+// shapes are left for the caller (what its op binds).
+CudnnConvPlan TuneCudnnConvolution(const CudnnTuningRequest& request, CudnnConvolution& c);
 
 }  // namespace mxlite::cuda

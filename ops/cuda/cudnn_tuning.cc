@@ -180,10 +180,9 @@ std::vector<CudnnPerf> FindRows(cudnnHandle_t handle, const CudnnConvolution& c,
 // The median Find time of each candidate name over kFindRepeats runs, timed on demand.
 class FindTimes {
  public:
-  FindTimes(const StateRequest& request, CudnnConvolution& c, const Shape& output_shape,
-            ConvDirection direction, size_t workspace_bytes)
-      : request_(request), c_(c), output_shape_(output_shape), direction_(direction),
-        workspace_bytes_(workspace_bytes) {}
+  FindTimes(const CudnnTuningRequest& request, CudnnConvolution& c, ConvDirection direction,
+            size_t workspace_bytes)
+      : request_(request), c_(c), direction_(direction), workspace_bytes_(workspace_bytes) {}
 
   // The median time of `name`, or an error when cuDNN did not time it.
   double Of(const std::string& name) {
@@ -203,12 +202,12 @@ class FindTimes {
     const Context ctx = request_.ctx;
     FindBuffers buffers(ctx, c_.owner);  // the pool lock is held only inside these allocations
     FindTensors tensors;
-    tensors.x = buffers.Zeros(Bytes(request_.input_shapes.at(0), c_.dtype));
-    tensors.w = buffers.Zeros(Bytes(request_.input_shapes.at(1), c_.dtype));
-    tensors.y = buffers.Zeros(Bytes(output_shape_, c_.dtype));
+    tensors.x = buffers.Zeros(Bytes(request_.x_shape, c_.dtype));
+    tensors.w = buffers.Zeros(Bytes(request_.w_shape, c_.dtype));
+    tensors.y = buffers.Zeros(Bytes(request_.y_shape, c_.dtype));
     tensors.workspace = buffers.Zeros(workspace_bytes_);
     tensors.workspace_bytes = workspace_bytes_;
-    OpContext op_ctx{ctx, false, nullptr, nullptr, nullptr, nullptr, request_.node_name};
+    OpContext op_ctx{ctx, false, nullptr, nullptr, nullptr, nullptr, request_.tuning.layer};
     cudnnHandle_t handle = CudnnHandle(op_ctx, c_.owner);
     for (int repeat = 0; repeat < kFindRepeats; ++repeat) {
       for (const CudnnPerf& row : FindRows(handle, c_, direction_, tensors)) {
@@ -219,9 +218,8 @@ class FindTimes {
     MXLITE_CUDA_CALL(cudaDeviceSynchronize(), c_.owner);
   }
 
-  const StateRequest& request_;
+  const CudnnTuningRequest& request_;
   CudnnConvolution& c_;
-  Shape output_shape_;
   ConvDirection direction_;
   size_t workspace_bytes_;
   bool measured_ = false;
@@ -248,18 +246,17 @@ Candidate ToCandidate(const CudnnPerf& row, ConvDirection direction, DType dtype
   return candidate;
 }
 
-conv::ConvProblem Problem(const StateRequest& request, ConvDirection direction, DType dtype,
-                          const ConvWindow& window) {
+conv::ConvProblem Problem(const CudnnTuningRequest& request, ConvDirection direction, DType dtype) {
   conv::ConvProblem problem;
   problem.direction = direction;
-  problem.data = request.input_shapes.at(0);
-  problem.weight = request.input_shapes.at(1);
-  problem.stride = window.stride;
-  problem.pad = window.pad;
-  problem.dilation = window.dilate;
-  problem.groups = window.num_group;
+  problem.data = request.x_shape;
+  problem.weight = request.w_shape;
+  problem.stride = request.window.stride;
+  problem.pad = request.pad;
+  problem.dilation = request.window.dilate;
+  problem.groups = request.window.num_group;
   problem.dtype = dtype;
-  problem.layout = window.layout;
+  problem.layout = request.window.layout;
   return problem;
 }
 
@@ -294,43 +291,30 @@ const CudnnAlgorithm& CudnnConvPlan::For(ConvDirection direction) const {
   return forward;
 }
 
-CudnnConvPlan TuneCudnnConvolution(const StateRequest& request, CudnnConvolution& c) {
-  const Shape& output_shape = request.output_shapes.at(0);
-  const ConvWindow window = ReadConvWindow(request.attrs, c.owner);
+CudnnConvPlan TuneCudnnConvolution(const CudnnTuningRequest& request, CudnnConvolution& c) {
   CudnnConvPlan plan;
-  plan.data_shape = request.input_shapes.at(0);
-  plan.output_shape = output_shape;
   plan.dtype = c.dtype;
-  const conv::EffectiveMode mode = conv::ResolveTuneMode(
-      Settings::Global(), request.attrs.GetOptionalString("cudnn_tune"), request.node_name);
-  const conv::TuningPolicy policy =
-      conv::TuningPolicy::For(mode.mode, c.workspace_limit, Settings::Global());
-  const std::string layout = window.layout;
-  OpContext op_ctx{request.ctx, false, nullptr, nullptr, nullptr, nullptr, request.node_name};
-
-  std::vector<ConvDirection> directions = {ConvDirection::kForward};
-  if (request.training) {
-    directions.push_back(ConvDirection::kBackwardData);
-    directions.push_back(ConvDirection::kBackwardFilter);
-  }
-  for (ConvDirection direction : directions) {
+  const conv::LayerTuningRequest& layer = request.tuning;
+  const std::string& layout = request.window.layout;
+  OpContext op_ctx{request.ctx, false, nullptr, nullptr, nullptr, nullptr, layer.layer};
+  for (ConvDirection direction : request.directions) {
     const std::vector<CudnnPerf> heuristic =
         HeuristicRows(CudnnHandle(op_ctx, c.owner), c, direction);
     size_t largest = 0;
     for (const CudnnPerf& row : heuristic) {
       if (row.status == CUDNN_STATUS_SUCCESS) largest = std::max(largest, row.memory);
     }
-    const size_t workspace = policy.mode == conv::TuneMode::kFastest
+    const size_t workspace = layer.policy.mode == conv::TuneMode::kFastest
                                  ? largest
-                                 : std::min<size_t>(largest, policy.workspace_limit_bytes);
-    auto times = std::make_shared<FindTimes>(request, c, output_shape, direction, workspace);
+                                 : std::min<size_t>(largest, layer.policy.workspace_limit_bytes);
+    auto times = std::make_shared<FindTimes>(request, c, direction, workspace);
 
     conv::ConvTuner::Request tune;
-    tune.layer = request.node_name;
-    tune.problem = Problem(request, direction, c.dtype, window);
+    tune.layer = layer.layer;
+    tune.problem = Problem(request, direction, c.dtype);
     tune.environment = conv::TuningEnvironment::ForGpu(request.ctx.device_id);
-    tune.mode = mode;
-    tune.policy = policy;
+    tune.mode = layer.mode;
+    tune.policy = layer.policy;
     tune.candidates = [&heuristic, direction, &c, &layout] {
       std::vector<Candidate> candidates;
       for (const CudnnPerf& row : heuristic) {

@@ -150,9 +150,9 @@ bool AnyConvolutionTuned(const Graph& graph, const GraphShapes& shapes) {
     const Node& node = graph.node(id);
     if (node.is_variable() || !node.op->layout.tuned) continue;
     if (RoleOf(node, shapes, id) != Role::kFlexible) continue;
-    const conv::EffectiveMode mode =
-        conv::ResolveTuneMode(settings(), node.attrs.GetOptionalString("cudnn_tune"), node.name);
-    if (mode.mode != conv::TuneMode::kOff) return true;
+    if (conv::LayerTuningRequestFor(node.attrs, node.name).mode.mode != conv::TuneMode::kOff) {
+      return true;
+    }
   }
   return false;
 }

@@ -17,6 +17,7 @@
 
 #include "core/error.h"
 #include "ops/conv/cpu_conv_tuning.h"
+#include "ops/operator.h"
 
 namespace mxlite::conv {
 namespace {
@@ -621,32 +622,41 @@ TEST(CpuConvTuning, EveryCandidateRunsAndWorkspacesMatchTheAlgorithms) {
   }
 }
 
-TEST(CpuConvTuning, ThePlanTunesBackwardOnlyForTraining) {
+TEST(CpuConvTuning, ThePlanTunesTheRequestedDirections) {
   Settings::Global().Set("MXNET_TUNING_DB_MODE", "off");
+  const OpDef& op = OpRegistry::Global().Get("Convolution");
   CpuConvTuningRequest request;
-  request.layer = "convT";
+  request.tuning = LayerTuningRequestFor(
+      ParseOpAttributes(op, {{"kernel", "(3,3)"}, {"num_filter", "9"}, {"cudnn_tune", "fastest"}},
+                        "convT"),
+      "convT");
   request.geometry = Geometry(8, 8, 3, 1, 1, 9);
-  request.cudnn_tune = "fastest";
   CpuConvPlan inference = TuneCpuConvolution(request);
   ASSERT_EQ(inference.decisions.size(), 1u);
   EXPECT_NE(inference.forward, nullptr);
   EXPECT_EQ(inference.backward_data, nullptr);
+  EXPECT_EQ(inference.decisions[0].layer, "convT");
   EXPECT_EQ(inference.decisions[0].mode.source, SettingSource::kAttribute);
   EXPECT_EQ(inference.decisions[0].mode.mode, TuneMode::kFastest);
 
-  request.training = true;
+  request.directions = {ConvDirection::kForward, ConvDirection::kBackwardData,
+                        ConvDirection::kBackwardFilter};
   CpuConvPlan training = TuneCpuConvolution(request);
   ASSERT_EQ(training.decisions.size(), 3u);
   EXPECT_EQ(training.decisions[1].problem.direction, ConvDirection::kBackwardData);
   EXPECT_EQ(training.decisions[2].problem.direction, ConvDirection::kBackwardFilter);
   EXPECT_EQ(training.backward_filter->name(), training.decisions[2].record.algorithm);
 
-  // An inference plan whose forward will reuse a prepared weight is timed, and keyed, as such;
-  // training ignores the request (its weight changes every step).
+  // A Deconvolution's forward is its adjoint convolution's backward_data, tuned alone.
+  request.directions = {ConvDirection::kBackwardData};
+  CpuConvPlan adjoint = TuneCpuConvolution(request);
+  ASSERT_EQ(adjoint.decisions.size(), 1u);
+  EXPECT_EQ(adjoint.forward, nullptr);
+  EXPECT_NE(adjoint.backward_data, nullptr);
+
+  // A forward that will reuse a prepared weight is timed, and keyed, as such.
+  request.directions = {ConvDirection::kForward};
   request.prepared_weight = true;
-  CpuConvPlan prepared_training = TuneCpuConvolution(request);
-  EXPECT_FALSE(prepared_training.decisions[0].problem.prepared_weight);
-  request.training = false;
   CpuConvPlan prepared = TuneCpuConvolution(request);
   ASSERT_EQ(prepared.decisions.size(), 1u);
   EXPECT_TRUE(prepared.decisions[0].problem.prepared_weight);

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "core/build_info.h"
 #include "core/settings.h"
 #include "ops/conv/tuner.h"
 #include "scheduler/graph/executor.h"
@@ -136,6 +137,105 @@ TEST_F(ConvTuningTest, AFreshTunerOverTheSameDbBenchmarksNothingAndPicksTheSame)
   EXPECT_NE(second->TuningReport(false).find("6 from DB, 3 by heuristic (off), 0 benchmarked"),
             std::string::npos)
       << second->TuningReport(false);
+}
+
+// A Deconvolution (stride 2, bias, in either layout) and nothing else.
+Graph DeconvolutionNet(const std::string& cudnn_tune, const std::string& layout) {
+  GraphBuilder g;
+  const bool nhwc = layout == "NHWC";
+  Symbol x = g.Input("data", nhwc ? Shape{2, 5, 5, 4} : Shape{2, 4, 5, 5});
+  std::map<std::string, std::string> attrs = {{"kernel", "(3,3)"},  {"stride", "(2,2)"},
+                                              {"pad", "(1,1)"},     {"num_filter", "6"},
+                                              {"no_bias", "false"}, {"layout", layout}};
+  if (!cudnn_tune.empty()) attrs["cudnn_tune"] = cudnn_tune;
+  return g.Build({g.Op("Deconvolution", {x}, attrs, "deconv")});
+}
+
+// A Deconvolution is tuned as its adjoint convolution: its forward is the adjoint's backward_data
+// (and in training its backward the adjoint's forward and backward_filter), per its cudnn_tune
+// attribute, stored in the DB, and every pick computes what the heuristic's does.
+TEST_F(ConvTuningTest, DeconvolutionIsTunedAsItsAdjointConvolution) {
+  for (const char* layout : {"NCHW", "NHWC"}) {
+    SCOPED_TRACE(layout);
+    auto fastest = Executor::Bind(DeconvolutionNet("fastest", layout), {});
+    const std::vector<LayerTuning> decisions = fastest->TuningDecisions();
+    ASSERT_EQ(decisions.size(), 1u);
+    EXPECT_EQ(decisions[0].layer, "deconv");
+    EXPECT_EQ(decisions[0].problem.direction, conv::ConvDirection::kBackwardData);
+    EXPECT_EQ(decisions[0].mode.mode, conv::TuneMode::kFastest);
+    EXPECT_EQ(decisions[0].mode.source, SettingSource::kAttribute);
+    EXPECT_EQ(decisions[0].origin, PickOrigin::kBenchmark);
+    EXPECT_GE(decisions[0].candidates_timed, 1);
+    const std::string report = fastest->TuningReport(false);
+    EXPECT_NE(report.find("deconv backward_data"), std::string::npos) << report;
+
+    auto again = Executor::Bind(DeconvolutionNet("fastest", layout), {});
+    EXPECT_NE(again->TuningDecisions()[0].origin, PickOrigin::kBenchmark);
+
+    auto off = Executor::Bind(DeconvolutionNet("off", layout), {});
+    ASSERT_EQ(off->TuningDecisions().size(), 1u);
+    EXPECT_EQ(off->TuningDecisions()[0].origin, PickOrigin::kHeuristic);
+    EXPECT_EQ(off->TuningDecisions()[0].mode.source, SettingSource::kAttribute);
+
+    const std::vector<float> tuned = Forward(*fastest), heuristic = Forward(*off);
+    ASSERT_EQ(tuned.size(), heuristic.size());
+    for (size_t i = 0; i < tuned.size(); ++i) {
+      EXPECT_NEAR(tuned[i], heuristic[i], 1e-4 * (1 + std::fabs(heuristic[i]))) << i;
+    }
+  }
+  // Without the attribute the environment's default applies.
+  settings().Set("MXNET_CUDNN_AUTOTUNE_DEFAULT", "off");
+  auto by_default = Executor::Bind(DeconvolutionNet("", "NCHW"), {});
+  EXPECT_EQ(by_default->TuningDecisions()[0].mode.source, SettingSource::kProgram);
+  EXPECT_EQ(by_default->TuningDecisions()[0].origin, PickOrigin::kHeuristic);
+}
+
+TEST_F(ConvTuningTest, TrainingTunesEveryDirectionOfADeconvolution) {
+  auto tuned = Executor::Bind(DeconvolutionNet("fastest", "NCHW"), {.training = true});
+  const std::vector<LayerTuning> decisions = tuned->TuningDecisions();
+  ASSERT_EQ(decisions.size(), 3u);
+  EXPECT_EQ(decisions[0].problem.direction, conv::ConvDirection::kBackwardData);
+  EXPECT_EQ(decisions[1].problem.direction, conv::ConvDirection::kForward);
+  EXPECT_EQ(decisions[2].problem.direction, conv::ConvDirection::kBackwardFilter);
+  auto heuristic = Executor::Bind(DeconvolutionNet("off", "NCHW"), {.training = true});
+  for (Executor* exec : {tuned.get(), heuristic.get()}) {
+    testing_support::FillRandomArguments(*exec, 9);
+    exec->Forward(true);
+    exec->Backward();
+  }
+  for (const std::string& name : {std::string("deconv_weight"), std::string("deconv_bias")}) {
+    const std::vector<float> a = tuned->Gradient(name).ToVector<float>();
+    const std::vector<float> b = heuristic->Gradient(name).ToVector<float>();
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      EXPECT_NEAR(a[i], b[i], 1e-4 * (1 + std::fabs(b[i]))) << name << " " << i;
+    }
+  }
+}
+
+// On a GPU the adjoint's directions are tuned through cuDNN's Find, and the picks compute what the
+// CPU computes.
+TEST_F(ConvTuningTest, OnTheGpuADeconvolutionIsTunedThroughFind) {
+  if (VisibleGpuCount() == 0) GTEST_SKIP() << "no GPU visible: cuDNN tuning not exercised";
+  auto gpu = Executor::Bind(DeconvolutionNet("fastest", "NCHW"),
+                            {.ctx = Context::GPU(0), .training = true});
+  const std::vector<LayerTuning> decisions = gpu->TuningDecisions();
+  ASSERT_EQ(decisions.size(), 3u);
+  EXPECT_EQ(decisions[0].problem.direction, conv::ConvDirection::kBackwardData);
+  EXPECT_EQ(decisions[0].mode.source, SettingSource::kAttribute);
+  auto cpu = Executor::Bind(DeconvolutionNet("off", "NCHW"), {.training = true});
+  for (Executor* exec : {gpu.get(), cpu.get()}) {
+    testing_support::FillRandomArguments(*exec, 13);
+    exec->Forward(true);
+    exec->Backward();
+  }
+  const std::vector<float> a = gpu->outputs()[0].ToVector<float>();
+  const std::vector<float> b = cpu->outputs()[0].ToVector<float>();
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-4 * (1 + std::fabs(b[i])));
+  const std::vector<float> ga = gpu->Gradient("deconv_weight").ToVector<float>();
+  const std::vector<float> gb = cpu->Gradient("deconv_weight").ToVector<float>();
+  for (size_t i = 0; i < ga.size(); ++i) EXPECT_NEAR(ga[i], gb[i], 1e-4 * (1 + std::fabs(gb[i])));
 }
 
 TEST_F(ConvTuningTest, DeterminismLeavesOnlyDeterministicCandidates) {
