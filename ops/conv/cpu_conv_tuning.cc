@@ -308,6 +308,39 @@ const ConvAlgorithm*& PlanSlot(CpuConvPlan& plan, ConvDirection direction) {
 
 }  // namespace
 
+namespace {
+
+// The CPU's side of the front (ConvTuningBackend): mxlite's algorithms for one geometry.
+class CpuConvBackend final : public ConvTuningBackend {
+ public:
+  explicit CpuConvBackend(const CpuConvTuningRequest& request) : request_(request) {}
+
+  TuningEnvironment Environment() const override { return TuningEnvironment::ForCpu(); }
+  ConvProblem Problem(ConvDirection direction) const override {
+    return CpuConvProblem(request_.geometry, direction, request_.dtype, Prepared(direction));
+  }
+  std::vector<Candidate> Candidates(ConvDirection direction) override {
+    return CpuConvCandidates(request_.geometry, direction, request_.dtype, Prepared(direction));
+  }
+  std::vector<size_t> Rank(ConvDirection direction,
+                           const std::vector<Candidate>& candidates) const override {
+    return RankCpuCandidates(request_.geometry, direction, candidates);
+  }
+  bool Usable(ConvDirection direction, const TuningRecord& record) const override {
+    const ConvAlgorithm* algorithm =
+        cpu::FindCpuConvAlgorithm(record.algorithm, request_.geometry.layout);
+    return algorithm != nullptr && algorithm->Supports(request_.geometry, direction);
+  }
+
+ private:
+  bool Prepared(ConvDirection direction) const {
+    return request_.prepared_weight && direction == ConvDirection::kForward;
+  }
+  const CpuConvTuningRequest& request_;
+};
+
+}  // namespace
+
 CpuConvPlan TuneCpuConvolution(const CpuConvTuningRequest& request) {
   const std::string& layer = request.tuning.layer;
   // The candidates compute in float32 or float64 only; timing them on other element types would
@@ -325,31 +358,13 @@ CpuConvPlan TuneCpuConvolution(const CpuConvTuningRequest& request) {
     }
     return plan;
   }
-  for (ConvDirection direction : request.directions) {
-    ConvTuner::Request tune;
-    tune.layer = layer;
-    const bool prepared = request.prepared_weight && direction == ConvDirection::kForward;
-    tune.problem = CpuConvProblem(g, direction, request.dtype, prepared);
-    tune.environment = TuningEnvironment::ForCpu();
-    tune.mode = request.tuning.mode;
-    tune.policy = request.tuning.policy;
-    tune.candidates = [&g, direction, &request, prepared] {
-      return CpuConvCandidates(g, direction, request.dtype, prepared);
-    };
-    tune.heuristic = [&g, direction](const std::vector<Candidate>& candidates) {
-      return RankCpuCandidates(g, direction, candidates);
-    };
-    const cpu::ConvLayout layout = g.layout;
-    tune.usable = [&g, direction, layout](const TuningRecord& record) {
-      const ConvAlgorithm* algorithm = cpu::FindCpuConvAlgorithm(record.algorithm, layout);
-      return algorithm != nullptr && algorithm->Supports(g, direction);
-    };
-    LayerTuning decision = ConvTuner::Global().Tune(tune);
-    const ConvAlgorithm* algorithm = cpu::FindCpuConvAlgorithm(decision.record.algorithm, layout);
+  CpuConvBackend backend(request);
+  plan.decisions = TuneLayer(request.tuning, request.directions, backend);
+  for (const LayerTuning& decision : plan.decisions) {
+    const ConvAlgorithm* algorithm = cpu::FindCpuConvAlgorithm(decision.record.algorithm, g.layout);
     MX_CHECK(algorithm != nullptr) << layer << ": the tuner picked '" << decision.record.algorithm
                                    << "', which is not a CPU algorithm";
-    PlanSlot(plan, direction) = algorithm;
-    plan.decisions.push_back(std::move(decision));
+    PlanSlot(plan, decision.problem.direction) = algorithm;
   }
   return plan;
 }

@@ -1,6 +1,8 @@
-// Tuning a CPU convolution: the candidates of ops/cpu/conv_algorithms.h for one problem (each
-// runnable on pooled tensors of the problem's shapes filled with random values), the heuristic
-// that `off` uses, and the plan — one algorithm per direction — that the Convolution op runs.
+// Tuning a CPU convolution, the CPU's back end of the tuning front (ops/conv/tuner.h, TuneLayer;
+// cuDNN's is ops/cuda/cudnn_convolution.h): the candidates of ops/cpu/conv_algorithms.h for one
+// problem (each runnable on pooled tensors of the problem's shapes filled with random values), the
+// heuristic that `off` uses, and the plan — one algorithm per direction — that the Convolution and
+// Deconvolution ops run.
 //
 //   CpuConvPlan plan = TuneCpuConvolution({.tuning = LayerTuningRequestFor(attrs, "conv3"),
 //                                          .geometry = g, .dtype = kFloat32,

@@ -483,4 +483,32 @@ LayerTuning ConvTuner::Tune(const Request& request) {
   return decision;
 }
 
+// ---- The front ----
+
+CandidateTimer ConvTuningBackend::Timer(ConvDirection) { return {}; }
+
+std::vector<LayerTuning> TuneLayer(const LayerTuningRequest& request,
+                                   const std::vector<ConvDirection>& directions,
+                                   ConvTuningBackend& backend) {
+  std::vector<LayerTuning> decisions;
+  for (ConvDirection direction : directions) {
+    ConvTuner::Request tune;
+    tune.layer = request.layer;
+    tune.problem = backend.Problem(direction);
+    tune.environment = backend.Environment();
+    tune.mode = request.mode;
+    tune.policy = request.policy;
+    tune.candidates = [&backend, direction] { return backend.Candidates(direction); };
+    tune.heuristic = [&backend, direction](const std::vector<Candidate>& candidates) {
+      return backend.Rank(direction, candidates);
+    };
+    tune.timer = backend.Timer(direction);
+    tune.usable = [&backend, direction](const TuningRecord& record) {
+      return backend.Usable(direction, record);
+    };
+    decisions.push_back(ConvTuner::Global().Tune(tune));
+  }
+  return decisions;
+}
+
 }  // namespace mxlite::conv

@@ -254,4 +254,29 @@ class ConvTuner {
   std::shared_ptr<TuningDb> db_;  // GUARDED_BY(mutex_)
 };
 
+// ---- The front: a layer's directions, for any device ----
+
+// One device's side of tuning a convolution layer (the CPU's, ops/conv/cpu_conv_tuning.h; cuDNN's,
+// ops/cuda/cudnn_convolution.h): how a direction's problem is keyed, its candidates (built on a DB
+// miss only), their heuristic order, whether a stored pick still runs, and how a candidate is
+// timed. Everything else (modes, the DB, the report, the errors) is the front's, the same for every
+// device.
+class ConvTuningBackend {
+ public:
+  virtual ~ConvTuningBackend() = default;
+  virtual TuningEnvironment Environment() const = 0;
+  virtual ConvProblem Problem(ConvDirection direction) const = 0;
+  virtual std::vector<Candidate> Candidates(ConvDirection direction) = 0;
+  virtual std::vector<size_t> Rank(ConvDirection direction,
+                                   const std::vector<Candidate>& candidates) const = 0;
+  virtual bool Usable(ConvDirection direction, const TuningRecord& record) const = 0;
+  // How a candidate of `direction` is timed; empty (the default): TimeCandidate.
+  virtual CandidateTimer Timer(ConvDirection direction);
+};
+
+// Tunes `directions` of the layer, in order, through ConvTuner::Global() (one decision each).
+std::vector<LayerTuning> TuneLayer(const LayerTuningRequest& request,
+                                   const std::vector<ConvDirection>& directions,
+                                   ConvTuningBackend& backend);
+
 }  // namespace mxlite::conv

@@ -1,6 +1,7 @@
 // One convolution as cuDNN sees it, and its algorithms: the descriptors the GPU Convolution and
-// Deconvolution kernels build per call (convolution_gpu.cc), and the tuning of a Convolution node
-// through ConvTuner (cudnn_tuning.cc) into a plan of one algorithm per direction.
+// Deconvolution kernels build per call (convolution_gpu.cc), and the tuning of a node, cuDNN's back
+// end of the tuning front (ops/conv/tuner.h, TuneLayer; the CPU's is ops/conv/cpu_conv_tuning.h),
+// into a plan of one algorithm per direction.
 //
 // Candidates are every algorithm cuDNN lists for the direction (cudnnGet*Algorithm_v7, in its
 // heuristic order, which is also the ranking `off` uses), each with the math type it runs in:

@@ -291,56 +291,82 @@ const CudnnAlgorithm& CudnnConvPlan::For(ConvDirection direction) const {
   return forward;
 }
 
+namespace {
+
+// cuDNN's side of the front (conv::ConvTuningBackend): the algorithms cuDNN lists for each
+// direction of the described convolution, in its heuristic order, timed by its Find.
+class CudnnBackend final : public conv::ConvTuningBackend {
+ public:
+  CudnnBackend(const CudnnTuningRequest& request, CudnnConvolution& c) : request_(request), c_(c) {}
+
+  conv::TuningEnvironment Environment() const override {
+    return conv::TuningEnvironment::ForGpu(request_.ctx.device_id);
+  }
+  conv::ConvProblem Problem(ConvDirection direction) const override {
+    return cuda::Problem(request_, direction, c_.dtype);
+  }
+  std::vector<Candidate> Candidates(ConvDirection direction) override {
+    std::vector<Candidate> candidates;
+    for (const CudnnPerf& row : Rows(direction)) {
+      candidates.push_back(ToCandidate(row, direction, c_.dtype, request_.window.layout));
+    }
+    return candidates;
+  }
+  std::vector<size_t> Rank(ConvDirection, const std::vector<Candidate>& candidates) const override {
+    std::vector<size_t> order(candidates.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;  // cuDNN's own order
+    return order;
+  }
+  bool Usable(ConvDirection direction, const conv::TuningRecord& record) const override {
+    return ParseCudnnAlgorithm(direction, record.algorithm).chosen();
+  }
+  // Find times every candidate at once, within the workspace the policy allows: the largest any
+  // candidate asks (fastest), else up to the layer's limit.
+  conv::CandidateTimer Timer(ConvDirection direction) override {
+    size_t largest = 0;
+    for (const CudnnPerf& row : Rows(direction)) {
+      if (row.status == CUDNN_STATUS_SUCCESS) largest = std::max(largest, row.memory);
+    }
+    const conv::TuningPolicy& policy = request_.tuning.policy;
+    const size_t workspace = policy.mode == conv::TuneMode::kFastest
+                                 ? largest
+                                 : std::min<size_t>(largest, policy.workspace_limit_bytes);
+    auto times = std::make_shared<FindTimes>(request_, c_, direction, workspace);
+    return [times](const Candidate& candidate) {
+      return conv::Timing{times->Of(candidate.algorithm), kFindRepeats, false};
+    };
+  }
+
+ private:
+  // cuDNN's heuristic rows for the direction, asked once.
+  const std::vector<CudnnPerf>& Rows(ConvDirection direction) {
+    auto found = rows_.find(direction);
+    if (found != rows_.end()) return found->second;
+    OpContext op_ctx{request_.ctx,         false, nullptr, nullptr, nullptr, nullptr,
+                     request_.tuning.layer};
+    return rows_[direction] = HeuristicRows(CudnnHandle(op_ctx, c_.owner), c_, direction);
+  }
+
+  const CudnnTuningRequest& request_;
+  CudnnConvolution& c_;
+  std::map<ConvDirection, std::vector<CudnnPerf>> rows_;
+};
+
+}  // namespace
+
 CudnnConvPlan TuneCudnnConvolution(const CudnnTuningRequest& request, CudnnConvolution& c) {
   CudnnConvPlan plan;
   plan.dtype = c.dtype;
-  const conv::LayerTuningRequest& layer = request.tuning;
-  const std::string& layout = request.window.layout;
-  OpContext op_ctx{request.ctx, false, nullptr, nullptr, nullptr, nullptr, layer.layer};
-  for (ConvDirection direction : request.directions) {
-    const std::vector<CudnnPerf> heuristic =
-        HeuristicRows(CudnnHandle(op_ctx, c.owner), c, direction);
-    size_t largest = 0;
-    for (const CudnnPerf& row : heuristic) {
-      if (row.status == CUDNN_STATUS_SUCCESS) largest = std::max(largest, row.memory);
-    }
-    const size_t workspace = layer.policy.mode == conv::TuneMode::kFastest
-                                 ? largest
-                                 : std::min<size_t>(largest, layer.policy.workspace_limit_bytes);
-    auto times = std::make_shared<FindTimes>(request, c, direction, workspace);
-
-    conv::ConvTuner::Request tune;
-    tune.layer = layer.layer;
-    tune.problem = Problem(request, direction, c.dtype);
-    tune.environment = conv::TuningEnvironment::ForGpu(request.ctx.device_id);
-    tune.mode = layer.mode;
-    tune.policy = layer.policy;
-    tune.candidates = [&heuristic, direction, &c, &layout] {
-      std::vector<Candidate> candidates;
-      for (const CudnnPerf& row : heuristic) {
-        candidates.push_back(ToCandidate(row, direction, c.dtype, layout));
-      }
-      return candidates;
-    };
-    tune.heuristic = [](const std::vector<Candidate>& candidates) {
-      std::vector<size_t> order(candidates.size());
-      for (size_t i = 0; i < order.size(); ++i) order[i] = i;  // cuDNN's own order
-      return order;
-    };
-    tune.timer = [times](const Candidate& candidate) {
-      return conv::Timing{times->Of(candidate.algorithm), kFindRepeats, false};
-    };
-    tune.usable = [direction](const conv::TuningRecord& record) {
-      return ParseCudnnAlgorithm(direction, record.algorithm).chosen();
-    };
-    conv::LayerTuning decision = conv::ConvTuner::Global().Tune(tune);
+  CudnnBackend backend(request, c);
+  plan.decisions = conv::TuneLayer(request.tuning, request.directions, backend);
+  for (const conv::LayerTuning& decision : plan.decisions) {
+    const ConvDirection direction = decision.problem.direction;
     const CudnnAlgorithm algorithm = ParseCudnnAlgorithm(direction, decision.record.algorithm);
     switch (direction) {
       case ConvDirection::kForward: plan.forward = algorithm; break;
       case ConvDirection::kBackwardData: plan.backward_data = algorithm; break;
       case ConvDirection::kBackwardFilter: plan.backward_filter = algorithm; break;
     }
-    plan.decisions.push_back(std::move(decision));
   }
   return plan;
 }

@@ -11,34 +11,20 @@
 #include "ops/cpu/cache_state.h"
 #include "ops/cpu/layout_transform.h"
 #include "scheduler/graph/executor.h"
+#include "scheduler/planning/cost_cache.h"
 #include "scheduler/train/initializer.h"
 
 namespace mxlite {
 namespace {
 
-conv::TuningEnvironment EnvironmentOf(const Context& ctx) {
-  return ctx.device_type == DeviceType::kCPU ? conv::TuningEnvironment::ForCpu()
-                                             : conv::TuningEnvironment::ForGpu(ctx.device_id);
-}
-
 // The time stored under `key` for `ctx`'s device, if any.
 std::optional<double> StoredMs(const std::string& key, const Context& ctx) {
-  std::shared_ptr<conv::TuningDb> db = conv::ConvTuner::Global().db();
-  if (!db) return std::nullopt;
-  if (auto hit = db->LookupKey(key, EnvironmentOf(ctx))) return hit->record.time_ms;
-  return std::nullopt;
+  return PlanningCostCache::Global().Lookup(key, PlanningEnvironment(ctx));
 }
 
 // Keeps `ms`, the measured time of `what` (an op name, "graph"), under `key` for `ctx`'s device.
 void StoreMs(const std::string& key, const std::string& what, double ms, const Context& ctx) {
-  std::shared_ptr<conv::TuningDb> db = conv::ConvTuner::Global().db();
-  if (!db) return;
-  conv::TuningRecord record;
-  record.algorithm = what;
-  record.time_ms = ms;
-  record.tuning_mode = "measured";
-  record.timestamp = static_cast<int64_t>(std::time(nullptr));
-  db->StoreKey(key, EnvironmentOf(ctx), record);
+  PlanningCostCache::Global().Store(key, what, ms, PlanningEnvironment(ctx));
 }
 
 // The DB entry under `key` for `ctx`'s device, or the time `measure` returns (then stored).
