@@ -2,7 +2,7 @@
 
     /usr/bin/python3 bench/onnx_models.py OUT_DIR [MODEL ...]
 
-For each MODEL (default: resnet18 mobilenet_v2; also resnet50, vgg16, googlenet — torchvision,
+For each MODEL (default: resnet18 mobilenet_v2; any key of MODELS below — torchvision,
 random weights from a fixed seed: no pretrained weights are downloaded) writes OUT_DIR/<model>.onnx (opset 13, dynamic batch dim "batch"),
 OUT_DIR/<model>_input.pb (a (2, 3, 224, 224) input from a fixed seed), OUT_DIR/<model>_expected.pb
 (PyTorch's output for it, eval mode) and OUT_DIR/models.json (input/output names and the
@@ -26,6 +26,22 @@ MODELS = {
     "vgg16": lambda: torchvision.models.vgg16(),
     # Inception v1; the auxiliary classifiers only matter in training.
     "googlenet": lambda: torchvision.models.googlenet(aux_logits=False, init_weights=True),
+    # The rest of the torchvision zoo that imports (appended: each model's seed is its index).
+    "densenet121": lambda: torchvision.models.densenet121(),
+    "efficientnet_b0": lambda: torchvision.models.efficientnet_b0(),
+    "inception_v3": lambda: torchvision.models.inception_v3(aux_logits=False, init_weights=True),
+    "resnext50_32x4d": lambda: torchvision.models.resnext50_32x4d(),
+    "regnet_y_400mf": lambda: torchvision.models.regnet_y_400mf(),
+    "regnet_x_400mf": lambda: torchvision.models.regnet_x_400mf(),
+    "vgg11_bn": lambda: torchvision.models.vgg11_bn(),
+    "efficientnet_v2_s": lambda: torchvision.models.efficientnet_v2_s(),
+    "mnasnet0_5": lambda: torchvision.models.mnasnet0_5(),
+    "mobilenet_v3_small": lambda: torchvision.models.mobilenet_v3_small(),
+    "shufflenet_v2_x1_0": lambda: torchvision.models.shufflenet_v2_x1_0(),
+    "squeezenet1_1": lambda: torchvision.models.squeezenet1_1(),
+    "alexnet": lambda: torchvision.models.alexnet(),
+    "wide_resnet50_2": lambda: torchvision.models.wide_resnet50_2(),
+    "convnext_tiny": lambda: torchvision.models.convnext_tiny(),
 }
 DEFAULT_MODELS = ["resnet18", "mobilenet_v2"]
 INPUT_SHAPE = (2, 3, 224, 224)

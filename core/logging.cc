@@ -36,8 +36,13 @@ void SetLogSink(LogSink sink) {
 namespace detail {
 
 LogLine::LogLine(LogLevel level, const char* file, int line) : level_(level) {
-  if (level_ >= LogLevel::kWarning || level_ == LogLevel::kDebug) {
+  // Warnings and errors are written for the user; the source location is for whoever debugs
+  // mxlite, so it shows only at the debug level (MXNET_LOG_LEVEL=debug).
+  const bool debugging = CurrentLogLevel() == LogLevel::kDebug;
+  if (debugging) {
     stream_ << "[mxlite " << LogLevelName(level_) << " " << file << ":" << line << "] ";
+  } else if (level_ >= LogLevel::kWarning) {
+    stream_ << "[mxlite " << LogLevelName(level_) << "] ";
   } else {
     stream_ << "[mxlite] ";
   }

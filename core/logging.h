@@ -6,7 +6,8 @@
 // Lines below the threshold cost one comparison and build no string. The threshold comes from the
 // setting MXNET_LOG_LEVEL (debug|info|warning|error, default info) and can be changed with
 // SetLogLevel(). Each line is written with a single write so lines from threads never interleave.
-// Tests can capture lines with SetLogSink().
+// Lines read "[mxlite] ..." (info) or "[mxlite warning] ..."; at the debug level every line also
+// names its source file and line. Tests can capture lines with SetLogSink().
 #pragma once
 
 #include <atomic>

@@ -85,5 +85,20 @@ TEST(LoggingTest, LevelsFilterAndSinkCaptures) {
   EXPECT_NE(lines[1].second.find("once"), std::string::npos);
 }
 
+TEST(LoggingTest, SourceLocationShowsOnlyWhenDebugging) {
+  std::vector<std::string> lines;
+  SetLogSink([&](LogLevel, const std::string& text) { lines.push_back(text); });
+  LogLevel saved = CurrentLogLevel();
+  SetLogLevel(LogLevel::kInfo);
+  MX_LOG(WARNING) << "for the user";
+  SetLogLevel(LogLevel::kDebug);
+  MX_LOG(WARNING) << "for the developer";
+  SetLogLevel(saved);
+  SetLogSink(nullptr);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0], "[mxlite warning] for the user");
+  EXPECT_NE(lines[1].find("error_test.cc:"), std::string::npos) << lines[1];
+}
+
 }  // namespace
 }  // namespace mxlite

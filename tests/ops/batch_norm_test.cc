@@ -234,6 +234,27 @@ TEST(BatchNormTest, BlockedChannelsAtInference) {
                    {"channel_block=16", "(2,3,4,5,8)"});
 }
 
+// Blocked data larger than one work chunk, with 16 lanes (the vectorised path) and 3 lanes (the
+// general path, whose chunks start mid-pixel): every element still gets its own channel's scale.
+TEST(BatchNormTest, BlockedChannelsOverManyChunks) {
+  for (const int64_t lanes : {16, 3}) {
+    const Attrs attrs{{"fix_gamma", "false"}, {"channel_block", std::to_string(lanes)}};
+    const int64_t blocks = 2, pixels = 41 * 53;
+    const Shape data{2, blocks, 41, 53, lanes};
+    OpCase test_case = BatchNormCase(attrs, data, false);
+    CheckForwardAgainstReference(test_case, [&](const auto& inputs, const auto&) {
+      const double eps = 1e-3;
+      std::vector<double> y(inputs[0].size());
+      for (size_t i = 0; i < y.size(); ++i) {
+        const size_t c = (i / (pixels * lanes)) % blocks * lanes + i % lanes;
+        y[i] = inputs[1][c] * (inputs[0][i] - inputs[3][c]) / std::sqrt(inputs[4][c] + eps) +
+               inputs[2][c];
+      }
+      return std::vector<std::vector<double>>{y};
+    });
+  }
+}
+
 TEST(BatchNormTest, ParameterShapesAreInferredAndChecked) {
   std::vector<Shape> outputs = InferOutputShapes(BatchNormCase({}, {2, 7, 3}, true));
   EXPECT_EQ(outputs[0], (Shape{2, 7, 3}));
