@@ -1,4 +1,5 @@
-// ONNX activations: Relu, Sigmoid, Tanh, Softplus (Activation), LeakyRelu (LeakyReLU), Clip (clip).
+// ONNX activations: Relu, Sigmoid, Tanh, Softplus (Activation), LeakyRelu (LeakyReLU), Clip (clip),
+// HardSigmoid (hard_sigmoid) and HardSwish (x * hard_sigmoid(x) with alpha 1/6, beta 1/2).
 #include "scheduler/onnx/onnx_converter.h"
 
 #include "core/error.h"
@@ -20,6 +21,20 @@ void ConvertLeakyRelu(OnnxNode& node) {
       0, node.Emit("LeakyReLU",
                    {{"act_type", "leaky"}, {"slope", Number(node.attrs().Float("alpha", 0.01))}},
                    {node.Input(0)}));
+}
+
+void ConvertHardSigmoid(OnnxNode& node) {
+  node.SetOutput(0, node.Emit("hard_sigmoid",
+                              {{"alpha", Number(node.attrs().Float("alpha", 0.2))},
+                               {"beta", Number(node.attrs().Float("beta", 0.5))}},
+                              {node.Input(0)}));
+}
+
+void ConvertHardSwish(OnnxNode& node) {
+  const NodeEntry x = node.Input(0);
+  const NodeEntry gate =
+      node.Emit("hard_sigmoid", {{"alpha", Number(1.0 / 6)}, {"beta", "0.5"}}, {x}, "_gate");
+  node.SetOutput(0, node.Emit("elemwise_mul", {}, {x, gate}));
 }
 
 // Before opset 11 the bounds are attributes.
@@ -51,6 +66,8 @@ MXLITE_REGISTER_ONNX_CONVERTER(Sigmoid, 1, kMaxOnnxOpset, ConvertSigmoid);
 MXLITE_REGISTER_ONNX_CONVERTER(Tanh, 1, kMaxOnnxOpset, ConvertTanh);
 MXLITE_REGISTER_ONNX_CONVERTER(Softplus, 1, kMaxOnnxOpset, ConvertSoftplus);
 MXLITE_REGISTER_ONNX_CONVERTER(LeakyRelu, 1, kMaxOnnxOpset, ConvertLeakyRelu);
+MXLITE_REGISTER_ONNX_CONVERTER(HardSigmoid, 6, kMaxOnnxOpset, ConvertHardSigmoid);
+MXLITE_REGISTER_ONNX_CONVERTER(HardSwish, 14, kMaxOnnxOpset, ConvertHardSwish);
 MXLITE_REGISTER_ONNX_CONVERTER(Clip, 1, 10, ConvertClipAttributes);
 MXLITE_REGISTER_ONNX_CONVERTER(Clip, 11, kMaxOnnxOpset, ConvertClipInputs);
 

@@ -1,8 +1,13 @@
-// ONNX arithmetic and linear algebra: Add, Sub, Mul, Div (broadcast_*), Softmax and LogSoftmax,
-// Gemm, MatMul.
+// ONNX arithmetic and linear algebra: Add, Sub, Mul, Div (broadcast_*), the element-wise math
+// functions (Sqrt, Exp, Log, Abs, Neg, Reciprocal, Erf, Sin, Cos, Floor, Ceil, and Pow with an
+// exponent known at load; ops/unary_math.h), Softmax and LogSoftmax, Gemm, MatMul.
 #include "scheduler/onnx/onnx_converter.h"
 
+#include <cmath>
+#include <optional>
+
 #include "core/error.h"
+#include "ops/broadcast.h"
 
 namespace mxlite {
 namespace {
@@ -11,10 +16,113 @@ void EmitBinary(OnnxNode& node, const char* op) {
   node.SetOutput(0, node.Emit(op, {}, {node.Input(0), node.Input(1)}));
 }
 
-void ConvertAdd(OnnxNode& node) { EmitBinary(node, "broadcast_add"); }
-void ConvertSub(OnnxNode& node) { EmitBinary(node, "broadcast_sub"); }
-void ConvertMul(OnnxNode& node) { EmitBinary(node, "broadcast_mul"); }
-void ConvertDiv(OnnxNode& node) { EmitBinary(node, "broadcast_div"); }
+// The offset in a tensor of shape `from` of the element that broadcasts to `index` of `to`.
+int64_t BroadcastOffset(const Shape& from, const Shape& to, int64_t index) {
+  int64_t offset = 0, stride = 1;
+  for (int d = 1; d <= to.ndim(); ++d) {
+    const int64_t coordinate = index % to[to.ndim() - d];
+    index /= to[to.ndim() - d];
+    if (d > from.ndim()) continue;
+    const int64_t extent = from[from.ndim() - d];
+    if (extent != 1) offset += coordinate * stride;
+    stride *= extent;
+  }
+  return offset;
+}
+
+template <typename Value, typename Fn>
+std::vector<Value> BroadcastValues(const std::vector<Value>& a, const Shape& a_shape,
+                                   const std::vector<Value>& b, const Shape& b_shape,
+                                   const Shape& out, Fn&& fn) {
+  std::vector<Value> values(static_cast<size_t>(out.size()));
+  for (int64_t i = 0; i < out.size(); ++i) {
+    values[static_cast<size_t>(i)] = fn(a[static_cast<size_t>(BroadcastOffset(a_shape, out, i))],
+                                        b[static_cast<size_t>(BroadcastOffset(b_shape, out, i))]);
+  }
+  return values;
+}
+
+// Add, Sub, Mul, Div of two integer values known at load (the shape arithmetic exporters write
+// between Shape and Reshape or Slice) are computed at load in int64, with NumPy broadcasting
+// (division truncating toward zero, as ONNX Runtime's), and stored in the inputs' dtype.
+// Anything else is a graph node: floating data is the kernels' work.
+template <typename Fn>
+void EmitArithmetic(OnnxNode& node, const char* op, Fn&& fn) {
+  const HostTensor* a = node.ConstantInput(0);
+  const HostTensor* b = node.ConstantInput(1);
+  if (a == nullptr || b == nullptr || !ComputableAtLoad(a->dtype) || IsFloatingPoint(a->dtype)) {
+    EmitBinary(node, op);
+    return;
+  }
+  MX_CHECK(a->dtype == b->dtype) << node.where() << ": the inputs' dtypes differ ("
+                                 << DTypeName(a->dtype) << " and " << DTypeName(b->dtype) << ")";
+  const std::optional<Shape> out = BroadcastShapes(a->shape, b->shape);
+  MX_CHECK(out.has_value()) << node.where() << ": shapes " << a->shape << " and " << b->shape
+                            << " do not broadcast";
+  const std::string what = node.where() + " (computed at load)";
+  const std::vector<int64_t> x = a->ToInt64s(what), y = b->ToInt64s(what);
+  if (std::string(op) == "broadcast_div") {
+    for (int64_t divisor : y) MX_CHECK(divisor != 0) << node.where() << ": integer division by 0";
+  }
+  node.SetConstantOutput(
+      HostTensorOf(a->dtype, *out, BroadcastValues(x, a->shape, y, b->shape, *out, fn), what));
+}
+
+void ConvertAdd(OnnxNode& node) {
+  EmitArithmetic(node, "broadcast_add", [](auto x, auto y) { return x + y; });
+}
+void ConvertSub(OnnxNode& node) {
+  EmitArithmetic(node, "broadcast_sub", [](auto x, auto y) { return x - y; });
+}
+void ConvertMul(OnnxNode& node) {
+  EmitArithmetic(node, "broadcast_mul", [](auto x, auto y) { return x * y; });
+}
+void ConvertDiv(OnnxNode& node) {
+  EmitArithmetic(node, "broadcast_div", [](auto x, auto y) { return x / y; });
+}
+
+void EmitUnary(OnnxNode& node, const char* op) {
+  node.SetOutput(0, node.Emit(op, {}, {node.Input(0)}));
+}
+
+void ConvertSqrt(OnnxNode& node) { EmitUnary(node, "sqrt"); }
+void ConvertExp(OnnxNode& node) { EmitUnary(node, "exp"); }
+void ConvertLog(OnnxNode& node) { EmitUnary(node, "log"); }
+void ConvertAbs(OnnxNode& node) { EmitUnary(node, "abs"); }
+void ConvertNeg(OnnxNode& node) { EmitUnary(node, "negative"); }
+void ConvertReciprocal(OnnxNode& node) { EmitUnary(node, "reciprocal"); }
+void ConvertErf(OnnxNode& node) { EmitUnary(node, "erf"); }
+void ConvertSin(OnnxNode& node) { EmitUnary(node, "sin"); }
+void ConvertCos(OnnxNode& node) { EmitUnary(node, "cos"); }
+void ConvertFloor(OnnxNode& node) { EmitUnary(node, "floor"); }
+void ConvertCeil(OnnxNode& node) { EmitUnary(node, "ceil"); }
+
+// Pow with one exponent for every element, known at load (x^2 in a norm, x^0.5): the exponent
+// tensor must hold a single value repeated and must not broadcast the data to a larger shape.
+void ConvertPow(OnnxNode& node) {
+  const HostTensor* exponent = node.ConstantInput(1);
+  MX_CHECK(exponent != nullptr)
+      << node.where() << ": the exponent is computed while the model runs; mxlite imports Pow "
+      << "with an exponent known at load (an initializer or a constant)";
+  const std::vector<double> values = exponent->AsDoubles(node.where() + " exponent");
+  MX_CHECK(!values.empty()) << node.where() << ": the exponent is empty";
+  for (double value : values) {
+    MX_CHECK(value == values[0] || (std::isnan(value) && std::isnan(values[0])))
+        << node.where() << ": the exponent holds different values (" << values[0] << " and "
+        << value << "); mxlite imports Pow with one exponent for every element";
+  }
+  const Shape data = node.InputShape(0);
+  const Shape& power = exponent->shape;
+  bool broadcasts = power.ndim() > data.ndim();
+  for (int d = 1; d <= power.ndim() && !broadcasts; ++d) {
+    const int64_t extent = power[power.ndim() - d];
+    broadcasts = extent != 1 && extent != data[data.ndim() - d];
+  }
+  MX_CHECK(!broadcasts) << node.where() << ": the exponent of shape " << power
+                        << " does not broadcast to the data's shape " << data
+                        << " without enlarging it";
+  node.SetOutput(0, node.Emit("_power_scalar", {{"scalar", Number(values[0])}}, {node.Input(0)}));
+}
 
 // Before opset 13 the input is viewed as 2-D (the dims before `axis`, the dims from it) and
 // normalised along the second; the result has the input's shape. The default axis is 1.
@@ -69,6 +177,18 @@ MXLITE_REGISTER_ONNX_CONVERTER(Add, 1, kMaxOnnxOpset, ConvertAdd);
 MXLITE_REGISTER_ONNX_CONVERTER(Sub, 1, kMaxOnnxOpset, ConvertSub);
 MXLITE_REGISTER_ONNX_CONVERTER(Mul, 1, kMaxOnnxOpset, ConvertMul);
 MXLITE_REGISTER_ONNX_CONVERTER(Div, 1, kMaxOnnxOpset, ConvertDiv);
+MXLITE_REGISTER_ONNX_CONVERTER(Sqrt, 1, kMaxOnnxOpset, ConvertSqrt);
+MXLITE_REGISTER_ONNX_CONVERTER(Exp, 1, kMaxOnnxOpset, ConvertExp);
+MXLITE_REGISTER_ONNX_CONVERTER(Log, 1, kMaxOnnxOpset, ConvertLog);
+MXLITE_REGISTER_ONNX_CONVERTER(Abs, 1, kMaxOnnxOpset, ConvertAbs);
+MXLITE_REGISTER_ONNX_CONVERTER(Neg, 1, kMaxOnnxOpset, ConvertNeg);
+MXLITE_REGISTER_ONNX_CONVERTER(Reciprocal, 1, kMaxOnnxOpset, ConvertReciprocal);
+MXLITE_REGISTER_ONNX_CONVERTER(Erf, 9, kMaxOnnxOpset, ConvertErf);
+MXLITE_REGISTER_ONNX_CONVERTER(Sin, 7, kMaxOnnxOpset, ConvertSin);
+MXLITE_REGISTER_ONNX_CONVERTER(Cos, 7, kMaxOnnxOpset, ConvertCos);
+MXLITE_REGISTER_ONNX_CONVERTER(Floor, 1, kMaxOnnxOpset, ConvertFloor);
+MXLITE_REGISTER_ONNX_CONVERTER(Ceil, 1, kMaxOnnxOpset, ConvertCeil);
+MXLITE_REGISTER_ONNX_CONVERTER(Pow, 1, kMaxOnnxOpset, ConvertPow);
 MXLITE_REGISTER_ONNX_CONVERTER(Softmax, 1, 12, ConvertSoftmax2D);
 MXLITE_REGISTER_ONNX_CONVERTER(Softmax, 13, kMaxOnnxOpset, ConvertSoftmax);
 MXLITE_REGISTER_ONNX_CONVERTER(LogSoftmax, 1, 12, ConvertLogSoftmax2D);

@@ -1,11 +1,14 @@
-// ONNX data movement and shape arithmetic: Identity, Dropout (inference), Constant, Shape, Gather,
-// Squeeze, Unsqueeze, Concat, Reshape, Flatten, Transpose, Pad. Values known at load (shapes, the
+// ONNX data movement and shape arithmetic: Identity, Dropout (inference), Constant, Cast, Shape,
+// Gather, Slice, Squeeze, Unsqueeze, Concat, Reshape, Flatten, Transpose, Pad. Values known at load (shapes, the
 // Shape -> Gather -> Unsqueeze -> Concat chains exporters write) are folded into constants.
 #include "scheduler/onnx/onnx_converter.h"
 
 #include <algorithm>
+#include <cstring>
+#include <limits>
 
 #include "core/error.h"
+#include "ops/slice.h"
 
 namespace mxlite {
 namespace {
@@ -34,6 +37,25 @@ void ConvertDropoutWithMode(OnnxNode& node) {
         << node.where() << ": training_mode=1 is not supported (inference only)";
   }
   PassDropoutThrough(node);
+}
+
+// Cast to an integer type of a value known at load (shape arithmetic) is computed at load
+// (integers stay exact; floating values truncate toward zero); otherwise it is mxlite's Cast op.
+void ConvertCast(OnnxNode& node) {
+  const DType to = DTypeFromOnnx(static_cast<int32_t>(node.attrs().Int("to", 0)),
+                                 node.where() + " attribute 'to'");
+  const HostTensor* constant = node.ConstantInput(0);
+  if (constant == nullptr || !ComputableAtLoad(constant->dtype) || !ComputableAtLoad(to) ||
+      IsFloatingPoint(to)) {
+    node.SetOutput(0, node.Emit("Cast", {{"dtype", DTypeName(to)}}, {node.Input(0)}));
+    return;
+  }
+  const std::string what = node.where() + " (computed at load)";
+  if (IsFloatingPoint(constant->dtype)) {
+    node.SetConstantOutput(HostTensorOf(to, constant->shape, constant->AsDoubles(what), what));
+  } else {
+    node.SetConstantOutput(HostTensorOf(to, constant->shape, constant->ToInt64s(what), what));
+  }
 }
 
 void ConvertConstant(OnnxNode& node) {
@@ -99,6 +121,70 @@ void ConvertGather(OnnxNode& node) {
     }
   }
   node.SetConstantOutput(std::move(out));
+}
+
+// Slice: starts and ends (and axes, steps) known at load; the axes it does not name are taken
+// whole. Integer data known at load (a slice of a shape) is sliced at load; other data is
+// mxlite's slice op. Before opset 10 starts, ends and axes are attributes and there are no steps.
+void EmitSlice(OnnxNode& node, const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
+               std::vector<int64_t> axes, std::vector<int64_t> steps) {
+  const std::string& where = node.where();
+  const Shape data = node.InputShape(0);
+  const int64_t rank = data.ndim();
+  if (axes.empty()) {
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  }
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  MX_CHECK(starts.size() == ends.size() && axes.size() == starts.size() &&
+           steps.size() == starts.size())
+      << where << ": starts, ends, axes and steps have " << starts.size() << ", " << ends.size()
+      << ", " << axes.size() << " and " << steps.size() << " entries; they must be equal";
+  std::vector<int64_t> begin(rank, 0), end(rank, std::numeric_limits<int64_t>::max()),
+      step(rank, 1);
+  std::vector<bool> named(rank, false);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t axis = NormalizeAxis(axes[i], rank, where);
+    MX_CHECK(!named[axis]) << where << ": axis " << axes[i] << " is named twice";
+    named[axis] = true;
+    begin[axis] = starts[i];
+    end[axis] = ends[i];
+    step[axis] = steps[i];
+  }
+  const HostTensor* constant = node.ConstantInput(0);
+  if (constant == nullptr || IsFloatingPoint(constant->dtype)) {
+    node.SetOutput(0, node.Emit("slice", {{"begin", Tuple(begin)}, {"end", Tuple(end)},
+                                          {"step", Tuple(step)}},
+                                {node.Input(0)}));
+    return;
+  }
+  const SliceGeometry g = SliceGeometryOf(begin, end, step, data, where);
+  const size_t element = DTypeSize(constant->dtype);
+  HostTensor out{constant->dtype, g.output, std::vector<uint8_t>(g.output.size() * element)};
+  for (int64_t i = 0; i < g.output.size(); ++i) {
+    int64_t rest = i, offset = 0, stride = 1;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      offset += (g.begin[d] + rest % g.output[d] * g.step[d]) * stride;
+      rest /= g.output[d];
+      stride *= data[d];
+    }
+    std::memcpy(out.bytes.data() + i * element, constant->bytes.data() + offset * element, element);
+  }
+  node.SetConstantOutput(std::move(out));
+}
+
+std::vector<int64_t> OptionalInts(OnnxNode& node, int input, const std::string& what) {
+  if (!node.has_input(input)) return {};
+  return node.RequireConstant(input, what).ToInt64s(node.where() + " " + what);
+}
+
+void ConvertSliceAttributes(OnnxNode& node) {
+  const NodeAttributes& a = node.attrs();
+  EmitSlice(node, a.Ints("starts"), a.Ints("ends"), a.Ints("axes"), {});
+}
+
+void ConvertSlice(OnnxNode& node) {
+  EmitSlice(node, OptionalInts(node, 1, "starts"), OptionalInts(node, 2, "ends"),
+            OptionalInts(node, 3, "axes"), OptionalInts(node, 4, "steps"));
 }
 
 // Output 0 := input 0 with `shape` (folded when the input is a constant).
@@ -309,6 +395,7 @@ MXLITE_REGISTER_ONNX_CONVERTER(Identity, 1, kMaxOnnxOpset, ConvertIdentity);
 MXLITE_REGISTER_ONNX_CONVERTER(Dropout, 1, 11, ConvertDropout);
 MXLITE_REGISTER_ONNX_CONVERTER(Dropout, 12, kMaxOnnxOpset, ConvertDropoutWithMode);
 MXLITE_REGISTER_ONNX_CONVERTER(Constant, 1, kMaxOnnxOpset, ConvertConstant);
+MXLITE_REGISTER_ONNX_CONVERTER(Cast, 6, kMaxOnnxOpset, ConvertCast);
 MXLITE_REGISTER_ONNX_CONVERTER(Shape, 1, kMaxOnnxOpset, ConvertShape);
 MXLITE_REGISTER_ONNX_CONVERTER(Gather, 1, kMaxOnnxOpset, ConvertGather);
 MXLITE_REGISTER_ONNX_CONVERTER(Squeeze, 1, 12, ConvertSqueeze);
@@ -318,6 +405,8 @@ MXLITE_REGISTER_ONNX_CONVERTER(Unsqueeze, 13, kMaxOnnxOpset, ConvertUnsqueezeAxe
 MXLITE_REGISTER_ONNX_CONVERTER(Concat, 1, kMaxOnnxOpset, ConvertConcat);
 MXLITE_REGISTER_ONNX_CONVERTER(Reshape, 5, kMaxOnnxOpset, ConvertReshape);
 MXLITE_REGISTER_ONNX_CONVERTER(Flatten, 1, kMaxOnnxOpset, ConvertFlatten);
+MXLITE_REGISTER_ONNX_CONVERTER(Slice, 1, 9, ConvertSliceAttributes);
+MXLITE_REGISTER_ONNX_CONVERTER(Slice, 10, kMaxOnnxOpset, ConvertSlice);
 MXLITE_REGISTER_ONNX_CONVERTER(Transpose, 1, kMaxOnnxOpset, ConvertTranspose);
 MXLITE_REGISTER_ONNX_CONVERTER(Pad, 1, 10, ConvertPadAttributes);
 MXLITE_REGISTER_ONNX_CONVERTER(Pad, 11, kMaxOnnxOpset, ConvertPad);

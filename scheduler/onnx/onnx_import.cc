@@ -135,19 +135,42 @@ class Importer final : public OnnxValues {
   }
 
   // Every node needs a converter for its op type at the model's opset: all that lack one are
-  // listed in one error, each with why.
+  // listed in one error, grouped by op type, each type with why and its first few nodes.
   void CheckSupported(const onnx::GraphProto& graph, const std::vector<int>& order) {
-    std::ostringstream unsupported;
+    struct Missing {
+      std::string why;
+      std::vector<std::string> nodes;
+    };
+    std::vector<std::string> types;  // in order of first appearance
+    std::map<std::string, Missing> missing;
     int count = 0;
     for (int index : order) {
       const onnx::NodeProto& node = graph.node(index);
       const bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
       if (default_domain && OnnxConverterRegistry::Global().Find(node.op_type(), opset_)) continue;
-      unsupported << (count++ ? ", " : " ") << Describe(node, index);
-      if (default_domain) unsupported << " " << WhyNotImported(node.op_type(), opset_);
+      const std::string type = default_domain ? node.op_type() : node.domain() + "." + node.op_type();
+      auto [it, first] = missing.try_emplace(type);
+      if (first) {
+        types.push_back(type);
+        it->second.why = default_domain ? WhyNotImported(node.op_type(), opset_)
+                                        : "not imported (domain " + node.domain() + ")";
+      }
+      it->second.nodes.push_back("'" + NodeName(node, index) + "'");
+      ++count;
     }
-    MX_CHECK(count == 0) << file_ << ": " << count
-                         << " node(s) use ops mxlite does not import:" << unsupported.str();
+    if (count == 0) return;
+    constexpr size_t kNodesNamed = 3;
+    std::ostringstream list;
+    for (size_t t = 0; t < types.size(); ++t) {
+      const Missing& m = missing[types[t]];
+      list << (t ? "; " : " ") << types[t] << " (" << m.why << "): ";
+      for (size_t n = 0; n < std::min(m.nodes.size(), kNodesNamed); ++n) {
+        list << (n ? ", " : "") << m.nodes[n];
+      }
+      if (m.nodes.size() > kNodesNamed) list << " and " << m.nodes.size() - kNodesNamed << " more";
+    }
+    MX_THROW() << file_ << ": " << count << " node(s) use " << types.size()
+               << " op type(s) mxlite does not import:" << list.str();
   }
 
   static std::string Describe(const onnx::NodeProto& node, int index) {

@@ -171,6 +171,47 @@ std::vector<double> HostTensor::AsDoubles(const std::string& what) const {
   }
 }
 
+namespace {
+
+template <typename Value>
+HostTensor TensorOfValues(DType dtype, const Shape& shape, const std::vector<Value>& values,
+                          const std::string& what) {
+  MX_CHECK(static_cast<int64_t>(values.size()) == shape.size())
+      << what << ": " << values.size() << " values for shape " << shape;
+  switch (dtype) {
+    case DType::kFloat32:
+      return HostTensor::From(Converted<float>(values), shape);
+    case DType::kFloat64:
+      return HostTensor::From(Converted<double>(values), shape);
+    case DType::kInt32:
+      return HostTensor::From(Converted<int32_t>(values), shape);
+    case DType::kInt64:
+      return HostTensor::From(Converted<int64_t>(values), shape);
+    case DType::kUInt8:
+      return HostTensor::From(Converted<uint8_t>(values), shape);
+    default:
+      MX_THROW() << what << ": values of dtype " << DTypeName(dtype)
+                 << " cannot be computed at load (float32, float64, int32, int64 and uint8 can)";
+  }
+}
+
+}  // namespace
+
+bool ComputableAtLoad(DType dtype) {
+  return dtype == DType::kFloat32 || dtype == DType::kFloat64 || dtype == DType::kInt32 ||
+         dtype == DType::kInt64 || dtype == DType::kUInt8;
+}
+
+HostTensor HostTensorOf(DType dtype, const Shape& shape, const std::vector<double>& values,
+                        const std::string& what) {
+  return TensorOfValues(dtype, shape, values, what);
+}
+
+HostTensor HostTensorOf(DType dtype, const Shape& shape, const std::vector<int64_t>& values,
+                        const std::string& what) {
+  return TensorOfValues(dtype, shape, values, what);
+}
+
 Shape CheckedOnnxShape(const std::vector<int64_t>& dims, const std::string& where) {
   MX_CHECK(dims.size() <= static_cast<size_t>(Shape::kMaxDims))
       << where << ": rank " << dims.size() << " exceeds mxlite's maximum of " << Shape::kMaxDims;

@@ -46,6 +46,15 @@ struct HostTensor {
   }
 };
 
+// A tensor of `dtype` holding `values` (values computed at load: folded shape arithmetic, Cast of
+// a constant). Floating values stored in an integer dtype are truncated toward zero, as C++'s
+// conversion does; float16 and bfloat16 are refused, naming `what`.
+bool ComputableAtLoad(DType dtype);  // float32, float64, int32, int64, uint8
+HostTensor HostTensorOf(DType dtype, const Shape& shape, const std::vector<double>& values,
+                        const std::string& what);
+HostTensor HostTensorOf(DType dtype, const Shape& shape, const std::vector<int64_t>& values,
+                        const std::string& what);
+
 // The Shape of declared dims, checked: rank <= Shape::kMaxDims, every dim >= 0, the element count
 // representable and <= kMaxOnnxTensorElements. `where` names the tensor in the error.
 Shape CheckedOnnxShape(const std::vector<int64_t>& dims, const std::string& where);

@@ -1,0 +1,55 @@
+// Element-wise math functions, one op each under MXNet's names: sqrt, rsqrt, square, exp, log,
+// abs, negative, reciprocal, erf, sin, cos, floor, ceil, _power_scalar (x ^ scalar) and
+// hard_sigmoid (max(0, min(1, alpha * x + beta))). ONNX's Sqrt, Exp, Log, Abs, Neg, Reciprocal,
+// Erf, Sin, Cos, Floor, Ceil, Pow (with an exponent known at load), HardSigmoid and HardSwish
+// import to them.
+//
+// Each op reads its data and writes one output of the same shape and dtype. Backward is
+// dy * f'(x), computed from x (so the ops never run in place): floor and ceil pass no gradient;
+// abs passes sign(x) (0 at 0); hard_sigmoid passes alpha where 0 < alpha * x + beta < 1.
+// Outside a function's domain the result is what C's function gives (sqrt(-1) is NaN, log(0) is
+// -inf), as in NumPy and PyTorch.
+//
+// This header is what the CPU kernels (ops/unary_math.cc) and the GPU kernels
+// (ops/cuda/unary_math_gpu.cc, ops/cuda/unary_math_kernels.cu) share; nvcc includes it too.
+#pragma once
+
+#include <string>
+
+namespace mxlite {
+
+class Attributes;
+
+enum class UnaryMath {
+  kSqrt,
+  kRsqrt,
+  kSquare,
+  kExp,
+  kLog,
+  kAbs,
+  kNegative,
+  kReciprocal,
+  kErf,
+  kSin,
+  kCos,
+  kFloor,
+  kCeil,
+  kPowerScalar,
+  kHardSigmoid,
+};
+
+// The op's registered name: "sqrt", ..., "_power_scalar", "hard_sigmoid".
+const char* UnaryMathName(UnaryMath function);
+
+// The attributes a function reads, as numbers: _power_scalar's exponent `scalar` (in `a`),
+// hard_sigmoid's `alpha` and `beta` (in `a` and `b`); zero for the others.
+struct UnaryMathParams {
+  double a = 0;
+  double b = 0;
+};
+UnaryMathParams UnaryMathParamsOf(UnaryMath function, const Attributes& attrs);
+
+// 2 / sqrt(pi): erf'(x) = kTwoOverSqrtPi * e^(-x^2).
+inline constexpr double kTwoOverSqrtPi = 1.12837916709551257390;
+
+}  // namespace mxlite

@@ -1,0 +1,144 @@
+// The element-wise math functions (ops/unary_math.h): each against its C library function in
+// double and by finite differences, on inputs inside its domain; _power_scalar with integer and
+// fractional exponents and negative bases; hard_sigmoid's attributes and saturation. The GPU
+// cases run on a GPU machine (tests/ops/gpu_vs_cpu_test.cc).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+
+#include "tests/ops/op_harness.h"
+
+namespace mxlite::testing {
+namespace {
+
+using Attrs = std::map<std::string, std::string>;
+
+struct Function {
+  const char* op;
+  std::function<double(double)> f;
+  bool positive_only;  // the domain (or a well-conditioned one) is x > 0
+};
+
+const std::vector<Function>& Functions() {
+  static const std::vector<Function> functions = {
+      {"sqrt", [](double x) { return std::sqrt(x); }, true},
+      {"rsqrt", [](double x) { return 1 / std::sqrt(x); }, true},
+      {"square", [](double x) { return x * x; }, false},
+      {"exp", [](double x) { return std::exp(x); }, false},
+      {"log", [](double x) { return std::log(x); }, true},
+      {"abs", [](double x) { return std::abs(x); }, false},
+      {"negative", [](double x) { return -x; }, false},
+      {"reciprocal", [](double x) { return 1 / x; }, true},
+      {"erf", [](double x) { return std::erf(x); }, false},
+      {"sin", [](double x) { return std::sin(x); }, false},
+      {"cos", [](double x) { return std::cos(x); }, false},
+      {"floor", [](double x) { return std::floor(x); }, false},
+      {"ceil", [](double x) { return std::ceil(x); }, false},
+  };
+  return functions;
+}
+
+// Values in [0.2, 2.2): away from 0 where sqrt, log and 1/x are steep.
+void FillPositive(HostTensor& tensor, std::mt19937_64& random) {
+  std::uniform_real_distribution<double> uniform(0.2, 2.2);
+  for (int64_t i = 0; i < tensor.size(); ++i) tensor.Set(i, uniform(random));
+}
+
+// Values in [-3, 3) that stay 1e-3 away from integers (floor and ceil jump there) and from 0
+// (abs's kink).
+void FillAwayFromIntegers(HostTensor& tensor, std::mt19937_64& random) {
+  std::uniform_real_distribution<double> uniform(-3.0, 3.0);
+  for (int64_t i = 0; i < tensor.size(); ++i) {
+    double x = uniform(random);
+    if (std::abs(x - std::round(x)) < 1e-3) x += 2e-3;
+    tensor.Set(i, x);
+  }
+}
+
+OpCase CaseOf(const std::string& op, const Shape& shape, bool positive_only, Attrs attrs = {}) {
+  OpCase test_case{op, std::move(attrs), {shape}};
+  test_case.init["data"] = positive_only ? FillPositive : FillAwayFromIntegers;
+  return test_case;
+}
+
+ReferenceFn ElementWise(std::function<double(double)> f) {
+  return [f](const auto& inputs, const auto&) {
+    std::vector<double> y(inputs[0].size());
+    for (size_t i = 0; i < y.size(); ++i) y[i] = f(inputs[0][i]);
+    return std::vector<std::vector<double>>{y};
+  };
+}
+
+TEST(UnaryMathTest, EachFunctionMatchesTheCLibraryAndItsGradient) {
+  for (const Function& function : Functions()) {
+    SCOPED_TRACE(function.op);
+    // 50,000 elements: more than one chunk of the intra-op split.
+    CheckForwardAgainstReference(CaseOf(function.op, {5, 100, 100}, function.positive_only),
+                                 ElementWise(function.f));
+    CheckGradients(CaseOf(function.op, {3, 7}, function.positive_only));
+  }
+}
+
+TEST(UnaryMathTest, PowerScalarWithIntegerAndFractionalExponents) {
+  for (double exponent : {2.0, 3.0, -1.0, 0.0}) {  // any base
+    const Attrs attrs{{"scalar", std::to_string(exponent)}};
+    SCOPED_TRACE(exponent);
+    CheckForwardAgainstReference(CaseOf("_power_scalar", {4, 9}, false, attrs),
+                                 ElementWise([=](double x) { return std::pow(x, exponent); }));
+    CheckGradients(CaseOf("_power_scalar", {4, 9}, false, attrs));
+  }
+  for (double exponent : {0.5, 1.7, -2.5}) {  // positive bases
+    const Attrs attrs{{"scalar", std::to_string(exponent)}};
+    SCOPED_TRACE(exponent);
+    CheckForwardAgainstReference(CaseOf("_power_scalar", {4, 9}, true, attrs),
+                                 ElementWise([=](double x) { return std::pow(x, exponent); }));
+    CheckGradients(CaseOf("_power_scalar", {4, 9}, true, attrs));
+  }
+  // A negative base to a fractional power is NaN, as in C and NumPy.
+  OpCase fractional = CaseOf("_power_scalar", {3}, false, {{"scalar", "0.5"}});
+  fractional.init["data"] = [](HostTensor& tensor, std::mt19937_64&) {
+    for (int64_t i = 0; i < tensor.size(); ++i) tensor.Set(i, -1.0 - static_cast<double>(i));
+  };
+  const OpRun run = RunForward(fractional, MakeInputs(fractional, DType::kFloat32));
+  for (int64_t i = 0; i < 3; ++i) EXPECT_TRUE(std::isnan(run.outputs[0].Get(i)));
+}
+
+TEST(UnaryMathTest, HardSigmoidSaturatesAndPassesGradientOnlyOnTheRamp) {
+  for (const Attrs& attrs : {Attrs{}, Attrs{{"alpha", "0.1666666667"}, {"beta", "0.5"}}}) {
+    const double alpha = attrs.count("alpha") ? 1 / 6.0 : 0.2, beta = 0.5;
+    OpCase test_case = CaseOf("hard_sigmoid", {6, 50}, false, attrs);
+    test_case.init["data"] = [](HostTensor& tensor, std::mt19937_64& random) {
+      std::uniform_real_distribution<double> uniform(-6.0, 6.0);  // both flat parts and the ramp
+      for (int64_t i = 0; i < tensor.size(); ++i) {
+        double x = uniform(random);
+        if (std::abs(std::abs(x) - 2.5) < 1e-3 || std::abs(std::abs(x) - 3) < 1e-3) x += 0.01;
+        tensor.Set(i, x);
+      }
+    };
+    CheckForwardAgainstReference(test_case, ElementWise([=](double x) {
+                                   return std::max(0.0, std::min(1.0, alpha * x + beta));
+                                 }),
+                                 1e-6);
+    CheckGradients(test_case);
+  }
+}
+
+TEST(UnaryMathTest, OutputHasTheDataShape) {
+  EXPECT_EQ(InferOutputShapes(CaseOf("erf", {2, 3, 4}, false))[0], (Shape{2, 3, 4}));
+  EXPECT_EQ(InferOutputShapes(CaseOf("sqrt", Shape(), true))[0], Shape());
+}
+
+MXLITE_GPU_CASES(UnaryMath) {
+  std::vector<OpCase> cases;
+  for (const Function& function : Functions()) {
+    cases.push_back(CaseOf(function.op, {3, 40, 7}, function.positive_only));
+  }
+  cases.push_back(CaseOf("_power_scalar", {3, 40, 7}, false, {{"scalar", "2"}}));
+  cases.push_back(CaseOf("_power_scalar", {3, 40, 7}, true, {{"scalar", "1.5"}}));
+  cases.push_back(CaseOf("hard_sigmoid", {3, 40, 7}, false, {{"alpha", "0.25"}, {"beta", "0.4"}}));
+  return cases;
+}
+
+}  // namespace
+}  // namespace mxlite::testing
