@@ -153,9 +153,9 @@ class Importer final : public OnnxValues {
       if (first) {
         types.push_back(type);
         it->second.why = default_domain ? WhyNotImported(node.op_type(), opset_)
-                                        : "not imported (domain " + node.domain() + ")";
+                                        : "not imported (domain " + node.domain() + ')';
       }
-      it->second.nodes.push_back("'" + NodeName(node, index) + "'");
+      it->second.nodes.push_back(Quoted(NodeName(node, index)));
       ++count;
     }
     if (count == 0) return;
@@ -174,8 +174,17 @@ class Importer final : public OnnxValues {
   }
 
   static std::string Describe(const onnx::NodeProto& node, int index) {
-    std::string domain = node.domain().empty() ? "" : node.domain() + ".";
-    return "'" + NodeName(node, index) + "' (" + domain + node.op_type() + ")";
+    std::string text = Quoted(NodeName(node, index));
+    text += " (";
+    if (!node.domain().empty()) text += node.domain() + ".";
+    return text + node.op_type() + ")";
+  }
+  // 'name' (built by appending: GCC 12 warns falsely on "'" + std::string).
+  static std::string Quoted(const std::string& name) {
+    std::string text(1, '\'');
+    text += name;
+    text += '\'';
+    return text;
   }
   static std::string NodeName(const onnx::NodeProto& node, int index) {
     return node.name().empty() ? node.op_type() + "_" + std::to_string(index) : node.name();
