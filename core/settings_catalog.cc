@@ -120,6 +120,12 @@ std::vector<SettingSpec> BuiltinSettingSpecs() {
            "the device that runs them: none (as written), local (each layer its own fastest, "
            "transforms where neighbours disagree) or global (least total time, transforms "
            "included) (new in mxlite)."),
+      Bool("MXNET_CONV_PLAN_GUARD", "1",
+           "Before an inference executor keeps a layout plan that moves layers, it times whole "
+           "passes of the planned graph against passes of the graph as written, in turn, and runs "
+           "the graph as written when that is more than 3% faster; both times and the decision "
+           "are kept in the tuning DB, so a second bind measures nothing. 0 keeps every plan "
+           "(new in mxlite)."),
       Bool("MXNET_CONV_FUSE_ACTIVATION", "1",
            "Inference executors fold a relu or clip that alone reads a Convolution's output "
            "into the convolution (act_min / act_max: on the CPU clamped as the kernel stores it, "

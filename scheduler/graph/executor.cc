@@ -77,7 +77,64 @@ uint64_t ValueVersion::Read(const Engine& engine) const {
 }
 
 std::unique_ptr<Executor> Executor::Bind(const Graph& graph, const BindOptions& options) {
-  return std::unique_ptr<Executor>(new Executor(graph, options));
+  std::unique_ptr<Executor> exec(new Executor(graph, options));
+  if (exec->PlanNeedsCheck()) exec = CheckPlan(std::move(exec), graph, options);
+  exec->LogTuning();
+  return exec;
+}
+
+bool Executor::PlanNeedsCheck() const {
+  if (options_.training || !conv_plan_.planned) return false;
+  if (!options_.plan_guard.value_or(settings().GetBool("MXNET_CONV_PLAN_GUARD"))) return false;
+  if (!conv_plan_.transforms.empty()) return true;
+  for (const PlannedLayer& layer : conv_plan_.layers) {
+    if (layer.chosen != layer.written) return true;
+  }
+  for (const PlannedDepthwiseBlock& block : conv_plan_.depthwise_blocks) {
+    if (block.fuses()) return true;
+  }
+  return false;
+}
+
+namespace {
+
+// One inference pass of `exec`, waited for.
+void RunInferencePass(Executor& exec) {
+  exec.Forward(/*is_train=*/false);
+  for (const NDArray& output : exec.outputs()) output.WaitToRead();
+}
+
+}  // namespace
+
+std::unique_ptr<Executor> Executor::CheckPlan(std::unique_ptr<Executor> planned,
+                                              const Graph& graph, const BindOptions& options) {
+  BindOptions as_written = options;
+  as_written.conv_plan = ConvPlanKind::kNone;
+  // Bound only if the cache has no times: a warm bind builds nothing more.
+  std::unique_ptr<Executor> written;
+  auto bind_written = [&] {
+    if (!written) written.reset(new Executor(graph, as_written));
+  };
+  const std::string fingerprint =
+      PlanFingerprint(planned->graph_, planned->shapes_, planned->conv_plan_.kind, options.ctx);
+  const PlanCheck check = mxlite::CheckPlan(fingerprint, options.ctx, [&] {
+    bind_written();
+    const std::vector<conv::InterleavedTiming> timings =
+        conv::TimeInterleaved({{[&] { RunInferencePass(*planned); }, {}},
+                               {[&] { RunInferencePass(*written); }, {}}});
+    for (const conv::InterleavedTiming& timing : timings) {
+      if (timing.error) std::rethrow_exception(timing.error);
+    }
+    return PassTimes{timings[0].timing.median_ms, timings[1].timing.median_ms};
+  });
+  if (check.kept) {
+    planned->plan_check_ = check;
+    return planned;
+  }
+  bind_written();
+  written->plan_check_ = check;
+  written->refused_plan_ = planned->conv_plan_.Summary();
+  return written;
 }
 
 Executor::Executor(const Graph& graph, const BindOptions& options)
@@ -104,7 +161,6 @@ Executor::Executor(const Graph& graph, const BindOptions& options)
   CreateConstantMemos();
   CreateTempSpaces();
   replays_graphs_ = options_.cuda_graphs.value_or(settings().GetBool("MXNET_ENABLE_CUDA_GRAPHS"));
-  LogTuning();
 }
 
 void Executor::FuseActivations() {
@@ -211,6 +267,8 @@ void Executor::LogTuning() const {
       MX_LOG(INFO) << "convolution planning:\n" << conv_plan_.Format(what == "verbose");
     }
   }
+  if (!refused_plan_.empty()) MX_LOG(INFO) << refused_plan_;
+  if (plan_check_) MX_LOG(INFO) << plan_check_->Summary();
   const std::vector<conv::LayerTuning> decisions = TuningDecisions();
   if (decisions.empty()) return;
   if (what == "summary") {

@@ -52,6 +52,7 @@
 #include "scheduler/graph/infer_shapes.h"
 #include "scheduler/graph/memory_plan.h"
 #include "scheduler/planning/conv_planning.h"
+#include "scheduler/planning/plan_check.h"
 
 namespace mxlite {
 
@@ -83,6 +84,10 @@ struct BindOptions {
   // Replay GPU inference passes as CUDA graphs (engine/segment_graph.h); unset:
   // MXNET_ENABLE_CUDA_GRAPHS.
   std::optional<bool> cuda_graphs = std::nullopt;
+  // Before keeping a plan that moves layers, time planned passes against passes as written and
+  // keep the faster (scheduler/planning/plan_check.h); unset: MXNET_CONV_PLAN_GUARD. Applies to
+  // executors bound without training.
+  std::optional<bool> plan_guard = std::nullopt;
 };
 
 struct MemoryReport {
@@ -151,7 +156,12 @@ class Executor {
   // order.
   const std::vector<FusedResidual>& fused_residuals() const { return residuals_; }
   // What convolution planning decided at bind (scheduler/planning/conv_planning.h).
+  // The layout plan the graph runs with. When the plan check refused a plan, the executor runs
+  // the graph as written and this is its (unplanned) report; plan_check() has the figures.
   const ConvPlanReport& conv_plan() const { return conv_plan_; }
+  // The check of the plan at bind (scheduler/planning/plan_check.h), when one ran: planned and
+  // as-written pass times, and whether the plan was kept.
+  const std::optional<PlanCheck>& plan_check() const { return plan_check_; }
   const GraphShapes& shapes() const { return shapes_; }
   const ExecutionPlan& plan() const { return plan_; }
   Context context() const { return options_.ctx; }
@@ -183,6 +193,12 @@ class Executor {
   void FuseResiduals();
   void CreateNodeStates();
   void CreateConstantMemos();
+  // Whether the plan moves a layer and the plan check applies (inference, the setting on).
+  bool PlanNeedsCheck() const;
+  // `planned` (this graph bound with its plan) or, when the check refuses the plan, the graph
+  // bound as written; the result carries the check.
+  static std::unique_ptr<Executor> CheckPlan(std::unique_ptr<Executor> planned, const Graph& graph,
+                                             const BindOptions& options);
   void LogTuning() const;
   void CreateTempSpaces();
   // A step ready to push: the engine closure with everything it needs, its vars and label.
@@ -226,6 +242,8 @@ class Executor {
   std::vector<FusedDepthwiseBlock> depthwise_blocks_;
   std::vector<FusedResidual> residuals_;
   ConvPlanReport conv_plan_;
+  std::optional<PlanCheck> plan_check_;
+  std::string refused_plan_;  // the summary of a plan the check refused, for the log
   GraphShapes shapes_;
   ExecutionPlan plan_;
   MemoryPlan memory_;
