@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# mxlite against PyTorch on real networks: exports ResNet-18, MobileNet-V2, ResNet-50, VGG-16 and
-# GoogLeNet (torchvision, random weights from a fixed seed) to ONNX, runs each through `mxlite run`
-# on the exported input under each convolution plan (MXNET_CONV_PLAN none, local, global), and
-# checks mxlite's output against PyTorch's:
+# mxlite against PyTorch on real networks: exports torchvision models (by default ResNet-18,
+# MobileNet-V2, ResNet-50, VGG-16 and GoogLeNet; any key of MODELS in bench/onnx_models.py; random
+# weights from a fixed seed) to ONNX, runs each through `mxlite run` on the exported input under
+# each convolution plan (MXNET_CONV_PLAN none, local, global), and checks mxlite's output against
+# PyTorch's:
 #
 #   relative error = max |mxlite - pytorch| / max |pytorch|  over all logits, must be <= 1e-4.
 #
 #   bench/onnx_check.sh                       # models and outputs go to build/onnx-bench/
 #   bench/onnx_check.sh resnet18 googlenet    # some models only
+#   bench/onnx_check.sh $(cd bench && /usr/bin/python3 -c 'import onnx_models; print(*onnx_models.MODELS)')
+#                                             # the whole zoo
 #
 # Installs python3-torch and python3-torchvision with apt when /usr/bin/python3 lacks them.
 # MXLITE_BUILD_DIR (default build) says where bin/mxlite is.

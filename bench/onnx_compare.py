@@ -19,6 +19,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUNTIMES = ["mxlite", "onnxruntime", "pytorch", "pytorch-best"]
+NAMES = {"mxlite": "mxlite", "onnxruntime": "ONNX Runtime", "pytorch": "PyTorch",
+         "pytorch-best": "PyTorch best"}
 
 
 def command(runtime, args, meta, model, batch, threads, iters):
@@ -61,33 +63,36 @@ def main():
     parser.add_argument("--warmup", type=int, default=3)
     parser.add_argument("--images", type=int, default=80,
                         help="images per timed process: iters = max(5, images / batch)")
+    parser.add_argument("--runtimes", nargs="+", choices=RUNTIMES, default=RUNTIMES,
+                        help="which to run (mxlite always runs: the ratios are to it)")
     args = parser.parse_args()
     meta = json.load(open(os.path.join(args.models_dir, "models.json")))
+    runtimes = ["mxlite"] + [r for r in RUNTIMES if r in args.runtimes and r != "mxlite"]
+    peers = runtimes[1:]
 
-    print("| model | batch | threads | mxlite ms | ONNX Runtime ms | PyTorch ms | PyTorch best ms "
-          "| mxlite / ORT | mxlite / PyTorch best | GFLOP/s mxlite, ORT, PyTorch best |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| model | batch | threads | " + " | ".join(f"{NAMES[r]} ms" for r in runtimes) + " | "
+          + " | ".join(f"mxlite / {NAMES[r]}" for r in peers)
+          + " | GFLOP/s " + ", ".join(NAMES[r] for r in runtimes) + " |")
+    print("|---" * (4 + len(runtimes) + len(peers)) + "|")
     for model in args.models:
         for batch in args.batches:
             for threads in args.threads:
                 iters = max(5, args.images // batch)
-                times = {runtime: [] for runtime in RUNTIMES}
+                times = {runtime: [] for runtime in runtimes}
                 for round_index in range(args.rounds):
-                    shift = round_index % len(RUNTIMES)
-                    for runtime in RUNTIMES[shift:] + RUNTIMES[:shift]:
+                    shift = round_index % len(runtimes)
+                    for runtime in runtimes[shift:] + runtimes[:shift]:
                         cmd, env = command(runtime, args, meta[model], model, batch, threads, iters)
                         times[runtime].append(p50_ms(cmd, env))
                     print(f"  {model} batch {batch} threads {threads} round {round_index + 1}: "
-                          + ", ".join(f"{r} {times[r][-1]:.2f}" for r in RUNTIMES), file=sys.stderr)
+                          + ", ".join(f"{r} {times[r][-1]:.2f}" for r in runtimes), file=sys.stderr)
                 med = {runtime: statistics.median(values) for runtime, values in times.items()}
                 gflops = {r: meta[model]["flops_per_image"] * batch / (med[r] * 1e-3) / 1e9
-                          for r in RUNTIMES}
-                print(f"| {model} | {batch} | {threads} | {med['mxlite']:.2f} | "
-                      f"{med['onnxruntime']:.2f} | {med['pytorch']:.2f} | {med['pytorch-best']:.2f} | "
-                      f"{med['mxlite'] / med['onnxruntime']:.2f} | "
-                      f"{med['mxlite'] / med['pytorch-best']:.2f} | "
-                      f"{gflops['mxlite']:.1f}, {gflops['onnxruntime']:.1f}, "
-                      f"{gflops['pytorch-best']:.1f} |", flush=True)
+                          for r in runtimes}
+                print(f"| {model} | {batch} | {threads} | "
+                      + " | ".join(f"{med[r]:.2f}" for r in runtimes) + " | "
+                      + " | ".join(f"{med['mxlite'] / med[r]:.2f}" for r in peers) + " | "
+                      + ", ".join(f"{gflops[r]:.1f}" for r in runtimes) + " |", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 """A small network's forward and backward through the stub, against the same math in NumPy:
 fc(3) -> relu -> fc(2) -> tanh with given head gradients, and fc -> SoftmaxOutput."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -107,6 +109,22 @@ def test_generic_ops_multiple_outputs_and_summary(mxlite):
     np.testing.assert_array_equal(outs[0], [[1, 2, 3], [1, 2, 3]])
     np.testing.assert_array_equal(outs[1], np.ones((2, 3)))
     assert "total" in executor.summary()
+
+
+def test_slice_and_element_wise_math_by_name(mxlite):
+    """Ops without a helper of their own are reached by name: NumPy's slicing and functions."""
+    g = mxlite.GraphBuilder()
+    x = g.input("x", (4, 6))
+    window = g.op("slice", [x], begin=(3, 1), end=(-9223372036854775808, 6), step=(-2, 2))
+    gelu_part = g.op("erf", [g.op("sqrt", [x])])
+    gate = g.op("hard_sigmoid", [x], alpha=0.25, beta=0.5)
+    executor = g.build([window, gelu_part, gate]).bind()
+    data = np.arange(1, 25, dtype=np.float32).reshape(4, 6) / 8
+    outs = executor.forward(x=data)
+    np.testing.assert_array_equal(outs[0], data[3::-2, 1:6:2])
+    erf = np.vectorize(math.erf)
+    np.testing.assert_allclose(outs[1], erf(np.sqrt(data.astype(np.float64))), rtol=1e-6)
+    np.testing.assert_allclose(outs[2], np.clip(0.25 * data + 0.5, 0, 1), rtol=1e-6)
 
 
 def test_binding_with_another_batch_size(mxlite):
