@@ -126,6 +126,10 @@ std::vector<SettingSpec> BuiltinSettingSpecs() {
            "the graph as written when that is more than 3% faster; both times and the decision "
            "are kept in the tuning DB, so a second bind measures nothing. 0 keeps every plan "
            "(new in mxlite)."),
+      Bool("MXNET_FUSE_SILU", "1",
+           "Executors run x * sigmoid(x) written as two ops (SiLU / swish as exporters write "
+           "it) as one silu op: one pass over x instead of three; 0 keeps the two ops (new in "
+           "mxlite)."),
       Bool("MXNET_CONV_FUSE_ACTIVATION", "1",
            "Inference executors fold a relu or clip that alone reads a Convolution's output "
            "into the convolution (act_min / act_max: on the CPU clamped as the kernel stores it, "

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "ops/cpu/elementwise.h"
+#include "ops/cpu/vector_math.h"
 #include "ops/operator.h"
 
 namespace mxlite {
@@ -68,6 +69,10 @@ void ActivationForwardCpu(const OpContext&, const Attributes& attrs,
                           const std::vector<TensorView>& outputs, const std::vector<WriteMode>& req) {
   if (req[0] == WriteMode::kNull) return;
   const std::string& type = attrs.GetString("act_type");
+  if (type == "sigmoid" && inputs[0].dtype == DType::kFloat32) {  // full vector width
+    cpu::SigmoidFloats(inputs[0].data_as<float>(), outputs[0].data_as<float>(), inputs[0].size());
+    return;
+  }
   MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, "Activation", {
     ActivationForward<T>(type, inputs[0].data_as<T>(), outputs[0].data_as<T>(), inputs[0].size());
   });
@@ -162,6 +167,9 @@ MXLITE_REGISTER_OP(Activation) {
                        const std::map<std::string, std::string>&) -> std::optional<ClampBounds> {
     if (attrs.GetString("act_type") != "relu") return std::nullopt;
     return ClampBounds{"0", std::nullopt, "relu"};
+  };
+  op.fusion.sigmoid = [](const Attributes& attrs) {
+    return attrs.GetString("act_type") == "sigmoid";
   };
   op.forward[DeviceType::kCPU] = ActivationForwardCpu;
   op.backward[DeviceType::kCPU] = ActivationBackwardCpu;

@@ -160,6 +160,7 @@ OpDef MakeBinaryOp(const std::string& name, Arithmetic kind, bool broadcast) {
   op.inplace = {{0, 0}, {1, 0}};
   op.layout.role = LayoutRole::kAgnostic;  // when the operands' shapes are equal
   op.fusion.adds = kind == Arithmetic::kAdd;
+  op.fusion.multiplies = kind == Arithmetic::kMul;
   op.forward[DeviceType::kCPU] =
       [kind, name](const OpContext&, const Attributes&, const std::vector<TensorView>& inputs,
                    const std::vector<TensorView>& outputs, const std::vector<WriteMode>& req) {

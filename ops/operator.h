@@ -178,6 +178,10 @@ struct FusionTraits {
       clamp;
   // Adds its two inputs element-wise (of one shape: a residual shortcut another op may take in).
   bool adds = false;
+  // Multiplies its two inputs element-wise (x * sigmoid(x) becomes one silu op).
+  bool multiplies = false;
+  // Computes sigmoid(x) of its one input with these attributes; unset: never.
+  std::function<bool(const Attributes&)> sigmoid;
   // Whether a node can take a residual addition into the store of its output (it then gets
   // residual=true and the addend as one more input); unset: it cannot.
   std::function<bool(const Attributes&)> takes_residual;

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "ops/cpu/elementwise.h"
+#include "ops/cpu/vector_math.h"
 #include "ops/operator.h"
 
 namespace mxlite {
@@ -43,6 +44,7 @@ void ApplyForward(EigenArray<const T> x, EigenArray<T> y, const UnaryMathParams&
     }
   }
   if constexpr (kF == UnaryMath::kHardSigmoid) y = (x * a + b).max(T(0)).min(T(1));
+  if constexpr (kF == UnaryMath::kSilu) y = x * (T(1) / (T(1) + (-x).exp()));
 }
 
 // dx = dy * f'(x) over one chunk.
@@ -69,6 +71,10 @@ void ApplyBackward(EigenArray<const T> x, EigenArray<const T> dy, EigenArray<T> 
     const auto z = x * a + b;
     dx = (z > T(0) && z < T(1)).select(dy * a, T(0));
   }
+  if constexpr (kF == UnaryMath::kSilu) {  // s + x s (1 - s)
+    const auto s = T(1) / (T(1) + (-x).exp());
+    dx = dy * s * (T(1) + x * (T(1) - s));
+  }
 }
 
 template <UnaryMath kF>
@@ -78,6 +84,13 @@ void UnaryMathForwardCpu(const OpContext&, const Attributes& attrs,
                          const std::vector<WriteMode>& req) {
   if (req[0] == WriteMode::kNull) return;
   const UnaryMathParams p = UnaryMathParamsOf(kF, attrs);
+  if constexpr (kF == UnaryMath::kExp || kF == UnaryMath::kSilu) {
+    if (inputs[0].dtype == DType::kFloat32) {  // at the CPU's full vector width
+      const auto apply = kF == UnaryMath::kExp ? cpu::ExpFloats : cpu::SiluFloats;
+      apply(inputs[0].data_as<float>(), outputs[0].data_as<float>(), inputs[0].size());
+      return;
+    }
+  }
   MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, UnaryMathName(kF), {
     const T* x = inputs[0].data_as<T>();
     T* y = outputs[0].data_as<T>();
@@ -130,6 +143,7 @@ constexpr UnaryMathInfo kUnaryMath[] = {
     {UnaryMath::kCeil, "ceil", "The smallest integer >= x, element-wise."},
     {UnaryMath::kPowerScalar, "_power_scalar", "x ^ scalar, element-wise."},
     {UnaryMath::kHardSigmoid, "hard_sigmoid", "max(0, min(1, alpha * x + beta)), element-wise."},
+    {UnaryMath::kSilu, "silu", "x * sigmoid(x) (SiLU, swish), element-wise."},
 };
 
 const UnaryMathInfo& InfoOf(UnaryMath function) {
@@ -192,5 +206,6 @@ MXLITE_REGISTER_OP(floor) { return MakeUnaryMathOp<UnaryMath::kFloor>(); }
 MXLITE_REGISTER_OP(ceil) { return MakeUnaryMathOp<UnaryMath::kCeil>(); }
 MXLITE_REGISTER_OP(_power_scalar) { return MakeUnaryMathOp<UnaryMath::kPowerScalar>(); }
 MXLITE_REGISTER_OP(hard_sigmoid) { return MakeUnaryMathOp<UnaryMath::kHardSigmoid>(); }
+MXLITE_REGISTER_OP(silu) { return MakeUnaryMathOp<UnaryMath::kSilu>(); }
 
 }  // namespace mxlite

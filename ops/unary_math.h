@@ -1,8 +1,9 @@
 // Element-wise math functions, one op each under MXNet's names: sqrt, rsqrt, square, exp, log,
-// abs, negative, reciprocal, erf, sin, cos, floor, ceil, _power_scalar (x ^ scalar) and
-// hard_sigmoid (max(0, min(1, alpha * x + beta))). ONNX's Sqrt, Exp, Log, Abs, Neg, Reciprocal,
-// Erf, Sin, Cos, Floor, Ceil, Pow (with an exponent known at load), HardSigmoid and HardSwish
-// import to them.
+// abs, negative, reciprocal, erf, sin, cos, floor, ceil, _power_scalar (x ^ scalar),
+// hard_sigmoid (max(0, min(1, alpha * x + beta))) and silu (x * sigmoid(x), PyTorch's name; also
+// what the executor makes of x * sigmoid(x) written as two ops, scheduler/graph/fusion.h). ONNX's
+// Sqrt, Exp, Log, Abs, Neg, Reciprocal, Erf, Sin, Cos, Floor, Ceil, Pow (with an exponent known at
+// load), HardSigmoid and HardSwish import to them.
 //
 // Each op reads its data and writes one output of the same shape and dtype. Backward is
 // dy * f'(x), computed from x (so the ops never run in place): floor and ceil pass no gradient;
@@ -36,6 +37,7 @@ enum class UnaryMath {
   kCeil,
   kPowerScalar,
   kHardSigmoid,
+  kSilu,
 };
 
 // The op's registered name: "sqrt", ..., "_power_scalar", "hard_sigmoid".

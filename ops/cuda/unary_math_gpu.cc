@@ -62,6 +62,7 @@ MXLITE_UNARY_MATH_GPU(floor, kFloor);
 MXLITE_UNARY_MATH_GPU(ceil, kCeil);
 MXLITE_UNARY_MATH_GPU(_power_scalar, kPowerScalar);
 MXLITE_UNARY_MATH_GPU(hard_sigmoid, kHardSigmoid);
+MXLITE_UNARY_MATH_GPU(silu, kSilu);
 #undef MXLITE_UNARY_MATH_GPU
 
 }  // namespace mxlite

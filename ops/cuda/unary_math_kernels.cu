@@ -29,6 +29,7 @@ __device__ C Forward(UnaryMath function, C x, C a, C b) {
       const C z = a * x + b;
       return z < C(0) ? C(0) : (z > C(1) ? C(1) : z);
     }
+    case UnaryMath::kSilu: return x * (C(1) / (C(1) + exp(-x)));
   }
   return x;
 }
@@ -53,6 +54,10 @@ __device__ C Derivative(UnaryMath function, C x, C a, C b) {
     case UnaryMath::kHardSigmoid: {
       const C z = a * x + b;
       return z > C(0) && z < C(1) ? a : C(0);
+    }
+    case UnaryMath::kSilu: {
+      const C s = C(1) / (C(1) + exp(-x));
+      return s * (C(1) + x * (C(1) - s));
     }
   }
   return C(0);

@@ -140,7 +140,8 @@ std::unique_ptr<Executor> Executor::CheckPlan(std::unique_ptr<Executor> planned,
 Executor::Executor(const Graph& graph, const BindOptions& options)
     : source_graph_(graph), graph_(graph), options_(options), engine_(Engine::GetShared()) {
   graph_.Validate();
-  FuseActivations();  // needs no shapes: runs before the graph's shapes are inferred once
+  FuseSigmoidGates();  // needs no shapes either; training too (silu has a backward)
+  FuseActivations();   // needs no shapes: runs before the graph's shapes are inferred once
   shapes_ = InferGraphShapes(graph_, options_.input_shapes);
   PlanConvolutionLayouts();
   FuseDepthwiseBlocks();  // after planning: the layouts decide which convolutions are NHWC
@@ -161,6 +162,14 @@ Executor::Executor(const Graph& graph, const BindOptions& options)
   CreateConstantMemos();
   CreateTempSpaces();
   replays_graphs_ = options_.cuda_graphs.value_or(settings().GetBool("MXNET_ENABLE_CUDA_GRAPHS"));
+}
+
+void Executor::FuseSigmoidGates() {
+  if (!options_.fuse_silu.value_or(settings().GetBool("MXNET_FUSE_SILU"))) return;
+  GateFusionResult fusion = mxlite::FuseSigmoidGates(graph_);
+  if (fusion.fused.empty()) return;
+  gates_ = std::move(fusion.fused);
+  graph_ = std::move(fusion.graph);
 }
 
 void Executor::FuseActivations() {
@@ -253,6 +262,9 @@ std::string Executor::TuningReport(bool verbose) const {
 void Executor::LogTuning() const {
   const std::string what = settings().GetString("MXNET_TUNING_REPORT");
   if (what == "off") return;
+  if (!gates_.empty()) {
+    MX_LOG(INFO) << FormatGateFusions(gates_, what == "layers" || what == "verbose");
+  }
   if (!fused_.empty()) MX_LOG(INFO) << FormatFusions(fused_, what == "layers" || what == "verbose");
   if (!depthwise_blocks_.empty()) {
     MX_LOG(INFO) << FormatDepthwiseBlocks(depthwise_blocks_, what == "layers" || what == "verbose");

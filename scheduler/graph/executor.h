@@ -71,6 +71,8 @@ struct BindOptions {
   // How convolutions and pooling choose their layouts (scheduler/planning/conv_planning.h); unset:
   // MXNET_CONV_PLAN. Planned on the device that runs the graph (CPU kernels or cuDNN).
   std::optional<ConvPlanKind> conv_plan = std::nullopt;
+  // Run x * sigmoid(x) as one silu op (scheduler/graph/fusion.h); unset: MXNET_FUSE_SILU.
+  std::optional<bool> fuse_silu = std::nullopt;
   // Fold relu / clip into the convolution before them (scheduler/graph/fusion.h); unset:
   // MXNET_CONV_FUSE_ACTIVATION. Applies to executors bound without training.
   std::optional<bool> fuse_activations = std::nullopt;
@@ -148,6 +150,7 @@ class Executor {
   const Graph& graph() const { return graph_; }
   // The activations folded into convolutions at bind (scheduler/graph/fusion.h), in graph order.
   const std::vector<FusedActivation>& fused_activations() const { return fused_; }
+  const std::vector<FusedGate>& fused_gates() const { return gates_; }
   // The depthwise blocks run as one op each (scheduler/graph/fusion.h), in graph order.
   const std::vector<FusedDepthwiseBlock>& fused_depthwise_blocks() const {
     return depthwise_blocks_;
@@ -184,6 +187,7 @@ class Executor {
  private:
   Executor(const Graph& graph, const BindOptions& options);
   void AllocateArrays();
+  void FuseSigmoidGates();
   void FuseActivations();
   void PlanConvolutionLayouts();
   bool FusesDepthwiseBlocks() const;  // CPU inference with MXNET_CONV_FUSE_DEPTHWISE
@@ -239,6 +243,7 @@ class Executor {
   Graph graph_;
   BindOptions options_;
   std::vector<FusedActivation> fused_;
+  std::vector<FusedGate> gates_;
   std::vector<FusedDepthwiseBlock> depthwise_blocks_;
   std::vector<FusedResidual> residuals_;
   ConvPlanReport conv_plan_;

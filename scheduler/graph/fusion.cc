@@ -376,4 +376,53 @@ std::string FormatFusions(const std::vector<FusedActivation>& fused, bool per_la
   return out.str();
 }
 
+GateFusionResult FuseSigmoidGates(const Graph& graph) {
+  const std::map<NodeEntry, int> readers = CountReaders(graph);
+  const std::set<NodeEntry> outputs(graph.outputs().begin(), graph.outputs().end());
+  // The sigmoid node a product takes in, or -1.
+  std::vector<int> gate_of(graph.num_nodes(), -1);
+  std::vector<bool> folded(graph.num_nodes(), false);
+  GateFusionResult result;
+  auto is_sigmoid = [&](NodeEntry entry) {
+    const Node& node = graph.node(entry.node);
+    return !node.is_variable() && node.op->fusion.sigmoid && entry.index == 0 &&
+           node.op->fusion.sigmoid(node.attrs);
+  };
+  for (int id = 0; id < graph.num_nodes(); ++id) {
+    const Node& node = graph.node(id);
+    if (node.is_variable() || !node.op->fusion.multiplies || node.inputs.size() != 2) continue;
+    for (int side = 0; side < 2; ++side) {
+      const NodeEntry gate = node.inputs[side], value = node.inputs[1 - side];
+      if (!is_sigmoid(gate) || folded[gate.node]) continue;
+      if (graph.node(gate.node).inputs[0] != value) continue;
+      if (readers.at(gate) != 1 || outputs.count(gate) != 0) continue;
+      gate_of[id] = gate.node;
+      folded[gate.node] = true;
+      result.fused.push_back({node.name, graph.node(gate.node).name});
+      break;
+    }
+  }
+  GraphRewrite rewrite(graph);
+  for (int id = 0; id < graph.num_nodes(); ++id) {
+    if (folded[id]) continue;  // read only by its product, which no longer reads it
+    if (gate_of[id] >= 0) {
+      rewrite.Replace(id, "silu", graph.node(id).name, {}, graph.node(gate_of[id]).inputs);
+    } else {
+      rewrite.Copy(id);
+    }
+  }
+  result.graph = rewrite.Finish();
+  return result;
+}
+
+std::string FormatGateFusions(const std::vector<FusedGate>& fused, bool per_layer) {
+  std::ostringstream out;
+  out << "fused " << fused.size() << (fused.size() == 1 ? " sigmoid gate" : " sigmoid gates")
+      << " into silu (MXNET_FUSE_SILU)";
+  if (per_layer) {
+    for (const FusedGate& pair : fused) out << "\n  " << pair.product << " <- " << pair.sigmoid;
+  }
+  return out.str();
+}
+
 }  // namespace mxlite

@@ -132,4 +132,33 @@ ResidualFusionResult FuseResidualAdditions(const Graph& graph, const GraphShapes
 // one line per pair: "  conv2b <- add2".
 std::string FormatResidualFusions(const std::vector<FusedResidual>& fused, bool per_layer);
 
+// ---- Sigmoid gates ---------------------------------------------------------------------------
+//
+// x * sigmoid(x) written as two ops (how exporters write SiLU / swish: EfficientNet, RegNet-Y,
+// MobileNet-V3's heads) becomes one silu node (ops/unary_math.h): one pass over x instead of
+// three, at the CPU's full vector width. The product (an element-wise multiplication of a value
+// and a sigmoid of that same value, either operand order) keeps its name; the sigmoid node goes.
+//
+// Fused when the sigmoid's output is read by that product alone and is not a graph output. The
+// values are the bits of the two ops (silu computes sigmoid(x) and multiplies, rounding as they
+// do). silu has a backward, so training executors fuse too. The executor runs it first, before
+// shape inference, when MXNET_FUSE_SILU is on (the default). Pure function: `graph` is not
+// changed.
+
+struct FusedGate {
+  std::string product;  // the node that is now a silu
+  std::string sigmoid;  // the node folded into it
+};
+
+struct GateFusionResult {
+  Graph graph;
+  std::vector<FusedGate> fused;  // in graph order
+};
+
+GateFusionResult FuseSigmoidGates(const Graph& graph);
+
+// "fused 49 sigmoid gates into silu (MXNET_FUSE_SILU)" and, with `per_layer`, one line per pair:
+// "  mul3 <- sigmoid3".
+std::string FormatGateFusions(const std::vector<FusedGate>& fused, bool per_layer);
+
 }  // namespace mxlite

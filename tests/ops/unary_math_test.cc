@@ -35,6 +35,7 @@ const std::vector<Function>& Functions() {
       {"cos", [](double x) { return std::cos(x); }, false},
       {"floor", [](double x) { return std::floor(x); }, false},
       {"ceil", [](double x) { return std::ceil(x); }, false},
+      {"silu", [](double x) { return x / (1 + std::exp(-x)); }, false},
   };
   return functions;
 }

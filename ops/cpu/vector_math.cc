@@ -1,0 +1,199 @@
+#include "ops/cpu/vector_math.h"
+
+#include <cmath>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "ops/cpu/avx512.h"
+#include "ops/cpu/elementwise.h"
+#include "ops/cpu/gemm.h"
+#include "ops/cpu/gemm_kernel_avx2.h"
+
+namespace mxlite::cpu {
+
+namespace {
+
+enum class Function { kExp, kSigmoid, kSilu };
+
+// Cephes' expf: e^x = 2^n * e^r with n = round(x / ln 2) and r = x - n ln 2 (ln 2 in two parts,
+// so r is exact), e^r by a degree-6 polynomial. The clamp keeps n within what the scaling
+// handles: below -104 every result is 0 (under the smallest denormal), above 89 infinity.
+constexpr float kExpLowest = -104.0f;
+constexpr float kExpHighest = 89.0f;
+constexpr float kLog2e = 1.44269504088896341f;
+constexpr float kLn2High = 0.693359375f;
+constexpr float kLn2Low = -2.12194440e-4f;
+constexpr float kP0 = 1.9875691500e-4f;
+constexpr float kP1 = 1.3981999507e-3f;
+constexpr float kP2 = 8.3334519073e-3f;
+constexpr float kP3 = 4.1665795894e-2f;
+constexpr float kP4 = 1.6666665459e-1f;
+constexpr float kP5 = 5.0000001201e-1f;
+
+// ---- Eigen: 4 wide on the baseline build ------------------------------------------------------
+
+void ApplyEigen(Function f, const float* x, float* y, int64_t n) {
+  auto in = EigenArray<const float>(x, n);
+  auto out = EigenArray<float>(y, n);
+  switch (f) {
+    case Function::kExp:
+      out = in.exp();
+      break;
+    case Function::kSigmoid:
+      out = 1.0f / (1.0f + (-in).exp());
+      break;
+    case Function::kSilu:
+      out = in * (1.0f / (1.0f + (-in).exp()));
+      break;
+  }
+}
+
+#if MXLITE_HAS_AVX512_KERNEL
+
+// ---- AVX-512F: 16 floats, 2^n by scalef (exact down through the denormals) --------------------
+
+// The zero-masked forms with every lane on: the plain min, max, roundscale and scalef pass
+// _mm512_undefined_ps() through, which GCC 12 reports as maybe-uninitialized.
+constexpr __mmask16 kAllLanes = 0xFFFF;
+
+MXLITE_AVX512 inline __m512 Exp16(__m512 x) {
+  // min / max with x second: NaN passes through.
+  x = _mm512_maskz_min_ps(kAllLanes, _mm512_set1_ps(kExpHighest), x);
+  x = _mm512_maskz_max_ps(kAllLanes, _mm512_set1_ps(kExpLowest), x);
+  const __m512 n = _mm512_maskz_roundscale_ps(kAllLanes, _mm512_mul_ps(x, _mm512_set1_ps(kLog2e)),
+                                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2High), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Low), r);
+  __m512 p = _mm512_set1_ps(kP0);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kP1));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kP2));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kP3));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kP4));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kP5));
+  const __m512 e = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+  return _mm512_maskz_scalef_ps(kAllLanes, e, n);
+}
+
+template <Function kF>
+MXLITE_AVX512 inline __m512 Apply16(__m512 x) {
+  if constexpr (kF == Function::kExp) return Exp16(x);
+  const __m512 one = _mm512_set1_ps(1.0f);
+  const __m512 s = _mm512_div_ps(one, _mm512_add_ps(one, Exp16(_mm512_sub_ps(_mm512_setzero_ps(), x))));
+  if constexpr (kF == Function::kSigmoid) return s;
+  return _mm512_mul_ps(x, s);  // the bits of x * sigmoid(x) computed apart
+}
+
+template <Function kF>
+MXLITE_AVX512 void Apply512(const float* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, Apply16<kF>(_mm512_loadu_ps(x + i)));
+  if (i < n) {
+    const __mmask16 mask = static_cast<__mmask16>((1u << (n - i)) - 1);
+    _mm512_mask_storeu_ps(y + i, mask, Apply16<kF>(_mm512_maskz_loadu_ps(mask, x + i)));
+  }
+}
+
+#endif  // MXLITE_HAS_AVX512_KERNEL
+
+#if MXLITE_HAS_AVX2_KERNEL
+
+// ---- AVX2 + FMA: 8 floats, 2^n as two powers built in the exponent bits ---------------------
+
+MXLITE_AVX2 inline __m256 PowerOfTwo8(__m256i n) {
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n, _mm256_set1_epi32(127)), 23));
+}
+
+MXLITE_AVX2 inline __m256 Exp8(__m256 x) {
+  x = _mm256_min_ps(_mm256_set1_ps(kExpHighest), x);
+  x = _mm256_max_ps(_mm256_set1_ps(kExpLowest), x);
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2High), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Low), r);
+  __m256 p = _mm256_set1_ps(kP0);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP1));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP2));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP3));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP4));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP5));
+  const __m256 e = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+  // n in [-150, 129]: 2^n as 2^half * 2^(n - half), each a normal float, so products into the
+  // denormals round once per step and overflow reaches infinity.
+  const __m256i whole = _mm256_cvtps_epi32(n);
+  const __m256i half = _mm256_srai_epi32(whole, 1);
+  return _mm256_mul_ps(_mm256_mul_ps(e, PowerOfTwo8(half)),
+                       PowerOfTwo8(_mm256_sub_epi32(whole, half)));
+}
+
+template <Function kF>
+MXLITE_AVX2 inline __m256 Apply8(__m256 x) {
+  if constexpr (kF == Function::kExp) return Exp8(x);
+  const __m256 one = _mm256_set1_ps(1.0f);
+  const __m256 s = _mm256_div_ps(one, _mm256_add_ps(one, Exp8(_mm256_sub_ps(_mm256_setzero_ps(), x))));
+  if constexpr (kF == Function::kSigmoid) return s;
+  return _mm256_mul_ps(x, s);
+}
+
+template <Function kF>
+MXLITE_AVX2 void Apply256(const float* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, Apply8<kF>(_mm256_loadu_ps(x + i)));
+  if (i < n) {  // the last few through a full vector, so they get the same bits as the rest
+    alignas(32) float in[8] = {}, out[8];
+    for (int64_t k = i; k < n; ++k) in[k - i] = x[k];
+    _mm256_store_ps(out, Apply8<kF>(_mm256_load_ps(in)));
+    for (int64_t k = i; k < n; ++k) y[k] = out[k - i];
+  }
+}
+
+#endif  // MXLITE_HAS_AVX2_KERNEL
+
+template <Function kF>
+void ApplyWith(VectorIsa isa, const float* x, float* y, int64_t n) {
+#if MXLITE_HAS_AVX512_KERNEL
+  if (isa == VectorIsa::kAvx512) return Apply512<kF>(x, y, n);
+#endif
+#if MXLITE_HAS_AVX2_KERNEL
+  if (isa == VectorIsa::kAvx2) return Apply256<kF>(x, y, n);
+#endif
+  ApplyEigen(kF, x, y, n);
+}
+
+template <Function kF>
+void ApplySplit(const float* x, float* y, int64_t n) {
+  const VectorIsa isa = BestVectorIsa();
+  ForEachChunk(n, [&](int64_t begin, int64_t end) {
+    ApplyWith<kF>(isa, x + begin, y + begin, end - begin);
+  });
+}
+
+}  // namespace
+
+VectorIsa BestVectorIsa() {
+  static const VectorIsa best = CpuSupportsAvx512f()   ? VectorIsa::kAvx512
+                                : CpuSupportsAvx2Fma() ? VectorIsa::kAvx2
+                                                       : VectorIsa::kEigen;
+  return best;
+}
+
+void ExpFloats(const float* x, float* y, int64_t n) { ApplySplit<Function::kExp>(x, y, n); }
+void SigmoidFloats(const float* x, float* y, int64_t n) {
+  ApplySplit<Function::kSigmoid>(x, y, n);
+}
+void SiluFloats(const float* x, float* y, int64_t n) { ApplySplit<Function::kSilu>(x, y, n); }
+
+namespace detail {
+void ExpFloatsWith(VectorIsa isa, const float* x, float* y, int64_t n) {
+  ApplyWith<Function::kExp>(isa, x, y, n);
+}
+void SigmoidFloatsWith(VectorIsa isa, const float* x, float* y, int64_t n) {
+  ApplyWith<Function::kSigmoid>(isa, x, y, n);
+}
+void SiluFloatsWith(VectorIsa isa, const float* x, float* y, int64_t n) {
+  ApplyWith<Function::kSilu>(isa, x, y, n);
+}
+}  // namespace detail
+
+}  // namespace mxlite::cpu

@@ -1,0 +1,34 @@
+// Exp-based functions over float arrays at the CPU's full vector width. The library is built for
+// baseline x86-64, so Eigen's element-wise expressions run 4 floats wide (SSE2); these kernels
+// carry target attributes and run 16 wide (AVX-512F) or 8 wide (AVX2 + FMA) after the run-time
+// check, falling back to Eigen elsewhere. Work is split over the intra-op threads.
+//
+//   cpu::SigmoidFloats(x, y, n);  // y[i] = 1 / (1 + e^-x[i])
+//
+// Accuracy: e^x by Cephes' range reduction and degree-6 polynomial, within a few ulp of the float
+// result, denormal results included; under the smallest denormal it is 0, over the largest float
+// infinity. sigmoid is 1 / (1 + e^-x) in float, as PyTorch computes it: 0 below x = -88.72, where
+// e^-x overflows. NaN stays NaN. x and y may be the same array.
+#pragma once
+
+#include <cstdint>
+
+namespace mxlite::cpu {
+
+void ExpFloats(const float* x, float* y, int64_t n);      // y = e^x
+void SigmoidFloats(const float* x, float* y, int64_t n);  // y = 1 / (1 + e^-x)
+void SiluFloats(const float* x, float* y, int64_t n);     // y = x / (1 + e^-x)
+
+// The vector width the functions above use here (for tests and reports): 16, 8, or 4 (Eigen).
+enum class VectorIsa { kEigen, kAvx2, kAvx512 };
+VectorIsa BestVectorIsa();
+
+namespace detail {
+// The same on one chunk with a chosen instruction set (which the CPU must run): what the tests
+// compare across widths.
+void ExpFloatsWith(VectorIsa isa, const float* x, float* y, int64_t n);
+void SigmoidFloatsWith(VectorIsa isa, const float* x, float* y, int64_t n);
+void SiluFloatsWith(VectorIsa isa, const float* x, float* y, int64_t n);
+}  // namespace detail
+
+}  // namespace mxlite::cpu

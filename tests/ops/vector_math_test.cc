@@ -1,0 +1,116 @@
+// The full-width exp, sigmoid and silu (ops/cpu/vector_math.h): on every instruction set this
+// CPU runs, against double precision over the whole float range (denormal results, saturation,
+// infinities, NaN), on every length up to past two vectors (the masked and scalar tails), and silu
+// with the bits of x * sigmoid(x).
+#include "ops/cpu/vector_math.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "ops/cpu/avx512.h"
+#include "ops/cpu/gemm.h"
+
+namespace mxlite::cpu {
+namespace {
+
+std::vector<VectorIsa> IsasHere() {
+  std::vector<VectorIsa> isas = {VectorIsa::kEigen};
+  if (CpuSupportsAvx2Fma()) isas.push_back(VectorIsa::kAvx2);
+  if (CpuSupportsAvx512f()) isas.push_back(VectorIsa::kAvx512);
+  return isas;
+}
+
+const char* Name(VectorIsa isa) {
+  return isa == VectorIsa::kAvx512 ? "avx512" : isa == VectorIsa::kAvx2 ? "avx2" : "eigen";
+}
+
+// Every value from -110 to 100 in steps of 1/64, then the edges.
+std::vector<float> Inputs() {
+  std::vector<float> x;
+  for (int i = -110 * 64; i <= 100 * 64; ++i) x.push_back(static_cast<float>(i) / 64.0f);
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float edge : {0.0f, -0.0f, 1e-30f, -1e-30f, 88.72f, 88.73f, -87.33f, -103.9f, -104.1f,
+                     inf, -inf, std::numeric_limits<float>::denorm_min()}) {
+    x.push_back(edge);
+  }
+  return x;
+}
+
+double Sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+// |got - want| within a few float ulps of want, or of the smallest denormals near 0. Eigen's exp
+// (the fallback without AVX2) stops at the smallest normal float: below it only the magnitude is
+// right.
+void ExpectClose(float got, double want, float x, const char* what, VectorIsa isa) {
+  if (std::isnan(want)) {
+    EXPECT_TRUE(std::isnan(got)) << what << "(" << x << ") = " << got;
+    return;
+  }
+  const double wanted = static_cast<float>(want);  // what float can hold (inf past the range)
+  if (std::isinf(wanted)) {
+    EXPECT_EQ(got, wanted) << what << "(" << x << ")";
+    return;
+  }
+  const double floor = isa == VectorIsa::kEigen ? 3e-39 : 1e-44;
+  EXPECT_LE(std::abs(got - want), 4e-7 * std::abs(want) + floor) << what << "(" << x << ") = "
+                                                                   << got << ", want " << want;
+}
+
+TEST(VectorMathTest, MatchesDoublePrecisionOnEveryInstructionSet) {
+  const std::vector<float> x = Inputs();
+  const int64_t n = static_cast<int64_t>(x.size());
+  std::vector<float> e(x.size()), s(x.size()), u(x.size());
+  for (VectorIsa isa : IsasHere()) {
+    SCOPED_TRACE(Name(isa));
+    detail::ExpFloatsWith(isa, x.data(), e.data(), n);
+    detail::SigmoidFloatsWith(isa, x.data(), s.data(), n);
+    detail::SiluFloatsWith(isa, x.data(), u.data(), n);
+    for (size_t i = 0; i < x.size(); ++i) {
+      ExpectClose(e[i], std::exp(double{x[i]}), x[i], "exp", isa);
+      if (x[i] < -88.7228f) {  // e^-x overflows a float: the formula gives 0, as in PyTorch
+        EXPECT_EQ(s[i], 0.0f) << "sigmoid(" << x[i] << ")";
+      } else {
+        ExpectClose(s[i], Sigmoid(x[i]), x[i], "sigmoid", isa);
+        ExpectClose(u[i], x[i] * Sigmoid(x[i]), x[i], "silu", isa);
+      }
+      // silu rounds as sigmoid and a product apart do (-inf * 0 is NaN either way).
+      const float apart = x[i] * s[i];
+      if (std::isnan(apart)) {
+        EXPECT_TRUE(std::isnan(u[i])) << "silu(" << x[i] << ")";
+      } else {
+        EXPECT_EQ(u[i], apart) << "silu(" << x[i] << ")";
+      }
+    }
+    float nan = std::numeric_limits<float>::quiet_NaN(), out = 0;
+    detail::SigmoidFloatsWith(isa, &nan, &out, 1);
+    EXPECT_TRUE(std::isnan(out));
+  }
+}
+
+TEST(VectorMathTest, EveryLengthAndTailIsComputed) {
+  for (VectorIsa isa : IsasHere()) {
+    SCOPED_TRACE(Name(isa));
+    for (int64_t n = 0; n <= 40; ++n) {
+      std::vector<float> x(static_cast<size_t>(n)), y(static_cast<size_t>(n) + 1, -7.0f);
+      for (int64_t i = 0; i < n; ++i) x[i] = 0.37f * static_cast<float>(i) - 5.0f;
+      detail::SigmoidFloatsWith(isa, x.data(), y.data(), n);
+      for (int64_t i = 0; i < n; ++i) ExpectClose(y[i], Sigmoid(x[i]), x[i], "sigmoid", isa);
+      EXPECT_EQ(y[n], -7.0f) << "wrote past the end at length " << n;
+    }
+  }
+}
+
+TEST(VectorMathTest, InPlaceAndSplitOverThreadsAgreeWithOneChunk) {
+  std::vector<float> x(100003), whole(x.size()), in_place;
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(static_cast<float>(i)) * 12.0f;
+  detail::SiluFloatsWith(BestVectorIsa(), x.data(), whole.data(), static_cast<int64_t>(x.size()));
+  in_place = x;
+  SiluFloats(in_place.data(), in_place.data(), static_cast<int64_t>(x.size()));
+  EXPECT_EQ(in_place, whole);
+}
+
+}  // namespace
+}  // namespace mxlite::cpu
