@@ -48,6 +48,12 @@ std::vector<SettingSpec> BuiltinSettingSpecs() {
           "Threads per GPU that run memory copies between devices."),
       Int("MXNET_OMP_MAX_THREADS", 0, 0, kNoMax,
           "Threads one CPU operator (GEMM, convolution) may use; 0 means one per core."),
+      Enum("MXNET_CPU_GEMM_KERNEL", "auto",
+           {{"auto", {}}, {"avx512", {}}, {"avx2", {}}, {"eigen", {}}},
+           "The CPU GEMM's micro-kernel: auto (AVX-512 where this CPU runs a 512-bit FMA at "
+           "1.5x or more the work of a 256-bit one, measured at start-up; else AVX2+FMA where "
+           "present; else Eigen), or one of them by name; a kernel this CPU cannot run is an "
+           "error at first use (new in mxlite)."),
       Int("MXNET_CPU_PARALLEL_COPY_SIZE", 200000, 1, kNoMax,
           "Minimum element count for a CPU copy inside an op (Reshape, Flatten, identity, "
           "Concat) to be split among the intra-op threads."),

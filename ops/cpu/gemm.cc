@@ -7,11 +7,14 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <iomanip>
 #include <new>
 #include <sstream>
 #include <vector>
 
 #include "core/error.h"
+#include "core/settings.h"
+#include "ops/cpu/avx512.h"
 #include "ops/cpu/gemm_kernel_avx2.h"
 #include "ops/cpu/int_math.h"
 #include "ops/cpu/parallel.h"
@@ -316,7 +319,7 @@ detail::LinePrefetch PrefetchPanelShareOnTheWay(const float* panel, int64_t dept
 // `epilogue` (offset to this block; empty for partial sums) goes to every micro-tile.
 void MacroKernel(int64_t rows, int64_t columns, int64_t depth, float alpha, const APanels& a,
                  const BPanels& b, float beta, float* c, int64_t ldc,
-                 const Epilogue<float>& epilogue) {
+                 const Epilogue<float>& epilogue, bool wide_pairs) {
   constexpr int64_t kPanelsPerPackGroup = 8;
   const int64_t row_tiles = CeilDiv(rows, kMr);
   for (int64_t j = 0; j < columns; j += kNr) {
@@ -342,6 +345,19 @@ void MacroKernel(int64_t rows, int64_t columns, int64_t depth, float alpha, cons
         PrefetchPanelShare(next_panel, depth, row_tiles, i / kMr);
       }
       const Epilogue<float> tile_epilogue = epilogue.empty() ? epilogue : epilogue.Offset(i, j);
+      if (wide_pairs && !narrow && i + 2 * kMr <= rows) {  // two full tiles in AVX-512 registers
+        if (next_panel != nullptr) {
+          if (fetches_on_the_way) PrefetchPanelShare(next_panel, depth, row_tiles, i / kMr);
+          PrefetchPanelShare(next_panel, depth, row_tiles, i / kMr + 1);
+        }
+        const float* first = a.in_place ? a.in_place + i * a.lda : a.packed + i * depth;
+        const float* second = a.in_place ? first + kMr * a.lda : first + kMr * depth;
+        detail::SgemmTilePairAvx512(depth, first, second, a.in_place ? a.lda : 1,
+                                    a.in_place ? 1 : kMr, b_panel, c + i * ldc + j, ldc,
+                                    tile_columns, alpha, beta, tile_epilogue);
+        i += kMr;
+        continue;
+      }
       if (narrow && i + 2 * kMr <= rows) {  // two full tiles of a narrow panel together
         if (next_panel != nullptr) PrefetchPanelShare(next_panel, depth, row_tiles, i / kMr + 1);
         const float* first = a.in_place ? a.in_place + i * a.lda : a.packed + i * depth;
@@ -387,7 +403,7 @@ bool ReadsARowsInPlace(const OperandView& a, int64_t n, int64_t k, int64_t kc_ma
 // place where ReadsARowsInPlace).
 void PackedSgemm(int64_t m, int64_t n, int64_t k, float alpha, const OperandView& a,
                  const OperandView& b, float beta, float* c, int64_t ldc,
-                 const Epilogue<float>& epilogue) {
+                 const Epilogue<float>& epilogue, bool wide_pairs) {
   const int64_t kc_max = DepthBlock(k);
   const int64_t nc_max = ColumnBlock(n, kc_max);
   const int64_t mc_max = RowBlock(m, kc_max);
@@ -436,7 +452,7 @@ void PackedSgemm(int64_t m, int64_t n, int64_t k, float alpha, const OperandView
           b_panels.ready = b_buffer;
         }
         MacroKernel(mc, nc, kc, alpha, a_panels, b_panels, block_beta, c + ic * ldc + jc, ldc,
-                    last_k_block ? epilogue.Offset(ic, jc) : Epilogue<float>{});
+                    last_k_block ? epilogue.Offset(ic, jc) : Epilogue<float>{}, wide_pairs);
       }
     }
   }
@@ -583,9 +599,46 @@ std::pair<int64_t, int64_t> BlockRange(int64_t total, int64_t tile, int64_t bloc
   return {begin, end};
 }
 
+// 512-bit FMAs over 256-bit ones in work per second on this CPU (0 without AVX-512F), measured
+// once: full tiles go to the AVX-512 pair kernel where the wider registers do clearly more.
+double Fma512To256RateHere() {
+  static const double rate =
+      CpuSupportsAvx512f() && CpuSupportsAvx2Fma() ? detail::Fma512To256Rate() : 0.0;
+  return rate;
+}
+constexpr double kWideTilesPayFrom = 1.5;
+
+// MXNET_CPU_GEMM_KERNEL, read once: kAuto unless it names a kernel.
+GemmImplementation ImplementationFromSettings() {
+  static const GemmImplementation chosen = [] {
+    const std::string name = settings().GetString("MXNET_CPU_GEMM_KERNEL");
+    const GemmImplementation kernel = name == "avx512" ? GemmImplementation::kAvx512
+                                      : name == "avx2" ? GemmImplementation::kAvx2Fma
+                                      : name == "eigen" ? GemmImplementation::kEigen
+                                                        : GemmImplementation::kAuto;
+    MX_CHECK(kernel != GemmImplementation::kAvx512 || (CpuSupportsAvx512f() && CpuSupportsAvx2Fma()))
+        << "MXNET_CPU_GEMM_KERNEL=avx512: this CPU lacks avx512f, avx2 or fma (use auto, avx2 or "
+           "eigen)";
+    MX_CHECK(kernel != GemmImplementation::kAvx2Fma || CpuSupportsAvx2Fma())
+        << "MXNET_CPU_GEMM_KERNEL=avx2: this CPU lacks avx2 or fma (use auto or eigen)";
+    return kernel;
+  }();
+  return chosen;
+}
+
 GemmImplementation ResolveImplementation(GemmImplementation requested) {
   if (requested != GemmImplementation::kAuto) return requested;
-  return CpuSupportsAvx2Fma() ? GemmImplementation::kAvx2Fma : GemmImplementation::kEigen;
+  const GemmImplementation configured = ImplementationFromSettings();
+  if (configured != GemmImplementation::kAuto) return configured;
+  if (!CpuSupportsAvx2Fma()) return GemmImplementation::kEigen;
+  return Fma512To256RateHere() >= kWideTilesPayFrom ? GemmImplementation::kAvx512
+                                                    : GemmImplementation::kAvx2Fma;
+}
+
+// Whether `implementation` is mxlite's packed GEMM (AVX2 tiles, or AVX-512 pairs of them).
+bool IsPackedGemm(GemmImplementation implementation) {
+  return implementation == GemmImplementation::kAvx2Fma ||
+         implementation == GemmImplementation::kAvx512;
 }
 
 void CheckArguments(Transpose trans_a, Transpose trans_b, int64_t m, int64_t n, int64_t k,
@@ -671,8 +724,9 @@ void GemmProduct(int64_t m, int64_t n, int64_t k, float alpha, OperandView a_vie
     float* c_block = c + row0 * ldc + column0;
     const Epilogue<float> block_epilogue = epilogue.Offset(row0, column0);
 #if MXLITE_HAS_AVX2_KERNEL
-    if (implementation == GemmImplementation::kAvx2Fma) {
-      PackedSgemm(rows, columns, k, alpha, a_block, b_block, beta, c_block, ldc, block_epilogue);
+    if (IsPackedGemm(implementation)) {
+      PackedSgemm(rows, columns, k, alpha, a_block, b_block, beta, c_block, ldc, block_epilogue,
+                  implementation == GemmImplementation::kAvx512);
       return;
     }
 #endif
@@ -682,7 +736,7 @@ void GemmProduct(int64_t m, int64_t n, int64_t k, float alpha, OperandView a_vie
 
 #if MXLITE_HAS_AVX2_KERNEL
   // A row vector reads op(B) in place; a pre-packed operand goes through the packed kernel.
-  if (m == 1 && implementation == GemmImplementation::kAvx2Fma && a_view.packed == nullptr &&
+  if (m == 1 && IsPackedGemm(implementation) && a_view.packed == nullptr &&
       b_view.packed == nullptr) {
     RowVectorTimesMatrix(n, k, alpha, a_view, b_view, beta, c, epilogue);
     return;
@@ -718,12 +772,16 @@ void SetGemmImplementation(GemmImplementation implementation) {
   MX_CHECK(implementation != GemmImplementation::kAvx2Fma || CpuSupportsAvx2Fma())
       << "SetGemmImplementation: the AVX2+FMA GEMM needs a CPU with avx2 and fma; this one lacks "
          "them (use kAuto or kEigen)";
+  MX_CHECK(implementation != GemmImplementation::kAvx512 ||
+           (CpuSupportsAvx512f() && CpuSupportsAvx2Fma()))
+      << "SetGemmImplementation: the AVX-512 GEMM needs a CPU with avx512f, avx2 and fma; this "
+         "one lacks them (use kAuto, kAvx2Fma or kEigen)";
   requested_implementation.store(implementation, std::memory_order_relaxed);
 }
 
 bool PackedOperandsReadInPlace() {
-  return ResolveImplementation(requested_implementation.load(std::memory_order_relaxed)) ==
-         GemmImplementation::kAvx2Fma;
+  return IsPackedGemm(
+      ResolveImplementation(requested_implementation.load(std::memory_order_relaxed)));
 }
 
 GemmInfo ActiveGemm() {
@@ -732,21 +790,40 @@ GemmInfo ActiveGemm() {
   info.implementation = ResolveImplementation(requested);
   info.threads = IntraOpThreads();
   const char* cpu = CpuSupportsAvx2Fma() ? "cpu supports avx2, fma" : "cpu lacks avx2 or fma";
-  const std::string forced =
-      requested == GemmImplementation::kAuto ? "" : "forced by SetGemmImplementation; ";
-  if (info.implementation == GemmImplementation::kAvx2Fma) {
-    info.name = "mxlite AVX2+FMA 6x16 micro-kernel";
+  const bool chosen_by_program = requested != GemmImplementation::kAuto;
+  const bool chosen_by_setting =
+      !chosen_by_program && ImplementationFromSettings() != GemmImplementation::kAuto;
+  const bool automatic = !chosen_by_program && !chosen_by_setting;
+  const std::string forced = chosen_by_program   ? "forced by SetGemmImplementation; "
+                             : chosen_by_setting ? "MXNET_CPU_GEMM_KERNEL=" +
+                                                       settings().GetString("MXNET_CPU_GEMM_KERNEL") +
+                                                       "; "
+                                                 : "";
+  if (IsPackedGemm(info.implementation)) {
+    info.name = info.implementation == GemmImplementation::kAvx512
+                    ? "mxlite AVX-512 12x16 / AVX2+FMA 6x16 micro-kernels"
+                    : "mxlite AVX2+FMA 6x16 micro-kernel";
     std::ostringstream blocking;
     blocking << "KC<=" << kMaxKc << ", MC x KC " << kABlockFloats * sizeof(float) / 1024
              << " KiB, KC x NC " << kBBlockFloats * sizeof(float) / (1024 * 1024) << " MiB";
     info.blocking = blocking.str();
     info.reason = forced + cpu;
+    if (CpuSupportsAvx512f()) {
+      std::ostringstream rate;
+      rate << std::setprecision(2) << "; avx512f, 512-bit FMAs measured at "
+           << Fma512To256RateHere() << "x the work of 256-bit ones"
+           << (automatic
+                   ? (info.implementation == GemmImplementation::kAvx512 ? " (>= 1.5: used)"
+                                                                         : " (< 1.5: not used)")
+                   : "");
+      info.reason += rate.str();
+    }
   } else {
     info.name = "Eigen " + std::to_string(EIGEN_WORLD_VERSION) + "." +
                 std::to_string(EIGEN_MAJOR_VERSION) + "." + std::to_string(EIGEN_MINOR_VERSION) +
                 " GEMM (" + Eigen::SimdInstructionSetsInUse() + ")";
     info.reason =
-        forced + cpu + (requested == GemmImplementation::kAuto ? "; portable fallback" : "");
+        forced + cpu + (automatic ? "; portable fallback" : "");
   }
   return info;
 }

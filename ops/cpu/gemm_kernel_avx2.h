@@ -58,6 +58,20 @@ void SgemmNarrowTilePairAvx2Fma(int64_t kc, const float* a_first, const float* a
                                 float* c, int64_t ldc, int columns, float alpha, float beta,
                                 const Epilogue<float>& epilogue);
 
+// The same pair of full-height tiles over a full panel (columns <= NR, any), each row one AVX-512
+// register: for CPUs that run AVX-512F (cpu::CpuSupportsAvx512f, ops/cpu/avx512.h) and run 512-bit
+// FMAs at full rate. Same bits as the other kernels; stored through the same path.
+void SgemmTilePairAvx512(int64_t kc, const float* a_first, const float* a_second,
+                         int64_t row_stride, int64_t step_stride, const float* b_panel, float* c,
+                         int64_t ldc, int columns, float alpha, float beta,
+                         const Epilogue<float>& epilogue);
+
+// How much more multiply-add work this CPU does per second in 512-bit registers than in 256-bit
+// ones: twelve independent FMA chains of each, the best of a few short runs (microseconds). About 2
+// where a core has two full-width 512-bit FMA units (Intel Xeon), about 1 where it splits them
+// (Zen 4). Call only on a CPU that runs AVX-512F.
+double Fma512To256Rate();
+
 // Packs one full A panel from row-major A: packed[p * MR + r] = a[r * lda + p] for the MR rows
 // r and `depth` steps p (8 steps at a time through an 8x8 register transpose). Writes exactly
 // MR * depth floats.

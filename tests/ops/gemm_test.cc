@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "ops/cpu/avx512.h"
 #include "ops/cpu/parallel.h"
 
 namespace mxlite::cpu {
@@ -154,6 +155,9 @@ class GemmImplementations {
  public:
   GemmImplementations() {
     if (CpuSupportsAvx2Fma()) list_.push_back(GemmImplementation::kAvx2Fma);
+    if (CpuSupportsAvx2Fma() && CpuSupportsAvx512f()) {
+      list_.push_back(GemmImplementation::kAvx512);
+    }
     list_.push_back(GemmImplementation::kEigen);
   }
   ~GemmImplementations() { SetGemmImplementation(GemmImplementation::kAuto); }
@@ -164,7 +168,9 @@ class GemmImplementations {
 };
 
 const char* Name(GemmImplementation implementation) {
-  return implementation == GemmImplementation::kAvx2Fma ? "avx2_fma" : "eigen";
+  return implementation == GemmImplementation::kAvx2Fma  ? "avx2_fma"
+         : implementation == GemmImplementation::kAvx512 ? "avx512"
+                                                         : "eigen";
 }
 
 constexpr Transpose kBothTransposes[] = {Transpose::kNo, Transpose::kYes};
@@ -295,6 +301,37 @@ TEST(GemmTest, ShortRowTilesHaveFullTileBits) {
   SetGemmImplementation(GemmImplementation::kAuto);
 }
 
+// The AVX-512 pairs of full tiles sum each element in the AVX2 kernels' order and store it
+// through the same path: the same bits, for every operand form (packed A or rows in place, plain
+// or pre-packed B), partial panels and row tiles around the pairs, k blocks, alpha, beta and every
+// part of the epilogue.
+TEST(GemmTest, Avx512PairsHaveTheBitsOfAvx2Tiles) {
+  if (!CpuSupportsAvx2Fma() || !CpuSupportsAvx512f()) {
+    GTEST_SKIP() << "the AVX-512 pairs need avx512f, avx2 and fma";
+  }
+  const GemmCase cases[] = {
+      {{12, 16, 5}},
+      {{64, 784, 576}},                                           // A in place, one k block
+      {{30, 900, 1100}},                                          // two k blocks, A packed
+      {{61, 333, 207}, Transpose::kYes, Transpose::kYes, 0.5f, 1.0f, 3},
+      {{49, 29, 300}, Transpose::kNo, Transpose::kYes, 1.0f, 0.0f, 0, true, true, true, 0.0f,
+       6.0f},                                                     // the whole epilogue
+      {{150, 200, 64}, Transpose::kYes, Transpose::kNo, 2.0f, 0.5f, 1, false, true, false},
+  };
+  ScopedIntraOpThreads threads(1);
+  for (const GemmCase& test : cases) {
+    SetGemmImplementation(GemmImplementation::kAvx2Fma);
+    const std::vector<float> avx2 = RunAndCheck(test);
+    SetGemmImplementation(GemmImplementation::kAvx512);
+    const std::vector<float> avx512 = RunAndCheck(test);
+    ASSERT_EQ(avx2.size(), avx512.size());
+    for (size_t i = 0; i < avx2.size(); ++i) {
+      ASSERT_EQ(avx2[i], avx512[i]) << "element " << i << " of " << test.Describe();
+    }
+  }
+  SetGemmImplementation(GemmImplementation::kAuto);
+}
+
 TEST(GemmTest, OneAndTwoThreadsAgree) {
   const GemmCase cases[] = {
       {{64, 784, 576}, Transpose::kNo, Transpose::kNo, 1.0f, 0.0f, 0},   // a ResNet conv, scaled
@@ -323,7 +360,7 @@ TEST(GemmTest, OneAndTwoThreadsAgree) {
       }
       ASSERT_EQ(one.size(), two.size());
       for (size_t i = 0; i < one.size(); ++i) {
-        if (implementation == GemmImplementation::kAvx2Fma) {
+        if (implementation != GemmImplementation::kEigen) {
           // Each element is summed in the same order whatever the thread count.
           ASSERT_EQ(one[i], two[i]) << "element " << i << " of " << test.Describe();
         } else {
@@ -467,7 +504,13 @@ TEST(GemmTest, ActiveGemmSaysWhichAndWhy) {
   GemmImplementations implementations;
   const GemmInfo automatic = ActiveGemm();
   EXPECT_NE(automatic.implementation, GemmImplementation::kAuto);
-  EXPECT_EQ(automatic.implementation == GemmImplementation::kAvx2Fma, CpuSupportsAvx2Fma());
+  EXPECT_EQ(automatic.implementation == GemmImplementation::kAvx2Fma ||
+                automatic.implementation == GemmImplementation::kAvx512,
+            CpuSupportsAvx2Fma());
+  if (automatic.implementation == GemmImplementation::kAvx512) {
+    EXPECT_NE(automatic.reason.find("512-bit FMAs measured at"), std::string::npos)
+        << automatic.reason;
+  }
   EXPECT_FALSE(automatic.name.empty());
   EXPECT_NE(automatic.ToString().find(automatic.reason), std::string::npos);
 

@@ -23,6 +23,16 @@ TEST(CliTest, InfoListsEverySettingWithSource) {
   EXPECT_TRUE(Contains(result.output, "CPU:")) << result.output;
 }
 
+TEST(CliTest, GemmKernelSettingNamesTheKernelInUse) {
+  CliResult eigen = RunCli("MXNET_CPU_GEMM_KERNEL=eigen", "info");
+  ASSERT_EQ(eigen.status, 0) << eigen.output;
+  EXPECT_TRUE(Contains(eigen.output, "GEMM:    Eigen")) << eigen.output;
+  EXPECT_TRUE(Contains(eigen.output, "MXNET_CPU_GEMM_KERNEL=eigen")) << eigen.output;
+  CliResult typo = RunCli("MXNET_CPU_GEMM_KERNEL=avx1024", "info");
+  EXPECT_NE(typo.status, 0) << typo.output;
+  EXPECT_TRUE(Contains(typo.output, "auto, avx512, avx2, eigen")) << typo.output;
+}
+
 TEST(CliTest, InvalidAutotuneValueExitsNonZeroNamingVariableAndValues) {
   CliResult result = RunCli("MXNET_CUDNN_AUTOTUNE_DEFAULT=3", "info");
   EXPECT_NE(result.status, 0) << result.output;
