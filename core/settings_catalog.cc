@@ -132,6 +132,11 @@ std::vector<SettingSpec> BuiltinSettingSpecs() {
            "the graph as written when that is more than 3% faster; both times and the decision "
            "are kept in the tuning DB, so a second bind measures nothing. 0 keeps every plan "
            "(new in mxlite)."),
+      Bool("MXNET_ONNX_FUSE_FORMULAS", "1",
+           "The ONNX importer turns the formulas exporters write out node by node for layer "
+           "normalisation (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add) and the "
+           "exact GELU (Div, Erf, Add, Mul, Mul) into one LayerNorm or gelu op each; 0 imports "
+           "every node as written (new in mxlite)."),
       Bool("MXNET_FUSE_SILU", "1",
            "Executors run x * sigmoid(x) written as two ops (SiLU / swish as exporters write "
            "it) as one silu op: one pass over x instead of three; 0 keeps the two ops (new in "

@@ -45,6 +45,7 @@ void ApplyForward(EigenArray<const T> x, EigenArray<T> y, const UnaryMathParams&
   }
   if constexpr (kF == UnaryMath::kHardSigmoid) y = (x * a + b).max(T(0)).min(T(1));
   if constexpr (kF == UnaryMath::kSilu) y = x * (T(1) / (T(1) + (-x).exp()));
+  if constexpr (kF == UnaryMath::kGelu) y = T(0.5) * x * (T(1) + (x * T(kSqrtHalf)).erf());
 }
 
 // dx = dy * f'(x) over one chunk.
@@ -75,6 +76,10 @@ void ApplyBackward(EigenArray<const T> x, EigenArray<const T> dy, EigenArray<T> 
     const auto s = T(1) / (T(1) + (-x).exp());
     dx = dy * s * (T(1) + x * (T(1) - s));
   }
+  if constexpr (kF == UnaryMath::kGelu) {  // Phi(x) + x phi(x)
+    const auto cdf = T(0.5) * (T(1) + (x * T(kSqrtHalf)).erf());
+    dx = dy * (cdf + x * T(kOneOverSqrtTwoPi) * (T(-0.5) * x.square()).exp());
+  }
 }
 
 template <UnaryMath kF>
@@ -84,9 +89,11 @@ void UnaryMathForwardCpu(const OpContext&, const Attributes& attrs,
                          const std::vector<WriteMode>& req) {
   if (req[0] == WriteMode::kNull) return;
   const UnaryMathParams p = UnaryMathParamsOf(kF, attrs);
-  if constexpr (kF == UnaryMath::kExp || kF == UnaryMath::kSilu) {
+  if constexpr (kF == UnaryMath::kExp || kF == UnaryMath::kSilu || kF == UnaryMath::kGelu) {
     if (inputs[0].dtype == DType::kFloat32) {  // at the CPU's full vector width
-      const auto apply = kF == UnaryMath::kExp ? cpu::ExpFloats : cpu::SiluFloats;
+      const auto apply = kF == UnaryMath::kExp    ? cpu::ExpFloats
+                         : kF == UnaryMath::kSilu ? cpu::SiluFloats
+                                                  : cpu::GeluFloats;
       apply(inputs[0].data_as<float>(), outputs[0].data_as<float>(), inputs[0].size());
       return;
     }
@@ -144,6 +151,7 @@ constexpr UnaryMathInfo kUnaryMath[] = {
     {UnaryMath::kPowerScalar, "_power_scalar", "x ^ scalar, element-wise."},
     {UnaryMath::kHardSigmoid, "hard_sigmoid", "max(0, min(1, alpha * x + beta)), element-wise."},
     {UnaryMath::kSilu, "silu", "x * sigmoid(x) (SiLU, swish), element-wise."},
+    {UnaryMath::kGelu, "gelu", "x/2 * (1 + erf(x / sqrt 2)) (GELU, exact), element-wise."},
 };
 
 const UnaryMathInfo& InfoOf(UnaryMath function) {
@@ -207,5 +215,6 @@ MXLITE_REGISTER_OP(ceil) { return MakeUnaryMathOp<UnaryMath::kCeil>(); }
 MXLITE_REGISTER_OP(_power_scalar) { return MakeUnaryMathOp<UnaryMath::kPowerScalar>(); }
 MXLITE_REGISTER_OP(hard_sigmoid) { return MakeUnaryMathOp<UnaryMath::kHardSigmoid>(); }
 MXLITE_REGISTER_OP(silu) { return MakeUnaryMathOp<UnaryMath::kSilu>(); }
+MXLITE_REGISTER_OP(gelu) { return MakeUnaryMathOp<UnaryMath::kGelu>(); }
 
 }  // namespace mxlite

@@ -1,7 +1,9 @@
 // Element-wise math functions, one op each under MXNet's names: sqrt, rsqrt, square, exp, log,
 // abs, negative, reciprocal, erf, sin, cos, floor, ceil, _power_scalar (x ^ scalar),
-// hard_sigmoid (max(0, min(1, alpha * x + beta))) and silu (x * sigmoid(x), PyTorch's name; also
-// what the executor makes of x * sigmoid(x) written as two ops, scheduler/graph/fusion.h). ONNX's
+// hard_sigmoid (max(0, min(1, alpha * x + beta))), silu (x * sigmoid(x), PyTorch's name; also
+// what the executor makes of x * sigmoid(x) written as two ops, scheduler/graph/fusion.h) and gelu
+// (x/2 * (1 + erf(x / sqrt 2)), the exact GELU; also what the ONNX importer makes of that formula
+// written out, scheduler/onnx/onnx_patterns.h). ONNX's
 // Sqrt, Exp, Log, Abs, Neg, Reciprocal, Erf, Sin, Cos, Floor, Ceil, Pow (with an exponent known at
 // load), HardSigmoid and HardSwish import to them.
 //
@@ -38,6 +40,7 @@ enum class UnaryMath {
   kPowerScalar,
   kHardSigmoid,
   kSilu,
+  kGelu,
 };
 
 // The op's registered name: "sqrt", ..., "_power_scalar", "hard_sigmoid".
@@ -53,5 +56,9 @@ UnaryMathParams UnaryMathParamsOf(UnaryMath function, const Attributes& attrs);
 
 // 2 / sqrt(pi): erf'(x) = kTwoOverSqrtPi * e^(-x^2).
 inline constexpr double kTwoOverSqrtPi = 1.12837916709551257390;
+// 1 / sqrt(2) and 1 / sqrt(2 pi): gelu(x) = x Phi(x), Phi(x) = (1 + erf(x kSqrtHalf)) / 2,
+// Phi'(x) = kOneOverSqrtTwoPi e^(-x^2 / 2).
+inline constexpr double kSqrtHalf = 0.70710678118654752440;
+inline constexpr double kOneOverSqrtTwoPi = 0.39894228040143267794;
 
 }  // namespace mxlite

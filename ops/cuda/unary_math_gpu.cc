@@ -63,6 +63,7 @@ MXLITE_UNARY_MATH_GPU(ceil, kCeil);
 MXLITE_UNARY_MATH_GPU(_power_scalar, kPowerScalar);
 MXLITE_UNARY_MATH_GPU(hard_sigmoid, kHardSigmoid);
 MXLITE_UNARY_MATH_GPU(silu, kSilu);
+MXLITE_UNARY_MATH_GPU(gelu, kGelu);
 #undef MXLITE_UNARY_MATH_GPU
 
 }  // namespace mxlite

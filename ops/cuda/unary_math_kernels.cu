@@ -30,6 +30,7 @@ __device__ C Forward(UnaryMath function, C x, C a, C b) {
       return z < C(0) ? C(0) : (z > C(1) ? C(1) : z);
     }
     case UnaryMath::kSilu: return x * (C(1) / (C(1) + exp(-x)));
+    case UnaryMath::kGelu: return C(0.5) * x * erfc(-x * C(kSqrtHalf));
   }
   return x;
 }
@@ -59,6 +60,8 @@ __device__ C Derivative(UnaryMath function, C x, C a, C b) {
       const C s = C(1) / (C(1) + exp(-x));
       return s * (C(1) + x * (C(1) - s));
     }
+    case UnaryMath::kGelu:
+      return C(0.5) * erfc(-x * C(kSqrtHalf)) + x * C(kOneOverSqrtTwoPi) * exp(C(-0.5) * x * x);
   }
   return C(0);
 }

@@ -185,6 +185,15 @@ class GraphBuilder:
         return self.op("BatchNorm", [x], name, eps=float(eps), momentum=float(momentum),
                        fix_gamma=fix_gamma, use_global_stats=use_global_stats)
 
+    def layer_norm(self, x, axis=-1, eps=1e-5, name=None):
+        return self.op("LayerNorm", [x], name, axis=axis, eps=float(eps))
+
+    def silu(self, x, name=None):
+        return self.op("silu", [x], name)
+
+    def gelu(self, x, name=None):
+        return self.op("gelu", [x], name)
+
     def dropout(self, x, p, name=None):
         return self.op("Dropout", [x], name, p=float(p))
 

@@ -61,3 +61,17 @@ def test_optimizer_update_of_one_array(mxlite):
     sgd.learning_rate = 1.0
     sgd.update("w", weight, gradient)
     np.testing.assert_allclose(weight.asnumpy(), [0.45, 3.1], rtol=1e-6)
+
+
+def test_mlp_with_layer_norm_and_gelu_learns_xor(mxlite):
+    rng = np.random.default_rng(2)
+    data = rng.uniform(-1, 1, (256, 2)).astype(np.float32)
+    labels = ((data[:, 0] > 0) != (data[:, 1] > 0)).astype(np.float32)
+    g = mxlite.GraphBuilder()
+    h = g.fully_connected(g.input("data", data.shape), num_hidden=16)
+    h = g.gelu(g.layer_norm(h, axis=-1, eps=1e-5))
+    logits = g.fully_connected(g.silu(h), num_hidden=2)
+    graph = g.build([g.softmax_output(logits, g.input("softmax_label", labels.shape))])
+    adam = mxlite.Adam(learning_rate=0.05, rescale_grad=1 / len(labels))
+    losses = train(mxlite, graph, adam, data, labels, 60)
+    assert losses[-1] < 0.5 * losses[0], losses

@@ -142,6 +142,10 @@ Symbol GraphBuilder::BatchNorm(Symbol x, const BatchNormOptions& options, const 
             name);
 }
 
+Symbol GraphBuilder::LayerNorm(Symbol x, int axis, double eps, const std::string& name) {
+  return Op("LayerNorm", {x}, {{"axis", std::to_string(axis)}, {"eps", FloatText(eps)}}, name);
+}
+
 Symbol GraphBuilder::Dropout(Symbol x, double p, const std::string& name) {
   return Op("Dropout", {x}, {{"p", FloatText(p)}}, name);
 }

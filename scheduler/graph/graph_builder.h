@@ -89,10 +89,15 @@ class GraphBuilder {
   Symbol Relu(Symbol x, const std::string& name = "") { return Activation(x, "relu", name); }
   Symbol Sigmoid(Symbol x, const std::string& name = "") { return Activation(x, "sigmoid", name); }
   Symbol Tanh(Symbol x, const std::string& name = "") { return Activation(x, "tanh", name); }
+  // x * sigmoid(x) and the exact GELU, x/2 * (1 + erf(x / sqrt 2)).
+  Symbol Silu(Symbol x, const std::string& name = "") { return Op("silu", {x}, {}, name); }
+  Symbol Gelu(Symbol x, const std::string& name = "") { return Op("gelu", {x}, {}, name); }
   Symbol MaxPool(Symbol x, const PoolOptions& options, const std::string& name = "");
   Symbol AvgPool(Symbol x, const PoolOptions& options, const std::string& name = "");
   Symbol GlobalAvgPool(Symbol x, const std::string& name = "");
   Symbol BatchNorm(Symbol x, const BatchNormOptions& options = {}, const std::string& name = "");
+  // Layer normalisation along `axis` with a learned gamma and beta (ops/layer_norm.h).
+  Symbol LayerNorm(Symbol x, int axis = -1, double eps = 1e-5, const std::string& name = "");
   Symbol Dropout(Symbol x, double p, const std::string& name = "");
   Symbol Flatten(Symbol x, const std::string& name = "");
   Symbol Add(Symbol a, Symbol b, const std::string& name = "");

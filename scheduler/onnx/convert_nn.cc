@@ -1,5 +1,6 @@
 // ONNX layers: Conv (Convolution), ConvTranspose (Deconvolution), MaxPool, AveragePool,
-// GlobalAveragePool, GlobalMaxPool (Pooling), BatchNormalization (BatchNorm, inference).
+// GlobalAveragePool, GlobalMaxPool (Pooling), BatchNormalization (BatchNorm, inference),
+// LayerNormalization (LayerNorm over the trailing axes flattened into one).
 // Asymmetric pads, which mxlite's windows do not take, become a Pad node in front.
 #include "scheduler/onnx/onnx_converter.h"
 
@@ -256,6 +257,65 @@ void ConvertBatchNormalization(OnnxNode& node) {
   node.OutputsUnsupported(1, "BatchNormalization's training outputs are not supported");
 }
 
+// Scale or B of LayerNormalization as one value per normalised element (`count`): a constant is
+// reshaped at load, a computed one by a Reshape node.
+NodeEntry PerNormalisedElement(OnnxNode& node, int input, int64_t count, const char* what) {
+  const Shape shape = node.InputShape(input);
+  MX_CHECK(shape.size() == count) << node.where() << ": " << what << " has shape " << shape
+                                  << " but the normalised axes hold " << count
+                                  << " elements per group";
+  if (shape == Shape{count}) return node.Input(input);
+  if (const HostTensor* constant = node.ConstantInput(input)) {
+    return node.NewConstant(std::string("_") + what, Reshaped(*constant, Shape{count}));
+  }
+  return node.Emit("Reshape", {{"shape", Tuple({count})}}, {node.Input(input)},
+                   std::string("_") + what);
+}
+
+// Opset 17: normalises over the axes from `axis` on. mxlite's LayerNorm normalises one axis, so
+// trailing axes are flattened into one around it (a view). Mean and InvStdDev, when asked for,
+// come from the op's statistics outputs.
+void ConvertLayerNormalization(OnnxNode& node) {
+  const Shape in = node.InputShape(0);
+  const int rank = in.ndim();
+  const int axis = static_cast<int>(NormalizeAxis(node.attrs().Int("axis", -1), rank, node.where()));
+  const int64_t count = in.size(axis, rank);
+  const std::vector<int64_t> dims = in.to_vector();
+  std::vector<int64_t> grouped(dims.begin(), dims.begin() + axis);
+  grouped.push_back(count);
+  const bool flattens = axis != rank - 1;
+  NodeEntry data = node.Input(0);
+  if (flattens) data = node.Emit("Reshape", {{"shape", Tuple(grouped)}}, {data}, "_groups");
+  const NodeEntry gamma = PerNormalisedElement(node, 1, count, "scale");
+  NodeEntry beta;
+  if (node.has_input(2)) {
+    beta = PerNormalisedElement(node, 2, count, "bias");
+  } else {
+    const HostTensor* scale = node.ConstantInput(1);
+    const DType dtype = scale != nullptr ? scale->dtype : DType::kFloat32;
+    beta = node.NewConstant("_bias", HostTensorOf(dtype, Shape{count},
+                                                  std::vector<double>(count, 0.0), node.where()));
+  }
+  const auto wanted = [&](int i) { return i < node.num_outputs() && !node.proto().output(i).empty(); };
+  const bool statistics = wanted(1) || wanted(2);
+  const NodeEntry y = node.Emit("LayerNorm",
+                                {{"axis", "-1"},
+                                 {"eps", Number(node.attrs().Float("epsilon", 1e-5))},
+                                 {"output_mean_var", statistics ? "true" : "false"}},
+                                {data, gamma, beta});
+  node.SetOutput(0, flattens ? node.Emit("Reshape", {{"shape", Tuple(dims)}}, {y}, "_restore") : y);
+  std::vector<int64_t> stats_shape(dims.begin(), dims.begin() + axis);
+  stats_shape.resize(static_cast<size_t>(rank), 1);
+  const auto statistic = [&](NodeEntry entry, const char* suffix) {
+    return node.Emit("Reshape", {{"shape", Tuple(stats_shape)}}, {entry}, suffix);
+  };
+  if (wanted(1)) node.SetOutput(1, statistic(NodeEntry{y.node, 1}, "_mean"));
+  if (wanted(2)) {
+    const NodeEntry inverse = node.Emit("reciprocal", {}, {NodeEntry{y.node, 2}}, "_inv_std");
+    node.SetOutput(2, statistic(inverse, "_inv_std_shape"));
+  }
+}
+
 }  // namespace
 
 MXLITE_REGISTER_ONNX_CONVERTER(Conv, 1, kMaxOnnxOpset, ConvertConv);
@@ -265,5 +325,6 @@ MXLITE_REGISTER_ONNX_CONVERTER(AveragePool, 1, kMaxOnnxOpset, ConvertAveragePool
 MXLITE_REGISTER_ONNX_CONVERTER(GlobalAveragePool, 1, kMaxOnnxOpset, ConvertGlobalAveragePool);
 MXLITE_REGISTER_ONNX_CONVERTER(GlobalMaxPool, 1, kMaxOnnxOpset, ConvertGlobalMaxPool);
 MXLITE_REGISTER_ONNX_CONVERTER(BatchNormalization, 1, kMaxOnnxOpset, ConvertBatchNormalization);
+MXLITE_REGISTER_ONNX_CONVERTER(LayerNormalization, 17, kMaxOnnxOpset, ConvertLayerNormalization);
 
 }  // namespace mxlite

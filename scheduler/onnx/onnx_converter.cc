@@ -112,6 +112,10 @@ NodeEntry OnnxNode::Emit(const std::string& op, const AttrText& attrs,
   return values_.Emit(op, name_ + suffix, attrs, inputs);
 }
 
+NodeEntry OnnxNode::NewConstant(const std::string& suffix, HostTensor tensor) {
+  return values_.NewConstant(name_ + suffix, std::move(tensor), VariableRole::kParameter);
+}
+
 void OnnxNode::SetOutput(int i, NodeEntry entry) {
   if (i < proto_.output_size() && !proto_.output(i).empty()) {
     values_.Define(proto_.output(i), entry);

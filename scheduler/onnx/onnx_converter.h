@@ -76,6 +76,8 @@ class OnnxValues {
   virtual void DefineConstant(const std::string& name, HostTensor tensor) = 0;
   // Marks `name` as a value mxlite does not compute; a node that reads it is an error saying why.
   virtual void MarkUnsupported(const std::string& name, const std::string& why) = 0;
+  // A new variable of `role` holding `tensor`, named after `base` (made unique).
+  virtual NodeEntry NewConstant(const std::string& base, HostTensor tensor, VariableRole role) = 0;
   // Adds an op node named after `base` (made unique) and returns its first output.
   virtual NodeEntry Emit(const std::string& op, const std::string& base, const AttrText& attrs,
                          const std::vector<NodeEntry>& inputs) = 0;
@@ -118,6 +120,8 @@ class OnnxNode {
   // Adds the op node `op` named after this node (plus `suffix`) and returns its first output.
   NodeEntry Emit(const std::string& op, const AttrText& attrs, const std::vector<NodeEntry>& inputs,
                  const std::string& suffix = "");
+  // A new parameter variable holding `tensor`, named after this node (plus `suffix`).
+  NodeEntry NewConstant(const std::string& suffix, HostTensor tensor);
   // Output `i` is `entry` (an output the node leaves unnamed is ignored).
   void SetOutput(int i, NodeEntry entry);
   // Output 0 is a constant known at load.

@@ -10,10 +10,12 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/settings.h"
 #include "onnx/onnx_pb.h"  // defines ONNX_API, then includes onnx/onnx-ml.pb.h
 #include "ops/attributes.h"
 #include "scheduler/graph/infer_shapes.h"
 #include "scheduler/onnx/onnx_converter.h"
+#include "scheduler/onnx/onnx_patterns.h"
 
 namespace mxlite {
 namespace {
@@ -45,7 +47,15 @@ class Importer final : public OnnxValues {
     DeclareInputs(graph);
     const std::vector<int> order = TopologicalOrder(graph);
     CheckSupported(graph, order);
-    for (int index : order) ConvertNode(graph.node(index), index);
+    const OnnxGraphIndex index_of_graph(graph);
+    std::set<int> replaced;  // nodes of formulas imported as one op (onnx_patterns.h)
+    const bool fuse =
+        options_.fuse_formulas.value_or(settings().GetBool("MXNET_ONNX_FUSE_FORMULAS"));
+    for (int index : order) {
+      if (replaced.count(index)) continue;
+      if (fuse && FuseFormulaAt(index, index_of_graph, *this, replaced)) continue;
+      ConvertNode(graph.node(index), index);
+    }
     AddOutputs(graph);
     CheckFinalShapes();
     out_.graph = std::move(graph_);
@@ -288,6 +298,12 @@ class Importer final : public OnnxValues {
   }
   void MarkUnsupported(const std::string& name, const std::string& why) override {
     values_[name].unsupported = why;
+  }
+  NodeEntry NewConstant(const std::string& base, HostTensor tensor, VariableRole role) override {
+    const std::string var = UniqueName(base, false);
+    const int id = graph_.AddVariable(var, role, tensor.shape, tensor.dtype);
+    out_.parameters[var] = std::move(tensor);
+    return NodeEntry{id, 0};
   }
   NodeEntry Emit(const std::string& op, const std::string& base, const AttrText& attrs,
                  const std::vector<NodeEntry>& inputs) override {

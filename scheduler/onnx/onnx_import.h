@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,9 @@ struct ImportOptions {
   // bounds, Pad's pads, folded shape arithmetic). An input consumed only that way does not become
   // a graph input; one also consumed as data still does.
   std::map<std::string, HostTensor> constant_inputs = {};
+  // Import the formulas exporters write for LayerNorm and GELU as those ops (onnx_patterns.h);
+  // unset: MXNET_ONNX_FUSE_FORMULAS.
+  std::optional<bool> fuse_formulas = std::nullopt;
 };
 
 struct ImportedModel {

@@ -36,6 +36,7 @@ const std::vector<Function>& Functions() {
       {"floor", [](double x) { return std::floor(x); }, false},
       {"ceil", [](double x) { return std::ceil(x); }, false},
       {"silu", [](double x) { return x / (1 + std::exp(-x)); }, false},
+      {"gelu", [](double x) { return x / 2 * std::erfc(-x / std::sqrt(2.0)); }, false},
   };
   return functions;
 }

@@ -1,11 +1,12 @@
-// The full-width exp, sigmoid and silu (ops/cpu/vector_math.h): on every instruction set this
-// CPU runs, against double precision over the whole float range (denormal results, saturation,
-// infinities, NaN), on every length up to past two vectors (the masked and scalar tails), and silu
-// with the bits of x * sigmoid(x).
+// The full-width exp, sigmoid, silu and gelu (ops/cpu/vector_math.h): on every instruction set
+// this CPU runs, against double precision over the whole float range (denormal results,
+// saturation, infinities, NaN), on every length up to past two vectors (the masked and scalar
+// tails), and silu with the bits of x * sigmoid(x).
 #include "ops/cpu/vector_math.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -90,6 +91,37 @@ TEST(VectorMathTest, MatchesDoublePrecisionOnEveryInstructionSet) {
   }
 }
 
+double Gelu(double x) { return x / 2 * std::erfc(-x / std::sqrt(2.0)); }
+
+// GELU keeps its relative accuracy where x is very negative (erfc, not 1 + erf). The error grows
+// with x^2 there: x / sqrt 2 is rounded to a float before it is squared, as in PyTorch's float
+// GELU. Eigen's exp (the fallback without AVX2) stops at the smallest normal float.
+TEST(VectorMathTest, GeluMatchesDoublePrecisionOnEveryInstructionSet) {
+  std::vector<float> x;
+  for (int i = -20 * 64; i <= 20 * 64; ++i) x.push_back(static_cast<float>(i) / 64.0f);
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float edge : {0.0f, -0.0f, 1e-30f, -1e-30f, inf, 1e30f, -1e30f}) x.push_back(edge);
+  std::vector<float> y(x.size());
+  for (VectorIsa isa : IsasHere()) {
+    SCOPED_TRACE(Name(isa));
+    detail::GeluFloatsWith(isa, x.data(), y.data(), static_cast<int64_t>(x.size()));
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double want = Gelu(x[i]);
+      if (std::isinf(want)) {
+        EXPECT_EQ(y[i], want) << "gelu(" << x[i] << ")";
+        continue;
+      }
+      const double xx = std::min(double{x[i]} * x[i], 400.0);
+      const double floor = isa == VectorIsa::kEigen ? 3e-38 * std::abs(x[i]) : 1e-44;
+      EXPECT_LE(std::abs(y[i] - want), (4e-7 + 3e-7 * xx) * std::abs(want) + floor)
+          << "gelu(" << x[i] << ") = " << y[i] << ", want " << want;
+    }
+    float nan = std::numeric_limits<float>::quiet_NaN(), out = 0;
+    detail::GeluFloatsWith(isa, &nan, &out, 1);
+    EXPECT_TRUE(std::isnan(out));
+  }
+}
+
 TEST(VectorMathTest, EveryLengthAndTailIsComputed) {
   for (VectorIsa isa : IsasHere()) {
     SCOPED_TRACE(Name(isa));
@@ -99,6 +131,11 @@ TEST(VectorMathTest, EveryLengthAndTailIsComputed) {
       detail::SigmoidFloatsWith(isa, x.data(), y.data(), n);
       for (int64_t i = 0; i < n; ++i) ExpectClose(y[i], Sigmoid(x[i]), x[i], "sigmoid", isa);
       EXPECT_EQ(y[n], -7.0f) << "wrote past the end at length " << n;
+      detail::GeluFloatsWith(isa, x.data(), y.data(), n);
+      for (int64_t i = 0; i < n; ++i) {
+        EXPECT_NEAR(y[i], Gelu(x[i]), 1e-6 * (1 + std::abs(x[i]))) << "gelu, length " << n;
+      }
+      EXPECT_EQ(y[n], -7.0f) << "gelu wrote past the end at length " << n;
     }
   }
 }

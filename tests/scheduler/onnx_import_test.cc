@@ -8,9 +8,11 @@
 #include <unistd.h>
 #include <filesystem>
 #include <fstream>
+#include <random>
 
 #include "core/error.h"
 #include "onnx/onnx_pb.h"  // defines ONNX_API, then includes onnx/onnx-ml.pb.h
+#include "scheduler/graph/executor.h"
 #include "scheduler/onnx/onnx_converter.h"
 
 namespace mxlite {
@@ -208,8 +210,11 @@ TEST(OnnxImport, UnsupportedOpsAreListedTogether) {
 TEST(OnnxImport, UnsupportedNodesAreGroupedByOpType) {
   onnx::ModelProto model = ValidModel();
   for (int i = 0; i < 5; ++i) {
-    AddNode(model.mutable_graph(), "Einsum", "e" + std::to_string(i), {"x"},
-            {"e_out" + std::to_string(i)});
+    // Appended, not "e" + std::to_string(i): GCC 12 warns falsely (-Wrestrict) on that.
+    std::string name = "e", output = "e_out";
+    name += std::to_string(i);
+    output += std::to_string(i);
+    AddNode(model.mutable_graph(), "Einsum", name, {"x"}, {output});
   }
   const std::string error = ImportError(model);
   EXPECT_NE(error.find("5 node(s) use 1 op type(s)"), std::string::npos) << error;
@@ -447,6 +452,145 @@ TEST(OnnxImport, CastOfRunTimeDataIsTheCastOp) {
   const Node& cast = imported.graph.node(imported.graph.Find("n"));
   EXPECT_EQ(cast.op->name, "Cast");
   EXPECT_EQ(cast.attr_text.at("dtype"), "float64");
+}
+
+
+// A scalar float initializer.
+void AddScalar(onnx::GraphProto* graph, const std::string& name, float value) {
+  AddInitializer(graph, name, {}, {value});
+}
+
+onnx::AttributeProto* AddIntsAttribute(onnx::NodeProto* node, const std::string& name,
+                                       const std::vector<int64_t>& values) {
+  auto* attr = node->add_attribute();
+  attr->set_name(name);
+  attr->set_type(onnx::AttributeProto::INTS);
+  for (int64_t value : values) attr->add_ints(value);
+  return attr;
+}
+
+// x (2, 3, 8) -> layer norm over the last axis written out as PyTorch exports it (opset 13) ->
+// the exact GELU written out -> y; `reuse` also makes `centred` a graph output, which must keep
+// the formula as separate nodes.
+onnx::ModelProto LayerNormThenGeluFormulas(bool reuse = false) {
+  onnx::ModelProto model;
+  model.add_opset_import()->set_version(13);
+  onnx::GraphProto* graph = model.mutable_graph();
+  AddTensorInput(graph, "x", {2, 3, 8});
+  std::vector<float> gamma, beta;
+  for (int c = 0; c < 8; ++c) {
+    gamma.push_back(0.5f + 0.125f * static_cast<float>(c));
+    beta.push_back(0.25f * static_cast<float>(c) - 1.0f);
+  }
+  AddInitializer(graph, "gamma", {8}, gamma);
+  AddInitializer(graph, "beta", {8}, beta);
+  AddScalar(graph, "two", 2.0f);
+  AddScalar(graph, "eps", 1e-6f);
+  AddScalar(graph, "sqrt2", 1.4142135381698608f);
+  AddScalar(graph, "one", 1.0f);
+  AddScalar(graph, "half", 0.5f);
+  AddIntsAttribute(AddNode(graph, "ReduceMean", "mean", {"x"}, {"m"}), "axes", {-1});
+  AddNode(graph, "Sub", "sub", {"x", "m"}, {"centred"});
+  AddNode(graph, "Pow", "pow", {"centred", "two"}, {"squares"});
+  AddIntsAttribute(AddNode(graph, "ReduceMean", "var", {"squares"}, {"v"}), "axes", {-1});
+  AddNode(graph, "Add", "add_eps", {"v", "eps"}, {"ve"});
+  AddNode(graph, "Sqrt", "sqrt", {"ve"}, {"sd"});
+  AddNode(graph, "Div", "div", {"centred", "sd"}, {"normed"});
+  AddNode(graph, "Mul", "scale", {"normed", "gamma"}, {"scaled"});
+  AddNode(graph, "Add", "shift", {"scaled", "beta"}, {"ln"});
+  AddNode(graph, "Div", "gelu_div", {"ln", "sqrt2"}, {"a"});
+  AddNode(graph, "Erf", "gelu_erf", {"a"}, {"e"});
+  AddNode(graph, "Add", "gelu_add", {"e", "one"}, {"b"});
+  AddNode(graph, "Mul", "gelu_mul", {"ln", "b"}, {"c"});
+  AddNode(graph, "Mul", "gelu_half", {"c", "half"}, {"y"});
+  graph->add_output()->set_name("y");
+  if (reuse) graph->add_output()->set_name("centred");
+  return model;
+}
+
+std::vector<std::string> OpNames(const Graph& graph) {
+  std::vector<std::string> ops;
+  for (int id = 0; id < graph.num_nodes(); ++id) {
+    if (graph.node(id).op != nullptr) ops.push_back(graph.node(id).op->name);
+  }
+  return ops;
+}
+
+std::vector<double> RunOnce(const ImportedModel& model, const HostTensor& x) {
+  BindOptions bind{.ctx = Context::CPU(), .arrays = ParameterArrays(model, Context::CPU())};
+  bind.arrays[model.inputs.at("x")] = ToNDArray(x, Context::CPU());
+  auto executor = Executor::Bind(model.graph, bind);
+  executor->Forward(/*is_train=*/false);
+  const NDArray& y = executor->outputs()[0];
+  std::vector<float> values(static_cast<size_t>(y.shape().size()));
+  y.SyncCopyToCPU(values.data(), values.size() * sizeof(float));
+  return std::vector<double>(values.begin(), values.end());
+}
+
+TEST(OnnxImport, LayerNormAndGeluFormulasImportAsOneOpEach) {
+  const ImportedModel fused = Import(LayerNormThenGeluFormulas());
+  EXPECT_EQ(OpNames(fused.graph), (std::vector<std::string>{"LayerNorm", "gelu"}));
+  const Node& norm = fused.graph.node(fused.graph.Find("shift"));
+  EXPECT_EQ(norm.op->name, "LayerNorm");
+  EXPECT_EQ(norm.attr_text.at("axis"), "-1");
+  EXPECT_NEAR(std::stod(norm.attr_text.at("eps")), 1e-6, 1e-12);
+  EXPECT_EQ(fused.graph.node(fused.graph.Find("gelu_half")).op->name, "gelu");
+
+  ImportOptions written_out;
+  written_out.fuse_formulas = false;
+  const ImportedModel apart = Import(LayerNormThenGeluFormulas(), written_out);
+  EXPECT_EQ(OpNames(apart.graph).size(), 14u);
+
+  std::mt19937 random(3);
+  std::uniform_real_distribution<double> uniform(-2.0, 2.0);
+  std::vector<double> values(48);
+  for (double& value : values) value = uniform(random);
+  const HostTensor x = HostTensorOf(DType::kFloat32, Shape{2, 3, 8}, values, "x");
+  const std::vector<double> one_op = RunOnce(fused, x), node_by_node = RunOnce(apart, x);
+  ASSERT_EQ(one_op.size(), node_by_node.size());
+  for (size_t i = 0; i < one_op.size(); ++i) {
+    EXPECT_NEAR(one_op[i], node_by_node[i], 2e-6 * (1 + std::abs(node_by_node[i]))) << i;
+  }
+}
+
+TEST(OnnxImport, AFormulaWhoseInsideIsReadElsewhereStaysNodes) {
+  const ImportedModel imported = Import(LayerNormThenGeluFormulas(/*reuse=*/true));
+  const std::vector<std::string> ops = OpNames(imported.graph);
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "LayerNorm"), 0);
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "gelu"), 1) << "the GELU is still whole";
+  EXPECT_EQ(imported.output_names, (std::vector<std::string>{"y", "centred"}));
+}
+
+TEST(OnnxImport, LayerNormalizationFlattensTrailingAxesAndGivesItsStatistics) {
+  onnx::ModelProto model;
+  model.add_opset_import()->set_version(17);
+  onnx::GraphProto* graph = model.mutable_graph();
+  AddTensorInput(graph, "x", {2, 3, 4});
+  AddInitializer(graph, "scale", {3, 4}, std::vector<float>(12, 2.0f));
+  onnx::NodeProto* node = AddNode(graph, "LayerNormalization", "ln", {"x", "scale"},
+                                  {"y", "mean", "inv_std"});
+  AddIntAttribute(node, "axis", 1);
+  graph->add_output()->set_name("y");
+  graph->add_output()->set_name("mean");
+  graph->add_output()->set_name("inv_std");
+  const ImportedModel imported = Import(model);
+  const Graph& g = imported.graph;
+  EXPECT_EQ(g.node(g.Find("ln")).op->name, "LayerNorm");
+  EXPECT_EQ(g.node(g.Find("ln_groups")).attr_text.at("shape"), "(2,12)");
+  EXPECT_EQ(g.node(g.Find("ln_inv_std")).op->name, "reciprocal");
+  EXPECT_EQ(imported.parameters.at("ln_scale").shape, Shape({12}));
+  EXPECT_EQ(imported.parameters.at("ln_bias").AsDoubles("bias"), std::vector<double>(12, 0.0));
+
+  onnx::ModelProto wrong = model;
+  onnx::TensorProto* scale = wrong.mutable_graph()->mutable_initializer(0);
+  scale->clear_dims();
+  scale->add_dims(4);
+  scale->clear_float_data();
+  for (int i = 0; i < 4; ++i) scale->add_float_data(1.0f);
+  EXPECT_NE(ImportError(wrong).find("node 'ln' (LayerNormalization): scale has shape (4) but the "
+                                    "normalised axes hold 12 elements per group"),
+            std::string::npos)
+      << ImportError(wrong);
 }
 
 }  // namespace
