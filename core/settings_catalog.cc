@@ -162,7 +162,9 @@ std::vector<SettingSpec> BuiltinSettingSpecs() {
            "CPU inference executors keep each convolution's weight in the form its kernel "
            "reads (packed for the GEMM, transformed for Winograd, reordered for NCHW16c; more "
            "memory: one more copy of those weights, four for Winograd's), made again only when "
-           "the weight is written; 0 makes it on every call, as training does (new in mxlite)."),
+           "the weight is written, and FullyConnected and MatMul keep a constant right-hand "
+           "operand packed for the GEMM the same way (packed on the second pass that finds it "
+           "unchanged); 0 makes it on every call, as training does (new in mxlite)."),
       Enum("MXNET_TUNING_REPORT", "summary",
            {{"off", {}}, {"summary", {}}, {"layers", {}}, {"verbose", {}}},
            "What binding a network logs about convolution tuning: nothing, a one-line summary, "

@@ -6,12 +6,18 @@
 //   weight (num_hidden, K), bias (num_hidden) (absent when no_bias); both are parameters whose
 //   shapes are inferred from data.
 //
-// CPU: one Gemm<T> per pass (ops/cpu/blas.h); backward: data_grad = output_grad * weight,
+// CPU: one Gemm<T> per pass (ops/cpu/blas.h); at inference, with more than one row, a weight that
+// stands from pass to pass is kept packed for the GEMM (ops/cpu/kept_operand.h,
+// MXNET_CONV_PREPACK_WEIGHTS). Backward: data_grad = output_grad * weight,
 // weight_grad = output_grad^T * data, bias_grad = column sums of output_grad.
 #include <algorithm>
+#include <memory>
+#include <type_traits>
 
+#include "core/settings.h"
 #include "ops/cpu/blas.h"
 #include "ops/cpu/conv_gemm.h"
+#include "ops/cpu/kept_operand.h"
 #include "ops/operator.h"
 #include "ops/weighted_layer.h"
 
@@ -49,15 +55,47 @@ void InferShape(const Attributes& attrs, ShapeInference& shapes) {
   }
 }
 
+// An inference node's weight, kept packed while it stands (MXNET_CONV_PREPACK_WEIGHTS).
+class FullyConnectedState : public OpState {
+ public:
+  cpu::KeptPackedOperand weight;
+  size_t kept_bytes() const override { return weight.bytes(); }
+};
+
+std::unique_ptr<OpState> CreateState(const StateRequest& request) {
+  if (request.training || !settings().GetBool("MXNET_CONV_PREPACK_WEIGHTS")) return nullptr;
+  return std::make_unique<FullyConnectedState>();
+}
+
+// weight^T (K x hidden) packed, when this is an inference call of more than one row (one row
+// reads the weight in place) of a node whose weight stood since its last call.
+std::shared_ptr<const cpu::PackedGemmOperand> KeptWeight(const OpContext& ctx,
+                                                         const MatrixExtents& m, int64_t hidden,
+                                                         const float* weight) {
+  auto* state = dynamic_cast<FullyConnectedState*>(ctx.state);
+  if (ctx.is_train || state == nullptr || ctx.input_versions.size() < 2 || m.rows < 2) {
+    return nullptr;
+  }
+  return state->weight.Get(cpu::PackedGemmOperand::Side::kB, Transpose::kYes, m.inner, hidden,
+                           weight, m.inner, ctx.input_versions[1]);
+}
+
 template <typename T>
-void Forward(const MatrixExtents& m, int64_t hidden, const T* data, const T* weight, const T* bias,
-             T* output) {
+void Forward(const OpContext& ctx, const MatrixExtents& m, int64_t hidden, const T* data,
+             const T* weight, const T* bias, T* output) {
   if (bias != nullptr) {
     for (int64_t row = 0; row < m.rows; ++row)
       std::copy(bias, bias + hidden, output + row * hidden);
   }
+  const T beta = bias != nullptr ? T(1) : T(0);
+  if constexpr (std::is_same_v<T, float>) {
+    if (const auto packed = KeptWeight(ctx, m, hidden, weight)) {
+      cpu::Sgemm(Transpose::kNo, m.rows, 1.0f, data, m.inner, *packed, beta, output, hidden);
+      return;
+    }
+  }
   Gemm<T>(Transpose::kNo, Transpose::kYes, m.rows, hidden, m.inner, T(1), data, m.inner, weight,
-          m.inner, bias != nullptr ? T(1) : T(0), output, hidden);
+          m.inner, beta, output, hidden);
 }
 
 void ForwardCpu(const OpContext& ctx, const Attributes& attrs,
@@ -69,7 +107,7 @@ void ForwardCpu(const OpContext& ctx, const Attributes& attrs,
   const int64_t hidden = attrs.GetInt("num_hidden");
   const bool has_bias = !attrs.GetBool("no_bias");
   MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
-    Forward<T>(m, hidden, inputs[0].data_as<T>(), inputs[1].data_as<T>(),
+    Forward<T>(ctx, m, hidden, inputs[0].data_as<T>(), inputs[1].data_as<T>(),
                has_bias ? inputs[2].data_as<T>() : nullptr, outputs[0].data_as<T>());
   });
 }
@@ -115,6 +153,7 @@ MXLITE_REGISTER_OP(FullyConnected) {
   op.infer_shape = InferShape;
   op.forward[DeviceType::kCPU] = ForwardCpu;
   op.backward[DeviceType::kCPU] = BackwardCpu;
+  op.create_state[DeviceType::kCPU] = CreateState;
   return op;
 }
 

@@ -3,11 +3,18 @@
 // is dropped from the output, so (K) x (K) gives a scalar () and (K) x (b, K, N) gives (b, N).
 // (2, 1, 3, 4) x (5, 4, 2) gives (2, 5, 3, 2). Every product is one Gemm<T> (ops/cpu/blas.h) on the
 // operands in place, broadcast ones included (no copies); when B has no batch axes and A's batches
-// are all distinct, the batches fold into one taller Gemm. Backward reads A and B; the gradient
-// of a broadcast operand is summed over the batches that shared it.
+// are all distinct, the batches fold into one taller Gemm; at inference a B that stands from pass
+// to pass (a weight) is then kept packed for the GEMM (ops/cpu/kept_operand.h,
+// MXNET_CONV_PREPACK_WEIGHTS). Backward reads A and B; the gradient of a broadcast operand is
+// summed over the batches that shared it.
+#include <memory>
+#include <type_traits>
+
+#include "core/settings.h"
 #include "ops/broadcast.h"
 #include "ops/cpu/blas.h"
 #include "ops/cpu/broadcast.h"
+#include "ops/cpu/kept_operand.h"
 #include "ops/cpu/parallel.h"
 #include "ops/operator.h"
 
@@ -101,6 +108,32 @@ bool FoldsIntoOneGemm(const MatMulLayout& layout) {
   return layout.batch_b.size() == 1 && layout.batch_a.size() == layout.batch.size();
 }
 
+// An inference node's B, kept packed while it stands (MXNET_CONV_PREPACK_WEIGHTS).
+class MatMulState : public OpState {
+ public:
+  cpu::KeptPackedOperand b;
+  size_t kept_bytes() const override { return b.bytes(); }
+};
+
+std::unique_ptr<OpState> CreateState(const StateRequest& request) {
+  if (request.training || !settings().GetBool("MXNET_CONV_PREPACK_WEIGHTS")) return nullptr;
+  return std::make_unique<MatMulState>();
+}
+
+// B (k x n) packed, when this is an inference call of a node whose B stood since its last call.
+template <typename T>
+std::shared_ptr<const cpu::PackedGemmOperand> KeptB(const OpContext& ctx, int64_t k, int64_t n,
+                                                    const T* b) {
+  if constexpr (std::is_same_v<T, float>) {
+    auto* state = dynamic_cast<MatMulState*>(ctx.state);
+    if (!ctx.is_train && state != nullptr && ctx.input_versions.size() >= 2) {
+      return state->b.Get(cpu::PackedGemmOperand::Side::kB, Transpose::kNo, k, n, b, n,
+                          ctx.input_versions[1]);
+    }
+  }
+  return nullptr;
+}
+
 template <typename T>
 void MatMulForward(const OpContext& ctx, const TensorView& a_view, const TensorView& b_view,
                    const TensorView& out_view) {
@@ -110,8 +143,16 @@ void MatMulForward(const OpContext& ctx, const TensorView& a_view, const TensorV
   T* out = out_view.data_as<T>();
   const int64_t m = layout.m, n = layout.n, k = layout.k;
   if (FoldsIntoOneGemm(layout)) {
-    cpu::Gemm<T>(Transpose::kNo, Transpose::kNo, layout.batch.size() * m, n, k, T(1), a, k, b, n,
-                 T(0), out, n);
+    const int64_t rows = layout.batch.size() * m;
+    if (rows > 1) {  // a single row reads B in place anyway
+      if (const auto packed = KeptB(ctx, k, n, b)) {
+        if constexpr (std::is_same_v<T, float>) {
+          cpu::Sgemm(Transpose::kNo, rows, 1.0f, a, k, *packed, 0.0f, out, n);
+          return;
+        }
+      }
+    }
+    cpu::Gemm<T>(Transpose::kNo, Transpose::kNo, rows, n, k, T(1), a, k, b, n, T(0), out, n);
     return;
   }
   const BatchPairs pairs = PairBatches(layout, ctx.scratch);
@@ -218,6 +259,7 @@ MXLITE_REGISTER_OP(MatMul) {
   };
   op.forward[DeviceType::kCPU] = MatMulForwardCpu;
   op.backward[DeviceType::kCPU] = MatMulBackwardCpu;
+  op.create_state[DeviceType::kCPU] = CreateState;
   return op;
 }
 

@@ -245,6 +245,72 @@ TEST_P(ExecutorEngineTest, ConvolutionKeepsItsPackedWeightWhileTheWeightStands) 
   settings().Reset("MXNET_ENGINE_TYPE");
 }
 
+// FullyConnected's weight and MatMul's B at inference: kept packed for the GEMM from the second
+// pass that finds them unchanged (MXNET_CONV_PREPACK_WEIGHTS), packed again when written; the
+// outputs always follow the values.
+TEST_P(ExecutorEngineTest, FullyConnectedAndMatMulKeepAStandingOperandPacked) {
+  settings().Set("MXNET_ENGINE_TYPE", GetParam());
+  constexpr int64_t kRows = 4, kIn = 9, kOut = 13;
+  GraphBuilder g;
+  Symbol fc = g.Op("FullyConnected", {g.Input("x", {kRows, kIn})},
+                   {{"num_hidden", std::to_string(kOut)}, {"no_bias", "true"}}, "fc");
+  Symbol mm = g.Op("MatMul", {g.Input("a", {2, kRows / 2, kIn}),
+                              g.Parameter("b", Shape{kIn, kOut}, DType::kFloat32)},
+                   {}, "mm");
+  auto exec = Executor::Bind(g.Build({fc, mm}), {});
+  std::vector<float> x(kRows * kIn);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.29f * static_cast<float>(i));
+  exec->Arg("x").SyncCopyFromCPU(x.data(), x.size() * 4);
+  exec->Arg("a").SyncCopyFromCPU(x.data(), x.size() * 4);
+  auto weights = [](float scale) {  // fc's (kOut, kIn); b's (kIn, kOut) read as its transpose
+    std::vector<float> values(kOut * kIn);
+    for (size_t i = 0; i < values.size(); ++i) values[i] = scale * std::cos(0.13f * i);
+    return values;
+  };
+  auto transposed = [](const std::vector<float>& w) {
+    std::vector<float> t(w.size());
+    for (int64_t o = 0; o < kOut; ++o) {
+      for (int64_t c = 0; c < kIn; ++c) t[c * kOut + o] = w[o * kIn + c];
+    }
+    return t;
+  };
+  auto set_weights = [&](const std::vector<float>& w) {
+    exec->Arg("fc_weight").SyncCopyFromCPU(w.data(), w.size() * 4);
+    const std::vector<float> b = transposed(w);
+    exec->Arg("b").SyncCopyFromCPU(b.data(), b.size() * 4);
+  };
+  auto expect_outputs = [&](const std::vector<float>& w, const std::string& when) {
+    for (int output : {0, 1}) {
+      const std::vector<float> out = exec->outputs()[output].ToVector<float>();
+      for (int64_t r = 0; r < kRows; ++r) {
+        for (int64_t o = 0; o < kOut; ++o) {
+          double sum = 0.0;
+          for (int64_t c = 0; c < kIn; ++c) sum += double{x[r * kIn + c]} * w[o * kIn + c];
+          ASSERT_NEAR(out[r * kOut + o], sum, 1e-5) << when << " output " << output;
+        }
+      }
+    }
+  };
+  const std::vector<float> w1 = weights(1.0f), w2 = weights(-0.5f);
+  set_weights(w1);
+  exec->Forward(false);
+  expect_outputs(w1, "first pass");
+  EXPECT_EQ(exec->memory_report().op_state_bytes, 0u) << "packed before it stood a second pass";
+  exec->Forward(false);
+  expect_outputs(w1, "second pass");
+  if (cpu::PackedOperandsReadInPlace()) {
+    EXPECT_GE(exec->memory_report().op_state_bytes, size_t{2 * kOut * kIn * 4});
+  }
+  set_weights(w2);
+  exec->Forward(false);
+  expect_outputs(w2, "new weights");
+  exec->Forward(false);
+  expect_outputs(w2, "new weights, packed");
+  exec->Forward(true);
+  expect_outputs(w2, "training-mode pass");
+  settings().Reset("MXNET_ENGINE_TYPE");
+}
+
 // Passes push their steps as segments recorded on the first bulked pass; a bulk size changed
 // between passes re-records them, and every segmentation (and none) gives the same values.
 TEST_P(ExecutorEngineTest, PassesGiveTheSameValuesWhateverTheSegmentSize) {
