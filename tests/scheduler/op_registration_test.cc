@@ -75,12 +75,15 @@ TEST(OpRegistration, TheLayoutPlannerFollowsAnOpsDeclaredRole) {
   }
 }
 
-// Every .cc and .h under scheduler/, for the comparison below.
+// Every .cc and .h under scheduler/, for the comparison below, but the ONNX importer's formula
+// matcher (scheduler/onnx/onnx_patterns.cc): the formulas it finds are runs of ONNX op types by
+// definition, as the converter table's keys are; it names no mxlite op.
 std::vector<std::filesystem::path> SchedulerSources() {
   std::vector<std::filesystem::path> files;
   const std::filesystem::path root = std::filesystem::path(MXLITE_SOURCE_DIR) / "scheduler";
   for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
     const std::string extension = entry.path().extension().string();
+    if (entry.path().filename() == "onnx_patterns.cc") continue;
     if (extension == ".cc" || extension == ".h") files.push_back(entry.path());
   }
   return files;
