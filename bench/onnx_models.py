@@ -19,6 +19,21 @@ import torchvision
 
 import tensor_pb
 
+class SegmentationOutput(torch.nn.Module):
+    """A torchvision segmentation model's main output (its forward returns a dict)."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(x)["out"]
+
+
+def segmentation(builder):
+    return lambda: SegmentationOutput(builder(weights=None, weights_backbone=None))
+
+
 MODELS = {
     "resnet18": lambda: torchvision.models.resnet18(),
     "mobilenet_v2": lambda: torchvision.models.mobilenet_v2(),
@@ -42,6 +57,12 @@ MODELS = {
     "alexnet": lambda: torchvision.models.alexnet(),
     "wide_resnet50_2": lambda: torchvision.models.wide_resnet50_2(),
     "convnext_tiny": lambda: torchvision.models.convnext_tiny(),
+    # Segmentation (torchvision.models.segmentation): the per-pixel class scores, "out".
+    "fcn_resnet50": segmentation(torchvision.models.segmentation.fcn_resnet50),
+    "deeplabv3_mobilenet_v3_large":
+        segmentation(torchvision.models.segmentation.deeplabv3_mobilenet_v3_large),
+    "lraspp_mobilenet_v3_large":
+        segmentation(torchvision.models.segmentation.lraspp_mobilenet_v3_large),
 }
 DEFAULT_MODELS = ["resnet18", "mobilenet_v2"]
 INPUT_SHAPE = (2, 3, 224, 224)

@@ -10,7 +10,6 @@
 
 #include "core/error.h"
 #include "ops/cpu/elementwise.h"
-#include "ops/cpu/parallel.h"
 #include "ops/operator.h"
 
 namespace mxlite {
@@ -48,22 +47,6 @@ void LayerNormInferShape(const Attributes& attrs, ShapeInference& shapes) {
   shapes.AssignOutput(kOut, data);
   shapes.AssignOutput(kMean, stats);
   shapes.AssignOutput(kStd, stats);
-}
-
-// fn(first, last) over blocks of whole groups of about kElementwiseGrain elements, in parallel.
-template <typename Fn>
-void ForEachGroupBlock(int64_t groups, int64_t group_size, Fn&& fn) {
-  const int64_t per_block =
-      std::max<int64_t>(1, cpu::kElementwiseGrain / std::max<int64_t>(group_size, 1));
-  const int64_t blocks = (groups + per_block - 1) / per_block;
-  const auto run = [&](int64_t block) {
-    fn(block * per_block, std::min(groups, (block + 1) * per_block));
-  };
-  if (blocks <= 1) {
-    if (groups > 0) run(0);
-    return;
-  }
-  cpu::ParallelFor(blocks, run);
 }
 
 // Groups along the last axis: rows [first, last) of `channels` contiguous elements.
@@ -120,11 +103,11 @@ void LayerNormForward(const Attributes& attrs, const LayerNormGroups& g,
   T* mean = outputs[kMean].data_as<T>();
   T* stdev = outputs[kStd].data_as<T>();
   if (g.inner == 1) {
-    ForEachGroupBlock(g.outer, g.channels, [&](int64_t first, int64_t last) {
+    cpu::ForEachRowBlock(g.outer, g.channels, [&](int64_t first, int64_t last) {
       ForwardRows(g, eps, x, gamma, beta, y, mean, stdev, first, last);
     });
   } else {
-    ForEachGroupBlock(g.outer, g.channels * g.inner, [&](int64_t first, int64_t last) {
+    cpu::ForEachRowBlock(g.outer, g.channels * g.inner, [&](int64_t first, int64_t last) {
       ForwardStrided(g, eps, x, gamma, beta, y, mean, stdev, first, last);
     });
   }
@@ -143,7 +126,7 @@ void LayerNormBackward(const LayerNormGroups& g, const T* dy, const T* dmean, co
   const int64_t n = g.inner, channels = g.channels;
   const auto at = [&](int64_t o, int64_t c, int64_t i) { return (o * channels + c) * n + i; };
   if (dx != nullptr) {
-    ForEachGroupBlock(g.groups(), channels, [&](int64_t first, int64_t last) {
+    cpu::ForEachRowBlock(g.groups(), channels, [&](int64_t first, int64_t last) {
       for (int64_t group = first; group < last; ++group) {
         const int64_t o = group / n, i = group % n;
         const double m = mean[group], inv = 1.0 / static_cast<double>(stdev[group]);
@@ -169,7 +152,7 @@ void LayerNormBackward(const LayerNormGroups& g, const T* dy, const T* dmean, co
     });
   }
   if (dgamma == nullptr && dbeta == nullptr) return;
-  ForEachGroupBlock(channels, g.groups(), [&](int64_t first, int64_t last) {
+  cpu::ForEachRowBlock(channels, g.groups(), [&](int64_t first, int64_t last) {
     for (int64_t c = first; c < last; ++c) {
       double sum_dy = 0, sum_dy_xhat = 0;
       for (int64_t group = 0; group < g.groups(); ++group) {

@@ -31,6 +31,22 @@ void ForEachChunk(int64_t count, Fn&& fn) {
   });
 }
 
+// fn(first, last) over blocks of whole rows of `row_elements` elements each, about
+// kElementwiseGrain elements a block, on the intra-op pool (inline when one block does).
+template <typename Fn>
+void ForEachRowBlock(int64_t rows, int64_t row_elements, Fn&& fn) {
+  const int64_t per_block =
+      std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(row_elements, 1));
+  const int64_t blocks = (rows + per_block - 1) / per_block;
+  if (blocks <= 1) {
+    if (rows > 0) fn(int64_t{0}, rows);
+    return;
+  }
+  ParallelFor(blocks, [&](int64_t block) {
+    fn(block * per_block, std::min(rows, (block + 1) * per_block));
+  });
+}
+
 template <typename T>
 using EigenArray =
     Eigen::Map<std::conditional_t<std::is_const_v<T>,

@@ -1,0 +1,63 @@
+// Resize on the GPU (resize_kernels.h): one thread per element written.
+#include "ops/cuda/grid.cuh"
+#include "ops/cuda/resize_kernels.h"
+
+namespace mxlite::cuda {
+namespace {
+
+template <typename T>
+__global__ void ForwardKernel(ResizePass p, const int64_t* first, const int64_t* second,
+                              const double* frac, const T* src, T* dst) {
+  using C = ComputeType<T>;
+  MXLITE_GRID_LOOP(e, p.outer * p.out * p.inner) {
+    const int64_t i = e % p.inner, x = (e / p.inner) % p.out, o = e / (p.inner * p.out);
+    const C w = static_cast<C>(frac[x]);
+    const C a = static_cast<C>(src[(o * p.in + first[x]) * p.inner + i]);
+    const C b = static_cast<C>(src[(o * p.in + second[x]) * p.inner + i]);
+    dst[e] = static_cast<T>(w == C(0) ? a : a * (C(1) - w) + b * w);
+  }
+}
+
+template <typename T>
+__global__ void BackwardKernel(ResizePass p, const int64_t* begin, const int64_t* reader,
+                               const double* weight, const T* dy, T* dx) {
+  using C = ComputeType<T>;
+  MXLITE_GRID_LOOP(e, p.outer * p.in * p.inner) {
+    const int64_t i = e % p.inner, j = (e / p.inner) % p.in, o = e / (p.inner * p.in);
+    C sum = C(0);
+    for (int64_t k = begin[j]; k < begin[j + 1]; ++k) {
+      sum += static_cast<C>(dy[(o * p.out + reader[k]) * p.inner + i]) * static_cast<C>(weight[k]);
+    }
+    dx[e] = static_cast<T>(sum);
+  }
+}
+
+}  // namespace
+
+template <typename T>
+cudaError_t ResizeForwardPass(const ResizePass& p, const int64_t* first, const int64_t* second,
+                              const double* frac, const T* src, T* dst, cudaStream_t s) {
+  const int64_t n = p.outer * p.out * p.inner;
+  if (n > 0) ForwardKernel<T><<<Blocks(n), kThreads, 0, s>>>(p, first, second, frac, src, dst);
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t ResizeBackwardPass(const ResizePass& p, const int64_t* begin, const int64_t* reader,
+                               const double* weight, const T* dy, T* dx, cudaStream_t s) {
+  const int64_t n = p.outer * p.in * p.inner;
+  if (n > 0) BackwardKernel<T><<<Blocks(n), kThreads, 0, s>>>(p, begin, reader, weight, dy, dx);
+  return cudaGetLastError();
+}
+
+#define MXLITE_INSTANTIATE_RESIZE(T)                                                             \
+  template cudaError_t ResizeForwardPass(const ResizePass&, const int64_t*, const int64_t*,      \
+                                         const double*, const T*, T*, cudaStream_t);             \
+  template cudaError_t ResizeBackwardPass(const ResizePass&, const int64_t*, const int64_t*,     \
+                                          const double*, const T*, T*, cudaStream_t);
+MXLITE_INSTANTIATE_RESIZE(float)
+MXLITE_INSTANTIATE_RESIZE(double)
+MXLITE_INSTANTIATE_RESIZE(__half)
+#undef MXLITE_INSTANTIATE_RESIZE
+
+}  // namespace mxlite::cuda

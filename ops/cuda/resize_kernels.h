@@ -1,0 +1,29 @@
+// Launchers of Resize's CUDA kernels (ops/resize.h; resize_kernels.cu), called by
+// ops/cuda/resize_gpu.cc: one pass over one axis, the data seen as (outer, extent, inner), with
+// the taps (forward) or the readers (backward) of that axis in device memory. Computed in
+// ComputeType<T>, rounded once when stored. Included by nvcc and g++.
+#pragma once
+
+#include <cstdint>
+
+#include "ops/cuda/kernels.h"
+
+namespace mxlite::cuda {
+
+struct ResizePass {
+  int64_t outer, in, out, inner;
+};
+
+// dst (outer, out, inner)[o, x, i] = src[o, first[x], i] * (1 - frac[x]) + src[o, second[x], i] *
+// frac[x].
+template <typename T>
+cudaError_t ResizeForwardPass(const ResizePass& p, const int64_t* first, const int64_t* second,
+                              const double* frac, const T* src, T* dst, cudaStream_t s);
+
+// dx (outer, in, inner)[o, j, i] = sum over k in [begin[j], begin[j + 1]) of
+// dy[o, reader[k], i] * weight[k].
+template <typename T>
+cudaError_t ResizeBackwardPass(const ResizePass& p, const int64_t* begin, const int64_t* reader,
+                               const double* weight, const T* dy, T* dx, cudaStream_t s);
+
+}  // namespace mxlite::cuda

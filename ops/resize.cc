@@ -1,0 +1,299 @@
+// Resize (ops/resize.h): the OpDef, the taps, and the CPU kernels. Each resized axis is one pass
+// over the data seen as (outer, axis, inner): an output row is a weighted sum of two input rows
+// of `inner` elements (Eigen, vectorised), rows split over the intra-op threads; passes between
+// the first and the last write to scratch. Backward runs the passes in reverse, each input row
+// gathering the output rows that read it (no two threads write one element).
+#include "ops/resize.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+#include "ops/cpu/elementwise.h"
+#include "ops/operator.h"
+
+namespace mxlite {
+
+namespace {
+
+// "(2,2.5)", "[2, 2.5]", "2" or "()" as numbers; an error naming `owner` when malformed.
+std::vector<double> ScalesOf(const std::string& text, const std::string& owner) {
+  std::string inner = text;
+  inner.erase(std::remove_if(inner.begin(), inner.end(),
+                             [](char c) { return c == '(' || c == ')' || c == '[' || c == ']' ||
+                                                 c == ' '; }),
+              inner.end());
+  std::vector<double> values;
+  size_t start = 0;
+  while (start < inner.size()) {
+    const size_t comma = std::min(inner.find(',', start), inner.size());
+    const std::string item = inner.substr(start, comma - start);
+    size_t used = 0;
+    double value = 0;
+    try {
+      value = std::stod(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    MX_CHECK(!item.empty() && used == item.size())
+        << owner << ": scale '" << text << "' is not a tuple of numbers, e.g. (2,2)";
+    values.push_back(value);
+    start = comma + 1;
+  }
+  return values;
+}
+
+}  // namespace
+
+ResizePlan ResizePlanOf(const Attributes& attrs, const Shape& data, const std::string& owner) {
+  const std::vector<int64_t> size = attrs.GetInts("size");
+  const std::vector<double> scale = ScalesOf(attrs.GetString("scale"), owner);
+  MX_CHECK(static_cast<int>(size.size()) <= data.ndim())
+      << owner << ": size " << FormatIntTuple(size) << " names " << size.size()
+      << " axes but the data " << data << " has " << data.ndim();
+  MX_CHECK(scale.empty() || scale.size() == size.size())
+      << owner << ": scale has " << scale.size() << " values for the " << size.size()
+      << " resized axes";
+  ResizePlan plan;
+  plan.output = data;
+  const int first = data.ndim() - static_cast<int>(size.size());
+  for (size_t i = 0; i < size.size(); ++i) {
+    const int axis = first + static_cast<int>(i);
+    const int64_t in = data[axis], out = size[i];
+    MX_CHECK(out >= 0) << owner << ": size " << FormatIntTuple(size) << " holds a negative extent";
+    MX_CHECK(in > 0 || out == 0) << owner << ": axis " << axis << " of the data " << data
+                                 << " is empty and cannot be resized to " << out;
+    const double s = scale.empty() ? (in > 0 ? static_cast<double>(out) / in : 1.0) : scale[i];
+    MX_CHECK(s > 0) << owner << ": the scale of axis " << axis << " is " << s
+                    << "; it must be positive";
+    plan.output[axis] = out;
+    if (in != out || s != 1.0) plan.axes.push_back({axis, in, out, s});
+  }
+  return plan;
+}
+
+namespace {
+
+// The input coordinate output index x maps to. The resized length is in * scale, unrounded
+// (ONNX's rule: it is `out` unless a scale was given).
+double SourceCoordinate(const std::string& transform, const ResizeAxis& a, int64_t x) {
+  const double position = static_cast<double>(x);
+  const double resized = static_cast<double>(a.in) * a.scale;
+  if (transform == "align_corners") {
+    return resized == 1.0 ? 0.0 : position * static_cast<double>(a.in - 1) / (resized - 1.0);
+  }
+  if (transform == "asymmetric") return position / a.scale;
+  if (transform == "pytorch_half_pixel" && resized <= 1.0) return 0.0;
+  return (position + 0.5) / a.scale - 0.5;  // half_pixel, pytorch_half_pixel
+}
+
+int64_t NearestIndex(const std::string& rounding, double coordinate) {
+  if (rounding == "floor") return static_cast<int64_t>(std::floor(coordinate));
+  if (rounding == "ceil") return static_cast<int64_t>(std::ceil(coordinate));
+  const double below = std::floor(coordinate);
+  const double excess = coordinate - below;
+  if (excess == 0.5) {
+    return static_cast<int64_t>(rounding == "round_prefer_ceil" ? below + 1 : below);
+  }
+  return static_cast<int64_t>(std::round(coordinate));
+}
+
+}  // namespace
+
+ResizeTaps TapsOf(const Attributes& attrs, const ResizeAxis& a) {
+  const std::string mode = attrs.GetString("mode");
+  const std::string transform = attrs.GetString("coordinate_transformation_mode");
+  const std::string rounding = attrs.GetString("nearest_mode");
+  ResizeTaps taps;
+  taps.first.resize(static_cast<size_t>(a.out));
+  taps.second.resize(static_cast<size_t>(a.out));
+  taps.frac.assign(static_cast<size_t>(a.out), 0.0);
+  const auto clamp = [&](int64_t i) { return std::clamp<int64_t>(i, 0, a.in - 1); };
+  for (int64_t x = 0; x < a.out; ++x) {
+    const double c = SourceCoordinate(transform, a, x);
+    if (mode == "nearest") {
+      taps.first[x] = taps.second[x] = clamp(NearestIndex(rounding, c));
+      continue;
+    }
+    const double inside = std::clamp(c, 0.0, static_cast<double>(a.in - 1));
+    const int64_t below = static_cast<int64_t>(std::floor(inside));
+    taps.first[x] = below;
+    taps.second[x] = clamp(below + 1);
+    taps.frac[x] = inside - static_cast<double>(below);
+  }
+  return taps;
+}
+
+std::vector<Shape> ResizePassShapes(const Shape& data, const ResizePlan& plan) {
+  std::vector<Shape> shapes = {data};
+  for (const ResizeAxis& a : plan.axes) {
+    Shape next = shapes.back();
+    next[a.axis] = a.out;
+    shapes.push_back(next);
+  }
+  return shapes;
+}
+
+ResizeReaders ReadersOf(const ResizeTaps& taps, int64_t in) {
+  ResizeReaders readers;
+  readers.begin.assign(static_cast<size_t>(in + 1), 0);
+  const int64_t out = static_cast<int64_t>(taps.first.size());
+  const auto each_read = [&](auto&& visit) {
+    for (int64_t o = 0; o < out; ++o) {
+      visit(taps.first[o], o, 1.0 - taps.frac[o]);
+      if (taps.frac[o] != 0.0) visit(taps.second[o], o, taps.frac[o]);
+    }
+  };
+  each_read([&](int64_t i, int64_t, double) { ++readers.begin[i + 1]; });
+  for (int64_t i = 0; i < in; ++i) readers.begin[i + 1] += readers.begin[i];
+  readers.reader.resize(static_cast<size_t>(readers.begin[in]));
+  readers.weight.resize(readers.reader.size());
+  std::vector<int64_t> cursor(readers.begin.begin(), readers.begin.end() - 1);
+  each_read([&](int64_t i, int64_t o, double w) {
+    readers.reader[cursor[i]] = o;
+    readers.weight[cursor[i]++] = w;
+  });
+  return readers;
+}
+
+namespace {
+
+using cpu::EigenArray;
+
+// The data before one pass, as (outer, extent, inner).
+struct PassShape {
+  int64_t outer, in, out, inner;
+};
+
+PassShape PassShapeOf(const Shape& before, const ResizeAxis& a) {
+  return {before.size(0, a.axis), a.in, a.out, before.size(a.axis + 1, before.ndim())};
+}
+
+template <typename T>
+void ForwardPass(const PassShape& p, const ResizeTaps& taps, const T* src, T* dst) {
+  cpu::ForEachRowBlock(p.outer * p.out, p.inner, [&](int64_t first, int64_t last) {
+    for (int64_t row = first; row < last; ++row) {
+      const int64_t o = row / p.out, x = row % p.out;
+      const T w = static_cast<T>(taps.frac[x]);
+      const auto a = EigenArray<const T>(src + (o * p.in + taps.first[x]) * p.inner, p.inner);
+      auto y = EigenArray<T>(dst + row * p.inner, p.inner);
+      if (w == T(0)) {
+        y = a;
+      } else {
+        y = a * (T(1) - w) +
+            EigenArray<const T>(src + (o * p.in + taps.second[x]) * p.inner, p.inner) * w;
+      }
+    }
+  });
+}
+
+// dx rows gather the dy rows that read them.
+template <typename T>
+void BackwardPass(const PassShape& p, const ResizeReaders& readers, const T* dy, T* dx) {
+  cpu::ForEachRowBlock(p.outer * p.in, p.inner, [&](int64_t first, int64_t last) {
+    for (int64_t row = first; row < last; ++row) {
+      const int64_t o = row / p.in, i = row % p.in;
+      auto g = EigenArray<T>(dx + row * p.inner, p.inner);
+      g.setZero();
+      for (int64_t k = readers.begin[i]; k < readers.begin[i + 1]; ++k) {
+        g += EigenArray<const T>(dy + (o * p.out + readers.reader[k]) * p.inner, p.inner) *
+             static_cast<T>(readers.weight[k]);
+      }
+    }
+  });
+}
+
+std::string Owner(const OpContext& ctx) { return "Resize " + ctx.node_name; }
+
+
+template <typename T>
+void ResizeForward(const OpContext& ctx, const Attributes& attrs, const TensorView& x,
+                   const TensorView& y) {
+  const ResizePlan plan = ResizePlanOf(attrs, x.shape, Owner(ctx));
+  if (plan.output.size() == 0) return;
+  if (plan.axes.empty()) {
+    std::copy(x.data_as<T>(), x.data_as<T>() + x.size(), y.data_as<T>());
+    return;
+  }
+  const std::vector<Shape> shapes = ResizePassShapes(x.shape, plan);
+  const T* src = x.data_as<T>();
+  for (size_t k = 0; k < plan.axes.size(); ++k) {
+    const bool last = k + 1 == plan.axes.size();
+    T* dst = last ? y.data_as<T>() : ctx.scratch->GetArray<T>(shapes[k + 1].size());
+    ForwardPass(PassShapeOf(shapes[k], plan.axes[k]), TapsOf(attrs, plan.axes[k]), src, dst);
+    src = dst;
+  }
+}
+
+template <typename T>
+void ResizeBackward(const OpContext& ctx, const Attributes& attrs, const TensorView& dy,
+                    const TensorView& dx) {
+  const ResizePlan plan = ResizePlanOf(attrs, dx.shape, Owner(ctx));
+  if (dx.size() == 0) return;
+  if (plan.output.size() == 0) {
+    std::fill(dx.data_as<T>(), dx.data_as<T>() + dx.size(), T(0));
+    return;
+  }
+  if (plan.axes.empty()) {
+    std::copy(dy.data_as<T>(), dy.data_as<T>() + dy.size(), dx.data_as<T>());
+    return;
+  }
+  const std::vector<Shape> shapes = ResizePassShapes(dx.shape, plan);
+  const T* grad = dy.data_as<T>();
+  for (size_t k = plan.axes.size(); k-- > 0;) {
+    const ResizeAxis& a = plan.axes[k];
+    T* dst = k == 0 ? dx.data_as<T>() : ctx.scratch->GetArray<T>(shapes[k].size());
+    BackwardPass(PassShapeOf(shapes[k], a), ReadersOf(TapsOf(attrs, a), a.in), grad, dst);
+    grad = dst;
+  }
+}
+
+void ResizeForwardCpu(const OpContext& ctx, const Attributes& attrs,
+                      const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
+                      const std::vector<WriteMode>& req) {
+  if (req[0] == WriteMode::kNull) return;
+  MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, "Resize",
+                           { ResizeForward<T>(ctx, attrs, inputs[0], outputs[0]); });
+}
+
+void ResizeBackwardCpu(const OpContext& ctx, const Attributes& attrs,
+                       const std::vector<TensorView>& output_grads,
+                       const std::vector<TensorView>&, const std::vector<TensorView>&,
+                       const std::vector<TensorView>& input_grads,
+                       const std::vector<WriteMode>& req) {
+  if (req[0] == WriteMode::kNull) return;
+  MXLITE_FLOAT_TYPE_SWITCH(input_grads[0].dtype, T, "Resize",
+                           { ResizeBackward<T>(ctx, attrs, output_grads[0], input_grads[0]); });
+}
+
+}  // namespace
+
+MXLITE_REGISTER_OP(Resize) {
+  OpDef op;
+  op.name = "Resize";
+  op.name_prefix = FixedNamePrefix("resize");
+  op.doc = "The trailing axes resampled to `size` (nearest or linear; ONNX's coordinate modes).";
+  op.attributes.IntTuple("size", "output extents of the trailing axes", Required())
+      .Enum("mode", {"nearest", "linear"}, "the interpolation", Default("nearest"))
+      .Enum("coordinate_transformation_mode",
+            {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"},
+            "how an output index maps to an input coordinate", Default("half_pixel"))
+      .Enum("nearest_mode", {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"},
+            "how nearest rounds the coordinate", Default("round_prefer_floor"))
+      .String("scale", "per resized axis, the transform's scale, e.g. (2,2); () uses out / in",
+              Default("()"));
+  op.input_names = [](const Attributes&) { return std::vector<std::string>{"data"}; };
+  op.output_names = [](const Attributes&) { return std::vector<std::string>{"output"}; };
+  op.infer_shape = [](const Attributes& attrs, ShapeInference& shapes) {
+    shapes.AssignOutput(
+        0, ResizePlanOf(attrs, shapes.Input(0), shapes.op + " " + shapes.node).output);
+  };
+  op.backward_dependencies = [](const Attributes&) -> BackwardDependencies {
+    return {{false}, {false}};
+  };
+  op.forward[DeviceType::kCPU] = ResizeForwardCpu;
+  op.backward[DeviceType::kCPU] = ResizeBackwardCpu;
+  return op;
+}
+
+}  // namespace mxlite

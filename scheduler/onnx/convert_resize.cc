@@ -1,0 +1,121 @@
+// ONNX Resize (opsets 10-17) and Upsample (7-9) import to mxlite's Resize (ops/resize.h). The
+// output extents come from `sizes`, or from `scales` (floor(in * scale), the scale then kept for
+// the coordinate transform), both known at load; the axes from the first that changes on are
+// resized. Cubic interpolation and the TensorFlow coordinate modes are refused, naming the node.
+#include <cmath>
+
+#include "core/error.h"
+#include "scheduler/onnx/onnx_converter.h"
+
+namespace mxlite {
+namespace {
+
+struct ResizeRequest {
+  std::string mode = "nearest";
+  std::string transform = "half_pixel";
+  std::string rounding = "round_prefer_floor";
+  std::vector<int64_t> out;   // every axis
+  std::vector<double> scale;  // every axis, empty when the extents were given
+};
+
+std::string NumbersText(const std::vector<double>& values) {
+  std::string text = "(";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) text += ',';
+    text += Number(values[i]);
+  }
+  return text + ")";
+}
+
+void EmitResize(OnnxNode& node, const ResizeRequest& r) {
+  const Shape in = node.InputShape(0);
+  MX_CHECK(r.mode == "nearest" || r.mode == "linear")
+      << node.where() << ": mode '" << r.mode << "' is not supported (nearest and linear are)";
+  MX_CHECK(r.transform == "half_pixel" || r.transform == "pytorch_half_pixel" ||
+           r.transform == "align_corners" || r.transform == "asymmetric")
+      << node.where() << ": coordinate_transformation_mode '" << r.transform
+      << "' is not supported (half_pixel, pytorch_half_pixel, align_corners and asymmetric are)";
+  MX_CHECK(static_cast<int>(r.out.size()) == in.ndim())
+      << node.where() << ": " << r.out.size() << " output extents for data of shape " << in;
+  int first = in.ndim();
+  for (int axis = 0; axis < in.ndim(); ++axis) {
+    const bool scaled = !r.scale.empty() && r.scale[axis] != 1.0;
+    if (r.out[axis] != in[axis] || scaled) {
+      first = axis;
+      break;
+    }
+  }
+  if (first == in.ndim()) {  // nothing changes
+    node.SetOutput(0, node.Input(0));
+    return;
+  }
+  AttrText attrs = {{"size", Tuple(std::vector<int64_t>(r.out.begin() + first, r.out.end()))},
+                    {"mode", r.mode},
+                    {"coordinate_transformation_mode", r.transform},
+                    {"nearest_mode", r.rounding}};
+  if (!r.scale.empty()) {
+    attrs["scale"] = NumbersText(std::vector<double>(r.scale.begin() + first, r.scale.end()));
+  }
+  node.SetOutput(0, node.Emit("Resize", attrs, {node.Input(0)}));
+}
+
+// Output extents floor(in * scale) for `scales` known at load.
+void FromScales(OnnxNode& node, const std::vector<double>& scales, ResizeRequest& r) {
+  const Shape in = node.InputShape(0);
+  MX_CHECK(static_cast<int>(scales.size()) == in.ndim())
+      << node.where() << ": " << scales.size() << " scales for data of shape " << in;
+  for (int axis = 0; axis < in.ndim(); ++axis) {
+    MX_CHECK(scales[axis] > 0) << node.where() << ": scale " << scales[axis] << " of axis "
+                               << axis << " is not positive";
+    r.out.push_back(static_cast<int64_t>(std::floor(static_cast<double>(in[axis]) * scales[axis])));
+  }
+  r.scale = scales;
+}
+
+// Opsets 11-17: X, roi, scales, sizes (scales and sizes, one of them, known at load).
+void ConvertResize(OnnxNode& node) {
+  const NodeAttributes& a = node.attrs();
+  ResizeRequest r;
+  r.mode = a.String("mode", "nearest");
+  r.transform = a.String("coordinate_transformation_mode", "half_pixel");
+  r.rounding = a.String("nearest_mode", "round_prefer_floor");
+  const HostTensor* sizes = node.has_input(3) ? node.ConstantInput(3) : nullptr;
+  if (node.has_input(3) && (sizes == nullptr || sizes->shape.size() > 0)) {
+    const HostTensor& known = node.RequireConstant(3, "sizes");
+    r.out = known.ToInt64s(node.where() + " sizes");
+  } else {
+    const HostTensor& scales = node.RequireConstant(2, "scales (or sizes)");
+    FromScales(node, scales.AsDoubles(node.where() + " scales"), r);
+  }
+  EmitResize(node, r);
+}
+
+// Opset 10 Resize and opset 9 Upsample: X, scales; asymmetric coordinates, nearest floors.
+void ConvertScalesInput(OnnxNode& node) {
+  ResizeRequest r;
+  r.mode = node.attrs().String("mode", "nearest");
+  r.transform = "asymmetric";
+  r.rounding = "floor";
+  FromScales(node, node.RequireConstant(1, "scales").AsDoubles(node.where() + " scales"), r);
+  EmitResize(node, r);
+}
+
+// Opsets 7-8 Upsample: the scales are an attribute.
+void ConvertUpsampleAttribute(OnnxNode& node) {
+  ResizeRequest r;
+  r.mode = node.attrs().String("mode", "nearest");
+  r.transform = "asymmetric";
+  r.rounding = "floor";
+  const std::vector<float> scales = node.attrs().Floats("scales");
+  FromScales(node, std::vector<double>(scales.begin(), scales.end()), r);
+  EmitResize(node, r);
+}
+
+}  // namespace
+
+MXLITE_REGISTER_ONNX_CONVERTER(Upsample, 7, 8, ConvertUpsampleAttribute);
+MXLITE_REGISTER_ONNX_CONVERTER(Upsample, 9, 9, ConvertScalesInput);
+MXLITE_REGISTER_ONNX_CONVERTER(Resize, 10, 10, ConvertScalesInput);
+MXLITE_REGISTER_ONNX_CONVERTER(Resize, 11, kMaxOnnxOpset, ConvertResize);
+
+}  // namespace mxlite

@@ -1,0 +1,157 @@
+// Resize (ops/resize.h): nearest and linear against a direct float64 reference on every
+// coordinate mode (one and two resized axes, up and down), gradients by finite differences,
+// PyTorch's bilinear (align_corners False and True) on a known case, errors naming the node, and
+// GPU cases.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "tests/ops/op_harness.h"
+
+namespace mxlite::testing {
+namespace {
+
+using Attrs = std::map<std::string, std::string>;
+
+OpCase ResizeCase(Attrs attrs, const Shape& data) { return OpCase{"Resize", std::move(attrs), {data}}; }
+
+std::string AttrOr(const Attrs& attrs, const std::string& name, const std::string& fallback) {
+  auto it = attrs.find(name);
+  return it == attrs.end() ? fallback : it->second;
+}
+
+// The input coordinate of output index x on an axis from `in` to `out` elements (ONNX's rules).
+double Coordinate(const std::string& transform, int64_t x, int64_t in, int64_t out) {
+  const double scale = static_cast<double>(out) / in;
+  if (transform == "align_corners") return out == 1 ? 0.0 : x * double(in - 1) / double(out - 1);
+  if (transform == "asymmetric") return x / scale;
+  if (transform == "pytorch_half_pixel" && out == 1) return 0.0;
+  return (x + 0.5) / scale - 0.5;
+}
+
+// Per output index of one axis: (input index, weight) pairs.
+std::vector<std::vector<std::pair<int64_t, double>>> AxisWeights(const Attrs& attrs, int64_t in,
+                                                                 int64_t out) {
+  const std::string mode = AttrOr(attrs, "mode", "nearest");
+  const std::string transform = AttrOr(attrs, "coordinate_transformation_mode", "half_pixel");
+  const std::string rounding = AttrOr(attrs, "nearest_mode", "round_prefer_floor");
+  std::vector<std::vector<std::pair<int64_t, double>>> weights(out);
+  for (int64_t x = 0; x < out; ++x) {
+    const double c = Coordinate(transform, x, in, out);
+    if (mode == "nearest") {
+      double r = rounding == "floor" ? std::floor(c)
+                 : rounding == "ceil" ? std::ceil(c)
+                 : (c - std::floor(c) == 0.5) ? (rounding == "round_prefer_ceil" ? std::ceil(c) : std::floor(c))
+                                              : std::round(c);
+      weights[x] = {{std::clamp<int64_t>(static_cast<int64_t>(r), 0, in - 1), 1.0}};
+    } else {
+      const double inside = std::clamp(c, 0.0, double(in - 1));
+      const int64_t below = static_cast<int64_t>(std::floor(inside));
+      const double t = inside - below;
+      weights[x] = {{below, 1 - t}, {std::min(below + 1, in - 1), t}};
+    }
+  }
+  return weights;
+}
+
+// The resize of (n, c, h, w) data to (n, c, size...) by the weights of each axis, in float64.
+ReferenceFn ResizeReference(const Attrs& attrs, const std::vector<int64_t>& size) {
+  return [=](const std::vector<std::vector<double>>& inputs, const std::vector<Shape>& shapes) {
+    const Shape& data = shapes[0];
+    std::vector<double> current = inputs[0];
+    Shape shape = data;
+    const int first = data.ndim() - static_cast<int>(size.size());
+    for (size_t k = 0; k < size.size(); ++k) {
+      const int axis = first + static_cast<int>(k);
+      const int64_t outer = shape.size(0, axis), in = shape[axis], inner = shape.size(axis + 1, shape.ndim());
+      const auto weights = AxisWeights(attrs, in, size[k]);
+      std::vector<double> next(outer * size[k] * inner, 0.0);
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t x = 0; x < size[k]; ++x)
+          for (const auto& [i, w] : weights[x])
+            for (int64_t j = 0; j < inner; ++j)
+              next[(o * size[k] + x) * inner + j] += w * current[(o * in + i) * inner + j];
+      current = next;
+      shape[axis] = size[k];
+    }
+    return std::vector<std::vector<double>>{current};
+  };
+}
+
+void CheckResize(const Attrs& base, const Shape& data, const std::vector<int64_t>& size) {
+  Attrs attrs = base;
+  std::string text = "(";
+  for (size_t i = 0; i < size.size(); ++i) {
+    if (i > 0) text += ',';
+    text += std::to_string(size[i]);
+  }
+  attrs["size"] = text + ")";
+  SCOPED_TRACE(attrs.count("mode") ? attrs.at("mode") : "nearest");
+  CheckForwardAgainstReference(ResizeCase(attrs, data), ResizeReference(base, size));
+}
+
+TEST(ResizeTest, EveryModeAndCoordinateTransformMatchesTheReference) {
+  for (const char* mode : {"nearest", "linear"}) {
+    for (const char* transform : {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"}) {
+      SCOPED_TRACE(transform);
+      const Attrs attrs = {{"mode", mode}, {"coordinate_transformation_mode", transform}};
+      CheckResize(attrs, {2, 3, 4, 5}, {7, 9});   // up on both axes
+      CheckResize(attrs, {1, 2, 9, 8}, {4, 3});   // down
+      CheckResize(attrs, {2, 6, 5}, {1});         // to one element
+      CheckResize(attrs, {1, 2, 40, 40}, {80, 80});  // several row blocks
+    }
+  }
+  for (const char* rounding : {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"}) {
+    SCOPED_TRACE(rounding);
+    CheckResize({{"nearest_mode", rounding}, {"coordinate_transformation_mode", "asymmetric"}},
+                {1, 1, 4, 6}, {10, 9});
+  }
+}
+
+// torch.nn.functional.interpolate of [[1, 2], [3, 4]] to 3x3, bilinear, align_corners=False
+// (half_pixel) and True.
+TEST(ResizeTest, BilinearMatchesPyTorch) {
+  const std::vector<double> x = {1, 2, 3, 4};
+  auto run = [&](const std::string& transform) {
+    OpCase c = ResizeCase({{"size", "(3,3)"}, {"mode", "linear"},
+                           {"coordinate_transformation_mode", transform}},
+                          {1, 1, 2, 2});
+    std::vector<HostTensor> inputs = MakeInputs(c, DType::kFloat64);
+    for (int i = 0; i < 4; ++i) inputs[0].Set(i, x[i]);
+    return RunForward(c, inputs).outputs[0].Values();
+  };
+  const std::vector<double> half = run("pytorch_half_pixel");
+  const std::vector<double> torch_half = {1.0, 1.5, 2.0, 2.0, 2.5, 3.0, 3.0, 3.5, 4.0};
+  for (int i = 0; i < 9; ++i) EXPECT_NEAR(half[i], torch_half[i], 1e-12) << i;
+  const std::vector<double> corners = run("align_corners");
+  for (int i = 0; i < 9; ++i) EXPECT_NEAR(corners[i], torch_half[i], 1e-12) << i;
+}
+
+TEST(ResizeTest, GradientsOfNearestAndLinear) {
+  CheckGradients(ResizeCase({{"size", "(5,3)"}, {"mode", "linear"}}, {1, 2, 3, 4}));
+  CheckGradients(ResizeCase({{"size", "(6,2)"}}, {2, 1, 3, 5}));
+  CheckGradients(ResizeCase({{"size", "(7)"}, {"mode", "linear"},
+                             {"coordinate_transformation_mode", "align_corners"},
+                             {"scale", "(2.5)"}},
+                            {3, 4}));
+}
+
+TEST(ResizeTest, ErrorsNameTheNode) {
+  ExpectShapeError(ResizeCase({{"size", "(2,3,4,5)"}}, {3, 4, 5}), {"size (2,3,4,5) names 4 axes"});
+  ExpectShapeError(ResizeCase({{"size", "(2,-1)"}}, {3, 4, 5}), {"negative extent"});
+  ExpectShapeError(ResizeCase({{"size", "(4)"}, {"scale", "(2,x)"}}, {3, 4}),
+                   {"scale '(2,x)' is not a tuple of numbers"});
+  ExpectShapeError(ResizeCase({{"size", "(4)"}, {"scale", "(0)"}}, {3, 4}), {"must be positive"});
+}
+
+MXLITE_GPU_CASES(Resize) {
+  return {ResizeCase({{"size", "(7,9)"}, {"mode", "linear"}}, {2, 3, 4, 5}),
+          ResizeCase({{"size", "(3,2)"}}, {1, 2, 6, 5}),
+          ResizeCase({{"size", "(9)"}, {"mode", "linear"},
+                      {"coordinate_transformation_mode", "align_corners"}},
+                     {2, 3, 4})};
+}
+
+}  // namespace
+}  // namespace mxlite::testing
