@@ -7,7 +7,8 @@ random weights from a fixed seed: no pretrained weights are downloaded) writes O
 OUT_DIR/<model>_input.pb (a (2, 3, 224, 224) input from a fixed seed), OUT_DIR/<model>_expected.pb
 (PyTorch's output for it, eval mode) and OUT_DIR/models.json (input/output names and the
 convolution + linear FLOPs of one image, for GFLOP/s). BatchNorm's running statistics and affine
-parameters are randomised too, so the exported BatchNormalization nodes are not identities.
+parameters are randomised too, so the exported BatchNormalization nodes are not identities, and
+a linear layer torchvision starts at zero (ViT's head) is drawn at random.
 """
 import inspect
 import json
@@ -57,6 +58,7 @@ MODELS = {
     "alexnet": lambda: torchvision.models.alexnet(),
     "wide_resnet50_2": lambda: torchvision.models.wide_resnet50_2(),
     "convnext_tiny": lambda: torchvision.models.convnext_tiny(),
+    "vit_b_16": lambda: torchvision.models.vit_b_16(),
     # Segmentation (torchvision.models.segmentation): the per-pixel class scores, "out".
     "fcn_resnet50": segmentation(torchvision.models.segmentation.fcn_resnet50),
     "deeplabv3_mobilenet_v3_large":
@@ -77,6 +79,9 @@ def build(name, seed):
             module.running_var.uniform_(0.5, 1.5)
             module.weight.data.uniform_(0.5, 1.5)
             module.bias.data.uniform_(-0.1, 0.1)
+        # ViT's head starts at zero: the output would be 0 whatever the rest computes.
+        if isinstance(module, torch.nn.Linear) and not module.weight.data.any():
+            module.weight.data.normal_(0, 0.02)
     return model.eval()
 
 

@@ -1,5 +1,5 @@
 // ONNX data movement and shape arithmetic: Identity, Dropout (inference), Constant, Cast, Shape,
-// Gather, Slice, Squeeze, Unsqueeze, Concat, Reshape, Flatten, Transpose, Pad. Values known at load (shapes, the
+// Gather (of values known at load, or of run-time data at indices known at load), Slice, Squeeze, Unsqueeze, Concat, Reshape, Flatten, Transpose, Pad. Values known at load (shapes, the
 // Shape -> Gather -> Unsqueeze -> Concat chains exporters write) are folded into constants.
 #include "scheduler/onnx/onnx_converter.h"
 
@@ -91,9 +91,55 @@ void ConvertShape(OnnxNode& node) {
   node.SetConstantOutput(HostTensor::From(slice, Shape{end - start}));
 }
 
+// Gather of run-time data at indices known at load (x[:, 0] in a transformer's class token): one
+// slice per index along the axis, joined by Concat for a list of indices, the axis dropped for a
+// single index.
+void GatherAtRunTime(OnnxNode& node, const HostTensor& indices_tensor) {
+  const std::string& where = node.where();
+  const Shape data = node.InputShape(0);
+  MX_CHECK(data.ndim() > 0) << where << ": Gather on a scalar";
+  MX_CHECK(indices_tensor.shape.ndim() <= 1)
+      << where << ": indices of shape " << indices_tensor.shape
+      << " on data computed while the model runs; mxlite imports a single index or a list";
+  const int64_t axis = NormalizeAxis(node.attrs().Int("axis", 0), data.ndim(), where);
+  const int64_t extent = data[static_cast<int>(axis)];
+  const std::vector<int64_t> indices = indices_tensor.ToInt64s(where + " indices");
+  std::vector<NodeEntry> pieces;
+  for (size_t k = 0; k < indices.size(); ++k) {
+    int64_t index = indices[k];
+    MX_CHECK(index >= -extent && index < extent)
+        << where << ": index " << index << " is out of range for extent " << extent;
+    if (index < 0) index += extent;
+    std::vector<int64_t> begin(static_cast<size_t>(axis) + 1, 0), end(begin.size(), 0);
+    for (int64_t d = 0; d < axis; ++d) end[d] = data[static_cast<int>(d)];
+    begin[axis] = index;
+    end[axis] = index + 1;
+    std::string suffix = "_";  // appended: GCC 12 warns falsely on "_" + std::string
+    suffix += std::to_string(k);
+    pieces.push_back(node.Emit("slice", {{"begin", Tuple(begin)}, {"end", Tuple(end)}},
+                               {node.Input(0)}, suffix));
+  }
+  if (indices_tensor.shape.ndim() == 0) {
+    std::vector<int64_t> dims = data.to_vector();
+    dims.erase(dims.begin() + axis);
+    node.SetOutput(0, node.Emit("Reshape", {{"shape", Tuple(dims)}}, {pieces[0]}));
+  } else if (pieces.size() == 1) {
+    node.SetOutput(0, pieces[0]);
+  } else {
+    node.SetOutput(0, node.Emit("Concat",
+                                {{"dim", std::to_string(axis)},
+                                 {"num_args", std::to_string(pieces.size())}},
+                                pieces));
+  }
+}
+
 void ConvertGather(OnnxNode& node) {
-  const HostTensor& data = node.RequireConstant(0, "Gather's data");
   const HostTensor& indices_tensor = node.RequireConstant(1, "Gather's indices");
+  if (node.ConstantInput(0) == nullptr) {
+    GatherAtRunTime(node, indices_tensor);
+    return;
+  }
+  const HostTensor& data = *node.ConstantInput(0);
   const std::string& where = node.where();
   const std::vector<int64_t> indices = indices_tensor.ToInt64s(where + " indices");
   const std::vector<int64_t> dims = data.shape.to_vector();

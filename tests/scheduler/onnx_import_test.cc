@@ -593,5 +593,84 @@ TEST(OnnxImport, LayerNormalizationFlattensTrailingAxesAndGivesItsStatistics) {
       << ImportError(wrong);
 }
 
+// x[:, 0] on run-time data: a slice along the axis, the axis dropped; a list of indices slices
+// each and joins them.
+TEST(OnnxImport, GatherOfRunTimeDataAtKnownIndicesSlices) {
+  onnx::ModelProto model;
+  model.add_opset_import()->set_version(13);
+  onnx::GraphProto* graph = model.mutable_graph();
+  AddTensorInput(graph, "x", {2, 5, 3});
+  AddIntsConstant(graph, "pair", {4, -5});
+  onnx::TensorProto* zero = graph->add_initializer();
+  zero->set_name("zero");
+  zero->set_data_type(onnx::TensorProto::INT64);
+  zero->add_int64_data(0);
+  AddIntAttribute(AddNode(graph, "Gather", "first", {"x", "zero"}, {"y"}), "axis", 1);
+  AddIntAttribute(AddNode(graph, "Gather", "ends", {"x", "pair"}, {"z"}), "axis", 1);
+  graph->add_output()->set_name("y");
+  graph->add_output()->set_name("z");
+  const ImportedModel imported = Import(model);
+  const Graph& g = imported.graph;
+  const Node& first = g.node(g.Find("first"));
+  EXPECT_EQ(first.op->name, "Reshape");
+  EXPECT_EQ(first.attr_text.at("shape"), "(2,3)");
+  EXPECT_EQ(g.node(g.Find("first_0")).attr_text.at("begin"), "(0,0)");
+  const Node& ends = g.node(g.Find("ends"));
+  EXPECT_EQ(ends.op->name, "Concat");
+  EXPECT_EQ(g.node(g.Find("ends_1")).attr_text.at("begin"), "(0,0)");  // -5 is index 0
+  EXPECT_EQ(g.node(g.Find("ends_0")).attr_text.at("end"), "(2,5)");
+
+  onnx::ModelProto wide = model;
+  AddIntsConstant(wide.mutable_graph(), "unused", {1});
+  wide.mutable_graph()->mutable_initializer(0)->add_dims(1);
+  wide.mutable_graph()->mutable_initializer(0)->add_dims(1);
+  EXPECT_NE(ImportError(wide).find("node 'first' (Gather): indices of shape (1,1) on data computed "
+                                   "while the model runs"),
+            std::string::npos)
+      << ImportError(wide);
+}
+
+// A transformer's class token as PyTorch exports token.expand(n, -1, -1): the target shape is
+// Where(Equal(shape, -1), ones, shape) of a ConstantOfShape, all known at load, so the expanded
+// token is a constant.
+TEST(OnnxImport, ClassTokenExpandIsComputedAtLoad) {
+  onnx::ModelProto model;
+  model.add_opset_import()->set_version(13);
+  onnx::GraphProto* graph = model.mutable_graph();
+  AddTensorInput(graph, "x", {2, 4, 3});
+  AddInitializer(graph, "token", {1, 1, 3}, {0.5f, -1.0f, 2.0f});
+  AddIntsConstant(graph, "spec", {2, -1, -1});
+  AddIntsConstant(graph, "three", {3});
+  onnx::NodeProto* ones = AddNode(graph, "ConstantOfShape", "ones", {"three"}, {"o"});
+  auto* value = ones->add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  value->mutable_t()->set_data_type(onnx::TensorProto::INT64);
+  value->mutable_t()->add_dims(1);
+  value->mutable_t()->add_int64_data(1);
+  AddIntsConstant(graph, "minus_one", {-1});
+  AddNode(graph, "Equal", "is_free", {"spec", "minus_one"}, {"free"});
+  AddNode(graph, "Where", "target", {"free", "o", "spec"}, {"shape"});
+  AddNode(graph, "Expand", "tokens", {"token", "shape"}, {"t"});
+  AddIntAttribute(AddNode(graph, "Concat", "with_token", {"t", "x"}, {"y"}), "axis", 1);
+  graph->add_output()->set_name("y");
+  const ImportedModel imported = Import(model);
+  const Graph& g = imported.graph;
+  EXPECT_LT(g.Find("tokens"), 0) << "the expand is computed at load";
+  const Node& cat = g.node(g.Find("with_token"));
+  const Node& token = g.node(cat.inputs[0].node);
+  EXPECT_EQ(token.role, VariableRole::kParameter);
+  EXPECT_EQ(*token.shape, Shape({2, 1, 3}));
+  EXPECT_EQ(imported.parameters.at(token.name).AsDoubles("t"),
+            (std::vector<double>{0.5, -1.0, 2.0, 0.5, -1.0, 2.0}));
+
+  onnx::ModelProto computed = model;
+  computed.mutable_graph()->mutable_node(computed.graph().node_size() - 2)->set_input(0, "x");
+  EXPECT_NE(ImportError(computed).find("node 'tokens' (Expand): the input ('x') is computed while "
+                                       "the model runs"),
+            std::string::npos)
+      << ImportError(computed);
+}
+
 }  // namespace
 }  // namespace mxlite
