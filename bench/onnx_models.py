@@ -59,6 +59,7 @@ MODELS = {
     "wide_resnet50_2": lambda: torchvision.models.wide_resnet50_2(),
     "convnext_tiny": lambda: torchvision.models.convnext_tiny(),
     "vit_b_16": lambda: torchvision.models.vit_b_16(),
+    "swin_t": lambda: torchvision.models.swin_t(),
     # Segmentation (torchvision.models.segmentation): the per-pixel class scores, "out".
     "fcn_resnet50": segmentation(torchvision.models.segmentation.fcn_resnet50),
     "deeplabv3_mobilenet_v3_large":

@@ -42,15 +42,16 @@ std::vector<Value> BroadcastValues(const std::vector<Value>& a, const Shape& a_s
   return values;
 }
 
-// Add, Sub, Mul, Div of two integer values known at load (the shape arithmetic exporters write
-// between Shape and Reshape or Slice) are computed at load in int64, with NumPy broadcasting
-// (division truncating toward zero, as ONNX Runtime's), and stored in the inputs' dtype.
-// Anything else is a graph node: floating data is the kernels' work.
+// Add, Sub, Mul, Div of two values known at load (the shape arithmetic exporters write between
+// Shape and Reshape or Slice, and masks built from shapes, as Swin's attention mask) are computed
+// at load with NumPy broadcasting, stored in the inputs' dtype: integers in int64 (division
+// truncating toward zero, as ONNX Runtime's), float32 and float64 in double, which rounds each
+// result to exactly what the float kernel gives. Anything else is a graph node.
 template <typename Fn>
 void EmitArithmetic(OnnxNode& node, const char* op, Fn&& fn) {
   const HostTensor* a = node.ConstantInput(0);
   const HostTensor* b = node.ConstantInput(1);
-  if (a == nullptr || b == nullptr || !ComputableAtLoad(a->dtype) || IsFloatingPoint(a->dtype)) {
+  if (a == nullptr || b == nullptr || !ComputableAtLoad(a->dtype)) {
     EmitBinary(node, op);
     return;
   }
@@ -60,6 +61,12 @@ void EmitArithmetic(OnnxNode& node, const char* op, Fn&& fn) {
   MX_CHECK(out.has_value()) << node.where() << ": shapes " << a->shape << " and " << b->shape
                             << " do not broadcast";
   const std::string what = node.where() + " (computed at load)";
+  if (IsFloatingPoint(a->dtype)) {
+    const std::vector<double> x = a->AsDoubles(what), y = b->AsDoubles(what);
+    node.SetConstantOutput(
+        HostTensorOf(a->dtype, *out, BroadcastValues(x, a->shape, y, b->shape, *out, fn), what));
+    return;
+  }
   const std::vector<int64_t> x = a->ToInt64s(what), y = b->ToInt64s(what);
   if (std::string(op) == "broadcast_div") {
     for (int64_t divisor : y) MX_CHECK(divisor != 0) << node.where() << ": integer division by 0";

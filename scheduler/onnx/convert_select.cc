@@ -1,8 +1,12 @@
-// ONNX's tensor construction and selection around shape arithmetic: ConstantOfShape, Equal,
-// Where and Expand of values known at load, computed then (a transformer's class token is
-// Expand(token, Where(Equal(shape, -1), 1, shape)) with the shape known once the input's is).
+// ONNX's tensor construction and selection around shape arithmetic: ConstantOfShape, Equal, Not,
+// Where, Expand, Mod, Range and ScatterND of values known at load, computed then (a
+// transformer's class token is Expand(token, Where(Equal(shape, -1), 1, shape)) with the shape
+// known once the input's is; Swin's window padding and attention masks are Mod, Range and
+// ScatterND of shapes).
 // Booleans are held as uint8 0 / 1. A node that would have to run on computed data is an error
 // naming it.
+#include <algorithm>
+#include <cmath>
 #include <optional>
 
 #include "core/error.h"
@@ -108,11 +112,121 @@ void ConvertExpand(OnnxNode& node) {
   node.SetConstantOutput(BroadcastTo(data, BroadcastOrThrow(node, data.shape, target)));
 }
 
+void ConvertNot(OnnxNode& node) {
+  const HostTensor& x = KnownAtLoad(node, 0, "X");
+  const std::vector<double> values = x.AsDoubles(node.where() + " X");
+  std::vector<int64_t> negated(values.size());
+  for (size_t i = 0; i < values.size(); ++i) negated[i] = values[i] == 0 ? 1 : 0;
+  node.SetConstantOutput(HostTensorOf(DType::kUInt8, x.shape, negated, node.where()));
+}
+
+// Integers: fmod=0 takes the divisor's sign (Python's %), fmod=1 the dividend's (C's fmod);
+// floating values need fmod=1, as ONNX says.
+void ConvertMod(OnnxNode& node) {
+  const HostTensor& a = KnownAtLoad(node, 0, "A");
+  const HostTensor& b = KnownAtLoad(node, 1, "B");
+  const bool fmod = node.attrs().Int("fmod", 0) != 0;
+  const Shape out = BroadcastOrThrow(node, a.shape, b.shape);
+  if (IsFloatingPoint(a.dtype)) {
+    MX_CHECK(fmod) << node.where() << ": floating-point Mod needs fmod=1";
+    const std::vector<double> x = a.AsDoubles(node.where()), y = b.AsDoubles(node.where());
+    std::vector<double> r(static_cast<size_t>(out.size()));
+    for (int64_t i = 0; i < out.size(); ++i) {
+      r[i] = std::fmod(x[SourceOffset(a.shape, out, i)], y[SourceOffset(b.shape, out, i)]);
+    }
+    node.SetConstantOutput(HostTensorOf(a.dtype, out, r, node.where()));
+    return;
+  }
+  const std::vector<int64_t> x = a.ToInt64s(node.where()), y = b.ToInt64s(node.where());
+  std::vector<int64_t> r(static_cast<size_t>(out.size()));
+  for (int64_t i = 0; i < out.size(); ++i) {
+    const int64_t dividend = x[SourceOffset(a.shape, out, i)];
+    const int64_t divisor = y[SourceOffset(b.shape, out, i)];
+    MX_CHECK(divisor != 0) << node.where() << ": integer Mod by 0";
+    int64_t rest = dividend % divisor;
+    if (!fmod && rest != 0 && ((rest < 0) != (divisor < 0))) rest += divisor;
+    r[i] = rest;
+  }
+  node.SetConstantOutput(HostTensorOf(a.dtype, out, r, node.where()));
+}
+
+// start, start + delta, ... up to (not including) limit: max(ceil((limit - start) / delta), 0)
+// values.
+void ConvertRange(OnnxNode& node) {
+  const HostTensor& start = KnownAtLoad(node, 0, "start");
+  const double first = start.AsDoubles(node.where())[0];
+  const double limit = KnownAtLoad(node, 1, "limit").AsDoubles(node.where())[0];
+  const double delta = KnownAtLoad(node, 2, "delta").AsDoubles(node.where())[0];
+  MX_CHECK(delta != 0) << node.where() << ": delta is 0";
+  const int64_t count =
+      std::max<int64_t>(static_cast<int64_t>(std::ceil((limit - first) / delta)), 0);
+  const Shape shape = CheckedOnnxShape({count}, node.where() + " output");
+  if (IsFloatingPoint(start.dtype)) {
+    std::vector<double> values(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i) values[i] = first + static_cast<double>(i) * delta;
+    node.SetConstantOutput(HostTensorOf(start.dtype, shape, values, node.where()));
+  } else {
+    std::vector<int64_t> values(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i) {
+      values[i] = static_cast<int64_t>(first) + i * static_cast<int64_t>(delta);
+    }
+    node.SetConstantOutput(HostTensorOf(start.dtype, shape, values, node.where()));
+  }
+}
+
+// A copy of data with the slices that indices (..., k) name replaced by updates (reduction
+// none; from opset 16 also add and mul).
+void ConvertScatterND(OnnxNode& node) {
+  const HostTensor& data = KnownAtLoad(node, 0, "the data");
+  const HostTensor& indices = KnownAtLoad(node, 1, "the indices");
+  const HostTensor& updates = KnownAtLoad(node, 2, "the updates");
+  const std::string reduction = node.attrs().String("reduction", "none");
+  MX_CHECK(reduction == "none" || reduction == "add" || reduction == "mul")
+      << node.where() << ": reduction '" << reduction << "' is not supported";
+  MX_CHECK(updates.dtype == data.dtype)
+      << node.where() << ": updates have dtype " << DTypeName(updates.dtype) << ", data "
+      << DTypeName(data.dtype);
+  const int ir = indices.shape.ndim();
+  MX_CHECK(ir >= 1) << node.where() << ": indices must have at least one axis";
+  const int64_t k = indices.shape[ir - 1];
+  MX_CHECK(k >= 1 && k <= data.shape.ndim())
+      << node.where() << ": index tuples of " << k << " for data of rank " << data.shape.ndim();
+  const int64_t slice = data.shape.size(static_cast<int>(k), data.shape.ndim());
+  const int64_t tuples = indices.shape.size(0, ir - 1);
+  MX_CHECK(updates.shape.size() == tuples * slice)
+      << node.where() << ": updates of shape " << updates.shape << " for " << tuples
+      << " slices of " << slice << " elements";
+  const std::vector<int64_t> at = indices.ToInt64s(node.where() + " indices");
+  std::vector<double> out = data.AsDoubles(node.where());
+  const std::vector<double> values = updates.AsDoubles(node.where());
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t offset = 0;
+    for (int64_t d = 0; d < k; ++d) {
+      const int64_t extent = data.shape[static_cast<int>(d)];
+      int64_t index = at[t * k + d];
+      MX_CHECK(index >= -extent && index < extent)
+          << node.where() << ": index " << index << " is out of range for extent " << extent;
+      if (index < 0) index += extent;
+      offset = offset * extent + index;
+    }
+    for (int64_t e = 0; e < slice; ++e) {
+      double& target = out[offset * slice + e];
+      const double update = values[t * slice + e];
+      target = reduction == "add" ? target + update : reduction == "mul" ? target * update : update;
+    }
+  }
+  node.SetConstantOutput(HostTensorOf(data.dtype, data.shape, out, node.where()));
+}
+
 }  // namespace
 
 MXLITE_REGISTER_ONNX_CONVERTER(ConstantOfShape, 9, kMaxOnnxOpset, ConvertConstantOfShape);
 MXLITE_REGISTER_ONNX_CONVERTER(Equal, 7, kMaxOnnxOpset, ConvertEqual);
 MXLITE_REGISTER_ONNX_CONVERTER(Where, 9, kMaxOnnxOpset, ConvertWhere);
 MXLITE_REGISTER_ONNX_CONVERTER(Expand, 8, kMaxOnnxOpset, ConvertExpand);
+MXLITE_REGISTER_ONNX_CONVERTER(Not, 1, kMaxOnnxOpset, ConvertNot);
+MXLITE_REGISTER_ONNX_CONVERTER(Mod, 10, kMaxOnnxOpset, ConvertMod);
+MXLITE_REGISTER_ONNX_CONVERTER(Range, 11, kMaxOnnxOpset, ConvertRange);
+MXLITE_REGISTER_ONNX_CONVERTER(ScatterND, 11, kMaxOnnxOpset, ConvertScatterND);
 
 }  // namespace mxlite

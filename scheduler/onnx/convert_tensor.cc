@@ -28,30 +28,49 @@ void PassDropoutThrough(OnnxNode& node) {
 
 void ConvertDropout(OnnxNode& node) { PassDropoutThrough(node); }
 
-// From opset 12 training_mode is an input; only inference (0) is imported.
+// From opset 12 ratio and training_mode are inputs; inference (training_mode 0) is imported, and
+// training mode with a ratio of 0, which drops nothing (Swin's attention dropout as exported).
 void ConvertDropoutWithMode(OnnxNode& node) {
   if (node.has_input(2)) {
     const std::vector<int64_t> training =
         node.RequireConstant(2, "training_mode").ToInt64s(node.where());
-    MX_CHECK(training.empty() || training[0] == 0)
-        << node.where() << ": training_mode=1 is not supported (inference only)";
+    const bool drops_nothing =
+        node.has_input(1) && node.ConstantInput(1) != nullptr &&
+        node.ConstantInput(1)->AsDoubles(node.where() + " ratio") == std::vector<double>{0.0};
+    MX_CHECK(training.empty() || training[0] == 0 || drops_nothing)
+        << node.where() << ": training_mode=1 with a nonzero ratio is not supported (inference "
+        << "only)";
   }
   PassDropoutThrough(node);
 }
 
-// Cast to an integer type of a value known at load (shape arithmetic) is computed at load
-// (integers stay exact; floating values truncate toward zero); otherwise it is mxlite's Cast op.
+// Cast of a value known at load is computed at load (integers stay exact; floating values
+// truncate toward zero into integers and round once into floats; to BOOL, nonzero is 1 in uint8,
+// as mxlite holds bools); otherwise it is mxlite's Cast op.
 void ConvertCast(OnnxNode& node) {
-  const DType to = DTypeFromOnnx(static_cast<int32_t>(node.attrs().Int("to", 0)),
-                                 node.where() + " attribute 'to'");
+  const int32_t onnx_to = static_cast<int32_t>(node.attrs().Int("to", 0));
   const HostTensor* constant = node.ConstantInput(0);
-  if (constant == nullptr || !ComputableAtLoad(constant->dtype) || !ComputableAtLoad(to) ||
-      IsFloatingPoint(to)) {
+  const std::string what = node.where() + " (computed at load)";
+  if (onnx_to == onnx::TensorProto::BOOL) {
+    MX_CHECK(constant != nullptr)
+        << node.where() << ": a cast to BOOL of a value computed while the model runs is not "
+        << "supported (mxlite has no bool dtype)";
+    const std::vector<double> values = constant->AsDoubles(what);
+    std::vector<int64_t> truth(values.size());
+    for (size_t i = 0; i < values.size(); ++i) truth[i] = values[i] != 0 ? 1 : 0;
+    node.SetConstantOutput(HostTensorOf(DType::kUInt8, constant->shape, truth, what));
+    return;
+  }
+  const DType to = DTypeFromOnnx(onnx_to, node.where() + " attribute 'to'");
+  if (constant == nullptr || !ComputableAtLoad(constant->dtype) || !ComputableAtLoad(to)) {
     node.SetOutput(0, node.Emit("Cast", {{"dtype", DTypeName(to)}}, {node.Input(0)}));
     return;
   }
-  const std::string what = node.where() + " (computed at load)";
-  if (IsFloatingPoint(constant->dtype)) {
+  if (IsFloatingPoint(constant->dtype) && !IsFloatingPoint(to)) {
+    std::vector<int64_t> truncated;
+    for (double value : constant->AsDoubles(what)) truncated.push_back(static_cast<int64_t>(value));
+    node.SetConstantOutput(HostTensorOf(to, constant->shape, truncated, what));
+  } else if (IsFloatingPoint(constant->dtype) || IsFloatingPoint(to)) {
     node.SetConstantOutput(HostTensorOf(to, constant->shape, constant->AsDoubles(what), what));
   } else {
     node.SetConstantOutput(HostTensorOf(to, constant->shape, constant->ToInt64s(what), what));
@@ -388,9 +407,51 @@ void ConvertFlatten(OnnxNode& node) {
                               {node.Input(0)}));
 }
 
+// `tensor` with its axes permuted (output axis d is input axis perm[d]).
+HostTensor TransposedAtLoad(const HostTensor& tensor, const std::vector<int64_t>& perm,
+                            const std::string& where) {
+  const int rank = tensor.shape.ndim();
+  std::vector<int64_t> out_dims, in_strides(static_cast<size_t>(rank), 1);
+  for (int d = rank - 2; d >= 0; --d) in_strides[d] = in_strides[d + 1] * tensor.shape[d + 1];
+  for (int64_t axis : perm) out_dims.push_back(tensor.shape[static_cast<int>(axis)]);
+  const Shape out_shape = CheckedOnnxShape(out_dims, where + " output");
+  const size_t element = DTypeSize(tensor.dtype);
+  HostTensor out{tensor.dtype, out_shape,
+                 std::vector<uint8_t>(static_cast<size_t>(out_shape.size()) * element)};
+  for (int64_t i = 0; i < out_shape.size(); ++i) {
+    int64_t rest = i, offset = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+      offset += rest % out_shape[d] * in_strides[static_cast<size_t>(perm[d])];
+      rest /= out_shape[d];
+    }
+    std::memcpy(out.bytes.data() + i * element, tensor.bytes.data() + offset * element, element);
+  }
+  return out;
+}
+
+// Data known at load is transposed at load (a move: exact); other data is mxlite's transpose
+// op. No perm reverses the axes.
 void ConvertTranspose(OnnxNode& node) {
-  node.SetOutput(
-      0, node.Emit("transpose", {{"axes", Tuple(node.attrs().Ints("perm"))}}, {node.Input(0)}));
+  std::vector<int64_t> perm = node.attrs().Ints("perm");
+  const HostTensor* constant = node.ConstantInput(0);
+  if (constant != nullptr) {
+    const int rank = constant->shape.ndim();
+    if (perm.empty()) {
+      for (int d = rank - 1; d >= 0; --d) perm.push_back(d);
+    }
+    std::vector<bool> seen(static_cast<size_t>(rank), false);
+    MX_CHECK(static_cast<int>(perm.size()) == rank)
+        << node.where() << ": perm " << Tuple(perm) << " for data of rank " << rank;
+    for (int64_t& axis : perm) {
+      axis = NormalizeAxis(axis, rank, node.where());
+      MX_CHECK(!seen[static_cast<size_t>(axis)])
+          << node.where() << ": perm " << Tuple(perm) << " names an axis twice";
+      seen[static_cast<size_t>(axis)] = true;
+    }
+    node.SetConstantOutput(TransposedAtLoad(*constant, perm, node.where()));
+    return;
+  }
+  node.SetOutput(0, node.Emit("transpose", {{"axes", Tuple(perm)}}, {node.Input(0)}));
 }
 
 void EmitPad(OnnxNode& node, const std::vector<int64_t>& pads, double value) {

@@ -65,6 +65,7 @@ int32_t DTypeToOnnx(DType dtype);
 
 // Converts a TensorProto. `where` names it in errors ("model.onnx: initializer 'w'");
 // `model_dir` is the folder external data must stay inside (empty: external data is refused).
+// BOOL tensors are read as uint8 0 / 1 (mxlite has no bool dtype; bools are computed at load).
 HostTensor TensorFromProto(const onnx::TensorProto& proto, const std::string& where,
                            const std::string& model_dir);
 

@@ -672,5 +672,38 @@ TEST(OnnxImport, ClassTokenExpandIsComputedAtLoad) {
       << ImportError(computed);
 }
 
+// A mask built from values known at load, in float as Swin's attention mask: Transpose, Sub and
+// Cast to BOOL of constants are computed at load, exactly as the float kernels would round them.
+TEST(OnnxImport, FloatArithmeticOfValuesKnownAtLoadIsFolded) {
+  onnx::ModelProto model;
+  model.add_opset_import()->set_version(13);
+  onnx::GraphProto* graph = model.mutable_graph();
+  AddTensorInput(graph, "x", {3, 2});
+  AddInitializer(graph, "m", {2, 3}, {0.1f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f});
+  AddInitializer(graph, "shift", {}, {0.2f});
+  AddIntsAttribute(AddNode(graph, "Transpose", "t", {"m"}, {"mt"}), "perm", {1, 0});
+  AddNode(graph, "Sub", "centre", {"mt", "shift"}, {"c"});
+  AddIntAttribute(AddNode(graph, "Cast", "nonzero", {"c"}, {"flags"}), "to",
+                  onnx::TensorProto::BOOL);
+  AddIntAttribute(AddNode(graph, "Cast", "as_float", {"flags"}, {"f"}), "to",
+                  onnx::TensorProto::FLOAT);
+  AddNode(graph, "Add", "use", {"x", "c"}, {"y"});
+  AddNode(graph, "Mul", "use_flags", {"y", "f"}, {"z"});
+  graph->add_output()->set_name("z");
+  const ImportedModel imported = Import(model);
+  const Graph& g = imported.graph;
+  for (const char* folded : {"t", "centre", "nonzero", "as_float"}) {
+    EXPECT_LT(g.Find(folded), 0) << folded << " is computed at load";
+  }
+  const Node& use = g.node(g.Find("use"));
+  const std::vector<double> c =
+      imported.parameters.at(g.node(use.inputs[1].node).name).AsDoubles("c");
+  const std::vector<double> want = {0.1f - 0.2f, 3.0f - 0.2f, 1.0f - 0.2f,
+                                    4.0f - 0.2f, 2.0f - 0.2f, 5.0f - 0.2f};
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(static_cast<float>(c[i]), static_cast<float>(want[i])) << i;
+  }
+}
+
 }  // namespace
 }  // namespace mxlite
