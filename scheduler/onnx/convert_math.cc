@@ -16,20 +16,6 @@ void EmitBinary(OnnxNode& node, const char* op) {
   node.SetOutput(0, node.Emit(op, {}, {node.Input(0), node.Input(1)}));
 }
 
-// The offset in a tensor of shape `from` of the element that broadcasts to `index` of `to`.
-int64_t BroadcastOffset(const Shape& from, const Shape& to, int64_t index) {
-  int64_t offset = 0, stride = 1;
-  for (int d = 1; d <= to.ndim(); ++d) {
-    const int64_t coordinate = index % to[to.ndim() - d];
-    index /= to[to.ndim() - d];
-    if (d > from.ndim()) continue;
-    const int64_t extent = from[from.ndim() - d];
-    if (extent != 1) offset += coordinate * stride;
-    stride *= extent;
-  }
-  return offset;
-}
-
 template <typename Value, typename Fn>
 std::vector<Value> BroadcastValues(const std::vector<Value>& a, const Shape& a_shape,
                                    const std::vector<Value>& b, const Shape& b_shape,

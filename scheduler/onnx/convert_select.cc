@@ -16,26 +16,12 @@
 namespace mxlite {
 namespace {
 
-// The offset in a tensor of shape `from` of the element that broadcasts to `index` of `to`.
-int64_t SourceOffset(const Shape& from, const Shape& to, int64_t index) {
-  int64_t offset = 0, stride = 1;
-  for (int d = 1; d <= to.ndim(); ++d) {
-    const int64_t coordinate = index % to[to.ndim() - d];
-    index /= to[to.ndim() - d];
-    if (d > from.ndim()) continue;
-    const int64_t extent = from[from.ndim() - d];
-    if (extent != 1) offset += coordinate * stride;
-    stride *= extent;
-  }
-  return offset;
-}
-
 // `tensor` broadcast to `shape`, element bytes copied.
 HostTensor BroadcastTo(const HostTensor& tensor, const Shape& shape) {
   const size_t element = DTypeSize(tensor.dtype);
   HostTensor out{tensor.dtype, shape, std::vector<uint8_t>(static_cast<size_t>(shape.size()) * element)};
   for (int64_t i = 0; i < shape.size(); ++i) {
-    const int64_t from = SourceOffset(tensor.shape, shape, i);
+    const int64_t from = BroadcastOffset(tensor.shape, shape, i);
     std::copy_n(tensor.bytes.begin() + static_cast<ptrdiff_t>(from * element), element,
                 out.bytes.begin() + static_cast<ptrdiff_t>(i * element));
   }
@@ -78,7 +64,7 @@ void ConvertEqual(OnnxNode& node) {
   const std::vector<double> y = b.AsDoubles(node.where() + " B");
   std::vector<int64_t> equal(static_cast<size_t>(out.size()));
   for (int64_t i = 0; i < out.size(); ++i) {
-    equal[i] = x[SourceOffset(a.shape, out, i)] == y[SourceOffset(b.shape, out, i)] ? 1 : 0;
+    equal[i] = x[BroadcastOffset(a.shape, out, i)] == y[BroadcastOffset(b.shape, out, i)] ? 1 : 0;
   }
   node.SetConstantOutput(HostTensorOf(DType::kUInt8, out, equal, node.where()));
 }
@@ -96,7 +82,7 @@ void ConvertWhere(OnnxNode& node) {
   const size_t element = DTypeSize(x.dtype);
   HostTensor result{x.dtype, out, std::vector<uint8_t>(static_cast<size_t>(out.size()) * element)};
   for (int64_t i = 0; i < out.size(); ++i) {
-    const HostTensor& from = pick[SourceOffset(condition.shape, out, i)] != 0 ? xs : ys;
+    const HostTensor& from = pick[BroadcastOffset(condition.shape, out, i)] != 0 ? xs : ys;
     std::copy_n(from.bytes.begin() + static_cast<ptrdiff_t>(i * element), element,
                 result.bytes.begin() + static_cast<ptrdiff_t>(i * element));
   }
@@ -132,7 +118,7 @@ void ConvertMod(OnnxNode& node) {
     const std::vector<double> x = a.AsDoubles(node.where()), y = b.AsDoubles(node.where());
     std::vector<double> r(static_cast<size_t>(out.size()));
     for (int64_t i = 0; i < out.size(); ++i) {
-      r[i] = std::fmod(x[SourceOffset(a.shape, out, i)], y[SourceOffset(b.shape, out, i)]);
+      r[i] = std::fmod(x[BroadcastOffset(a.shape, out, i)], y[BroadcastOffset(b.shape, out, i)]);
     }
     node.SetConstantOutput(HostTensorOf(a.dtype, out, r, node.where()));
     return;
@@ -140,8 +126,8 @@ void ConvertMod(OnnxNode& node) {
   const std::vector<int64_t> x = a.ToInt64s(node.where()), y = b.ToInt64s(node.where());
   std::vector<int64_t> r(static_cast<size_t>(out.size()));
   for (int64_t i = 0; i < out.size(); ++i) {
-    const int64_t dividend = x[SourceOffset(a.shape, out, i)];
-    const int64_t divisor = y[SourceOffset(b.shape, out, i)];
+    const int64_t dividend = x[BroadcastOffset(a.shape, out, i)];
+    const int64_t divisor = y[BroadcastOffset(b.shape, out, i)];
     MX_CHECK(divisor != 0) << node.where() << ": integer Mod by 0";
     int64_t rest = dividend % divisor;
     if (!fmod && rest != 0 && ((rest < 0) != (divisor < 0))) rest += divisor;

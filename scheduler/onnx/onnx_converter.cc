@@ -223,6 +223,19 @@ int64_t NormalizeAxis(int64_t axis, int64_t rank, const std::string& where) {
   return axis < 0 ? axis + rank : axis;
 }
 
+int64_t BroadcastOffset(const Shape& from, const Shape& to, int64_t index) {
+  int64_t offset = 0, stride = 1;
+  for (int d = 1; d <= to.ndim(); ++d) {
+    const int64_t coordinate = index % to[to.ndim() - d];
+    index /= to[to.ndim() - d];
+    if (d > from.ndim()) continue;
+    const int64_t extent = from[from.ndim() - d];
+    if (extent != 1) offset += coordinate * stride;
+    stride *= extent;
+  }
+  return offset;
+}
+
 HostTensor Reshaped(HostTensor tensor, const Shape& shape) {
   tensor.shape = shape;
   return tensor;

@@ -177,6 +177,9 @@ std::string Number(double value);
 // `axis` of a rank-`rank` value, negative counting from the end; an error naming `where`.
 int64_t NormalizeAxis(int64_t axis, int64_t rank, const std::string& where);
 HostTensor Reshaped(HostTensor tensor, const Shape& shape);
+// The offset in a tensor of shape `from` of the element that broadcasts (NumPy's rules) to
+// element `index` of shape `to`.
+int64_t BroadcastOffset(const Shape& from, const Shape& to, int64_t index);
 
 namespace detail {
 struct OnnxConverterRegistrar {
