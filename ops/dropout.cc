@@ -211,7 +211,10 @@ MXLITE_REGISTER_OP(Dropout) {
     const std::vector<int64_t> axes = attrs.GetInts("axes");
     if (axes.empty()) return;
     std::string moved = "(";
-    for (int64_t axis : axes) moved += (moved.size() > 1 ? "," : "") + AxisTextIn(layout, axis);
+    for (int64_t axis : axes) {  // appended: GCC 12 warns falsely on "," + std::string
+      if (moved.size() > 1) moved += ',';
+      moved += AxisTextIn(layout, axis);
+    }
     text["axes"] = moved + ")";
   };
   op.forward[DeviceType::kCPU] = DropoutForwardCpu;

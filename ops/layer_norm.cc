@@ -103,11 +103,11 @@ void LayerNormForward(const Attributes& attrs, const LayerNormGroups& g,
   T* mean = outputs[kMean].data_as<T>();
   T* stdev = outputs[kStd].data_as<T>();
   if (g.inner == 1) {
-    cpu::ForEachRowBlock(g.outer, g.channels, [&](int64_t first, int64_t last) {
+    cpu::ForEachRowRange(g.outer, g.channels, [&](int64_t first, int64_t last) {
       ForwardRows(g, eps, x, gamma, beta, y, mean, stdev, first, last);
     });
   } else {
-    cpu::ForEachRowBlock(g.outer, g.channels * g.inner, [&](int64_t first, int64_t last) {
+    cpu::ForEachRowRange(g.outer, g.channels * g.inner, [&](int64_t first, int64_t last) {
       ForwardStrided(g, eps, x, gamma, beta, y, mean, stdev, first, last);
     });
   }
@@ -126,7 +126,7 @@ void LayerNormBackward(const LayerNormGroups& g, const T* dy, const T* dmean, co
   const int64_t n = g.inner, channels = g.channels;
   const auto at = [&](int64_t o, int64_t c, int64_t i) { return (o * channels + c) * n + i; };
   if (dx != nullptr) {
-    cpu::ForEachRowBlock(g.groups(), channels, [&](int64_t first, int64_t last) {
+    cpu::ForEachRowRange(g.groups(), channels, [&](int64_t first, int64_t last) {
       for (int64_t group = first; group < last; ++group) {
         const int64_t o = group / n, i = group % n;
         const double m = mean[group], inv = 1.0 / static_cast<double>(stdev[group]);
@@ -152,7 +152,7 @@ void LayerNormBackward(const LayerNormGroups& g, const T* dy, const T* dmean, co
     });
   }
   if (dgamma == nullptr && dbeta == nullptr) return;
-  cpu::ForEachRowBlock(channels, g.groups(), [&](int64_t first, int64_t last) {
+  cpu::ForEachRowRange(channels, g.groups(), [&](int64_t first, int64_t last) {
     for (int64_t c = first; c < last; ++c) {
       double sum_dy = 0, sum_dy_xhat = 0;
       for (int64_t group = 0; group < g.groups(); ++group) {

@@ -171,7 +171,7 @@ PassShape PassShapeOf(const Shape& before, const ResizeAxis& a) {
 
 template <typename T>
 void ForwardPass(const PassShape& p, const ResizeTaps& taps, const T* src, T* dst) {
-  cpu::ForEachRowBlock(p.outer * p.out, p.inner, [&](int64_t first, int64_t last) {
+  cpu::ForEachRowRange(p.outer * p.out, p.inner, [&](int64_t first, int64_t last) {
     for (int64_t row = first; row < last; ++row) {
       const int64_t o = row / p.out, x = row % p.out;
       const T w = static_cast<T>(taps.frac[x]);
@@ -190,7 +190,7 @@ void ForwardPass(const PassShape& p, const ResizeTaps& taps, const T* src, T* ds
 // dx rows gather the dy rows that read them.
 template <typename T>
 void BackwardPass(const PassShape& p, const ResizeReaders& readers, const T* dy, T* dx) {
-  cpu::ForEachRowBlock(p.outer * p.in, p.inner, [&](int64_t first, int64_t last) {
+  cpu::ForEachRowRange(p.outer * p.in, p.inner, [&](int64_t first, int64_t last) {
     for (int64_t row = first; row < last; ++row) {
       const int64_t o = row / p.in, i = row % p.in;
       auto g = EigenArray<T>(dx + row * p.inner, p.inner);

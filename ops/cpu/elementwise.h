@@ -31,19 +31,19 @@ void ForEachChunk(int64_t count, Fn&& fn) {
   });
 }
 
-// fn(first, last) over blocks of whole rows of `row_elements` elements each, about
-// kElementwiseGrain elements a block, on the intra-op pool (inline when one block does).
+// fn(begin, end) over the rows [0, rows), in chunks of about kElementwiseGrain elements of work
+// (`work_per_row` each) on the intra-op pool; small jobs run inline.
 template <typename Fn>
-void ForEachRowBlock(int64_t rows, int64_t row_elements, Fn&& fn) {
-  const int64_t per_block =
-      std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(row_elements, 1));
-  const int64_t blocks = (rows + per_block - 1) / per_block;
-  if (blocks <= 1) {
+void ForEachRowRange(int64_t rows, int64_t work_per_row, Fn&& fn) {
+  const int64_t per_chunk =
+      std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, work_per_row));
+  const int64_t chunks = (rows + per_chunk - 1) / per_chunk;
+  if (chunks <= 1) {
     if (rows > 0) fn(int64_t{0}, rows);
     return;
   }
-  ParallelFor(blocks, [&](int64_t block) {
-    fn(block * per_block, std::min(rows, (block + 1) * per_block));
+  ParallelFor(chunks, [&](int64_t chunk) {
+    fn(chunk * per_chunk, std::min(rows, (chunk + 1) * per_chunk));
   });
 }
 

@@ -25,22 +25,6 @@ struct SoftmaxLayout {
   int64_t outer = 1, length = 1, inner = 1;
 };
 
-// fn(begin, end) over the rows [0, rows), in chunks of about kElementwiseGrain elements of work
-// (`work_per_row` each) on the intra-op pool; small jobs run inline.
-template <typename Fn>
-void ForEachRowRange(int64_t rows, int64_t work_per_row, Fn&& fn) {
-  const int64_t per_chunk =
-      std::max<int64_t>(1, kElementwiseGrain / std::max<int64_t>(1, work_per_row));
-  const int64_t chunks = (rows + per_chunk - 1) / per_chunk;
-  if (chunks <= 1) {
-    if (rows > 0) fn(int64_t{0}, rows);
-    return;
-  }
-  ParallelFor(chunks, [&](int64_t chunk) {
-    fn(chunk * per_chunk, std::min(rows, (chunk + 1) * per_chunk));
-  });
-}
-
 namespace softmax_detail {
 
 // Strided rows (inner > 1) are processed this many columns at a time.
