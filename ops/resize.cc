@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "core/error.h"
 #include "ops/cpu/elementwise.h"
@@ -69,6 +70,15 @@ ResizePlan ResizePlanOf(const Attributes& attrs, const Shape& data, const std::s
     plan.output[axis] = out;
     if (in != out || s != 1.0) plan.axes.push_back({axis, in, out, s});
   }
+  // The pass that grows the data least goes first, so the passes after it read and write the
+  // least (upsampling HxW by 8 each: 8x, then 64x, either way; shrinking one axis and growing
+  // another: the shrink first). Ties: the last axis first, while the data is smallest, as its
+  // pass is the one that cannot run whole rows.
+  std::stable_sort(plan.axes.begin(), plan.axes.end(), [](const ResizeAxis& a, const ResizeAxis& b) {
+    const double ga = static_cast<double>(a.out) / static_cast<double>(a.in);
+    const double gb = static_cast<double>(b.out) / static_cast<double>(b.in);
+    return ga != gb ? ga < gb : a.axis > b.axis;
+  });
   return plan;
 }
 
@@ -169,8 +179,29 @@ PassShape PassShapeOf(const Shape& before, const ResizeAxis& a) {
   return {before.size(0, a.axis), a.in, a.out, before.size(a.axis + 1, before.ndim())};
 }
 
+// The last axis (inner 1): each output element a weighted pair of one input row's elements.
+template <typename T>
+void ForwardLastAxis(const PassShape& p, const ResizeTaps& taps, const T* src, T* dst) {
+  std::vector<T> weight(taps.frac.begin(), taps.frac.end());
+  cpu::ForEachRowRange(p.outer, p.out, [&](int64_t first, int64_t last) {
+    for (int64_t o = first; o < last; ++o) {
+      const T* in = src + o * p.in;
+      T* out = dst + o * p.out;
+      for (int64_t x = 0; x < p.out; ++x) {
+        const T w = weight[static_cast<size_t>(x)];
+        const T a = in[taps.first[x]];
+        out[x] = w == T(0) ? a : a * (T(1) - w) + in[taps.second[x]] * w;
+      }
+    }
+  });
+}
+
 template <typename T>
 void ForwardPass(const PassShape& p, const ResizeTaps& taps, const T* src, T* dst) {
+  if (p.inner == 1) {
+    ForwardLastAxis(p, taps, src, dst);
+    return;
+  }
   cpu::ForEachRowRange(p.outer * p.out, p.inner, [&](int64_t first, int64_t last) {
     for (int64_t row = first; row < last; ++row) {
       const int64_t o = row / p.out, x = row % p.out;
@@ -187,9 +218,31 @@ void ForwardPass(const PassShape& p, const ResizeTaps& taps, const T* src, T* ds
   });
 }
 
+// The last axis: each input element gathers the output elements that read it.
+template <typename T>
+void BackwardLastAxis(const PassShape& p, const ResizeReaders& readers, const T* dy, T* dx) {
+  cpu::ForEachRowRange(p.outer, p.in, [&](int64_t first, int64_t last) {
+    for (int64_t o = first; o < last; ++o) {
+      const T* grad = dy + o * p.out;
+      T* out = dx + o * p.in;
+      for (int64_t i = 0; i < p.in; ++i) {
+        T sum = T(0);
+        for (int64_t k = readers.begin[i]; k < readers.begin[i + 1]; ++k) {
+          sum += grad[readers.reader[k]] * static_cast<T>(readers.weight[k]);
+        }
+        out[i] = sum;
+      }
+    }
+  });
+}
+
 // dx rows gather the dy rows that read them.
 template <typename T>
 void BackwardPass(const PassShape& p, const ResizeReaders& readers, const T* dy, T* dx) {
+  if (p.inner == 1) {
+    BackwardLastAxis(p, readers, dy, dx);
+    return;
+  }
   cpu::ForEachRowRange(p.outer * p.in, p.inner, [&](int64_t first, int64_t last) {
     for (int64_t row = first; row < last; ++row) {
       const int64_t o = row / p.in, i = row % p.in;

@@ -1,6 +1,6 @@
 // Resize (ONNX's Resize and Upsample import to it; PyTorch's interpolate): the trailing axes of
 // the data resampled to new extents, one axis at a time (separable: linear on two axes is
-// bilinear, to rounding).
+// bilinear, to rounding), the axis that grows the data least first.
 //
 //   size     the output extents of the trailing len(size) axes (the leading ones are kept)
 //   mode     nearest (default) or linear
@@ -42,7 +42,7 @@ struct ResizeAxis {
 
 struct ResizePlan {
   Shape output;
-  std::vector<ResizeAxis> axes;  // those that change, first to last
+  std::vector<ResizeAxis> axes;  // those that change, in the order their passes run
 };
 
 // What `attrs` ask of data of shape `data`; an error naming `owner` ("Resize up1") for more
