@@ -181,13 +181,18 @@ void BM_Sgemm(benchmark::State& state, Impl impl, GemmShape shape, int threads) 
 }
 
 // NHWC 1x1 convolutions of MobileNet-V2 at batch 1 as GEMMs: m = pixels, n = out, k = in channels;
-// and its classifier (one row: the row-vector path, or the packed path with a pre-packed weight).
+// its classifier (one row: the row-vector path, or the packed path with a pre-packed weight); and
+// the per-token Linear layers of ConvNeXt-T (m = pixels of a stage) and ViT-B/16 (197 tokens).
 const GemmShape kPointwiseShapes[] = {
     {"mbv2_16to96_112", 112 * 112, 96, 16}, {"mbv2_24to144_56", 56 * 56, 144, 24},
     {"mbv2_144to24_56", 56 * 56, 24, 144},  {"mbv2_384to64_14", 14 * 14, 64, 384},
     {"mbv2_576to96_14", 14 * 14, 96, 576},  {"mbv2_960to160_7", 7 * 7, 160, 960},
     {"mbv2_960to320_7", 7 * 7, 320, 960},   {"mbv2_320to1280_7", 7 * 7, 1280, 320},
     {"mbv2_classifier_b1", 1, 1000, 1280},  // FullyConnected 1280 -> 1000 at batch 1
+    {"convnext_96to384_56", 56 * 56, 384, 96},  {"convnext_384to96_56", 56 * 56, 96, 384},
+    {"convnext_384to1536_14", 14 * 14, 1536, 384}, {"convnext_1536to384_14", 14 * 14, 384, 1536},
+    {"convnext_768to3072_7", 7 * 7, 3072, 768}, {"convnext_3072to768_7", 7 * 7, 768, 3072},
+    {"vit_768to2304_197", 197, 2304, 768},      {"vit_3072to768_197", 197, 768, 3072},
 };
 
 void BM_PointwiseNhwc(benchmark::State& state, bool packed_b, GemmShape shape, int threads) {

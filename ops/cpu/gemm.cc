@@ -266,24 +266,33 @@ struct APanels {
   int64_t lda = 0;
 };
 
-// The panel of pre-packed B that the macro-kernel moves to after panel `j`, or null: a network's
-// prepared weights come from memory once per pass (the other layers' weights and activations have
-// moved them out of cache), and the first row tile of each panel would wait for all of it at once.
-const float* NextPrepackedPanel(const BPanels& b, int64_t j, int64_t columns, int64_t depth) {
-  if (!b.prepacked) return nullptr;
-  return j + kNr < columns ? b.ready + (j + kNr) * depth : b.fetch_after;
+// The lines of pre-packed B that the macro-kernel reads after the panels it is on (those before
+// column `next`): the next `panels` panels, or the next k block's first panel after the last ones.
+// A network's prepared weights come from memory once per pass (the other layers' weights and
+// activations have moved them out of cache), and the first row tile of each panel would wait for
+// all of it at once. Each packed B step of a panel is one 64-byte line.
+struct NextLines {
+  const float* first = nullptr;
+  int64_t lines = 0;
+};
+constexpr int64_t kLineBytes = 64;
+static_assert(kNr * sizeof(float) == kLineBytes, "one packed B step is one cache line");
+NextLines NextPrepackedLines(const BPanels& b, int64_t next, int64_t panels, int64_t columns,
+                             int64_t depth) {
+  if (!b.prepacked) return {};
+  if (next >= columns) return {b.fetch_after, b.fetch_after == nullptr ? 0 : depth};
+  const int64_t ahead = std::min(panels, CeilDiv(columns - next, int64_t{kNr}));
+  return {b.ready + next * depth, ahead * depth};
 }
 
-// Row tile `tile`'s share of the fetch of `panel` (depth steps of kNr floats, one 64-byte line
-// each), spread over the `tiles` row tiles of the current panel: lines [begin, end).
+// Row tile `tile`'s share of the fetch of `next`, spread over the `tiles` row tiles of the
+// current panels: lines [begin, end).
 struct LineShare {
   int64_t begin, end;
 };
-constexpr int64_t kLineBytes = 64;
-LineShare PanelShare(int64_t depth, int64_t tiles, int64_t tile) {
-  static_assert(kNr * sizeof(float) == kLineBytes, "one packed B step is one cache line");
-  const int64_t per_tile = CeilDiv(depth, tiles);
-  return {std::min(depth, tile * per_tile), std::min(depth, (tile + 1) * per_tile)};
+LineShare ShareOf(const NextLines& next, int64_t tiles, int64_t tile) {
+  const int64_t per_tile = CeilDiv(next.lines, tiles);
+  return {std::min(next.lines, tile * per_tile), std::min(next.lines, (tile + 1) * per_tile)};
 }
 
 void FetchLines(const float* panel, int64_t begin, int64_t end) {
@@ -293,37 +302,123 @@ void FetchLines(const float* panel, int64_t begin, int64_t end) {
   }
 }
 
-// Fetches row tile `tile`'s share of `panel` at once. Plain B packed here or on the way is
+// Fetches row tile `tile`'s share of `next` at once. Plain B packed here or on the way is
 // already close.
-void PrefetchPanelShare(const float* panel, int64_t depth, int64_t tiles, int64_t tile) {
-  const LineShare share = PanelShare(depth, tiles, tile);
-  FetchLines(panel, share.begin, share.end);
+void PrefetchShare(const NextLines& next, int64_t tiles, int64_t tile) {
+  if (next.first == nullptr) return;
+  const LineShare share = ShareOf(next, tiles, tile);
+  FetchLines(next.first, share.begin, share.end);
 }
 
 // The same for a micro-kernel that fetches lines as it goes (one per four steps): the part of
 // the share that fits is handed to the kernel, the rest fetched now. A burst of a hundred fetches
 // would wait for free miss buffers.
-detail::LinePrefetch PrefetchPanelShareOnTheWay(const float* panel, int64_t depth, int64_t tiles,
-                                                int64_t tile) {
-  const LineShare share = PanelShare(depth, tiles, tile);
+detail::LinePrefetch PrefetchShareOnTheWay(const NextLines& next, int64_t depth, int64_t tiles,
+                                           int64_t tile) {
+  const LineShare share = ShareOf(next, tiles, tile);
   const int64_t on_the_way = std::min(share.end - share.begin, depth / 4);
-  FetchLines(panel, share.begin + on_the_way, share.end);
-  return {reinterpret_cast<const char*>(panel) + share.begin * kLineBytes, on_the_way};
+  FetchLines(next.first, share.begin + on_the_way, share.end);
+  return {reinterpret_cast<const char*>(next.first) + share.begin * kLineBytes, on_the_way};
+}
+
+// One macro-kernel's operands and where its block of C goes.
+struct MacroBlock {
+  int64_t rows, columns, depth;
+  float alpha, beta;
+  const APanels& a;
+  float* c;
+  int64_t ldc;
+  const Epilogue<float>& epilogue;  // offset to this block; empty for partial sums
+  bool wide_pairs;                  // AVX-512 kernels
+  int64_t row_tiles() const { return CeilDiv(rows, int64_t{kMr}); }
+  Epilogue<float> EpilogueAt(int64_t i, int64_t j) const {
+    return epilogue.empty() ? epilogue : epilogue.Offset(i, j);
+  }
+  const float* ARows(int64_t i) const {
+    return a.in_place ? a.in_place + i * a.lda : a.packed + i * depth;
+  }
+};
+
+// Micro-tiles of rows [first_row, rows) of the panel at column j, fetching their shares of `next`.
+void PanelTiles(const MacroBlock& m, int64_t first_row, int64_t j, const float* b_panel,
+                const NextLines& next) {
+  const int tile_columns = static_cast<int>(std::min<int64_t>(kNr, m.columns - j));
+  const bool narrow = tile_columns <= kNr / 2;
+  const APanels& a = m.a;
+  for (int64_t i = first_row; i < m.rows; i += kMr) {
+    const int tile_rows = static_cast<int>(std::min<int64_t>(kMr, m.rows - i));
+    // The kernel for full tiles of a wide panel with A's rows in place fetches on the way.
+    const bool fetches_on_the_way =
+        next.first != nullptr && a.in_place != nullptr && tile_rows == kMr && !narrow;
+    if (!fetches_on_the_way) PrefetchShare(next, m.row_tiles(), i / kMr);
+    const Epilogue<float> tile_epilogue = m.EpilogueAt(i, j);
+    float* c = m.c + i * m.ldc + j;
+    if (i + 2 * kMr <= m.rows && (m.wide_pairs || narrow)) {
+      // Two full tiles together: in AVX-512 registers, or a narrow panel's two half tiles.
+      if (fetches_on_the_way) PrefetchShare(next, m.row_tiles(), i / kMr);
+      PrefetchShare(next, m.row_tiles(), i / kMr + 1);
+      const float* first = m.ARows(i);
+      const float* second = m.ARows(i + kMr);
+      const int64_t row_stride = a.in_place ? a.lda : 1, step_stride = a.in_place ? 1 : kMr;
+      if (narrow) {
+        detail::SgemmNarrowTilePairAvx2Fma(m.depth, first, second, row_stride, step_stride,
+                                           b_panel, c, m.ldc, tile_columns, m.alpha, m.beta,
+                                           tile_epilogue);
+      } else {
+        detail::SgemmTilePairAvx512(m.depth, first, second, row_stride, step_stride, b_panel, c,
+                                    m.ldc, tile_columns, m.alpha, m.beta, tile_epilogue);
+      }
+      i += kMr;
+      continue;
+    }
+    if (a.in_place == nullptr) {
+      detail::SgemmMicroKernelAvx2Fma(m.depth, a.packed + i * m.depth, b_panel, c, m.ldc,
+                                      tile_rows, tile_columns, m.alpha, m.beta, tile_epilogue);
+    } else if (tile_rows == kMr) {
+      const detail::LinePrefetch fetch =
+          fetches_on_the_way ? PrefetchShareOnTheWay(next, m.depth, m.row_tiles(), i / kMr)
+                             : detail::LinePrefetch{};
+      detail::SgemmMicroKernelAvx2FmaRowsInPlace(m.depth, a.in_place + i * a.lda, a.lda, b_panel,
+                                                 c, m.ldc, tile_columns, m.alpha, m.beta,
+                                                 tile_epilogue, fetch);
+    } else {
+      detail::SgemmMicroKernelAvx2Fma(m.depth, a.packed, b_panel, c, m.ldc, tile_rows,
+                                      tile_columns, m.alpha, m.beta, tile_epilogue);
+    }
+  }
+}
+
+// Two adjacent panels (columns j and j + kNr, the second possibly partial) on AVX-512: 12 x 32
+// blocks for the full pairs of row tiles, then each panel's remaining rows on its own.
+void PanelPairTiles(const MacroBlock& m, int64_t j, const float* left, const float* right,
+                    const NextLines& next) {
+  const int right_columns = static_cast<int>(std::min<int64_t>(kNr, m.columns - j - kNr));
+  const int64_t paired_rows = m.rows / (2 * kMr) * (2 * kMr);
+  const int64_t row_stride = m.a.in_place ? m.a.lda : 1, step_stride = m.a.in_place ? 1 : kMr;
+  for (int64_t i = 0; i < paired_rows; i += 2 * kMr) {
+    PrefetchShare(next, m.row_tiles(), i / kMr);
+    PrefetchShare(next, m.row_tiles(), i / kMr + 1);
+    detail::SgemmTileQuadAvx512(m.depth, m.ARows(i), m.ARows(i + kMr), row_stride, step_stride,
+                                left, right, m.c + i * m.ldc + j, m.ldc, right_columns, m.alpha,
+                                m.beta, m.EpilogueAt(i, j));
+  }
+  if (paired_rows == m.rows) return;
+  PanelTiles(m, paired_rows, j, left, next);
+  PanelTiles(m, paired_rows, j + kNr, right, NextLines{});
 }
 
 // C[0:rows, 0:columns] = alpha * A block * packed B block + beta * C. B packed on the way
 // goes a few panels at a time just before their first use, while they are hot in L1/L2, instead
 // of in one pass over the whole block whose writes would go out to L3 and come back. A group is
 // wide enough that each row of B is read in whole cache lines that the prefetcher can follow.
-// Pre-packed B's next panel is fetched a share per row tile (NextPrepackedPanel).
+// Pre-packed B's next panels are fetched a share per row tile (NextPrepackedLines).
 // `epilogue` (offset to this block; empty for partial sums) goes to every micro-tile.
 void MacroKernel(int64_t rows, int64_t columns, int64_t depth, float alpha, const APanels& a,
                  const BPanels& b, float beta, float* c, int64_t ldc,
                  const Epilogue<float>& epilogue, bool wide_pairs) {
-  constexpr int64_t kPanelsPerPackGroup = 8;
-  const int64_t row_tiles = CeilDiv(rows, kMr);
-  for (int64_t j = 0; j < columns; j += kNr) {
-    const int tile_columns = static_cast<int>(std::min<int64_t>(kNr, columns - j));
+  constexpr int64_t kPanelsPerPackGroup = 8;  // even: a pair of panels is never split
+  const MacroBlock block{rows, columns, depth, alpha, beta, a, c, ldc, epilogue, wide_pairs};
+  for (int64_t j = 0; j < columns;) {
     const float* b_panel;
     if (b.to_pack != nullptr) {
       if (j % (kPanelsPerPackGroup * kNr) == 0) {
@@ -334,55 +429,15 @@ void MacroKernel(int64_t rows, int64_t columns, int64_t depth, float alpha, cons
     } else {
       b_panel = b.ready + j * depth;
     }
-    const float* next_panel = NextPrepackedPanel(b, j, columns, depth);
-    const bool narrow = tile_columns <= kNr / 2;
-    for (int64_t i = 0; i < rows; i += kMr) {
-      const int tile_rows = static_cast<int>(std::min<int64_t>(kMr, rows - i));
-      // The kernel for full tiles of a wide panel with A's rows in place fetches on the way.
-      const bool fetches_on_the_way =
-          next_panel != nullptr && a.in_place != nullptr && tile_rows == kMr && !narrow;
-      if (next_panel != nullptr && !fetches_on_the_way) {
-        PrefetchPanelShare(next_panel, depth, row_tiles, i / kMr);
-      }
-      const Epilogue<float> tile_epilogue = epilogue.empty() ? epilogue : epilogue.Offset(i, j);
-      if (wide_pairs && !narrow && i + 2 * kMr <= rows) {  // two full tiles in AVX-512 registers
-        if (next_panel != nullptr) {
-          if (fetches_on_the_way) PrefetchPanelShare(next_panel, depth, row_tiles, i / kMr);
-          PrefetchPanelShare(next_panel, depth, row_tiles, i / kMr + 1);
-        }
-        const float* first = a.in_place ? a.in_place + i * a.lda : a.packed + i * depth;
-        const float* second = a.in_place ? first + kMr * a.lda : first + kMr * depth;
-        detail::SgemmTilePairAvx512(depth, first, second, a.in_place ? a.lda : 1,
-                                    a.in_place ? 1 : kMr, b_panel, c + i * ldc + j, ldc,
-                                    tile_columns, alpha, beta, tile_epilogue);
-        i += kMr;
-        continue;
-      }
-      if (narrow && i + 2 * kMr <= rows) {  // two full tiles of a narrow panel together
-        if (next_panel != nullptr) PrefetchPanelShare(next_panel, depth, row_tiles, i / kMr + 1);
-        const float* first = a.in_place ? a.in_place + i * a.lda : a.packed + i * depth;
-        const float* second = a.in_place ? first + kMr * a.lda : first + kMr * depth;
-        detail::SgemmNarrowTilePairAvx2Fma(depth, first, second, a.in_place ? a.lda : 1,
-                                           a.in_place ? 1 : kMr, b_panel, c + i * ldc + j, ldc,
-                                           tile_columns, alpha, beta, tile_epilogue);
-        i += kMr;
-        continue;
-      }
-      if (a.in_place == nullptr) {
-        detail::SgemmMicroKernelAvx2Fma(depth, a.packed + i * depth, b_panel, c + i * ldc + j,
-                                        ldc, tile_rows, tile_columns, alpha, beta, tile_epilogue);
-      } else if (tile_rows == kMr) {
-        const detail::LinePrefetch fetch =
-            fetches_on_the_way ? PrefetchPanelShareOnTheWay(next_panel, depth, row_tiles, i / kMr)
-                               : detail::LinePrefetch{};
-        detail::SgemmMicroKernelAvx2FmaRowsInPlace(depth, a.in_place + i * a.lda, a.lda, b_panel,
-                                                   c + i * ldc + j, ldc, tile_columns, alpha,
-                                                   beta, tile_epilogue, fetch);
-      } else {
-        detail::SgemmMicroKernelAvx2Fma(depth, a.packed, b_panel, c + i * ldc + j, ldc, tile_rows,
-                                        tile_columns, alpha, beta, tile_epilogue);
-      }
+    // AVX-512 takes two panels at a time where there are two.
+    const int64_t panels = wide_pairs && j + kNr < columns ? 2 : 1;
+    const NextLines next = NextPrepackedLines(b, j + panels * kNr, panels, columns, depth);
+    if (panels == 2) {
+      PanelPairTiles(block, j, b_panel, b_panel + kNr * depth, next);
+    } else {
+      PanelTiles(block, 0, j, b_panel, next);
     }
+    j += panels * kNr;
   }
 }
 
@@ -600,7 +655,7 @@ std::pair<int64_t, int64_t> BlockRange(int64_t total, int64_t tile, int64_t bloc
 }
 
 // 512-bit FMAs over 256-bit ones in work per second on this CPU (0 without AVX-512F), measured
-// once: full tiles go to the AVX-512 pair kernel where the wider registers do clearly more.
+// once: full tiles go to the AVX-512 kernels where the wider registers do clearly more.
 double Fma512To256RateHere() {
   static const double rate =
       CpuSupportsAvx512f() && CpuSupportsAvx2Fma() ? detail::Fma512To256Rate() : 0.0;
@@ -635,7 +690,7 @@ GemmImplementation ResolveImplementation(GemmImplementation requested) {
                                                     : GemmImplementation::kAvx2Fma;
 }
 
-// Whether `implementation` is mxlite's packed GEMM (AVX2 tiles, or AVX-512 pairs of them).
+// Whether `implementation` is mxlite's packed GEMM (AVX2 tiles, or AVX-512 blocks of them).
 bool IsPackedGemm(GemmImplementation implementation) {
   return implementation == GemmImplementation::kAvx2Fma ||
          implementation == GemmImplementation::kAvx512;
@@ -801,7 +856,7 @@ GemmInfo ActiveGemm() {
                                                  : "";
   if (IsPackedGemm(info.implementation)) {
     info.name = info.implementation == GemmImplementation::kAvx512
-                    ? "mxlite AVX-512 12x16 / AVX2+FMA 6x16 micro-kernels"
+                    ? "mxlite AVX-512 12x32 / AVX2+FMA 6x16 micro-kernels"
                     : "mxlite AVX2+FMA 6x16 micro-kernel";
     std::ostringstream blocking;
     blocking << "KC<=" << kMaxKc << ", MC x KC " << kABlockFloats * sizeof(float) / 1024

@@ -101,8 +101,9 @@ void Sgemm(Transpose trans_a, int64_t m, float alpha, const float* a, int64_t ld
 enum class GemmImplementation {
   kAuto,     // the fastest one this CPU supports (the default)
   kAvx2Fma,  // mxlite's packed GEMM with the AVX2+FMA 6x16 micro-kernel
-  kAvx512,   // the same, full tiles two at a time in AVX-512 registers (12x16): where measured
-             // faster, i.e. on CPUs that run a 512-bit FMA at twice the work of a 256-bit one
+  kAvx512,   // the same, full tiles in 12x32 blocks (12x16 at an odd last panel) in AVX-512
+             // registers: where measured faster, i.e. on CPUs that run a 512-bit FMA at twice
+             // the work of a 256-bit one
   kEigen,    // Eigen 3.4's GEMM (portable reference)
 };
 

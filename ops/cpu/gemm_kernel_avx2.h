@@ -66,6 +66,14 @@ void SgemmTilePairAvx512(int64_t kc, const float* a_first, const float* a_second
                          int64_t ldc, int columns, float alpha, float beta,
                          const Epilogue<float>& epilogue);
 
+// Two full-height tiles of two adjacent panels (columns [0, NR) from b_left, [NR, NR +
+// right_columns) from b_right, right_columns <= NR): a 12 x 32 block of C, in AVX-512 registers,
+// for the same CPUs as SgemmTilePairAvx512. A is read as there. Same bits as the other kernels.
+void SgemmTileQuadAvx512(int64_t kc, const float* a_first, const float* a_second,
+                         int64_t row_stride, int64_t step_stride, const float* b_left,
+                         const float* b_right, float* c, int64_t ldc, int right_columns,
+                         float alpha, float beta, const Epilogue<float>& epilogue);
+
 // How much more multiply-add work this CPU does per second in 512-bit registers than in 256-bit
 // ones: twelve independent FMA chains of each, the best of a few short runs (microseconds). About 2
 // where a core has two full-width 512-bit FMA units (Intel Xeon), about 1 where it splits them

@@ -301,13 +301,14 @@ TEST(GemmTest, ShortRowTilesHaveFullTileBits) {
   SetGemmImplementation(GemmImplementation::kAuto);
 }
 
-// The AVX-512 pairs of full tiles sum each element in the AVX2 kernels' order and store it
-// through the same path: the same bits, for every operand form (packed A or rows in place, plain
-// or pre-packed B), partial panels and row tiles around the pairs, k blocks, alpha, beta and every
-// part of the epilogue.
-TEST(GemmTest, Avx512PairsHaveTheBitsOfAvx2Tiles) {
+// The AVX-512 kernels (two full tiles of one panel, or of two adjacent panels: 12 x 32 blocks)
+// sum each element in the AVX2 kernels' order and store it through the same path: the same bits,
+// for every operand form (packed A or rows in place, plain or pre-packed B), partial and narrow
+// right panels, an odd panel left over, row tiles around the blocks, k blocks, alpha, beta and
+// every part of the epilogue.
+TEST(GemmTest, Avx512TilesHaveTheBitsOfAvx2Tiles) {
   if (!CpuSupportsAvx2Fma() || !CpuSupportsAvx512f()) {
-    GTEST_SKIP() << "the AVX-512 pairs need avx512f, avx2 and fma";
+    GTEST_SKIP() << "the AVX-512 kernels need avx512f, avx2 and fma";
   }
   const GemmCase cases[] = {
       {{12, 16, 5}},
@@ -317,6 +318,8 @@ TEST(GemmTest, Avx512PairsHaveTheBitsOfAvx2Tiles) {
       {{49, 29, 300}, Transpose::kNo, Transpose::kYes, 1.0f, 0.0f, 0, true, true, true, 0.0f,
        6.0f},                                                     // the whole epilogue
       {{150, 200, 64}, Transpose::kYes, Transpose::kNo, 2.0f, 0.5f, 1, false, true, false},
+      {{37, 40, 70}},                                    // a pair, then a narrow panel alone
+      {{25, 24, 1100}, Transpose::kYes, Transpose::kNo},  // a pair whose right panel is narrow
   };
   ScopedIntraOpThreads threads(1);
   for (const GemmCase& test : cases) {
