@@ -128,6 +128,30 @@ MXLITE_AVX512 void Apply512(const float* x, float* y, int64_t n) {
   }
 }
 
+// e^(x - shift) into y (when not null) and the sum of those values: lanes summed apart, then
+// in a fixed order, so the same input gives the same bits.
+MXLITE_AVX512 float ExpShiftedSum512(const float* x, float shift, float* y, int64_t n) {
+  const __m512 shift_v = _mm512_set1_ps(shift);
+  __m512 sum = _mm512_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 e = Exp16(_mm512_sub_ps(_mm512_loadu_ps(x + i), shift_v));
+    if (y != nullptr) _mm512_storeu_ps(y + i, e);
+    sum = _mm512_add_ps(sum, e);
+  }
+  if (i < n) {
+    const __mmask16 mask = static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __m512 e = Exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(mask, x + i), shift_v));
+    if (y != nullptr) _mm512_mask_storeu_ps(y + i, mask, e);
+    sum = _mm512_add_ps(sum, _mm512_maskz_mov_ps(mask, e));
+  }
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, sum);
+  float total = 0.0f;
+  for (float lane : lanes) total += lane;
+  return total;
+}
+
 #endif  // MXLITE_HAS_AVX512_KERNEL
 
 #if MXLITE_HAS_AVX2_KERNEL
@@ -195,6 +219,28 @@ MXLITE_AVX2 void Apply256(const float* x, float* y, int64_t n) {
   }
 }
 
+MXLITE_AVX2 float ExpShiftedSum256(const float* x, float shift, float* y, int64_t n) {
+  const __m256 shift_v = _mm256_set1_ps(shift);
+  __m256 sum = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 e = Exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), shift_v));
+    if (y != nullptr) _mm256_storeu_ps(y + i, e);
+    sum = _mm256_add_ps(sum, e);
+  }
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, sum);
+  float total = 0.0f;
+  for (float lane : lanes) total += lane;
+  for (; i < n; ++i) {  // the last few through a full vector, for the same bits as the rest
+    alignas(32) float one[8] = {x[i] - shift};
+    _mm256_store_ps(one, Exp8(_mm256_load_ps(one)));
+    if (y != nullptr) y[i] = one[0];
+    total += one[0];
+  }
+  return total;
+}
+
 #endif  // MXLITE_HAS_AVX2_KERNEL
 
 template <Function kF>
@@ -232,6 +278,10 @@ void SigmoidFloats(const float* x, float* y, int64_t n) {
 void SiluFloats(const float* x, float* y, int64_t n) { ApplySplit<Function::kSilu>(x, y, n); }
 void GeluFloats(const float* x, float* y, int64_t n) { ApplySplit<Function::kGelu>(x, y, n); }
 
+float ExpShiftedSumFloats(const float* x, float shift, float* y, int64_t n) {
+  return detail::ExpShiftedSumFloatsWith(BestVectorIsa(), x, shift, y, n);
+}
+
 namespace detail {
 void ExpFloatsWith(VectorIsa isa, const float* x, float* y, int64_t n) {
   ApplyWith<Function::kExp>(isa, x, y, n);
@@ -244,6 +294,17 @@ void SiluFloatsWith(VectorIsa isa, const float* x, float* y, int64_t n) {
 }
 void GeluFloatsWith(VectorIsa isa, const float* x, float* y, int64_t n) {
   ApplyWith<Function::kGelu>(isa, x, y, n);
+}
+float ExpShiftedSumFloatsWith(VectorIsa isa, const float* x, float shift, float* y, int64_t n) {
+#if MXLITE_HAS_AVX512_KERNEL
+  if (isa == VectorIsa::kAvx512) return ExpShiftedSum512(x, shift, y, n);
+#endif
+#if MXLITE_HAS_AVX2_KERNEL
+  if (isa == VectorIsa::kAvx2) return ExpShiftedSum256(x, shift, y, n);
+#endif
+  const Eigen::ArrayXf e = (EigenArray<const float>(x, n) - shift).exp();
+  if (y != nullptr) EigenArray<float>(y, n) = e;
+  return e.sum();
 }
 }  // namespace detail
 

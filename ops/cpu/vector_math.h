@@ -22,6 +22,11 @@ void SigmoidFloats(const float* x, float* y, int64_t n);  // y = 1 / (1 + e^-x)
 void SiluFloats(const float* x, float* y, int64_t n);     // y = x / (1 + e^-x)
 void GeluFloats(const float* x, float* y, int64_t n);     // y = x/2 * (1 + erf(x / sqrt 2))
 
+// y[i] = e^(x[i] - shift) where y is not null (it may be x); returns the sum of those values,
+// added in a fixed order (the same input, the same bits). On the calling thread alone: softmax's
+// rows, which the caller already spreads over the threads.
+float ExpShiftedSumFloats(const float* x, float shift, float* y, int64_t n);
+
 // The vector width the functions above use here (for tests and reports): 16, 8, or 4 (Eigen).
 enum class VectorIsa { kEigen, kAvx2, kAvx512 };
 VectorIsa BestVectorIsa();
@@ -33,6 +38,7 @@ void ExpFloatsWith(VectorIsa isa, const float* x, float* y, int64_t n);
 void SigmoidFloatsWith(VectorIsa isa, const float* x, float* y, int64_t n);
 void SiluFloatsWith(VectorIsa isa, const float* x, float* y, int64_t n);
 void GeluFloatsWith(VectorIsa isa, const float* x, float* y, int64_t n);
+float ExpShiftedSumFloatsWith(VectorIsa isa, const float* x, float shift, float* y, int64_t n);
 }  // namespace detail
 
 }  // namespace mxlite::cpu

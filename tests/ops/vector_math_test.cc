@@ -1,7 +1,7 @@
 // The full-width exp, sigmoid, silu and gelu (ops/cpu/vector_math.h): on every instruction set
 // this CPU runs, against double precision over the whole float range (denormal results,
 // saturation, infinities, NaN), on every length up to past two vectors (the masked and scalar
-// tails), and silu with the bits of x * sigmoid(x).
+// tails), and silu with the bits of x * sigmoid(x); softmax's exp-and-sum of shifted values.
 #include "ops/cpu/vector_math.h"
 
 #include <gtest/gtest.h>
@@ -147,6 +147,35 @@ TEST(VectorMathTest, InPlaceAndSplitOverThreadsAgreeWithOneChunk) {
   in_place = x;
   SiluFloats(in_place.data(), in_place.data(), static_cast<int64_t>(x.size()));
   EXPECT_EQ(in_place, whole);
+}
+
+// ExpShiftedSumFloats (softmax's rows): every element as exp(x - shift) would give it, the sum of
+// exactly those values within float rounding, nothing written past the end or at all without y,
+// and the same bits in place.
+TEST(VectorMathTest, ExpShiftedSumOnEveryLength) {
+  for (VectorIsa isa : IsasHere()) {
+    SCOPED_TRACE(Name(isa));
+    for (int64_t n = 0; n <= 70; ++n) {
+      std::vector<float> x(static_cast<size_t>(n)), y(static_cast<size_t>(n) + 1, -7.0f);
+      for (int64_t i = 0; i < n; ++i) x[i] = 0.37f * static_cast<float>(i % 23) - 3.0f;
+      const float shift = n == 0 ? 0.0f : *std::max_element(x.begin(), x.end());
+      const float sum = detail::ExpShiftedSumFloatsWith(isa, x.data(), shift, y.data(), n);
+      double want_sum = 0.0, got_sum = 0.0;
+      for (int64_t i = 0; i < n; ++i) {
+        ExpectClose(y[i], std::exp(static_cast<double>(x[i] - shift)), x[i], "exp", isa);
+        want_sum += std::exp(static_cast<double>(x[i] - shift));
+        got_sum += y[i];
+      }
+      EXPECT_EQ(y[n], -7.0f) << "wrote past the end at length " << n;
+      EXPECT_NEAR(sum, got_sum, 1e-6 * got_sum) << "length " << n;
+      EXPECT_NEAR(sum, want_sum, 2e-6 * want_sum) << "length " << n;
+      EXPECT_EQ(detail::ExpShiftedSumFloatsWith(isa, x.data(), shift, nullptr, n), sum);
+      std::vector<float> in_place = x;
+      EXPECT_EQ(detail::ExpShiftedSumFloatsWith(isa, in_place.data(), shift, in_place.data(), n),
+                sum);
+      EXPECT_TRUE(std::equal(in_place.begin(), in_place.end(), y.begin()));
+    }
+  }
 }
 
 }  // namespace
