@@ -389,7 +389,7 @@ void PanelTiles(const MacroBlock& m, int64_t first_row, int64_t j, const float* 
 }
 
 // Two adjacent panels (columns j and j + kNr, the second possibly partial) on AVX-512: 12 x 32
-// blocks for the full pairs of row tiles, then each panel's remaining rows on its own.
+// blocks for the full pairs of row tiles, then the remaining rows, a tile at a time, across both.
 void PanelPairTiles(const MacroBlock& m, int64_t j, const float* left, const float* right,
                     const NextLines& next) {
   const int right_columns = static_cast<int>(std::min<int64_t>(kNr, m.columns - j - kNr));
@@ -402,9 +402,18 @@ void PanelPairTiles(const MacroBlock& m, int64_t j, const float* left, const flo
                                 left, right, m.c + i * m.ldc + j, m.ldc, right_columns, m.alpha,
                                 m.beta, m.EpilogueAt(i, j));
   }
-  if (paired_rows == m.rows) return;
-  PanelTiles(m, paired_rows, j, left, next);
-  PanelTiles(m, paired_rows, j + kNr, right, NextLines{});
+  // The rest (under 12 rows): a full tile of A's rows in place, or a packed panel.
+  for (int64_t i = paired_rows; i < m.rows; i += kMr) {
+    const int tile_rows = static_cast<int>(std::min<int64_t>(kMr, m.rows - i));
+    PrefetchShare(next, m.row_tiles(), i / kMr);
+    const bool in_place = m.a.in_place != nullptr && tile_rows == kMr;
+    const float* rows = in_place                   ? m.a.in_place + i * m.a.lda
+                        : m.a.in_place != nullptr ? m.a.packed  // the partial last tile
+                                                   : m.a.packed + i * m.depth;
+    detail::SgemmTileOfPanelPairAvx512(m.depth, rows, in_place ? m.a.lda : 1, in_place ? 1 : kMr,
+                                       tile_rows, left, right, m.c + i * m.ldc + j, m.ldc,
+                                       right_columns, m.alpha, m.beta, m.EpilogueAt(i, j));
+  }
 }
 
 // C[0:rows, 0:columns] = alpha * A block * packed B block + beta * C. B packed on the way

@@ -562,6 +562,57 @@ MXLITE_AVX512 void SgemmTileQuadAvx512(int64_t kc, const float* first, const flo
 
 namespace {
 
+// One tile of kRows (<= MR) rows of two adjacent panels, into two MR x NR accumulator tiles
+// (rows past kRows untouched). The loops over rows unroll, so the accumulators stay in registers.
+template <int kRows>
+MXLITE_AVX512 void ShortTileOfPanelPair(int64_t kc, const float* a, int64_t row_stride,
+                                        int64_t step_stride, const float* b_left,
+                                        const float* b_right, float* left_tile,
+                                        float* right_tile) {
+  __m512 left[kRows], right[kRows];
+#pragma GCC unroll 6
+  for (int r = 0; r < kRows; ++r) left[r] = right[r] = _mm512_setzero_ps();
+  for (int64_t p = 0; p < kc; ++p, b_left += kNr, b_right += kNr, a += step_stride) {
+    const __m512 bl = _mm512_loadu_ps(b_left), br = _mm512_loadu_ps(b_right);
+#pragma GCC unroll 6
+    for (int r = 0; r < kRows; ++r) {
+      const __m512 x = _mm512_set1_ps(a[r * row_stride]);
+      left[r] = _mm512_fmadd_ps(bl, x, left[r]);
+      right[r] = _mm512_fmadd_ps(br, x, right[r]);
+    }
+  }
+#pragma GCC unroll 6
+  for (int r = 0; r < kRows; ++r) {
+    _mm512_store_ps(left_tile + r * kNr, left[r]);
+    _mm512_store_ps(right_tile + r * kNr, right[r]);
+  }
+}
+
+}  // namespace
+
+MXLITE_AVX512 void SgemmTileOfPanelPairAvx512(int64_t kc, const float* a, int64_t row_stride,
+                                              int64_t step_stride, int rows,
+                                              const float* b_left, const float* b_right,
+                                              float* c, int64_t ldc, int right_columns,
+                                              float alpha, float beta,
+                                              const Epilogue<float>& epilogue) {
+  alignas(64) float left[kMr * kNr];
+  alignas(64) float right[kMr * kNr];
+  switch (rows) {
+    case 1: ShortTileOfPanelPair<1>(kc, a, row_stride, step_stride, b_left, b_right, left, right); break;
+    case 2: ShortTileOfPanelPair<2>(kc, a, row_stride, step_stride, b_left, b_right, left, right); break;
+    case 3: ShortTileOfPanelPair<3>(kc, a, row_stride, step_stride, b_left, b_right, left, right); break;
+    case 4: ShortTileOfPanelPair<4>(kc, a, row_stride, step_stride, b_left, b_right, left, right); break;
+    case 5: ShortTileOfPanelPair<5>(kc, a, row_stride, step_stride, b_left, b_right, left, right); break;
+    default: ShortTileOfPanelPair<kMr>(kc, a, row_stride, step_stride, b_left, b_right, left, right);
+  }
+  StoreTile(left, c, ldc, rows, kNr, alpha, beta, epilogue);
+  StoreTile(right, c + kNr, ldc, rows, right_columns, alpha, beta,
+            epilogue.empty() ? epilogue : epilogue.Offset(0, kNr));
+}
+
+namespace {
+
 // Seconds for `rounds` steps of twelve independent FMA chains, in 512-bit and in 256-bit
 // registers (written twice: a target attribute does not reach a template or a lambda). The sums
 // go to a volatile so that the loops stay.

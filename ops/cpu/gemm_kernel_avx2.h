@@ -74,6 +74,15 @@ void SgemmTileQuadAvx512(int64_t kc, const float* a_first, const float* a_second
                          const float* b_right, float* c, int64_t ldc, int right_columns,
                          float alpha, float beta, const Epilogue<float>& epilogue);
 
+// One tile of `rows` (1..MR) rows of two adjacent panels, as SgemmTileQuadAvx512 does two full
+// ones: the rows left under a pair of full tiles, at the cost of their own rows only (the 6x16
+// kernel computes all MR rows of a tile, whatever it stores). A's row r at step p is
+// a[r * row_stride + p * step_stride]. Same bits as the other kernels.
+void SgemmTileOfPanelPairAvx512(int64_t kc, const float* a, int64_t row_stride,
+                                int64_t step_stride, int rows, const float* b_left,
+                                const float* b_right, float* c, int64_t ldc, int right_columns,
+                                float alpha, float beta, const Epilogue<float>& epilogue);
+
 // How much more multiply-add work this CPU does per second in 512-bit registers than in 256-bit
 // ones: twelve independent FMA chains of each, the best of a few short runs (microseconds). About 2
 // where a core has two full-width 512-bit FMA units (Intel Xeon), about 1 where it splits them

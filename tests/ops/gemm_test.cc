@@ -320,6 +320,7 @@ TEST(GemmTest, Avx512TilesHaveTheBitsOfAvx2Tiles) {
       {{150, 200, 64}, Transpose::kYes, Transpose::kNo, 2.0f, 0.5f, 1, false, true, false},
       {{37, 40, 70}},                                    // a pair, then a narrow panel alone
       {{25, 24, 1100}, Transpose::kYes, Transpose::kNo},  // a pair whose right panel is narrow
+      {{47, 40, 200}},  // 11 rows under the blocks: a full tile of A in place, then 5 packed
   };
   ScopedIntraOpThreads threads(1);
   for (const GemmCase& test : cases) {
