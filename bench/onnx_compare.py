@@ -1,16 +1,24 @@
-"""mxlite bench beside ONNX Runtime and PyTorch on the ONNX benchmark models (run by onnx_compare.sh).
+"""mxlite bench beside its CPU peers on the ONNX benchmark models (run by onnx_compare.sh, zoo_compare.sh).
 
 For every model, batch and thread count, each runtime runs as its own process in rounds, the
 runtimes alternating (the order rotates each round), and each process reports its p50 latency
 over --iters passes after --warmup. The table shows the median of the rounds' p50s, ratios
 (mxlite time / peer time: above 1 mxlite is slower) and GFLOP/s (convolutions and linear layers).
 
-Runtimes: mxlite (`mxlite bench`, the environment as given); onnxruntime (as given); pytorch (as
-given); pytorch-best (as a careful user runs it: jemalloc with decay off, OPENBLAS_CORETYPE unset,
-OPENBLAS_NUM_THREADS = threads, traced and torch.jit.optimize_for_inference).
+Runtimes: mxlite (`mxlite bench`, the environment as given); onnxruntime, openvino and ncnn (as
+bench/onnx_peer.py runs them; ncnn needs --ncnn-dir, the output of bench/ncnn_models.py, and
+skips a model it did not convert faithfully); pytorch (as given); pytorch-best (as a careful user
+runs it: jemalloc with decay off, OPENBLAS_CORETYPE unset, OPENBLAS_NUM_THREADS = threads, traced
+and torch.jit.optimize_for_inference).
+
+With more than one of onnxruntime, openvino and ncnn, a column gives mxlite / the faster of them,
+and the run ends with the line `CPU zoo geomean mxlite / faster peer: X over N rows; worst: MODEL
+(threads T, batch B) Y`. --results FILE puts the table, the command and that line into FILE
+between the lines `<!-- zoo-compare:begin -->` and `<!-- zoo-compare:end -->`.
 """
 import argparse
 import json
+import math
 import os
 import re
 import statistics
@@ -18,9 +26,10 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-RUNTIMES = ["mxlite", "onnxruntime", "pytorch", "pytorch-best"]
-NAMES = {"mxlite": "mxlite", "onnxruntime": "ONNX Runtime", "pytorch": "PyTorch",
-         "pytorch-best": "PyTorch best"}
+RUNTIMES = ["mxlite", "onnxruntime", "openvino", "ncnn", "pytorch", "pytorch-best"]
+NAMES = {"mxlite": "mxlite", "onnxruntime": "ONNX Runtime", "openvino": "OpenVINO", "ncnn": "ncnn",
+         "pytorch": "PyTorch", "pytorch-best": "PyTorch best"}
+CPU_PEERS = ["onnxruntime", "openvino", "ncnn"]  # the engines of mxlite's kind
 
 
 def command(runtime, args, meta, model, batch, threads, iters):
@@ -30,8 +39,12 @@ def command(runtime, args, meta, model, batch, threads, iters):
     if runtime == "mxlite":
         return [args.mxlite, "bench", meta["onnx"]] + common, env
     peer = [os.path.join(HERE, "onnx_peer.py")]
-    if runtime == "onnxruntime":
-        return [sys.executable] + peer + ["onnxruntime", model, "--onnx", meta["onnx"]] + common, env
+    if runtime in ("onnxruntime", "openvino"):
+        return [sys.executable] + peer + [runtime, model, "--onnx", meta["onnx"]] + common, env
+    if runtime == "ncnn":
+        prefix = os.path.join(args.ncnn_dir, model)
+        return ([sys.executable] + peer + ["ncnn", model, "--onnx", meta["onnx"], "--ncnn", prefix]
+                + common, env)
     cmd = ["/usr/bin/python3"] + peer + ["pytorch", model, "--onnx", meta["onnx"]] + common
     if runtime == "pytorch-best":
         env.pop("OPENBLAS_CORETYPE", None)
@@ -65,34 +78,78 @@ def main():
                         help="images per timed process: iters = max(5, images / batch)")
     parser.add_argument("--runtimes", nargs="+", choices=RUNTIMES, default=RUNTIMES,
                         help="which to run (mxlite always runs: the ratios are to it)")
+    parser.add_argument("--ncnn-dir", help="bench/ncnn_models.py's OUT_DIR/ncnn (for ncnn)")
+    parser.add_argument("--results", help="a Markdown file whose zoo-compare section gets the table")
     args = parser.parse_args()
     meta = json.load(open(os.path.join(args.models_dir, "models.json")))
     runtimes = ["mxlite"] + [r for r in RUNTIMES if r in args.runtimes and r != "mxlite"]
+    if "ncnn" in runtimes and not args.ncnn_dir:
+        parser.error("ncnn needs --ncnn-dir")
+    ncnn_ok = (json.load(open(os.path.join(args.ncnn_dir, "models.json")))
+               if "ncnn" in runtimes else {})
     peers = runtimes[1:]
+    cpu_peers = [r for r in peers if r in CPU_PEERS]
+    best_column = len(cpu_peers) > 1
 
-    print("| model | batch | threads | " + " | ".join(f"{NAMES[r]} ms" for r in runtimes) + " | "
-          + " | ".join(f"mxlite / {NAMES[r]}" for r in peers)
-          + " | GFLOP/s " + ", ".join(NAMES[r] for r in runtimes) + " |")
-    print("|---" * (4 + len(runtimes) + len(peers)) + "|")
+    lines = ["| model | batch | threads | " + " | ".join(f"{NAMES[r]} ms" for r in runtimes) + " | "
+             + " | ".join(f"mxlite / {NAMES[r]}" for r in peers)
+             + (" | mxlite / faster peer" if best_column else "")
+             + " | GFLOP/s " + ", ".join(NAMES[r] for r in runtimes) + " |",
+             "|---" * (4 + len(runtimes) + len(peers) + best_column) + "|"]
+    print("\n".join(lines), flush=True)
+    to_best = []  # (ratio, model, threads, batch)
     for model in args.models:
+        runs = [r for r in runtimes if r != "ncnn" or ncnn_ok.get(model, {}).get("ok")]
         for batch in args.batches:
             for threads in args.threads:
                 iters = max(5, args.images // batch)
-                times = {runtime: [] for runtime in runtimes}
+                times = {runtime: [] for runtime in runs}
                 for round_index in range(args.rounds):
-                    shift = round_index % len(runtimes)
-                    for runtime in runtimes[shift:] + runtimes[:shift]:
+                    shift = round_index % len(runs)
+                    for runtime in runs[shift:] + runs[:shift]:
                         cmd, env = command(runtime, args, meta[model], model, batch, threads, iters)
                         times[runtime].append(p50_ms(cmd, env))
                     print(f"  {model} batch {batch} threads {threads} round {round_index + 1}: "
-                          + ", ".join(f"{r} {times[r][-1]:.2f}" for r in runtimes), file=sys.stderr)
+                          + ", ".join(f"{r} {times[r][-1]:.2f}" for r in runs), file=sys.stderr)
                 med = {runtime: statistics.median(values) for runtime, values in times.items()}
+                cell = lambda r, text: text if r in med else "n/a"
                 gflops = {r: meta[model]["flops_per_image"] * batch / (med[r] * 1e-3) / 1e9
-                          for r in runtimes}
-                print(f"| {model} | {batch} | {threads} | "
-                      + " | ".join(f"{med[r]:.2f}" for r in runtimes) + " | "
-                      + " | ".join(f"{med['mxlite'] / med[r]:.2f}" for r in peers) + " | "
-                      + ", ".join(f"{gflops[r]:.1f}" for r in runtimes) + " |", flush=True)
+                          for r in med}
+                line = (f"| {model} | {batch} | {threads} | "
+                        + " | ".join(cell(r, f"{med.get(r, 0):.2f}") for r in runtimes) + " | "
+                        + " | ".join(cell(r, f"{med['mxlite'] / med.get(r, 1):.2f}") for r in peers))
+                ran_peers = [r for r in cpu_peers if r in med]
+                if best_column:
+                    ratio = med["mxlite"] / min(med[r] for r in ran_peers)
+                    to_best.append((ratio, model, threads, batch))
+                    line += f" | {ratio:.2f}"
+                line += " | " + ", ".join(cell(r, f"{gflops.get(r, 0):.1f}") for r in runtimes) + " |"
+                lines.append(line)
+                print(line, flush=True)
+    if best_column:
+        geomean = math.exp(sum(math.log(r[0]) for r in to_best) / len(to_best))
+        worst = max(to_best)
+        closing = (f"CPU zoo geomean mxlite / faster peer: {geomean:.2f} over {len(to_best)} rows; "
+                   f"worst: {worst[1]} (threads {worst[2]}, batch {worst[3]}) {worst[0]:.2f}")
+        lines += ["", closing]
+        print("\n" + closing)
+    if args.results:
+        write_section(args.results, lines)
+
+
+def write_section(path, lines):
+    """Replaces the zoo-compare section of `path` (written to a temporary name, then renamed)."""
+    begin, end = "<!-- zoo-compare:begin -->", "<!-- zoo-compare:end -->"
+    text = open(path).read()
+    if begin not in text or end not in text:
+        sys.exit(f"{path} has no {begin} ... {end} section to write the table into")
+    head, rest = text.split(begin, 1)
+    tail = rest.split(end, 1)[1]
+    machine = os.environ.get("MXLITE_ZOO_HEADER", "")
+    body = "\n".join(([machine, ""] if machine else []) + lines)
+    with open(path + ".tmp", "w") as f:
+        f.write(head + begin + "\n" + body + "\n" + end + tail)
+    os.replace(path + ".tmp", path)
 
 
 if __name__ == "__main__":

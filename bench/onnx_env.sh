@@ -2,8 +2,10 @@
 # What the ONNX benchmark scripts need, installed only when missing (sourced by onnx_check.sh and
 # onnx_compare.sh):
 #   mxlite_bench_python_deps   Debian python3-torch, python3-torchvision (for /usr/bin/python3)
-#   mxlite_bench_venv DIR      a virtual environment over /usr/bin/python3 (so it sees torch and
-#                              numpy) with onnxruntime from PyPI; prints its python
+#   mxlite_bench_venv DIR [PACKAGE...]
+#                              a virtual environment over /usr/bin/python3 (so it sees torch and
+#                              numpy) with onnxruntime and the PACKAGEs (import names = PyPI
+#                              names: openvino, ncnn, pnnx) from PyPI; prints its python
 mxlite_bench_python_deps() {
   if ! /usr/bin/python3 -c "import torch, torchvision, numpy" 2>/dev/null; then
     echo "[mxlite] installing python3-torch python3-torchvision" >&2
@@ -17,11 +19,15 @@ mxlite_bench_python_deps() {
 
 mxlite_bench_venv() {
   local venv=$1
-  if ! "$venv/bin/python" -c "import onnxruntime, torch, numpy" 2>/dev/null; then
-    echo "[mxlite] creating $venv with onnxruntime" >&2
-    /usr/bin/python3 -m venv --system-site-packages "$venv"
+  shift
+  local packages=(onnxruntime "$@")
+  local imports
+  imports=$(IFS=,; echo "${packages[*]}")
+  if ! "$venv/bin/python" -c "import torch, numpy, $imports" 2>/dev/null; then
+    echo "[mxlite] installing ${packages[*]} into $venv" >&2
+    [ -x "$venv/bin/pip" ] || /usr/bin/python3 -m venv --system-site-packages "$venv"
     # numpy stays Debian's (torch is built against it): pip must not replace it.
-    "$venv/bin/pip" install -q onnxruntime "numpy==$(/usr/bin/python3 -c 'import numpy; print(numpy.__version__)')" >&2
+    "$venv/bin/pip" install -q "${packages[@]}" "numpy==$(/usr/bin/python3 -c 'import numpy; print(numpy.__version__)')" >&2
   fi
   echo "$venv/bin/python"
 }
