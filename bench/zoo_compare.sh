@@ -36,7 +36,7 @@ print(*[m for m in sys.argv[1:] if m not in meta])" $models)
 
 results=()
 [ $# -eq 0 ] && results=(--results bench/RESULTS.md)
-versions=$("$python" -c 'import onnxruntime, openvino, ncnn; print(f"onnxruntime {onnxruntime.__version__}, openvino {openvino.__version__.split(\"-\")[0]}, ncnn {ncnn.__version__}")')
+versions=$("$python" -c 'import onnxruntime, openvino, ncnn; print("onnxruntime " + onnxruntime.__version__ + ", openvino " + openvino.__version__.split("-")[0] + ", ncnn " + ncnn.__version__)')
 cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
 export MXLITE_ZOO_HEADER="$(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD), $(nproc) cores ($cpu), $versions: \`bench/zoo_compare.sh${*:+ $*}\`"
 echo "# $MXLITE_ZOO_HEADER, load average $(cut -d' ' -f1-3 /proc/loadavg)"
