@@ -147,12 +147,20 @@ cpu::ConvGeometry ConvolutionGeometry(const ConvWindow& window, const Shape& dat
     MX_CHECK(g.out_channels % kChannelBlock == 0)
         << owner << ": layout NCHW16c holds channels in blocks of " << kChannelBlock
         << "; num_filter=" << g.out_channels << " is not a multiple of " << kChannelBlock;
-    MX_CHECK(g.groups == 1 || (g.groups == g.in_channels && g.out_channels == g.in_channels))
-        << owner << ": layout NCHW16c runs one group or a depthwise layer (num_group == channels "
-        << "== num_filter), not num_group=" << g.groups << " over " << g.in_channels << " -> "
-        << g.out_channels << " channels";
+    MX_CHECK(RunsChannelBlocked(g.in_channels, g.out_channels, g.groups))
+        << owner << ": layout NCHW16c runs one group, a depthwise layer (num_group == channels "
+        << "== num_filter) or groups of whole blocks of " << kChannelBlock
+        << " channels and filters, not num_group=" << g.groups << " over " << g.in_channels
+        << " -> " << g.out_channels << " channels";
   }
   return g;
+}
+
+bool RunsChannelBlocked(int64_t channels, int64_t filters, int64_t groups) {
+  if (groups == 1) return true;
+  if (groups == channels && filters == channels) return true;
+  return channels % groups == 0 && filters % groups == 0 &&
+         (channels / groups) % kChannelBlock == 0 && (filters / groups) % kChannelBlock == 0;
 }
 
 void SetGeometryWindow(const ConvWindow& window, cpu::ConvGeometry& geometry) {

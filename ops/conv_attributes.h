@@ -65,10 +65,15 @@ Shape ConvWeightShape(const ConvWindow& window, int64_t out, int64_t in_per_grou
 // Copies the window's kernel, stride, dilate and pad into `geometry` (1-D as height 1).
 void SetGeometryWindow(const ConvWindow& window, cpu::ConvGeometry& geometry);
 
+// Whether NCHW16c's convolutions run `groups` groups from `channels` to `filters` channels: one
+// group, a depthwise layer (groups == channels == filters), or groups whose channels and filters
+// come in whole blocks of 16.
+bool RunsChannelBlocked(int64_t channels, int64_t filters, int64_t groups);
+
 // The convolution of `window` over data of `data_shape` (num_filter output channels in num_group
 // groups). Errors name `owner` and the data shape: channels num_group does not divide, a
 // num_filter it does not divide, a dilated kernel wider than the padded data; in NCHW16c a
-// num_filter that is no multiple of 16, or groups other than one or depthwise.
+// num_filter that is no multiple of 16, or groups RunsChannelBlocked refuses.
 cpu::ConvGeometry ConvolutionGeometry(const ConvWindow& window, const Shape& data_shape,
                                       const std::string& owner);
 

@@ -284,14 +284,12 @@ MXLITE_REGISTER_OP(Convolution) {
   AddResidualInput(op);
   op.infer_shape = InferShape;
   op.create_state[DeviceType::kCPU] = CreateState;
-  // Kernels per layout, tuned in each; blocked for one group or depthwise; weight OHWI in NHWC.
+  // Kernels per layout, tuned in each; blocked where RunsChannelBlocked; weight OHWI in NHWC.
   op.layout.role = LayoutRole::kFlexible;
   op.layout.tuned = true;
   op.layout.nhwc_weight_input = 1;
   op.layout.runs_channel_blocked = [](const Attributes& attrs, const std::vector<Shape>& data) {
-    const int64_t groups = attrs.GetInt("num_group");
-    const int64_t channels = data.at(0)[1];
-    return groups == 1 || (groups == channels && attrs.GetInt("num_filter") == channels);
+    return RunsChannelBlocked(data.at(0)[1], attrs.GetInt("num_filter"), attrs.GetInt("num_group"));
   };
   op.layout.retarget = [](const Attributes&, ActivationLayout layout,
                           std::map<std::string, std::string>& text) {

@@ -19,7 +19,7 @@
 //                                                             dilation, groups
 //   direct_nhwc        NHWC        fwd                        C * KH * KW <= 256, one group; any
 //                                                             kernel, stride, pad, dilation
-//   direct_nchw16c     NCHW16c     fwd                        one group, channels and filters
+//   direct_nchw16c     NCHW16c     fwd                        channels and filters per group
 //                                                             multiples of 16; any kernel,
 //                                                             stride, pad, dilation
 //   depthwise_direct   NCHW16c     fwd                        groups == channels == filters, a

@@ -2,12 +2,14 @@
 // 16, one 64-byte vector per pixel and block), forward only: the layout is planned for inference
 // (scheduler/planning/conv_planning.h).
 //
-// direct_nchw16c (one group; channels and filters multiples of 16; any kernel, stride, pad and
+// direct_nchw16c (channels and filters per group multiples of 16; any kernel, stride, pad and
 // dilation) computes each output straight from the input, as oneDNN's and ONNX Runtime's blocked
 // kernels do:
-// 1. The weight (O, C, KH, KW) is reordered to (O/16, C/16, KH, KW, 16 inputs, 16 outputs): for
-//    one input channel and tap, the 16 outputs of a block are one vector.
-// 2. A task is one output row of one image and one pair of output blocks (32 channels). The row is
+// 1. The weight (O, C/G, KH, KW) is reordered to (O/16, C/G/16, KH, KW, 16 inputs, 16 outputs):
+//    for one input channel and tap, the 16 outputs of a block are one vector. An output block
+//    reads the input blocks of its group only (grouped layers: RegNet, ResNeXt).
+// 2. A task is one output row of one image and one pair of output blocks (32 channels; one block
+//    where a group has an odd number of them and there are several groups). The row is
 //    walked in tiles of up to 14 pixels whose 28 vector accumulators stay in registers through the
 //    whole reduction (input blocks, kernel rows, kernel columns, the 16 channels of a block): each
 //    input value is broadcast once and multiplied into both blocks' weight vectors. A tile is
@@ -170,14 +172,17 @@ void WithPaddedWidth(const ConvGeometry& g, const ConvTensors<T>& t, ScratchSpac
 
 // ---- Reordered weights ------------------------------------------------------------------------
 
+// Input channels per group (all of them with one group).
+int64_t GroupChannels(const ConvGeometry& g) { return g.in_channels / g.groups; }
+
 int64_t DirectWeightSize(const ConvGeometry& g) {
-  return g.out_channels * g.in_channels * g.kernel_spatial();
+  return g.out_channels * GroupChannels(g) * g.kernel_spatial();
 }
 
-// (O, C, KH, KW) -> (O/16, C/16, KH, KW, 16 in, 16 out).
+// (O, C/G, KH, KW) -> (O/16, C/G/16, KH, KW, 16 in, 16 out).
 template <typename T>
 void ReorderDirectWeight(const ConvGeometry& g, const T* weight, T* blocked) {
-  const int64_t taps = g.kernel_spatial(), in_blocks = g.in_channels / kBlock;
+  const int64_t taps = g.kernel_spatial(), in_blocks = GroupChannels(g) / kBlock;
   const int64_t out_blocks = g.out_channels / kBlock;
   ParallelFor(out_blocks, [&](int64_t ob) {
     for (int64_t ib = 0; ib < in_blocks; ++ib) {
@@ -186,7 +191,7 @@ void ReorderDirectWeight(const ConvGeometry& g, const T* weight, T* blocked) {
         for (int64_t i = 0; i < kBlock; ++i) {
           for (int64_t o = 0; o < kBlock; ++o) {
             const int64_t out = ob * kBlock + o, in = ib * kBlock + i;
-            dst[i * kBlock + o] = weight[(out * g.in_channels + in) * taps + tap];
+            dst[i * kBlock + o] = weight[(out * GroupChannels(g) + in) * taps + tap];
           }
         }
       }
@@ -212,7 +217,7 @@ void ReorderDepthwiseWeight(const ConvGeometry& g, const T* weight, T* blocked) 
 template <typename T>
 void DirectTile(const ConvGeometry& g, const RowTask<T>& task, int64_t ox, int pixels,
                 TapRange columns) {
-  const int64_t in_blocks = g.in_channels / kBlock, taps = g.kernel_spatial();
+  const int64_t in_blocks = GroupChannels(g) / kBlock, taps = g.kernel_spatial();
   const int64_t plane = g.in_h * g.in_w * kBlock;
   for (int64_t b = 0; b < task.blocks; ++b) {
     const T* weight = task.weight + b * task.weight_block;
@@ -264,7 +269,7 @@ MXLITE_AVX512 inline void StoreVector(__m512 value, const RowTask<float>& task, 
 template <int P, int B>
 MXLITE_AVX512 void DirectTileAvx512(const ConvGeometry& g, const RowTask<float>& task, int64_t ox,
                                     TapRange columns) {
-  const int64_t in_blocks = g.in_channels / kBlock, taps = g.kernel_spatial();
+  const int64_t in_blocks = GroupChannels(g) / kBlock, taps = g.kernel_spatial();
   const int64_t plane = g.in_h * g.in_w * kBlock, pixel_step = g.stride_w * kBlock;
   __m512 acc[B][P];
 #pragma GCC unroll 2
@@ -433,7 +438,13 @@ void ForEachRowTask(const ConvGeometry& g, const ConvTensors<T>& t, const T* wei
   const int64_t groups = CeilDiv(out_blocks, blocks_per_task);
   const int64_t tasks = g.batch * g.out_h * groups;
   const int64_t out_plane = g.out_h * g.out_w * kBlock;
-  const bool depthwise = g.groups > 1;
+  // The first input block an output block reads: its own (depthwise), or its group's first.
+  const bool depthwise = GroupChannels(g) == 1 && g.groups > 1;
+  const int64_t in_blocks_per_group = GroupChannels(g) / kBlock;
+  const int64_t out_blocks_per_group = depthwise ? 1 : out_blocks / g.groups;
+  const auto first_input_block = [&](int64_t block) {
+    return depthwise ? block : block / out_blocks_per_group * in_blocks_per_group;
+  };
   const int64_t in_image = g.in_channels * g.in_h * g.in_w;
   const int64_t runs = std::min(tasks, 4 * static_cast<int64_t>(IntraOpThreads()));
   ParallelFor(runs, [&](int64_t run) {
@@ -443,8 +454,7 @@ void ForEachRowTask(const ConvGeometry& g, const ConvTensors<T>& t, const T* wei
       const int64_t group = blocks_outer ? rest / g.out_h : rest % groups;
       const int64_t first_block = group * blocks_per_task;
       RowTask<T> task;
-      // A depthwise block reads the input block of its own channels only.
-      task.input = t.data + n * in_image + (depthwise ? first_block * g.in_h * g.in_w * kBlock : 0);
+      task.input = t.data + n * in_image + first_input_block(first_block) * g.in_h * g.in_w * kBlock;
       task.weight = weight + first_block * weight_block;
       task.weight_block = weight_block;
       task.bias = t.bias != nullptr ? t.bias + first_block * kBlock : nullptr;
@@ -490,7 +500,7 @@ class DirectNchw16c final : public ConvAlgorithmBase<DirectNchw16c> {
   }
   bool Supports(const ConvGeometry& g, ConvDirection direction) const override {
     return direction == ConvDirection::kForward && IsValidConvGeometry(g) && IsBlocked(g) &&
-           g.groups == 1 && g.in_channels % kBlock == 0 && g.out_channels % kBlock == 0;
+           GroupChannels(g) % kBlock == 0 && (g.out_channels / g.groups) % kBlock == 0;
   }
   size_t WorkspaceBytes(const ConvGeometry& g, ConvDirection direction,
                         DType dtype) const override {
@@ -516,15 +526,18 @@ class DirectNchw16c final : public ConvAlgorithmBase<DirectNchw16c> {
                                       [](const ConvGeometry& geometry, const T* w, T* out) {
                                         ReorderDirectWeight(geometry, w, out);
                                       });
-    const int64_t weight_block = (g.in_channels / kBlock) * g.kernel_spatial() * kBlock * kBlock;
-    // A pair's weights against an image's input: whichever is larger is kept in cache by walking
-    // the other inside it.
-    const int64_t pair_weights = 2 * weight_block;
-    const bool blocks_outer = pair_weights > g.in_channels * g.in_h * g.in_w;
+    const int64_t weight_block = GroupChannels(g) * g.kernel_spatial() * kBlock;
+    // Pairs of output blocks, unless a pair would take blocks of two groups.
+    const int64_t out_blocks_per_group = g.out_channels / g.groups / kBlock;
+    const int64_t blocks_per_task = g.groups == 1 || out_blocks_per_group % 2 == 0 ? 2 : 1;
+    // A task's weights against the input it reads: whichever is larger is kept in cache by
+    // walking the other inside it.
+    const bool blocks_outer =
+        blocks_per_task * weight_block > GroupChannels(g) * g.in_h * g.in_w;
     const bool avx512 = UsesAvx512(DTypeOf<T>::value);
     WithPaddedWidth(g, t, scratch, [&](const ConvGeometry& run, const ConvTensors<T>& tensors) {
       const InteriorColumns interior = InteriorOf(run);
-      ForEachRowTask(run, tensors, weight, weight_block, 2, blocks_outer,
+      ForEachRowTask(run, tensors, weight, weight_block, blocks_per_task, blocks_outer,
                      [&](const RowTask<T>& task) { DirectRow(run, task, interior, avx512); });
     });
   }

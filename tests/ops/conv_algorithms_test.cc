@@ -107,6 +107,11 @@ const std::vector<ConvCase> kCases = {
     {"b16_depthwise_5x5_d2_p4_batch2_16ch_12x17", 2, 16, 16, 16, 12, 17, 5, 1, 4, 2},
     // Wide rows: the edge pixels run alone instead of on a width-padded copy.
     {"b16_depthwise_3x3_p1_16ch_5x40", 1, 16, 16, 16, 5, 40, 3, 1, 1, 1},
+    // Groups of whole blocks: pairs of output blocks within a group (2 per group), single blocks
+    // (1 and 3 per group, where a pair would take two groups), several input blocks per group.
+    {"b16_3x3_p1_groups2_batch2_7x9_32to64", 2, 32, 64, 2, 7, 9, 3, 1, 1, 1},
+    {"b16_3x3_s2_p1_groups3_9x8_48to48", 1, 48, 48, 3, 9, 8, 3, 2, 1, 1},
+    {"b16_1x1_groups2_5x6_64to96", 1, 64, 96, 2, 5, 6, 1, 1, 0, 1},
 };
 
 const std::set<std::string> kAllCases = [] {
@@ -134,7 +139,8 @@ const std::set<std::string> kWinogradForward = {"3x3_p1_7x9",
                                                 "depthwise_3x3_p1_44ch_batch2_7x7",
                                                 "b16_3x3_p1_batch2_9x30_32to48",
                                                 "b16_3x3_p3_4x5_16to32",
-                                                "b16_depthwise_3x3_p1_16ch_5x40"};
+                                                "b16_depthwise_3x3_p1_16ch_5x40",
+                                                "b16_3x3_p1_groups2_batch2_7x9_32to64"};
 const std::set<std::string> kDepthwise = {"depthwise_3x3_p1_batch3",
                                           "depthwise_x2_5x5_s2_p2_d2",
                                           "depthwise_3x3_s2_p0_batch3",
@@ -150,11 +156,12 @@ const std::set<std::string> kDepthwise = {"depthwise_3x3_p1_batch3",
                                           "b16_depthwise_3x3_s2_p1_32ch_13x15",
                                           "b16_depthwise_5x5_d2_p4_batch2_16ch_12x17",
                                           "b16_depthwise_3x3_p1_16ch_5x40"};
-// What NCHW16c's algorithms claim (forward only): one group with channels and filters in whole
+// What NCHW16c's algorithms claim (forward only): groups with channels and filters in whole
 // blocks, and the depthwise layers whose channels are.
 const std::set<std::string> kBlockedDirect = {
     "b16_3x3_p1_batch2_9x30_32to48", "b16_1x1_batch2_5x6_16to32", "b16_3x3_s2_p2_d2_11x12_16to16",
-    "b16_3x3_p3_4x5_16to32", "b16_1x1_s2_9x9_32to16"};
+    "b16_3x3_p3_4x5_16to32", "b16_1x1_s2_9x9_32to16", "b16_3x3_p1_groups2_batch2_7x9_32to64",
+    "b16_3x3_s2_p1_groups3_9x8_48to48", "b16_1x1_groups2_5x6_64to96"};
 const std::set<std::string> kBlockedDepthwise = {
     "depthwise_3x3_s2_p1_16ch_14x15", "depthwise_3x3_p1_32ch_7x7",
     "b16_depthwise_3x3_s2_p1_32ch_13x15", "b16_depthwise_5x5_d2_p4_batch2_16ch_12x17",
@@ -170,7 +177,7 @@ std::set<std::string> ExpectedClaims(std::string_view algorithm, ConvLayout layo
   }
   if (algorithm == "im2col_gemm" || algorithm == "im2row_gemm") return kAllCases;
   if (algorithm == "gemm_1x1") {
-    return {"1x1_batch3", "1x1_groups2", "b16_1x1_batch2_5x6_16to32"};
+    return {"1x1_batch3", "1x1_groups2", "b16_1x1_batch2_5x6_16to32", "b16_1x1_groups2_5x6_64to96"};
   }
   if (algorithm == "depthwise_direct") return kDepthwise;
   if (algorithm == "direct_nchw") {

@@ -514,8 +514,14 @@ TEST(ConvolutionShapeTest, BlockedLayoutShapesAndErrors) {
   };
   ExpectShapeError(Conv({2, 3, 5, 6, 16}, with("num_filter", "24")),
                    {"num_filter=24", "multiple of 16"});
-  ExpectShapeError(Conv({2, 4, 5, 6, 16}, with("num_group", "2")),
-                   {"one group or a depthwise layer", "num_group=2"});
+  // Groups of whole blocks (64 channels and 32 filters in 2 groups); 4 groups would leave 8
+  // filters per group.
+  EXPECT_EQ(InferOutputShapes(Conv({2, 4, 5, 6, 16}, with("num_group", "2")))[0],
+            (Shape{2, 2, 5, 6, 16}));
+  EXPECT_EQ(InferredInputs(Conv({2, 4, 5, 6, 16}, with("num_group", "2")))[1],
+            (Shape{32, 32, 3, 3}));
+  ExpectShapeError(Conv({2, 4, 5, 6, 16}, with("num_group", "4")),
+                   {"whole blocks of 16", "num_group=4"});
 }
 
 TEST(ConvolutionShapeTest, TuningAttributesAreValidated) {
