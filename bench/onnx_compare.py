@@ -7,9 +7,9 @@ over --iters passes after --warmup. The table shows the median of the rounds' p5
 
 Runtimes: mxlite (`mxlite bench`, the environment as given); onnxruntime, openvino and ncnn (as
 bench/onnx_peer.py runs them; ncnn needs --ncnn-dir, the output of bench/ncnn_models.py, and
-skips a model it did not convert faithfully); pytorch (as given); pytorch-best (as a careful user
-runs it: jemalloc with decay off, OPENBLAS_CORETYPE unset, OPENBLAS_NUM_THREADS = threads, traced
-and torch.jit.optimize_for_inference).
+skips a model it did not convert faithfully; a peer that fails on a model gets n/a there); pytorch
+(as given); pytorch-best (as a careful user runs it: jemalloc with decay off, OPENBLAS_CORETYPE
+unset, OPENBLAS_NUM_THREADS = threads, traced and torch.jit.optimize_for_inference).
 
 With more than one of onnxruntime, openvino and ncnn, a column gives mxlite / the faster of them,
 and the run ends with the line `CPU zoo geomean mxlite / faster peer: X over N rows; worst: MODEL
@@ -55,10 +55,18 @@ def command(runtime, args, meta, model, batch, threads, iters):
     return cmd, env
 
 
-def p50_ms(cmd, env):
+class PeerFailed(Exception):
+    """A peer runtime could not run a model (its cells read n/a)."""
+
+
+def p50_ms(cmd, env, runtime):
     result = subprocess.run(cmd, env=env, cwd=HERE, capture_output=True, text=True)
     if result.returncode != 0:
-        sys.exit(f"failed: {' '.join(cmd)}\n{result.stdout}\n{result.stderr}")
+        if runtime == "mxlite":
+            sys.exit(f"failed: {' '.join(cmd)}\n{result.stdout}\n{result.stderr}")
+        last = (result.stderr.strip().splitlines() or ["(no message)"])[-1]
+        print(f"  {runtime} cannot run this model: {last}", file=sys.stderr)
+        raise PeerFailed(runtime)
     match = re.search(r"latency p50: ([0-9.]+) ms", result.stdout)
     if not match:
         sys.exit(f"no p50 line from {' '.join(cmd)}:\n{result.stdout}")
@@ -107,10 +115,16 @@ def main():
                 for round_index in range(args.rounds):
                     shift = round_index % len(runs)
                     for runtime in runs[shift:] + runs[:shift]:
+                        if runtime not in times:
+                            continue  # failed in an earlier round
                         cmd, env = command(runtime, args, meta[model], model, batch, threads, iters)
-                        times[runtime].append(p50_ms(cmd, env))
+                        try:
+                            times[runtime].append(p50_ms(cmd, env, runtime))
+                        except PeerFailed:
+                            del times[runtime]
                     print(f"  {model} batch {batch} threads {threads} round {round_index + 1}: "
-                          + ", ".join(f"{r} {times[r][-1]:.2f}" for r in runs), file=sys.stderr)
+                          + ", ".join(f"{r} {times[r][-1]:.2f}" for r in runs if r in times),
+                          file=sys.stderr)
                 med = {runtime: statistics.median(values) for runtime, values in times.items()}
                 cell = lambda r, text: text if r in med else "n/a"
                 gflops = {r: meta[model]["flops_per_image"] * batch / (med[r] * 1e-3) / 1e9

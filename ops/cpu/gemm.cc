@@ -253,6 +253,7 @@ struct BPanels {
   const float* ready = nullptr;
   bool prepacked = false;
   const float* fetch_after = nullptr;
+  int64_t fetch_after_depth = 0;  // the next k block's depth: its first panel's lines
   const OperandView* to_pack = nullptr;
   float* buffer = nullptr;
 };
@@ -280,7 +281,7 @@ static_assert(kNr * sizeof(float) == kLineBytes, "one packed B step is one cache
 NextLines NextPrepackedLines(const BPanels& b, int64_t next, int64_t panels, int64_t columns,
                              int64_t depth) {
   if (!b.prepacked) return {};
-  if (next >= columns) return {b.fetch_after, b.fetch_after == nullptr ? 0 : depth};
+  if (next >= columns) return {b.fetch_after, b.fetch_after == nullptr ? 0 : b.fetch_after_depth};
   const int64_t ahead = std::min(panels, CeilDiv(columns - next, int64_t{kNr}));
   return {b.ready + next * depth, ahead * depth};
 }
@@ -507,7 +508,8 @@ void PackedSgemm(int64_t m, int64_t n, int64_t k, float alpha, const OperandView
           b_panels.prepacked = true;
           // The last row block moves on to the next k block (earlier ones reread this one).
           if (ic + mc >= m && pc + kc < k) {
-            b_panels.fetch_after = b.PackedBlock(pc + kc, std::min(kc_max, k - pc - kc), jc);
+            b_panels.fetch_after_depth = std::min(kc_max, k - pc - kc);
+            b_panels.fetch_after = b.PackedBlock(pc + kc, b_panels.fetch_after_depth, jc);
           }
         } else if (ic == 0) {
           b_panels.to_pack = &b_block;

@@ -1,6 +1,8 @@
 // ONNX layers: Conv (Convolution), ConvTranspose (Deconvolution), MaxPool, AveragePool,
 // GlobalAveragePool, GlobalMaxPool (Pooling), BatchNormalization (BatchNorm, inference),
-// LayerNormalization (LayerNorm over the trailing axes flattened into one).
+// LayerNormalization (LayerNorm over the trailing axes flattened into one), InstanceNormalization
+// (LayerNorm over each channel's flattened spatial extent, then the per-channel scale and bias),
+// LRN (a sum pooling of squares down the channels).
 // Asymmetric pads, which mxlite's windows do not take, become a Pad node in front.
 #include "scheduler/onnx/onnx_converter.h"
 
@@ -316,8 +318,92 @@ void ConvertLayerNormalization(OnnxNode& node) {
   }
 }
 
+// Scale or B of InstanceNormalization as (C, 1), to broadcast over (N, C, spatial).
+NodeEntry PerChannelColumn(OnnxNode& node, int input, int64_t channels, const char* what) {
+  const Shape shape = node.InputShape(input);
+  MX_CHECK(shape == Shape{channels}) << node.where() << ": " << what << " has shape " << shape
+                                     << "; the input has " << channels << " channels";
+  if (const HostTensor* constant = node.ConstantInput(input)) {
+    return node.NewConstant(std::string("_") + what, Reshaped(*constant, Shape{channels, 1}));
+  }
+  return node.Emit("Reshape", {{"shape", Tuple({channels, 1})}}, {node.Input(input)},
+                   std::string("_") + what);
+}
+
+// Each (image, channel) normalised over its spatial extent, then scaled and shifted per channel:
+// mxlite's LayerNorm over the flattened spatial axis (unit scale, zero shift), then the per-channel
+// scale and bias broadcast.
+void ConvertInstanceNormalization(OnnxNode& node) {
+  const Shape in = node.InputShape(0);
+  MX_CHECK(in.ndim() >= 3) << node.where() << ": the input has shape " << in
+                           << "; InstanceNormalization takes (N, C, D1, ...)";
+  const int64_t n = in[0], c = in[1], spatial = in.size(2, in.ndim());
+  const HostTensor* scale = node.ConstantInput(1);
+  const DType dtype = scale != nullptr ? scale->dtype : DType::kFloat32;
+  const auto filled = [&](const char* suffix, double value) {
+    return node.NewConstant(suffix, HostTensorOf(dtype, Shape{spatial},
+                                                 std::vector<double>(spatial, value), node.where()));
+  };
+  const NodeEntry rows =
+      node.Emit("Reshape", {{"shape", Tuple({n, c, spatial})}}, {node.Input(0)}, "_rows");
+  const NodeEntry normalised =
+      node.Emit("LayerNorm", {{"axis", "-1"}, {"eps", Number(node.attrs().Float("epsilon", 1e-5))}},
+                {rows, filled("_unit", 1.0), filled("_zero", 0.0)}, "_normalised");
+  const NodeEntry scaled = node.Emit(
+      "broadcast_mul", {}, {normalised, PerChannelColumn(node, 1, c, "scale")}, "_scaled");
+  const NodeEntry shifted =
+      node.Emit("broadcast_add", {}, {scaled, PerChannelColumn(node, 2, c, "bias")}, "_shifted");
+  node.SetOutput(0, node.Emit("Reshape", {{"shape", Tuple(in.to_vector())}}, {shifted}));
+}
+
+// LRN: y = x / (bias + alpha / size * (sum of x^2 over the channels [c - floor((size - 1) / 2),
+// c + ceil((size - 1) / 2)], cut at the edges))^beta. The window sums are a sum pooling down the
+// channels of (N, 1, C, rest) padded with zeros.
+void ConvertLRN(OnnxNode& node) {
+  const Shape in = node.InputShape(0);
+  MX_CHECK(in.ndim() >= 3) << node.where() << ": the input has shape " << in
+                           << "; LRN takes (N, C, D1, ...)";
+  const int64_t size = node.attrs().Int("size", 0);
+  MX_CHECK(size >= 1) << node.where() << ": size " << size << " must be at least 1";
+  const double alpha = node.attrs().Float("alpha", 1e-4), beta = node.attrs().Float("beta", 0.75);
+  const double bias = node.attrs().Float("bias", 1.0);
+  const int64_t n = in[0], c = in[1], rest = in.size(2, in.ndim());
+  const int64_t before = (size - 1) / 2, after = size - 1 - before;
+  const NodeEntry squares = node.Emit("square", {}, {node.Input(0)}, "_squares");
+  const NodeEntry column =
+      node.Emit("Reshape", {{"shape", Tuple({n, 1, c, rest})}}, {squares}, "_column");
+  const NodeEntry padded = node.Emit(
+      "Pad",
+      {{"mode", "constant"}, {"pad_width", Tuple({0, 0, 0, 0, before, after, 0, 0})},
+       {"constant_value", "0"}},
+      {column}, "_pad");
+  const NodeEntry sums = node.Emit(
+      "Pooling", {{"pool_type", "sum"}, {"kernel", Tuple({size, 1})}, {"stride", Tuple({1, 1})}},
+      {padded}, "_window_sums");
+  const NodeEntry sums_in_place =
+      node.Emit("Reshape", {{"shape", Tuple(in.to_vector())}}, {sums}, "_sums");
+  // The scalars in the data's type where it is known at load (a computed input is float32 here,
+  // as in every model mxlite imports; another type meets a clear dtype error in the product).
+  const HostTensor* data = node.ConstantInput(0);
+  const DType dtype = data != nullptr ? data->dtype : DType::kFloat32;
+  const auto scalar = [&](const char* suffix, double value) {
+    return node.NewConstant(
+        suffix, HostTensorOf(dtype, Shape{1}, std::vector<double>{value}, node.where()));
+  };
+  const NodeEntry scaled =
+      node.Emit("broadcast_mul", {}, {sums_in_place, scalar("_alpha_over_size", alpha / size)},
+                "_scaled");
+  const NodeEntry base = node.Emit("broadcast_add", {}, {scaled, scalar("_bias", bias)}, "_base");
+  const NodeEntry denominator =
+      node.Emit("_power_scalar", {{"scalar", Number(beta)}}, {base}, "_denominator");
+  node.SetOutput(0, node.Emit("elemwise_div", {}, {node.Input(0), denominator}));
+}
+
 }  // namespace
 
+MXLITE_REGISTER_ONNX_CONVERTER(LRN, 1, kMaxOnnxOpset, ConvertLRN);
+MXLITE_REGISTER_ONNX_CONVERTER(InstanceNormalization, 6, kMaxOnnxOpset,
+                               ConvertInstanceNormalization);
 MXLITE_REGISTER_ONNX_CONVERTER(Conv, 1, kMaxOnnxOpset, ConvertConv);
 MXLITE_REGISTER_ONNX_CONVERTER(ConvTranspose, 1, kMaxOnnxOpset, ConvertConvTranspose);
 MXLITE_REGISTER_ONNX_CONVERTER(MaxPool, 1, kMaxOnnxOpset, ConvertMaxPool);

@@ -1,6 +1,9 @@
 // ONNX data movement and shape arithmetic: Identity, Dropout (inference), Constant, Cast, Shape,
-// Gather (of values known at load, or of run-time data at indices known at load), Slice, Squeeze, Unsqueeze, Concat, Reshape, Flatten, Transpose, Pad. Values known at load (shapes, the
-// Shape -> Gather -> Unsqueeze -> Concat chains exporters write) are folded into constants.
+// Gather (of values known at load, or of run-time data at indices known at load), Slice, Split,
+// Squeeze, Unsqueeze, Concat, Reshape, Flatten, Transpose, Pad, Tile, DepthToSpace, SpaceToDepth.
+// Values known at load (shapes, the Shape -> Gather -> Unsqueeze -> Concat chains exporters write)
+// are folded into constants. Split, Tile and the depth/space moves become slices, concatenations
+// and a reshape-transpose-reshape of mxlite's own ops.
 #include "scheduler/onnx/onnx_converter.h"
 
 #include <algorithm>
@@ -496,8 +499,136 @@ void ConvertPad(OnnxNode& node) {
   EmitPad(node, pads, value);
 }
 
+// ---- Split ----------------------------------------------------------------------------------
+
+// Output i is the slice [offset_i, offset_i + sizes[i]) along `axis`; no sizes: equal parts, one
+// per output.
+void EmitSplit(OnnxNode& node, std::vector<int64_t> sizes) {
+  const Shape in = node.InputShape(0);
+  const int64_t axis = NormalizeAxis(node.attrs().Int("axis", 0), in.ndim(), node.where());
+  const int64_t extent = in[static_cast<int>(axis)];
+  const int64_t outputs = node.num_outputs();
+  if (sizes.empty()) {
+    MX_CHECK(extent % outputs == 0)
+        << node.where() << ": axis " << axis << " of extent " << extent << " does not split into "
+        << outputs << " equal parts (give 'split')";
+    sizes.assign(static_cast<size_t>(outputs), extent / outputs);
+  }
+  MX_CHECK(static_cast<int64_t>(sizes.size()) == outputs)
+      << node.where() << ": 'split' " << Tuple(sizes) << " has " << sizes.size() << " parts for "
+      << outputs << " outputs";
+  int64_t total = 0;
+  for (int64_t size : sizes) {
+    MX_CHECK(size > 0) << node.where() << ": 'split' " << Tuple(sizes)
+                       << " has an empty part (mxlite has no empty tensors)";
+    total += size;
+  }
+  MX_CHECK(total == extent) << node.where() << ": 'split' " << Tuple(sizes) << " sums to "
+                            << total << ", not the extent " << extent << " of axis " << axis;
+  std::vector<int64_t> begin(static_cast<size_t>(axis) + 1, 0), end(begin.size(), 0);
+  for (int64_t d = 0; d < axis; ++d) end[d] = in[static_cast<int>(d)];
+  for (int64_t i = 0, offset = 0; i < outputs; offset += sizes[i], ++i) {
+    begin[axis] = offset;
+    end[axis] = offset + sizes[i];
+    std::string suffix = "_";  // appended: GCC 12 warns falsely on "_" + std::string
+    suffix += std::to_string(i);
+    node.SetOutput(static_cast<int>(i),
+                   node.Emit("slice", {{"begin", Tuple(begin)}, {"end", Tuple(end)}},
+                             {node.Input(0)}, suffix));
+  }
+}
+
+// Opsets 2-12: the parts in the 'split' attribute.
+void ConvertSplitAttribute(OnnxNode& node) { EmitSplit(node, node.attrs().Ints("split")); }
+
+// Opset 13 on: the parts in the optional second input, known at load.
+void ConvertSplit(OnnxNode& node) {
+  std::vector<int64_t> sizes;
+  if (node.has_input(1)) sizes = node.RequireConstant(1, "Split's 'split'").ToInt64s(node.where());
+  EmitSplit(node, sizes);
+}
+
+// ---- Tile ---------------------------------------------------------------------------------------
+
+// repeats (known at load): each axis repeated by concatenating copies along it.
+void ConvertTile(OnnxNode& node) {
+  const Shape in = node.InputShape(0);
+  const std::vector<int64_t> repeats =
+      node.RequireConstant(1, "Tile's repeats").ToInt64s(node.where());
+  MX_CHECK(static_cast<int>(repeats.size()) == in.ndim())
+      << node.where() << ": repeats " << Tuple(repeats) << " has " << repeats.size()
+      << " entries for an input of " << in.ndim() << " dims";
+  NodeEntry tiled = node.Input(0);
+  for (size_t axis = 0; axis < repeats.size(); ++axis) {
+    MX_CHECK(repeats[axis] >= 1) << node.where() << ": repeats " << Tuple(repeats)
+                                 << " has an entry under 1 (mxlite has no empty tensors)";
+    if (repeats[axis] == 1) continue;
+    std::string suffix = "_axis";  // appended: GCC 12 warns falsely on "_" + std::string
+    suffix += std::to_string(axis);
+    tiled = node.Emit("Concat",
+                      {{"dim", std::to_string(axis)}, {"num_args", std::to_string(repeats[axis])}},
+                      std::vector<NodeEntry>(static_cast<size_t>(repeats[axis]), tiled), suffix);
+  }
+  node.SetOutput(0, tiled);
+}
+
+// ---- DepthToSpace, SpaceToDepth -------------------------------------------------------------
+
+// reshape(split) -> transpose(axes) -> reshape(out): the depth/space moves on (N, C, H, W).
+void EmitBlockMove(OnnxNode& node, const std::vector<int64_t>& split,
+                   const std::vector<int64_t>& axes, const std::vector<int64_t>& out) {
+  const NodeEntry blocks =
+      node.Emit("Reshape", {{"shape", Tuple(split)}}, {node.Input(0)}, "_blocks");
+  const NodeEntry moved = node.Emit("transpose", {{"axes", Tuple(axes)}}, {blocks}, "_moved");
+  node.SetOutput(0, node.Emit("Reshape", {{"shape", Tuple(out)}}, {moved}));
+}
+
+// The input's (N, C, H, W) and the block size, checked.
+std::vector<int64_t> BlockMoveInput(OnnxNode& node, int64_t* block) {
+  const Shape in = node.InputShape(0);
+  MX_CHECK(in.ndim() == 4) << node.where() << ": the input has shape " << in
+                           << "; " << node.op_type() << " takes (N, C, H, W)";
+  *block = node.attrs().Int("blocksize", 0);
+  MX_CHECK(*block >= 1) << node.where() << ": blocksize " << *block << " must be at least 1";
+  return in.to_vector();
+}
+
+// DCR (depth, column, row; the only mode before opset 11): channel (i * b + j) * C' + c goes to
+// channel c at (h * b + i, w * b + j); CRD: channel c * b * b + i * b + j.
+void ConvertDepthToSpace(OnnxNode& node) {
+  int64_t b = 0;
+  const std::vector<int64_t> d = BlockMoveInput(node, &b);
+  const int64_t n = d[0], c = d[1], h = d[2], w = d[3];
+  MX_CHECK(c % (b * b) == 0) << node.where() << ": " << c << " channels do not split into blocks "
+                             << "of blocksize^2 = " << b * b;
+  const int64_t depth = c / (b * b);
+  const std::string mode = node.opset() >= 11 ? node.attrs().String("mode", "DCR") : "DCR";
+  MX_CHECK(mode == "DCR" || mode == "CRD")
+      << node.where() << ": mode '" << mode << "' is not DCR or CRD";
+  if (mode == "DCR") {
+    EmitBlockMove(node, {n, b, b, depth, h, w}, {0, 3, 4, 1, 5, 2}, {n, depth, h * b, w * b});
+  } else {
+    EmitBlockMove(node, {n, depth, b, b, h, w}, {0, 1, 4, 2, 5, 3}, {n, depth, h * b, w * b});
+  }
+}
+
+// The inverse of DCR: pixel (h * b + i, w * b + j) of channel c goes to channel (i * b + j) * C + c.
+void ConvertSpaceToDepth(OnnxNode& node) {
+  int64_t b = 0;
+  const std::vector<int64_t> d = BlockMoveInput(node, &b);
+  const int64_t n = d[0], c = d[1], h = d[2], w = d[3];
+  MX_CHECK(h % b == 0 && w % b == 0) << node.where() << ": height " << h << " and width " << w
+                                     << " must be multiples of blocksize " << b;
+  EmitBlockMove(node, {n, c, h / b, b, w / b, b}, {0, 3, 5, 1, 2, 4}, {n, c * b * b, h / b, w / b});
+}
+
 }  // namespace
 
+MXLITE_REGISTER_ONNX_CONVERTER(Split, 2, 12, ConvertSplitAttribute);
+MXLITE_REGISTER_ONNX_CONVERTER(Split, 13, kMaxOnnxOpset, ConvertSplit);
+MXLITE_REGISTER_ONNX_CONVERTER(Tile, 6, kMaxOnnxOpset, ConvertTile);
+MXLITE_REGISTER_ONNX_CONVERTER(DepthToSpace, 1, kMaxOnnxOpset, ConvertDepthToSpace);
+MXLITE_REGISTER_ONNX_CONVERTER(SpaceToDepth, 1, kMaxOnnxOpset, ConvertSpaceToDepth);
 MXLITE_REGISTER_ONNX_CONVERTER(Identity, 1, kMaxOnnxOpset, ConvertIdentity);
 MXLITE_REGISTER_ONNX_CONVERTER(Dropout, 1, 11, ConvertDropout);
 MXLITE_REGISTER_ONNX_CONVERTER(Dropout, 12, kMaxOnnxOpset, ConvertDropoutWithMode);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <unistd.h>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -589,6 +590,47 @@ TEST(OnnxImport, LayerNormalizationFlattensTrailingAxesAndGivesItsStatistics) {
   for (int i = 0; i < 4; ++i) scale->add_float_data(1.0f);
   EXPECT_NE(ImportError(wrong).find("node 'ln' (LayerNormalization): scale has shape (4) but the "
                                     "normalised axes hold 12 elements per group"),
+            std::string::npos)
+      << ImportError(wrong);
+}
+
+// Each (image, channel) normalised over its spatial extent, then the channel's scale and bias;
+// against the formula in double precision. A scale of the wrong length names the node.
+TEST(OnnxImport, InstanceNormalizationNormalisesEachChannelOfEachImage) {
+  onnx::ModelProto model;
+  model.add_opset_import()->set_version(13);
+  onnx::GraphProto* graph = model.mutable_graph();
+  AddTensorInput(graph, "x", {2, 3, 2, 3});
+  const std::vector<float> scale = {1.0f, 2.0f, -0.5f}, bias = {0.0f, 1.0f, 0.25f};
+  AddInitializer(graph, "scale", {3}, scale);
+  AddInitializer(graph, "bias", {3}, bias);
+  AddNode(graph, "InstanceNormalization", "in", {"x", "scale", "bias"}, {"y"});
+  graph->add_output()->set_name("y");
+  std::mt19937 random(5);
+  std::uniform_real_distribution<double> uniform(-3.0, 3.0);
+  std::vector<double> values(36);
+  for (double& value : values) value = uniform(random);
+  const std::vector<double> y =
+      RunOnce(Import(model), HostTensorOf(DType::kFloat32, Shape{2, 3, 2, 3}, values, "x"));
+  ASSERT_EQ(y.size(), values.size());
+  for (int plane = 0; plane < 6; ++plane) {
+    const int channel = plane % 3;
+    double mean = 0, variance = 0;
+    for (int i = 0; i < 6; ++i) mean += static_cast<float>(values[plane * 6 + i]) / 6.0;
+    for (int i = 0; i < 6; ++i) {
+      variance += std::pow(static_cast<float>(values[plane * 6 + i]) - mean, 2) / 6.0;
+    }
+    for (int i = 0; i < 6; ++i) {
+      const double want = scale[channel] * (static_cast<float>(values[plane * 6 + i]) - mean) /
+                              std::sqrt(variance + 1e-5) + bias[channel];
+      EXPECT_NEAR(y[plane * 6 + i], want, 1e-5) << "plane " << plane << " element " << i;
+    }
+  }
+  onnx::ModelProto wrong = model;
+  wrong.mutable_graph()->mutable_initializer(0)->set_dims(0, 2);
+  wrong.mutable_graph()->mutable_initializer(0)->mutable_float_data()->RemoveLast();
+  EXPECT_NE(ImportError(wrong).find("node 'in' (InstanceNormalization): scale has shape (2); the "
+                                    "input has 3 channels"),
             std::string::npos)
       << ImportError(wrong);
 }
