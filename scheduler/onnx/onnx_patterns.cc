@@ -1,5 +1,6 @@
 #include "scheduler/onnx/onnx_patterns.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -109,6 +110,7 @@ class Matcher {
   }
 
   DType ConstantDType(const std::string& name) const { return values_.Constant(name)->dtype; }
+  const HostTensor* Constant(const std::string& name) const { return values_.Constant(name); }
   const std::vector<int>& Consumers(const std::string& value) const {
     return graph_.Consumers(value);
   }
@@ -236,6 +238,85 @@ std::optional<Formula> MatchGelu(int start, const Matcher& m) {
   return f;
 }
 
+// An attribute of `n` as integers, or `fallback` when it is absent.
+std::vector<int64_t> IntsAttribute(const onnx::NodeProto& n, const char* name,
+                                   std::vector<int64_t> fallback) {
+  for (const onnx::AttributeProto& attr : n.attribute()) {
+    if (attr.name() == name) return {attr.ints().begin(), attr.ints().end()};
+  }
+  return fallback;
+}
+
+// The spatial pads of a Pad node that adds zeros around the spatial axes only, the same on both
+// sides of each, of a rank-`rank` input: pads and value from inputs (opset 11 on) or attributes.
+std::optional<std::vector<int64_t>> SymmetricSpatialZeroPads(const onnx::NodeProto& pad,
+                                                             int64_t rank, const Matcher& m) {
+  for (const onnx::AttributeProto& attr : pad.attribute()) {
+    if (attr.name() == "mode" && attr.s() != "constant") return std::nullopt;
+    if (attr.name() == "value" && attr.f() != 0.0f) return std::nullopt;
+  }
+  std::vector<int64_t> pads = IntsAttribute(pad, "pads", {});
+  if (pad.input_size() >= 2) {
+    const HostTensor* given = m.Constant(pad.input(1));
+    if (given == nullptr || IsFloatingPoint(given->dtype)) return std::nullopt;
+    pads = given->ToInt64s(pad.input(1));
+  }
+  if (pad.input_size() >= 3 && !pad.input(2).empty()) {
+    const std::optional<double> value = m.Scalar(pad.input(2));
+    if (!value || *value != 0.0) return std::nullopt;
+  }
+  if (static_cast<int64_t>(pads.size()) != 2 * rank || rank < 3) return std::nullopt;
+  std::vector<int64_t> spatial;
+  for (int64_t axis = 0; axis < rank; ++axis) {
+    const int64_t begin = pads[axis], end = pads[axis + rank];
+    if (begin != end || begin < 0 || (axis < 2 && begin != 0)) return std::nullopt;
+    if (axis >= 2) spatial.push_back(begin);
+  }
+  return spatial;
+}
+
+// Pad(zeros around the spatial axes, symmetric) -> AveragePool(no pads of its own, floor): one
+// average pooling whose window counts the padding, as PyTorch exports avg_pool2d(padding=p) with
+// count_include_pad=True (Inception-V3's branch pools).
+std::optional<Formula> MatchPaddedAveragePool(int start, const Matcher& m) {
+  const onnx::NodeProto& pad = m.node(start);
+  if (pad.op_type() != "Pad" || pad.input_size() < 1 || pad.output_size() != 1) {
+    return std::nullopt;
+  }
+  const int64_t rank = m.ShapeOf(pad.input(0)).ndim();
+  const std::optional<std::vector<int64_t>> spatial = SymmetricSpatialZeroPads(pad, rank, m);
+  if (!spatial) return std::nullopt;
+  const int pool = m.Next(pad.output(0), "AveragePool");
+  if (pool < 0) return std::nullopt;
+  const onnx::NodeProto& p = m.node(pool);
+  const std::vector<int64_t> kernel = IntsAttribute(p, "kernel_shape", {});
+  const std::vector<int64_t> ones(spatial->size(), 1);
+  if (kernel.size() != spatial->size() || IntsAttribute(p, "dilations", ones) != ones) {
+    return std::nullopt;
+  }
+  const std::vector<int64_t> own_pads = IntsAttribute(p, "pads", {});
+  if (std::any_of(own_pads.begin(), own_pads.end(), [](int64_t v) { return v != 0; })) {
+    return std::nullopt;
+  }
+  for (const onnx::AttributeProto& attr : p.attribute()) {
+    if (attr.name() == "ceil_mode" && attr.i() != 0) return std::nullopt;
+    if (attr.name() == "auto_pad" && attr.s() != "NOTSET" && attr.s() != "VALID") {
+      return std::nullopt;
+    }
+  }
+  Formula f;
+  f.op = "Pooling";
+  f.attrs = {{"kernel", Tuple(kernel)},
+             {"stride", Tuple(IntsAttribute(p, "strides", ones))},
+             {"pad", Tuple(*spatial)},
+             {"pool_type", "avg"},
+             {"pooling_convention", "valid"},
+             {"count_include_pad", "true"}};
+  f.nodes = {start, pool};
+  f.inputs = {m.Entry(pad.input(0))};
+  return f;
+}
+
 }  // namespace
 
 bool FuseFormulaAt(int index, const OnnxGraphIndex& graph, OnnxValues& values,
@@ -245,6 +326,7 @@ bool FuseFormulaAt(int index, const OnnxGraphIndex& graph, OnnxValues& values,
   const Matcher matcher(graph, values);
   std::optional<Formula> formula = MatchLayerNorm(index, matcher);
   if (!formula) formula = MatchGelu(index, matcher);
+  if (!formula) formula = MatchPaddedAveragePool(index, matcher);
   if (!formula) return false;
   const int last = formula->nodes.back();
   const NodeEntry result = values.Emit(formula->op, NodeNameOf(graph.node(last), last),

@@ -6,6 +6,9 @@
 //              (torch.nn.functional.layer_norm as PyTorch exports it before opset 17)
 //   gelu       Div(x, sqrt 2) or Mul(x, 1 / sqrt 2) -> Erf -> Add(1) -> Mul(x) -> Mul(0.5)
 //              (the exact GELU as PyTorch and Transformers export it before opset 20)
+//   Pooling    Pad(zeros around the spatial axes, the same on both sides) -> AveragePool(no pads
+//              of its own, floor rounding): one average pooling whose window counts the padding
+//              (avg_pool2d(padding=p) with count_include_pad=True as PyTorch exports it)
 //
 // A formula is replaced only as a whole: each value inside it is read by the formula alone and is
 // no graph output, its constants are the ones the op stands for (gamma and beta known at load, one

@@ -554,6 +554,54 @@ TEST(OnnxImport, LayerNormAndGeluFormulasImportAsOneOpEach) {
   }
 }
 
+// x (1, 2, 5, 6) -> Pad(pads) -> AveragePool 3x3 -> y, as PyTorch exports avg_pool2d(padding=1).
+onnx::ModelProto PaddedAveragePool(const std::vector<int64_t>& pads) {
+  onnx::ModelProto model;
+  model.add_opset_import()->set_version(13);
+  onnx::GraphProto* graph = model.mutable_graph();
+  AddTensorInput(graph, "x", {1, 2, 5, 6});
+  onnx::TensorProto* given = graph->add_initializer();
+  given->set_name("pads");
+  given->set_data_type(onnx::TensorProto::INT64);
+  given->add_dims(static_cast<int64_t>(pads.size()));
+  for (int64_t pad : pads) given->add_int64_data(pad);
+  AddNode(graph, "Pad", "pad", {"x", "pads"}, {"padded"});
+  onnx::NodeProto* pool = AddNode(graph, "AveragePool", "pool", {"padded"}, {"y"});
+  onnx::AttributeProto* kernel = pool->add_attribute();
+  kernel->set_name("kernel_shape");
+  kernel->set_type(onnx::AttributeProto::INTS);
+  kernel->add_ints(3);
+  kernel->add_ints(3);
+  graph->add_output()->set_name("y");
+  return model;
+}
+
+TEST(OnnxImport, ZeroPadThenAveragePoolImportsAsOnePoolingCountingThePad) {
+  const std::vector<int64_t> symmetric = {0, 0, 1, 1, 0, 0, 1, 1};
+  const ImportedModel fused = Import(PaddedAveragePool(symmetric));
+  EXPECT_EQ(OpNames(fused.graph), (std::vector<std::string>{"Pooling"}));
+  const Node& pool = fused.graph.node(fused.graph.Find("pool"));
+  EXPECT_EQ(pool.attr_text.at("pad"), "(1,1)");
+  EXPECT_EQ(pool.attr_text.at("count_include_pad"), "true");
+
+  ImportOptions written_out;
+  written_out.fuse_formulas = false;
+  const ImportedModel apart = Import(PaddedAveragePool(symmetric), written_out);
+  EXPECT_EQ(OpNames(apart.graph), (std::vector<std::string>{"Pad", "Pooling"}));
+  std::vector<double> values(60);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = std::sin(static_cast<double>(i)) * 3.0;
+  const HostTensor x = HostTensorOf(DType::kFloat32, Shape{1, 2, 5, 6}, values, "x");
+  EXPECT_EQ(RunOnce(fused, x), RunOnce(apart, x));
+
+  // Uneven pads, or pads on the channels, stay a Pad in front.
+  for (const std::vector<int64_t>& other :
+       {std::vector<int64_t>{0, 0, 1, 1, 0, 0, 1, 2}, std::vector<int64_t>{0, 1, 1, 1, 0, 1, 1, 1}}) {
+    EXPECT_EQ(OpNames(Import(PaddedAveragePool(other)).graph),
+              (std::vector<std::string>{"Pad", "Pooling"}))
+        << Tuple(other);
+  }
+}
+
 TEST(OnnxImport, AFormulaWhoseInsideIsReadElsewhereStaysNodes) {
   const ImportedModel imported = Import(LayerNormThenGeluFormulas(/*reuse=*/true));
   const std::vector<std::string> ops = OpNames(imported.graph);
