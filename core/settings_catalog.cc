@@ -139,8 +139,8 @@ std::vector<SettingSpec> BuiltinSettingSpecs() {
            "every node as written (new in mxlite)."),
       Bool("MXNET_FUSE_SILU", "1",
            "Executors run x * sigmoid(x) written as two ops (SiLU / swish as exporters write "
-           "it) as one silu op: one pass over x instead of three; 0 keeps the two ops (new in "
-           "mxlite)."),
+           "it) as one silu op, and x * hard_sigmoid(x) (hard swish) as one hard_swish op: one "
+           "pass over x instead of two or three; 0 keeps the two ops (new in mxlite)."),
       Bool("MXNET_CONV_FUSE_ACTIVATION", "1",
            "Inference executors fold a relu or clip that alone reads a Convolution's output "
            "into the convolution (act_min / act_max: on the CPU clamped as the kernel stores it, "

@@ -168,8 +168,10 @@ MXLITE_REGISTER_OP(Activation) {
     if (attrs.GetString("act_type") != "relu") return std::nullopt;
     return ClampBounds{"0", std::nullopt, "relu"};
   };
-  op.fusion.sigmoid = [](const Attributes& attrs) {
-    return attrs.GetString("act_type") == "sigmoid";
+  op.fusion.self_gate = [](const Attributes& attrs,
+                           const std::map<std::string, std::string>&) -> std::optional<SelfGate> {
+    if (attrs.GetString("act_type") != "sigmoid") return std::nullopt;
+    return SelfGate{"silu", {}};
   };
   op.forward[DeviceType::kCPU] = ActivationForwardCpu;
   op.backward[DeviceType::kCPU] = ActivationBackwardCpu;

@@ -169,6 +169,13 @@ struct ClampBounds {
   std::string description;  // "relu", "clip [0, 6]"
 };
 
+// The op that x * gate(x) becomes when a node is the gate of its own input: its name and attribute
+// text (a sigmoid gives silu, a hard_sigmoid gives hard_swish with its alpha and beta).
+struct SelfGate {
+  std::string op;
+  std::map<std::string, std::string> attrs;
+};
+
 // What the inference fusion passes (scheduler/graph/fusion.h) ask of an op.
 struct FusionTraits {
   // A clamping activation says which clamp it applies to a node's attributes (their text);
@@ -178,10 +185,13 @@ struct FusionTraits {
       clamp;
   // Adds its two inputs element-wise (of one shape: a residual shortcut another op may take in).
   bool adds = false;
-  // Multiplies its two inputs element-wise (x * sigmoid(x) becomes one silu op).
+  // Multiplies its two inputs element-wise (x * gate(x) becomes one op: see self_gate).
   bool multiplies = false;
-  // Computes sigmoid(x) of its one input with these attributes; unset: never.
-  std::function<bool(const Attributes&)> sigmoid;
+  // A gate of its one input with these attributes (their text): what x * gate(x) becomes;
+  // unset or nullopt: not a gate.
+  std::function<std::optional<SelfGate>(const Attributes&,
+                                        const std::map<std::string, std::string>& text)>
+      self_gate;
   // Whether a node can take a residual addition into the store of its output (it then gets
   // residual=true and the addend as one more input); unset: it cannot.
   std::function<bool(const Attributes&)> takes_residual;

@@ -116,7 +116,8 @@ OpDef MakeReduceOp(Reduction reduction, const char* doc) {
                           std::map<std::string, std::string>& text) {
     std::string axes = "(";
     for (int64_t axis : attrs.GetInts("axis")) {
-      axes += (axes.size() > 1 ? "," : "") + AxisTextIn(layout, axis);
+      if (axes.size() > 1) axes += ',';  // appended: GCC 12 warns falsely on "," + std::string
+      axes += AxisTextIn(layout, axis);
     }
     text["axis"] = axes + ")";
   };

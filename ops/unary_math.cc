@@ -46,6 +46,8 @@ void ApplyForward(EigenArray<const T> x, EigenArray<T> y, const UnaryMathParams&
   if constexpr (kF == UnaryMath::kHardSigmoid) y = (x * a + b).max(T(0)).min(T(1));
   if constexpr (kF == UnaryMath::kSilu) y = x * (T(1) / (T(1) + (-x).exp()));
   if constexpr (kF == UnaryMath::kGelu) y = T(0.5) * x * (T(1) + (x * T(kSqrtHalf)).erf());
+  // The bits of hard_sigmoid then a multiplication, as the two ops it replaces give them.
+  if constexpr (kF == UnaryMath::kHardSwish) y = x * (x * a + b).max(T(0)).min(T(1));
 }
 
 // dx = dy * f'(x) over one chunk.
@@ -75,6 +77,10 @@ void ApplyBackward(EigenArray<const T> x, EigenArray<const T> dy, EigenArray<T> 
   if constexpr (kF == UnaryMath::kSilu) {  // s + x s (1 - s)
     const auto s = T(1) / (T(1) + (-x).exp());
     dx = dy * s * (T(1) + x * (T(1) - s));
+  }
+  if constexpr (kF == UnaryMath::kHardSwish) {  // h(x) + x h'(x)
+    const auto z = x * a + b;
+    dx = dy * (z.max(T(0)).min(T(1)) + (z > T(0) && z < T(1)).select(x * a, T(0)));
   }
   if constexpr (kF == UnaryMath::kGelu) {  // Phi(x) + x phi(x)
     const auto cdf = T(0.5) * (T(1) + (x * T(kSqrtHalf)).erf());
@@ -152,6 +158,8 @@ constexpr UnaryMathInfo kUnaryMath[] = {
     {UnaryMath::kHardSigmoid, "hard_sigmoid", "max(0, min(1, alpha * x + beta)), element-wise."},
     {UnaryMath::kSilu, "silu", "x * sigmoid(x) (SiLU, swish), element-wise."},
     {UnaryMath::kGelu, "gelu", "x/2 * (1 + erf(x / sqrt 2)) (GELU, exact), element-wise."},
+    {UnaryMath::kHardSwish, "hard_swish",
+     "x * max(0, min(1, alpha * x + beta)) (hard swish with alpha 1/6, beta 1/2), element-wise."},
 };
 
 const UnaryMathInfo& InfoOf(UnaryMath function) {
@@ -174,6 +182,10 @@ OpDef MakeUnaryMathOp() {
     op.attributes.Float("alpha", "the slope", Default("0.2"))
         .Float("beta", "the offset", Default("0.5"));
   }
+  if (kF == UnaryMath::kHardSwish) {  // MobileNet-V3's and ONNX's HardSwish by default
+    op.attributes.Float("alpha", "the gate's slope", Default("0.1666666666666667"))
+        .Float("beta", "the gate's offset", Default("0.5"));
+  }
   op.input_names = [](const Attributes&) { return std::vector<std::string>{"data"}; };
   op.output_names = [](const Attributes&) { return std::vector<std::string>{"output"}; };
   op.infer_shape = [](const Attributes&, ShapeInference& shapes) {
@@ -184,6 +196,15 @@ OpDef MakeUnaryMathOp() {
   };
   op.cheap_to_recompute = true;
   op.layout.role = LayoutRole::kAgnostic;
+  if (kF == UnaryMath::kHardSigmoid) {  // x * hard_sigmoid(x) is hard_swish with its alpha, beta
+    op.fusion.self_gate = [](const Attributes&, const std::map<std::string, std::string>& text) {
+      std::map<std::string, std::string> attrs = {{"alpha", "0.2"}, {"beta", "0.5"}};
+      for (const char* name : {"alpha", "beta"}) {
+        if (text.count(name)) attrs[name] = text.at(name);
+      }
+      return std::optional<SelfGate>(SelfGate{"hard_swish", attrs});
+    };
+  }
   op.forward[DeviceType::kCPU] = UnaryMathForwardCpu<kF>;
   op.backward[DeviceType::kCPU] = UnaryMathBackwardCpu<kF>;
   return op;
@@ -195,7 +216,9 @@ const char* UnaryMathName(UnaryMath function) { return InfoOf(function).name; }
 
 UnaryMathParams UnaryMathParamsOf(UnaryMath function, const Attributes& attrs) {
   if (function == UnaryMath::kPowerScalar) return {attrs.GetFloat("scalar"), 0};
-  if (function == UnaryMath::kHardSigmoid) return {attrs.GetFloat("alpha"), attrs.GetFloat("beta")};
+  if (function == UnaryMath::kHardSigmoid || function == UnaryMath::kHardSwish) {
+    return {attrs.GetFloat("alpha"), attrs.GetFloat("beta")};
+  }
   return {};
 }
 
@@ -216,5 +239,6 @@ MXLITE_REGISTER_OP(_power_scalar) { return MakeUnaryMathOp<UnaryMath::kPowerScal
 MXLITE_REGISTER_OP(hard_sigmoid) { return MakeUnaryMathOp<UnaryMath::kHardSigmoid>(); }
 MXLITE_REGISTER_OP(silu) { return MakeUnaryMathOp<UnaryMath::kSilu>(); }
 MXLITE_REGISTER_OP(gelu) { return MakeUnaryMathOp<UnaryMath::kGelu>(); }
+MXLITE_REGISTER_OP(hard_swish) { return MakeUnaryMathOp<UnaryMath::kHardSwish>(); }
 
 }  // namespace mxlite

@@ -1,6 +1,7 @@
 // Element-wise math functions, one op each under MXNet's names: sqrt, rsqrt, square, exp, log,
 // abs, negative, reciprocal, erf, sin, cos, floor, ceil, _power_scalar (x ^ scalar),
-// hard_sigmoid (max(0, min(1, alpha * x + beta))), silu (x * sigmoid(x), PyTorch's name; also
+// hard_sigmoid (max(0, min(1, alpha * x + beta))), hard_swish (x * hard_sigmoid(x); also what the
+// executor makes of that product written as two ops), silu (x * sigmoid(x), PyTorch's name; also
 // what the executor makes of x * sigmoid(x) written as two ops, scheduler/graph/fusion.h) and gelu
 // (x/2 * (1 + erf(x / sqrt 2)), the exact GELU; also what the ONNX importer makes of that formula
 // written out, scheduler/onnx/onnx_patterns.h). ONNX's
@@ -9,7 +10,8 @@
 //
 // Each op reads its data and writes one output of the same shape and dtype. Backward is
 // dy * f'(x), computed from x (so the ops never run in place): floor and ceil pass no gradient;
-// abs passes sign(x) (0 at 0); hard_sigmoid passes alpha where 0 < alpha * x + beta < 1.
+// abs passes sign(x) (0 at 0); hard_sigmoid passes alpha where 0 < alpha * x + beta < 1;
+// hard_swish passes hard_sigmoid(x) + x * (that slope).
 // Outside a function's domain the result is what C's function gives (sqrt(-1) is NaN, log(0) is
 // -inf), as in NumPy and PyTorch.
 //
@@ -41,13 +43,14 @@ enum class UnaryMath {
   kHardSigmoid,
   kSilu,
   kGelu,
+  kHardSwish,
 };
 
 // The op's registered name: "sqrt", ..., "_power_scalar", "hard_sigmoid".
 const char* UnaryMathName(UnaryMath function);
 
 // The attributes a function reads, as numbers: _power_scalar's exponent `scalar` (in `a`),
-// hard_sigmoid's `alpha` and `beta` (in `a` and `b`); zero for the others.
+// hard_sigmoid's and hard_swish's `alpha` and `beta` (in `a` and `b`); zero for the others.
 struct UnaryMathParams {
   double a = 0;
   double b = 0;

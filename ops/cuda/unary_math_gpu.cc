@@ -64,6 +64,7 @@ MXLITE_UNARY_MATH_GPU(_power_scalar, kPowerScalar);
 MXLITE_UNARY_MATH_GPU(hard_sigmoid, kHardSigmoid);
 MXLITE_UNARY_MATH_GPU(silu, kSilu);
 MXLITE_UNARY_MATH_GPU(gelu, kGelu);
+MXLITE_UNARY_MATH_GPU(hard_swish, kHardSwish);
 #undef MXLITE_UNARY_MATH_GPU
 
 }  // namespace mxlite

@@ -31,6 +31,10 @@ __device__ C Forward(UnaryMath function, C x, C a, C b) {
     }
     case UnaryMath::kSilu: return x * (C(1) / (C(1) + exp(-x)));
     case UnaryMath::kGelu: return C(0.5) * x * erfc(-x * C(kSqrtHalf));
+    case UnaryMath::kHardSwish: {
+      const C z = a * x + b;
+      return x * (z < C(0) ? C(0) : (z > C(1) ? C(1) : z));
+    }
   }
   return x;
 }
@@ -62,6 +66,10 @@ __device__ C Derivative(UnaryMath function, C x, C a, C b) {
     }
     case UnaryMath::kGelu:
       return C(0.5) * erfc(-x * C(kSqrtHalf)) + x * C(kOneOverSqrtTwoPi) * exp(C(-0.5) * x * x);
+    case UnaryMath::kHardSwish: {
+      const C z = a * x + b;
+      return z <= C(0) ? C(0) : (z >= C(1) ? C(1) : z + x * a);
+    }
   }
   return C(0);
 }

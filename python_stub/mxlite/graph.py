@@ -191,6 +191,9 @@ class GraphBuilder:
     def silu(self, x, name=None):
         return self.op("silu", [x], name)
 
+    def hard_swish(self, x, name=None):
+        return self.op("hard_swish", [x], name)
+
     def gelu(self, x, name=None):
         return self.op("gelu", [x], name)
 

@@ -75,3 +75,16 @@ def test_mlp_with_layer_norm_and_gelu_learns_xor(mxlite):
     adam = mxlite.Adam(learning_rate=0.05, rescale_grad=1 / len(labels))
     losses = train(mxlite, graph, adam, data, labels, 60)
     assert losses[-1] < 0.5 * losses[0], losses
+
+
+def test_mlp_with_hard_swish_learns_xor(mxlite):
+    rng = np.random.default_rng(3)
+    data = rng.uniform(-1, 1, (256, 2)).astype(np.float32)
+    labels = ((data[:, 0] > 0) != (data[:, 1] > 0)).astype(np.float32)
+    g = mxlite.GraphBuilder()
+    h = g.hard_swish(g.fully_connected(g.input("data", data.shape), num_hidden=16))
+    logits = g.fully_connected(h, num_hidden=2)
+    graph = g.build([g.softmax_output(logits, g.input("softmax_label", labels.shape))])
+    adam = mxlite.Adam(learning_rate=0.05, rescale_grad=1 / len(labels))
+    losses = train(mxlite, graph, adam, data, labels, 60)
+    assert losses[-1] < 0.5 * losses[0], losses

@@ -379,24 +379,27 @@ std::string FormatFusions(const std::vector<FusedActivation>& fused, bool per_la
 GateFusionResult FuseSigmoidGates(const Graph& graph) {
   const std::map<NodeEntry, int> readers = CountReaders(graph);
   const std::set<NodeEntry> outputs(graph.outputs().begin(), graph.outputs().end());
-  // The sigmoid node a product takes in, or -1.
+  // The gate node a product takes in, or -1, and the op the product becomes.
   std::vector<int> gate_of(graph.num_nodes(), -1);
+  std::vector<SelfGate> becomes(graph.num_nodes());
   std::vector<bool> folded(graph.num_nodes(), false);
   GateFusionResult result;
-  auto is_sigmoid = [&](NodeEntry entry) {
+  auto self_gate = [&](NodeEntry entry) -> std::optional<SelfGate> {
     const Node& node = graph.node(entry.node);
-    return !node.is_variable() && node.op->fusion.sigmoid && entry.index == 0 &&
-           node.op->fusion.sigmoid(node.attrs);
+    if (node.is_variable() || !node.op->fusion.self_gate || entry.index != 0) return std::nullopt;
+    return node.op->fusion.self_gate(node.attrs, node.attr_text);
   };
   for (int id = 0; id < graph.num_nodes(); ++id) {
     const Node& node = graph.node(id);
     if (node.is_variable() || !node.op->fusion.multiplies || node.inputs.size() != 2) continue;
     for (int side = 0; side < 2; ++side) {
       const NodeEntry gate = node.inputs[side], value = node.inputs[1 - side];
-      if (!is_sigmoid(gate) || folded[gate.node]) continue;
+      const std::optional<SelfGate> fused = self_gate(gate);
+      if (!fused || folded[gate.node]) continue;
       if (graph.node(gate.node).inputs[0] != value) continue;
       if (readers.at(gate) != 1 || outputs.count(gate) != 0) continue;
       gate_of[id] = gate.node;
+      becomes[id] = *fused;
       folded[gate.node] = true;
       result.fused.push_back({node.name, graph.node(gate.node).name});
       break;
@@ -406,7 +409,8 @@ GateFusionResult FuseSigmoidGates(const Graph& graph) {
   for (int id = 0; id < graph.num_nodes(); ++id) {
     if (folded[id]) continue;  // read only by its product, which no longer reads it
     if (gate_of[id] >= 0) {
-      rewrite.Replace(id, "silu", graph.node(id).name, {}, graph.node(gate_of[id]).inputs);
+      rewrite.Replace(id, becomes[id].op, graph.node(id).name, becomes[id].attrs,
+                      graph.node(gate_of[id]).inputs);
     } else {
       rewrite.Copy(id);
     }
@@ -417,10 +421,10 @@ GateFusionResult FuseSigmoidGates(const Graph& graph) {
 
 std::string FormatGateFusions(const std::vector<FusedGate>& fused, bool per_layer) {
   std::ostringstream out;
-  out << "fused " << fused.size() << (fused.size() == 1 ? " sigmoid gate" : " sigmoid gates")
-      << " into silu (MXNET_FUSE_SILU)";
+  out << "fused " << fused.size() << (fused.size() == 1 ? " gate" : " gates")
+      << " x * gate(x) into silu / hard_swish (MXNET_FUSE_SILU)";
   if (per_layer) {
-    for (const FusedGate& pair : fused) out << "\n  " << pair.product << " <- " << pair.sigmoid;
+    for (const FusedGate& pair : fused) out << "\n  " << pair.product << " <- " << pair.gate;
   }
   return out.str();
 }

@@ -134,10 +134,12 @@ std::string FormatResidualFusions(const std::vector<FusedResidual>& fused, bool 
 
 // ---- Sigmoid gates ---------------------------------------------------------------------------
 //
-// x * sigmoid(x) written as two ops (how exporters write SiLU / swish: EfficientNet, RegNet-Y,
-// MobileNet-V3's heads) becomes one silu node (ops/unary_math.h): one pass over x instead of
-// three, at the CPU's full vector width. The product (an element-wise multiplication of a value
-// and a sigmoid of that same value, either operand order) keeps its name; the sigmoid node goes.
+// x * gate(x) written as two ops becomes one node (ops/unary_math.h): x * sigmoid(x) (how
+// exporters write SiLU / swish: EfficientNet, RegNet-Y) one silu, x * hard_sigmoid(x) (hard swish
+// as PyTorch exports it before opset 14: MobileNet-V3 and the models built on it) one hard_swish;
+// one pass over x instead of two or three. Which op a gate becomes is its op's trait
+// (FusionTraits::self_gate). The product (an element-wise multiplication of a value and a gate of
+// that same value, either operand order) keeps its name; the gate node goes.
 //
 // Fused when the sigmoid's output is read by that product alone and is not a graph output. The
 // values are the bits of the two ops (silu computes sigmoid(x) and multiplies, rounding as they
@@ -146,8 +148,8 @@ std::string FormatResidualFusions(const std::vector<FusedResidual>& fused, bool 
 // changed.
 
 struct FusedGate {
-  std::string product;  // the node that is now a silu
-  std::string sigmoid;  // the node folded into it
+  std::string product;  // the node that is now a silu or hard_swish
+  std::string gate;     // the node folded into it
 };
 
 struct GateFusionResult {
@@ -157,7 +159,8 @@ struct GateFusionResult {
 
 GateFusionResult FuseSigmoidGates(const Graph& graph);
 
-// "fused 49 sigmoid gates into silu (MXNET_FUSE_SILU)" and, with `per_layer`, one line per pair:
+// "fused 49 gates x * gate(x) into silu / hard_swish (MXNET_FUSE_SILU)" and, with `per_layer`, one
+// line per pair:
 // "  mul3 <- sigmoid3".
 std::string FormatGateFusions(const std::vector<FusedGate>& fused, bool per_layer);
 

@@ -89,8 +89,12 @@ class GraphBuilder {
   Symbol Relu(Symbol x, const std::string& name = "") { return Activation(x, "relu", name); }
   Symbol Sigmoid(Symbol x, const std::string& name = "") { return Activation(x, "sigmoid", name); }
   Symbol Tanh(Symbol x, const std::string& name = "") { return Activation(x, "tanh", name); }
-  // x * sigmoid(x) and the exact GELU, x/2 * (1 + erf(x / sqrt 2)).
+  // x * sigmoid(x), x * max(0, min(1, x / 6 + 1 / 2)) (MobileNet-V3's hard swish) and the exact
+  // GELU, x/2 * (1 + erf(x / sqrt 2)).
   Symbol Silu(Symbol x, const std::string& name = "") { return Op("silu", {x}, {}, name); }
+  Symbol HardSwish(Symbol x, const std::string& name = "") {
+    return Op("hard_swish", {x}, {}, name);
+  }
   Symbol Gelu(Symbol x, const std::string& name = "") { return Op("gelu", {x}, {}, name); }
   Symbol MaxPool(Symbol x, const PoolOptions& options, const std::string& name = "");
   Symbol AvgPool(Symbol x, const PoolOptions& options, const std::string& name = "");

@@ -1,5 +1,6 @@
 // ONNX activations: Relu, Sigmoid, Tanh, Softplus (Activation), LeakyRelu (LeakyReLU), Clip (clip),
-// HardSigmoid (hard_sigmoid) and HardSwish (x * hard_sigmoid(x) with alpha 1/6, beta 1/2).
+// HardSigmoid (hard_sigmoid) and HardSwish (hard_swish: x * hard_sigmoid(x) with alpha 1/6,
+// beta 1/2).
 #include "scheduler/onnx/onnx_converter.h"
 
 #include "core/error.h"
@@ -31,10 +32,8 @@ void ConvertHardSigmoid(OnnxNode& node) {
 }
 
 void ConvertHardSwish(OnnxNode& node) {
-  const NodeEntry x = node.Input(0);
-  const NodeEntry gate =
-      node.Emit("hard_sigmoid", {{"alpha", Number(1.0 / 6)}, {"beta", "0.5"}}, {x}, "_gate");
-  node.SetOutput(0, node.Emit("elemwise_mul", {}, {x, gate}));
+  node.SetOutput(0, node.Emit("hard_swish", {{"alpha", Number(1.0 / 6)}, {"beta", "0.5"}},
+                              {node.Input(0)}));
 }
 
 // Before opset 11 the bounds are attributes.

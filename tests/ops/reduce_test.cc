@@ -61,7 +61,10 @@ ReferenceFn Reference(const std::string& op, const std::vector<int>& axes, bool 
 
 std::string Tuple(const std::vector<int>& axes) {
   std::string text = "(";
-  for (size_t i = 0; i < axes.size(); ++i) text += (i ? "," : "") + std::to_string(axes[i]);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (i) text += ',';  // appended: GCC 12 warns falsely on "," + std::string
+    text += std::to_string(axes[i]);
+  }
   return text + ")";
 }
 

@@ -18,7 +18,10 @@ constexpr int64_t kBeforeStart = std::numeric_limits<int64_t>::min();
 
 std::string Tuple(const std::vector<int64_t>& values) {
   std::string text = "(";
-  for (size_t i = 0; i < values.size(); ++i) text += (i ? "," : "") + std::to_string(values[i]);
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i) text += ',';  // appended: GCC 12 warns falsely on "," + std::string
+    text += std::to_string(values[i]);
+  }
   return text + ")";
 }
 

@@ -1,6 +1,7 @@
 // The element-wise math functions (ops/unary_math.h): each against its C library function in
 // double and by finite differences, on inputs inside its domain; _power_scalar with integer and
-// fractional exponents and negative bases; hard_sigmoid's attributes and saturation. The GPU
+// fractional exponents and negative bases; hard_sigmoid's and hard_swish's attributes and
+// saturation. The GPU
 // cases run on a GPU machine (tests/ops/gpu_vs_cpu_test.cc).
 #include <gtest/gtest.h>
 
@@ -126,6 +127,35 @@ TEST(UnaryMathTest, HardSigmoidSaturatesAndPassesGradientOnlyOnTheRamp) {
   }
 }
 
+TEST(UnaryMathTest, HardSwishIsXTimesTheHardSigmoidWithItsBits) {
+  OpCase swish = CaseOf("hard_swish", {6, 50}, false);
+  swish.init["data"] = [](HostTensor& tensor, std::mt19937_64& random) {
+    std::uniform_real_distribution<double> uniform(-6.0, 6.0);  // both flat parts and the ramp
+    for (int64_t i = 0; i < tensor.size(); ++i) {
+      double x = uniform(random);
+      if (std::abs(std::abs(x) - 3) < 1e-3) x += 0.01;  // the kinks
+      tensor.Set(i, x);
+    }
+  };
+  CheckForwardAgainstReference(
+      swish, ElementWise([](double x) { return x * std::max(0.0, std::min(1.0, x / 6 + 0.5)); }),
+      1e-6);
+  CheckGradients(swish);
+  // The same bits as hard_sigmoid then a product, the two ops it replaces.
+  OpCase gate = swish;
+  gate.op = "hard_sigmoid";
+  gate.attrs = {{"alpha", "0.1666666666666667"}, {"beta", "0.5"}};
+  const HostTensor x = MakeInputs(swish, DType::kFloat32)[0];
+  const OpRun fused = RunForward(swish, {x});
+  const OpRun gated = RunForward(gate, {x});
+  for (int64_t i = 0; i < x.size(); ++i) {
+    EXPECT_EQ(fused.outputs[0].Get(i),
+              static_cast<double>(static_cast<float>(x.Get(i)) *
+                                  static_cast<float>(gated.outputs[0].Get(i))))
+        << i;
+  }
+}
+
 TEST(UnaryMathTest, OutputHasTheDataShape) {
   EXPECT_EQ(InferOutputShapes(CaseOf("erf", {2, 3, 4}, false))[0], (Shape{2, 3, 4}));
   EXPECT_EQ(InferOutputShapes(CaseOf("sqrt", Shape(), true))[0], Shape());
@@ -139,6 +169,7 @@ MXLITE_GPU_CASES(UnaryMath) {
   cases.push_back(CaseOf("_power_scalar", {3, 40, 7}, false, {{"scalar", "2"}}));
   cases.push_back(CaseOf("_power_scalar", {3, 40, 7}, true, {{"scalar", "1.5"}}));
   cases.push_back(CaseOf("hard_sigmoid", {3, 40, 7}, false, {{"alpha", "0.25"}, {"beta", "0.4"}}));
+  cases.push_back(CaseOf("hard_swish", {3, 40, 7}, false));
   return cases;
 }
 

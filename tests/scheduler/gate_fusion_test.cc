@@ -1,5 +1,5 @@
-// Sigmoid-gate fusion (scheduler/graph/fusion.h): x * sigmoid(x) in either operand order becomes
-// one silu node named after the product; a sigmoid read elsewhere, a sigmoid that is a graph
+// Gate fusion (scheduler/graph/fusion.h): x * sigmoid(x) in either operand order becomes one silu
+// node named after the product, x * hard_sigmoid(x) one hard_swish; a sigmoid read elsewhere, a sigmoid that is a graph
 // output, or a product of a sigmoid of another value stays as written; fused executors compute
 // the bits of unfused ones, forward and backward; the setting and the bind option turn it off.
 #include <gtest/gtest.h>
@@ -38,9 +38,9 @@ TEST(GateFusionTest, FoldsOnlyASigmoidOfTheOtherOperandReadByTheProductAlone) {
   const GateFusionResult result = FuseSigmoidGates(GateNet());
   ASSERT_EQ(result.fused.size(), 2u);
   EXPECT_EQ(result.fused[0].product, "g1");
-  EXPECT_EQ(result.fused[0].sigmoid, "s1");
+  EXPECT_EQ(result.fused[0].gate, "s1");
   EXPECT_EQ(result.fused[1].product, "g2");
-  EXPECT_EQ(result.fused[1].sigmoid, "s2");
+  EXPECT_EQ(result.fused[1].gate, "s2");
   const Graph& graph = result.graph;
   EXPECT_EQ(graph.node(graph.Find("g1")).op->name, "silu");
   EXPECT_EQ(graph.node(graph.Find("g2")).op->name, "silu");
@@ -51,6 +51,20 @@ TEST(GateFusionTest, FoldsOnlyASigmoidOfTheOtherOperandReadByTheProductAlone) {
   EXPECT_EQ(graph.node(graph.Find("g3")).op->name, "broadcast_mul");
   EXPECT_EQ(graph.node(graph.Find("g4")).op->name, "broadcast_mul");
   EXPECT_NE(FormatGateFusions(result.fused, true).find("g2 <- s2"), std::string::npos);
+
+  // x * hard_sigmoid(x) becomes hard_swish with the gate's alpha and beta.
+  {
+    GraphBuilder g;
+    Symbol x = g.Input("data", {3, 5});
+    Symbol gate = g.Op("hard_sigmoid", {x}, {{"alpha", "0.25"}, {"beta", "0.4"}}, "hs");
+    const GateFusionResult swish = FuseSigmoidGates(g.Build({g.Op("elemwise_mul", {x, gate}, {}, "m")}));
+    ASSERT_EQ(swish.fused.size(), 1u);
+    const Node& m = swish.graph.node(swish.graph.Find("m"));
+    EXPECT_EQ(m.op->name, "hard_swish");
+    EXPECT_EQ(m.attr_text.at("alpha"), "0.25");
+    EXPECT_EQ(m.attr_text.at("beta"), "0.4");
+    EXPECT_FALSE(swish.graph.HasName("hs"));
+  }
 
   // A sigmoid that is a graph output stays.
   GraphBuilder g;
