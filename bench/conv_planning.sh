@@ -17,10 +17,8 @@ cd "$(dirname "$0")/.."
 source bench/onnx_env.sh
 mxlite_bench_python_deps
 
-build_dir=${MXLITE_BUILD_DIR:-build}
+mxlite_bench_binary
 out=$(realpath -m "$build_dir/planning-bench")
-mxlite=$(realpath -m "$build_dir/bin/mxlite")
-[ -x "$mxlite" ] || { echo "no $mxlite: build it first" >&2; exit 1; }
 mkdir -p "$out"
 models="resnet18 resnet50 vgg16 googlenet"
 for model in $models; do

@@ -19,10 +19,8 @@ cd "$(dirname "$0")/.."
 source bench/onnx_env.sh
 mxlite_bench_python_deps
 
-build_dir=${MXLITE_BUILD_DIR:-build}
+mxlite_bench_binary
 out=$build_dir/onnx-bench
-mxlite=$build_dir/bin/mxlite
-[ -x "$mxlite" ] || { echo "no $mxlite: build it first (cmake --build $build_dir --target mxlite_cli)" >&2; exit 1; }
 
 models=${*:-"resnet18 mobilenet_v2 resnet50 vgg16 googlenet"}
 (cd bench && /usr/bin/python3 onnx_models.py "../$out" $models)

@@ -15,10 +15,8 @@ cd "$(dirname "$0")/.."
 source bench/onnx_env.sh
 mxlite_bench_python_deps
 
-build_dir=${MXLITE_BUILD_DIR:-build}
+mxlite_bench_binary
 out=$(realpath -m "$build_dir/onnx-bench")
-mxlite=$(realpath -m "$build_dir/bin/mxlite")
-[ -x "$mxlite" ] || { echo "no $mxlite: build it first (cmake --build $build_dir --target mxlite_cli)" >&2; exit 1; }
 [ -f "$out/models.json" ] || (cd bench && /usr/bin/python3 onnx_models.py "$out")
 python=$(mxlite_bench_venv "$out/venv")
 

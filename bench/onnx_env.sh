@@ -2,6 +2,8 @@
 # What the ONNX benchmark scripts need, installed only when missing (sourced by onnx_check.sh and
 # onnx_compare.sh):
 #   mxlite_bench_python_deps   Debian python3-torch, python3-torchvision (for /usr/bin/python3)
+#   mxlite_bench_binary        sets build_dir (MXLITE_BUILD_DIR or build) and mxlite (its
+#                              bin/mxlite, absolute), or stops saying how to build it
 #   mxlite_bench_venv DIR [PACKAGE...]
 #                              a virtual environment over /usr/bin/python3 (so it sees torch and
 #                              numpy) with onnxruntime and the PACKAGEs (import names = PyPI
@@ -14,6 +16,15 @@ mxlite_bench_python_deps() {
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq python3-torch python3-torchvision \
       python3-numpy >/dev/null
+  fi
+}
+
+mxlite_bench_binary() {
+  build_dir=${MXLITE_BUILD_DIR:-build}
+  mxlite=$(realpath -m "$build_dir/bin/mxlite")
+  if [ ! -x "$mxlite" ]; then
+    echo "no $mxlite: build it first (cmake --build $build_dir --target mxlite_cli)" >&2
+    exit 1
   fi
 }
 

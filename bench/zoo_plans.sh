@@ -24,10 +24,8 @@ while [ $# -gt 0 ]; do
     *) break ;;
   esac
 done
-build_dir=${MXLITE_BUILD_DIR:-build}
-mxlite=$build_dir/bin/mxlite
+mxlite_bench_binary
 out=$build_dir/onnx-bench
-[ -x "$mxlite" ] || { echo "no $mxlite: build it first" >&2; exit 1; }
 models=${*:-$(cd bench && /usr/bin/python3 -c 'import onnx_models; print(*onnx_models.MODELS)')}
 
 bench() {  # bench MODEL_FILE HOME PLAN WARMUP ITERS -> p50 ms
