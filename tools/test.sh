@@ -16,6 +16,7 @@ build_dir=${MXLITE_BUILD_DIR:-build}
 jobs=${MXLITE_JOBS:-2}
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$build_dir" -j "$jobs"
+tools/fetch_onnx_node_tests.sh "$build_dir"  # ONNX's node tests of opsets 18-21 (PyPI's onnx)
 ctest --test-dir "$build_dir" --output-on-failure -j "$jobs"
 
 # libFuzzer smoke test: the ONNX loader on mutated models for 60 s (clang, ASan + UBSan). Only the

@@ -166,10 +166,12 @@ void ConvertMatMul(OnnxNode& node) { EmitBinary(node, "MatMul"); }
 
 }  // namespace
 
-MXLITE_REGISTER_ONNX_CONVERTER(Add, 1, kMaxOnnxOpset, ConvertAdd);
-MXLITE_REGISTER_ONNX_CONVERTER(Sub, 1, kMaxOnnxOpset, ConvertSub);
-MXLITE_REGISTER_ONNX_CONVERTER(Mul, 1, kMaxOnnxOpset, ConvertMul);
-MXLITE_REGISTER_ONNX_CONVERTER(Div, 1, kMaxOnnxOpset, ConvertDiv);
+// Add, Sub, Mul, Div and Pow before opset 7 broadcast only when told to (the broadcast and axis
+// attributes, a rule of their own); they are imported from 7, where NumPy broadcasting begins.
+MXLITE_REGISTER_ONNX_CONVERTER(Add, 7, kMaxOnnxOpset, ConvertAdd);
+MXLITE_REGISTER_ONNX_CONVERTER(Sub, 7, kMaxOnnxOpset, ConvertSub);
+MXLITE_REGISTER_ONNX_CONVERTER(Mul, 7, kMaxOnnxOpset, ConvertMul);
+MXLITE_REGISTER_ONNX_CONVERTER(Div, 7, kMaxOnnxOpset, ConvertDiv);
 MXLITE_REGISTER_ONNX_CONVERTER(Sqrt, 1, kMaxOnnxOpset, ConvertSqrt);
 MXLITE_REGISTER_ONNX_CONVERTER(Exp, 1, kMaxOnnxOpset, ConvertExp);
 MXLITE_REGISTER_ONNX_CONVERTER(Log, 1, kMaxOnnxOpset, ConvertLog);
@@ -181,7 +183,7 @@ MXLITE_REGISTER_ONNX_CONVERTER(Sin, 7, kMaxOnnxOpset, ConvertSin);
 MXLITE_REGISTER_ONNX_CONVERTER(Cos, 7, kMaxOnnxOpset, ConvertCos);
 MXLITE_REGISTER_ONNX_CONVERTER(Floor, 1, kMaxOnnxOpset, ConvertFloor);
 MXLITE_REGISTER_ONNX_CONVERTER(Ceil, 1, kMaxOnnxOpset, ConvertCeil);
-MXLITE_REGISTER_ONNX_CONVERTER(Pow, 1, kMaxOnnxOpset, ConvertPow);
+MXLITE_REGISTER_ONNX_CONVERTER(Pow, 7, kMaxOnnxOpset, ConvertPow);
 MXLITE_REGISTER_ONNX_CONVERTER(Softmax, 1, 12, ConvertSoftmax2D);
 MXLITE_REGISTER_ONNX_CONVERTER(Softmax, 13, kMaxOnnxOpset, ConvertSoftmax);
 MXLITE_REGISTER_ONNX_CONVERTER(LogSoftmax, 1, 12, ConvertLogSoftmax2D);

@@ -2,6 +2,7 @@
 // GlobalAveragePool, GlobalMaxPool (Pooling), BatchNormalization (BatchNorm, inference),
 // LayerNormalization (LayerNorm over the trailing axes flattened into one), InstanceNormalization
 // (LayerNorm over each channel's flattened spatial extent, then the per-channel scale and bias),
+// GroupNormalization (the same over each group of channels),
 // LRN (a sum pooling of squares down the channels).
 // Asymmetric pads, which mxlite's windows do not take, become a Pad node in front.
 #include "scheduler/onnx/onnx_converter.h"
@@ -318,11 +319,13 @@ void ConvertLayerNormalization(OnnxNode& node) {
   }
 }
 
-// Scale or B of InstanceNormalization as (C, 1), to broadcast over (N, C, spatial).
-NodeEntry PerChannelColumn(OnnxNode& node, int input, int64_t channels, const char* what) {
+// Scale or B of InstanceNormalization as (C, 1), to broadcast over (N, C, spatial); the same for
+// GroupNormalization's groups.
+NodeEntry PerChannelColumn(OnnxNode& node, int input, int64_t channels, const char* what,
+                           const char* per = "channel") {
   const Shape shape = node.InputShape(input);
   MX_CHECK(shape == Shape{channels}) << node.where() << ": " << what << " has shape " << shape
-                                     << "; the input has " << channels << " channels";
+                                     << "; expected (" << channels << "), one value per " << per;
   if (const HostTensor* constant = node.ConstantInput(input)) {
     return node.NewConstant(std::string("_") + what, Reshaped(*constant, Shape{channels, 1}));
   }
@@ -355,6 +358,49 @@ void ConvertInstanceNormalization(OnnxNode& node) {
       node.Emit("broadcast_add", {}, {scaled, PerChannelColumn(node, 2, c, "bias")}, "_shifted");
   node.SetOutput(0, node.Emit("Reshape", {{"shape", Tuple(in.to_vector())}}, {shifted}));
 }
+
+// GroupNormalization: the channels in num_groups groups, each (image, group) normalised over its
+// channels' spatial extents together (LayerNorm over the flattened group, unit scale, zero
+// shift), then scaled and shifted per group (opsets 18-20, scale and bias of num_groups values)
+// or per channel (21 on, C values).
+void EmitGroupNormalization(OnnxNode& node, bool per_channel) {
+  const Shape in = node.InputShape(0);
+  MX_CHECK(in.ndim() >= 3) << node.where() << ": the input has shape " << in
+                           << "; GroupNormalization takes (N, C, D1, ...)";
+  const int64_t n = in[0], c = in[1], spatial = in.size(2, in.ndim());
+  const int64_t groups = node.attrs().Int("num_groups", 0);
+  MX_CHECK(groups >= 1 && c % groups == 0)
+      << node.where() << ": num_groups " << groups << " does not divide the " << c << " channels";
+  const int64_t group_size = c / groups * spatial;
+  const DType dtype = node.InputDType(0);
+  const auto filled = [&](const char* suffix, double value) {
+    return node.NewConstant(suffix, HostTensorOf(dtype, Shape{group_size},
+                                                 std::vector<double>(group_size, value),
+                                                 node.where()));
+  };
+  const NodeEntry rows =
+      node.Emit("Reshape", {{"shape", Tuple({n, groups, group_size})}}, {node.Input(0)}, "_groups");
+  NodeEntry normalised =
+      node.Emit("LayerNorm", {{"axis", "-1"}, {"eps", Number(node.attrs().Float("epsilon", 1e-5))}},
+                {rows, filled("_unit", 1.0), filled("_zero", 0.0)}, "_normalised");
+  int64_t rows_per_image = groups;
+  const char* per = per_channel ? "channel" : "group";
+  if (per_channel) {
+    normalised = node.Emit("Reshape", {{"shape", Tuple({n, c, spatial})}}, {normalised},
+                           "_channels");
+    rows_per_image = c;
+  }
+  const NodeEntry scaled = node.Emit(
+      "broadcast_mul", {}, {normalised, PerChannelColumn(node, 1, rows_per_image, "scale", per)},
+      "_scaled");
+  const NodeEntry shifted = node.Emit(
+      "broadcast_add", {}, {scaled, PerChannelColumn(node, 2, rows_per_image, "bias", per)},
+      "_shifted");
+  node.SetOutput(0, node.Emit("Reshape", {{"shape", Tuple(in.to_vector())}}, {shifted}));
+}
+
+void ConvertGroupNormalizationPerGroup(OnnxNode& node) { EmitGroupNormalization(node, false); }
+void ConvertGroupNormalization(OnnxNode& node) { EmitGroupNormalization(node, true); }
 
 // LRN: y = x / (bias + alpha / size * (sum of x^2 over the channels [c - floor((size - 1) / 2),
 // c + ceil((size - 1) / 2)], cut at the edges))^beta. The window sums are a sum pooling down the
@@ -402,7 +448,7 @@ void ConvertLRN(OnnxNode& node) {
 }  // namespace
 
 MXLITE_REGISTER_ONNX_CONVERTER(LRN, 1, kMaxOnnxOpset, ConvertLRN);
-MXLITE_REGISTER_ONNX_CONVERTER(InstanceNormalization, 6, kMaxOnnxOpset,
+MXLITE_REGISTER_ONNX_CONVERTER(InstanceNormalization, 1, kMaxOnnxOpset,
                                ConvertInstanceNormalization);
 MXLITE_REGISTER_ONNX_CONVERTER(Conv, 1, kMaxOnnxOpset, ConvertConv);
 MXLITE_REGISTER_ONNX_CONVERTER(ConvTranspose, 1, kMaxOnnxOpset, ConvertConvTranspose);
@@ -410,7 +456,10 @@ MXLITE_REGISTER_ONNX_CONVERTER(MaxPool, 1, kMaxOnnxOpset, ConvertMaxPool);
 MXLITE_REGISTER_ONNX_CONVERTER(AveragePool, 1, kMaxOnnxOpset, ConvertAveragePool);
 MXLITE_REGISTER_ONNX_CONVERTER(GlobalAveragePool, 1, kMaxOnnxOpset, ConvertGlobalAveragePool);
 MXLITE_REGISTER_ONNX_CONVERTER(GlobalMaxPool, 1, kMaxOnnxOpset, ConvertGlobalMaxPool);
-MXLITE_REGISTER_ONNX_CONVERTER(BatchNormalization, 1, kMaxOnnxOpset, ConvertBatchNormalization);
+// Before opset 7 is_test (default 0, training) chose the mode.
+MXLITE_REGISTER_ONNX_CONVERTER(BatchNormalization, 7, kMaxOnnxOpset, ConvertBatchNormalization);
+MXLITE_REGISTER_ONNX_CONVERTER(GroupNormalization, 18, 20, ConvertGroupNormalizationPerGroup);
+MXLITE_REGISTER_ONNX_CONVERTER(GroupNormalization, 21, kMaxOnnxOpset, ConvertGroupNormalization);
 MXLITE_REGISTER_ONNX_CONVERTER(LayerNormalization, 17, kMaxOnnxOpset, ConvertLayerNormalization);
 
 }  // namespace mxlite

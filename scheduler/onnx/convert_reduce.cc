@@ -1,7 +1,11 @@
-// ONNX reductions: ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd (mxlite's sum, mean,
-// max, min, prod; ops/reduce.h) and ReduceSumSquare (sum of x * x). The axes are an attribute up
-// to opset 12 for ReduceSum (17 for the others) and an input known at load from 13 (ReduceSum);
-// none, or an empty list, reduces every axis, unless noop_with_empty_axes makes that the identity.
+// ONNX reductions onto mxlite's sum, mean, max, min and prod (ops/reduce.h): ReduceSum,
+// ReduceMean, ReduceMax, ReduceMin, ReduceProd directly; ReduceSumSquare (sum of x * x),
+// ReduceL1 (sum of |x|), ReduceL2 (square root of the sum of squares), ReduceLogSum (log of the
+// sum) and ReduceLogSumExp (max + log(sum(exp(x - max))), which cannot overflow) as short chains.
+//
+// The axes are an attribute up to opset 12 for ReduceSum (17 for the others) and an input known at
+// load from 13 (ReduceSum) or 18 (the others); none, or an empty list, reduces every axis, unless
+// noop_with_empty_axes (input forms only) makes the node the identity.
 #include "scheduler/onnx/onnx_converter.h"
 
 #include "core/error.h"
@@ -9,57 +13,106 @@
 namespace mxlite {
 namespace {
 
-void EmitReduction(OnnxNode& node, const char* op, NodeEntry data,
-                   const std::vector<int64_t>& axes) {
-  const bool keepdims = node.attrs().Int("keepdims", 1) != 0;
-  node.SetOutput(
-      0, node.Emit(op, {{"axis", Tuple(axes)}, {"keepdims", keepdims ? "true" : "false"}}, {data}));
+// One reduction of `data` over `axes`; keepdims from the node unless `keep` overrides it.
+NodeEntry Reduce(OnnxNode& node, const char* op, NodeEntry data, const std::vector<int64_t>& axes,
+                 const std::string& suffix = "", int keep = -1) {
+  const bool keepdims = keep >= 0 ? keep != 0 : node.attrs().Int("keepdims", 1) != 0;
+  return node.Emit(op, {{"axis", Tuple(axes)}, {"keepdims", keepdims ? "true" : "false"}}, {data},
+                   suffix);
 }
 
-std::vector<int64_t> AxesAttribute(OnnxNode& node) { return node.attrs().Ints("axes"); }
+// What each ONNX reduction computes, given the data and its axes; defines the node's output.
+using Reduction = void (*)(OnnxNode&, NodeEntry, const std::vector<int64_t>&);
 
-// From ReduceSum-13: the axes input; absent or empty with noop_with_empty_axes=1 is the identity.
-bool AxesInput(OnnxNode& node, std::vector<int64_t>& axes) {
-  axes = node.has_input(1) ? node.RequireConstant(1, "axes").ToInt64s(node.where() + " axes")
-                           : std::vector<int64_t>{};
-  if (!axes.empty() || node.attrs().Int("noop_with_empty_axes", 0) == 0) return true;
-  node.SetOutput(0, node.Emit("identity", {}, {node.Input(0)}));
-  return false;
+void SumOf(OnnxNode& node, NodeEntry x, const std::vector<int64_t>& axes) {
+  node.SetOutput(0, Reduce(node, "sum", x, axes));
 }
-
-void ConvertReduceSum(OnnxNode& node) {
-  EmitReduction(node, "sum", node.Input(0), AxesAttribute(node));
+void MeanOf(OnnxNode& node, NodeEntry x, const std::vector<int64_t>& axes) {
+  node.SetOutput(0, Reduce(node, "mean", x, axes));
 }
-void ConvertReduceSumAxesInput(OnnxNode& node) {
-  std::vector<int64_t> axes;
-  if (AxesInput(node, axes)) EmitReduction(node, "sum", node.Input(0), axes);
+void MaxOf(OnnxNode& node, NodeEntry x, const std::vector<int64_t>& axes) {
+  node.SetOutput(0, Reduce(node, "max", x, axes));
 }
-void ConvertReduceMean(OnnxNode& node) {
-  EmitReduction(node, "mean", node.Input(0), AxesAttribute(node));
+void MinOf(OnnxNode& node, NodeEntry x, const std::vector<int64_t>& axes) {
+  node.SetOutput(0, Reduce(node, "min", x, axes));
 }
-void ConvertReduceMax(OnnxNode& node) {
-  EmitReduction(node, "max", node.Input(0), AxesAttribute(node));
+void ProdOf(OnnxNode& node, NodeEntry x, const std::vector<int64_t>& axes) {
+  node.SetOutput(0, Reduce(node, "prod", x, axes));
 }
-void ConvertReduceMin(OnnxNode& node) {
-  EmitReduction(node, "min", node.Input(0), AxesAttribute(node));
-}
-void ConvertReduceProd(OnnxNode& node) {
-  EmitReduction(node, "prod", node.Input(0), AxesAttribute(node));
-}
-void ConvertReduceSumSquare(OnnxNode& node) {
-  const NodeEntry x = node.Input(0);
+void SumSquareOf(OnnxNode& node, NodeEntry x, const std::vector<int64_t>& axes) {
   const NodeEntry squares = node.Emit("elemwise_mul", {}, {x, x}, "_square");
-  EmitReduction(node, "sum", squares, AxesAttribute(node));
+  node.SetOutput(0, Reduce(node, "sum", squares, axes));
+}
+void L1Of(OnnxNode& node, NodeEntry x, const std::vector<int64_t>& axes) {
+  const NodeEntry magnitudes = node.Emit("abs", {}, {x}, "_abs");
+  node.SetOutput(0, Reduce(node, "sum", magnitudes, axes));
+}
+void L2Of(OnnxNode& node, NodeEntry x, const std::vector<int64_t>& axes) {
+  const NodeEntry squares = node.Emit("elemwise_mul", {}, {x, x}, "_square");
+  const NodeEntry sum = Reduce(node, "sum", squares, axes, "_sum");
+  node.SetOutput(0, node.Emit("sqrt", {}, {sum}));
+}
+void LogSumOf(OnnxNode& node, NodeEntry x, const std::vector<int64_t>& axes) {
+  const NodeEntry sum = Reduce(node, "sum", x, axes, "_sum");
+  node.SetOutput(0, node.Emit("log", {}, {sum}));
+}
+// max + log(sum(exp(x - max))) with the max kept as a size-1 axis for the subtraction; a final sum
+// over those size-1 axes drops them when keepdims is 0 (a sum of one element is exact).
+void LogSumExpOf(OnnxNode& node, NodeEntry x, const std::vector<int64_t>& axes) {
+  const NodeEntry max = Reduce(node, "max", x, axes, "_max", 1);
+  const NodeEntry shifted = node.Emit("broadcast_sub", {}, {x, max}, "_shift");
+  const NodeEntry exps = node.Emit("exp", {}, {shifted}, "_exp");
+  const NodeEntry sum = Reduce(node, "sum", exps, axes, "_sum", 1);
+  const NodeEntry log = node.Emit("log", {}, {sum}, "_log");
+  const NodeEntry kept = node.Emit("broadcast_add", {}, {log, max}, "_add");
+  if (node.attrs().Int("keepdims", 1) != 0) {
+    node.SetOutput(0, kept);
+  } else {
+    node.SetOutput(0, Reduce(node, "sum", kept, axes, "", 0));
+  }
+}
+
+// Up to opset 12 (ReduceSum) or 17 (the others): the axes attribute.
+template <Reduction reduction>
+void ConvertAxesAttribute(OnnxNode& node) {
+  reduction(node, node.Input(0), node.attrs().Ints("axes"));
+}
+
+// From opset 13 (ReduceSum) or 18 (the others): the axes input, known at load; absent or empty
+// with noop_with_empty_axes=1, the node is the identity.
+template <Reduction reduction>
+void ConvertAxesInput(OnnxNode& node) {
+  const std::vector<int64_t> axes =
+      node.has_input(1) ? node.RequireConstant(1, "axes").ToInt64s(node.where() + " axes")
+                        : std::vector<int64_t>{};
+  if (axes.empty() && node.attrs().Int("noop_with_empty_axes", 0) != 0) {
+    node.SetOutput(0, node.Emit("identity", {}, {node.Input(0)}));
+    return;
+  }
+  reduction(node, node.Input(0), axes);
 }
 
 }  // namespace
 
-MXLITE_REGISTER_ONNX_CONVERTER(ReduceSum, 1, 12, ConvertReduceSum);
-MXLITE_REGISTER_ONNX_CONVERTER(ReduceSum, 13, kMaxOnnxOpset, ConvertReduceSumAxesInput);
-MXLITE_REGISTER_ONNX_CONVERTER(ReduceMean, 1, kMaxOnnxOpset, ConvertReduceMean);
-MXLITE_REGISTER_ONNX_CONVERTER(ReduceMax, 1, kMaxOnnxOpset, ConvertReduceMax);
-MXLITE_REGISTER_ONNX_CONVERTER(ReduceMin, 1, kMaxOnnxOpset, ConvertReduceMin);
-MXLITE_REGISTER_ONNX_CONVERTER(ReduceProd, 1, kMaxOnnxOpset, ConvertReduceProd);
-MXLITE_REGISTER_ONNX_CONVERTER(ReduceSumSquare, 1, kMaxOnnxOpset, ConvertReduceSumSquare);
+MXLITE_REGISTER_ONNX_CONVERTER(ReduceSum, 1, 12, ConvertAxesAttribute<SumOf>);
+MXLITE_REGISTER_ONNX_CONVERTER(ReduceSum, 13, kMaxOnnxOpset, ConvertAxesInput<SumOf>);
+MXLITE_REGISTER_ONNX_CONVERTER(ReduceMean, 1, 17, ConvertAxesAttribute<MeanOf>);
+MXLITE_REGISTER_ONNX_CONVERTER(ReduceMean, 18, kMaxOnnxOpset, ConvertAxesInput<MeanOf>);
+MXLITE_REGISTER_ONNX_CONVERTER(ReduceMax, 1, 17, ConvertAxesAttribute<MaxOf>);
+MXLITE_REGISTER_ONNX_CONVERTER(ReduceMax, 18, kMaxOnnxOpset, ConvertAxesInput<MaxOf>);
+MXLITE_REGISTER_ONNX_CONVERTER(ReduceMin, 1, 17, ConvertAxesAttribute<MinOf>);
+MXLITE_REGISTER_ONNX_CONVERTER(ReduceMin, 18, kMaxOnnxOpset, ConvertAxesInput<MinOf>);
+MXLITE_REGISTER_ONNX_CONVERTER(ReduceProd, 1, 17, ConvertAxesAttribute<ProdOf>);
+MXLITE_REGISTER_ONNX_CONVERTER(ReduceProd, 18, kMaxOnnxOpset, ConvertAxesInput<ProdOf>);
+MXLITE_REGISTER_ONNX_CONVERTER(ReduceSumSquare, 1, 17, ConvertAxesAttribute<SumSquareOf>);
+MXLITE_REGISTER_ONNX_CONVERTER(ReduceSumSquare, 18, kMaxOnnxOpset, ConvertAxesInput<SumSquareOf>);
+MXLITE_REGISTER_ONNX_CONVERTER(ReduceL1, 1, 17, ConvertAxesAttribute<L1Of>);
+MXLITE_REGISTER_ONNX_CONVERTER(ReduceL1, 18, kMaxOnnxOpset, ConvertAxesInput<L1Of>);
+MXLITE_REGISTER_ONNX_CONVERTER(ReduceL2, 1, 17, ConvertAxesAttribute<L2Of>);
+MXLITE_REGISTER_ONNX_CONVERTER(ReduceL2, 18, kMaxOnnxOpset, ConvertAxesInput<L2Of>);
+MXLITE_REGISTER_ONNX_CONVERTER(ReduceLogSum, 1, 17, ConvertAxesAttribute<LogSumOf>);
+MXLITE_REGISTER_ONNX_CONVERTER(ReduceLogSum, 18, kMaxOnnxOpset, ConvertAxesInput<LogSumOf>);
+MXLITE_REGISTER_ONNX_CONVERTER(ReduceLogSumExp, 1, 17, ConvertAxesAttribute<LogSumExpOf>);
+MXLITE_REGISTER_ONNX_CONVERTER(ReduceLogSumExp, 18, kMaxOnnxOpset, ConvertAxesInput<LogSumExpOf>);
 
 }  // namespace mxlite

@@ -1,7 +1,10 @@
-// ONNX Resize (opsets 10-17) and Upsample (7-9) import to mxlite's Resize (ops/resize.h). The
+// ONNX Resize (opsets 10-21) and Upsample (7-9) import to mxlite's Resize (ops/resize.h). The
 // output extents come from `sizes`, or from `scales` (floor(in * scale), the scale then kept for
 // the coordinate transform), both known at load; the axes from the first that changes on are
-// resized. Cubic interpolation and the TensorFlow coordinate modes are refused, naming the node.
+// resized. From opset 18 `axes` names the axes sizes or scales are given for (the others keep
+// their extent). Cubic interpolation, the TensorFlow coordinate modes, half_pixel_symmetric
+// (opset 19), antialias=1 and a keep_aspect_ratio_policy other than stretch (opset 18) are
+// refused, naming the node.
 #include <cmath>
 
 #include "core/error.h"
@@ -72,20 +75,55 @@ void FromScales(OnnxNode& node, const std::vector<double>& scales, ResizeRequest
   r.scale = scales;
 }
 
-// Opsets 11-17: X, roi, scales, sizes (scales and sizes, one of them, known at load).
+// Values given for the axes of Resize's `axes` attribute (opset 18) spread over every axis of the
+// data, the others `fill(axis)`; without the attribute, `values` as they are.
+template <typename Value, typename Fill>
+std::vector<Value> OverEveryAxis(OnnxNode& node, const std::vector<Value>& values,
+                                 const char* what, Fill&& fill) {
+  if (!node.attrs().Has("axes")) return values;
+  const int rank = node.InputShape(0).ndim();
+  const std::vector<int64_t> axes = node.attrs().Ints("axes");
+  MX_CHECK(values.size() == axes.size())
+      << node.where() << ": " << values.size() << " " << what << " for axes " << Tuple(axes);
+  std::vector<Value> every(static_cast<size_t>(rank));
+  std::vector<bool> given(static_cast<size_t>(rank), false);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t axis = NormalizeAxis(axes[i], rank, node.where());
+    MX_CHECK(!given[static_cast<size_t>(axis)])
+        << node.where() << ": axes " << Tuple(axes) << " name axis " << axis << " twice";
+    given[static_cast<size_t>(axis)] = true;
+    every[static_cast<size_t>(axis)] = values[i];
+  }
+  for (int axis = 0; axis < rank; ++axis) {
+    if (!given[static_cast<size_t>(axis)]) every[static_cast<size_t>(axis)] = fill(axis);
+  }
+  return every;
+}
+
+// Opsets 11-21: X, roi, scales, sizes (scales and sizes, one of them, known at load).
 void ConvertResize(OnnxNode& node) {
   const NodeAttributes& a = node.attrs();
+  MX_CHECK(a.Int("antialias", 0) == 0)
+      << node.where() << ": antialias=1 is not supported (resizing without antialiasing is)";
+  const std::string policy = a.String("keep_aspect_ratio_policy", "stretch");
+  MX_CHECK(policy == "stretch") << node.where() << ": keep_aspect_ratio_policy '" << policy
+                                << "' is not supported (stretch is)";
   ResizeRequest r;
   r.mode = a.String("mode", "nearest");
   r.transform = a.String("coordinate_transformation_mode", "half_pixel");
   r.rounding = a.String("nearest_mode", "round_prefer_floor");
+  const Shape in = node.InputShape(0);
   const HostTensor* sizes = node.has_input(3) ? node.ConstantInput(3) : nullptr;
   if (node.has_input(3) && (sizes == nullptr || sizes->shape.size() > 0)) {
     const HostTensor& known = node.RequireConstant(3, "sizes");
-    r.out = known.ToInt64s(node.where() + " sizes");
+    r.out = OverEveryAxis(node, known.ToInt64s(node.where() + " sizes"), "sizes",
+                          [&](int axis) { return in[axis]; });
   } else {
     const HostTensor& scales = node.RequireConstant(2, "scales (or sizes)");
-    FromScales(node, scales.AsDoubles(node.where() + " scales"), r);
+    FromScales(node,
+               OverEveryAxis(node, scales.AsDoubles(node.where() + " scales"), "scales",
+                             [](int) { return 1.0; }),
+               r);
   }
   EmitResize(node, r);
 }

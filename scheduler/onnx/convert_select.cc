@@ -160,15 +160,24 @@ void ConvertRange(OnnxNode& node) {
   }
 }
 
+double ScatterUpdate(const std::string& reduction, double target, double update) {
+  if (reduction == "add") return target + update;
+  if (reduction == "mul") return target * update;
+  if (reduction == "max") return std::max(target, update);
+  if (reduction == "min") return std::min(target, update);
+  return update;
+}
+
 // A copy of data with the slices that indices (..., k) name replaced by updates (reduction
-// none; from opset 16 also add and mul).
+// none; from opset 16 also add and mul, from 18 max and min).
 void ConvertScatterND(OnnxNode& node) {
   const HostTensor& data = KnownAtLoad(node, 0, "the data");
   const HostTensor& indices = KnownAtLoad(node, 1, "the indices");
   const HostTensor& updates = KnownAtLoad(node, 2, "the updates");
   const std::string reduction = node.attrs().String("reduction", "none");
-  MX_CHECK(reduction == "none" || reduction == "add" || reduction == "mul")
-      << node.where() << ": reduction '" << reduction << "' is not supported";
+  MX_CHECK(reduction == "none" || reduction == "add" || reduction == "mul" ||
+           reduction == "max" || reduction == "min")
+      << node.where() << ": unknown reduction '" << reduction << "'";
   MX_CHECK(updates.dtype == data.dtype)
       << node.where() << ": updates have dtype " << DTypeName(updates.dtype) << ", data "
       << DTypeName(data.dtype);
@@ -198,7 +207,7 @@ void ConvertScatterND(OnnxNode& node) {
     for (int64_t e = 0; e < slice; ++e) {
       double& target = out[offset * slice + e];
       const double update = values[t * slice + e];
-      target = reduction == "add" ? target + update : reduction == "mul" ? target * update : update;
+      target = ScatterUpdate(reduction, target, update);
     }
   }
   node.SetConstantOutput(HostTensorOf(data.dtype, data.shape, out, node.where()));

@@ -1,6 +1,7 @@
-// ONNX data movement and shape arithmetic: Identity, Dropout (inference), Constant, Cast, Shape,
-// Gather (of values known at load, or of run-time data at indices known at load), Slice, Split,
-// Squeeze, Unsqueeze, Concat, Reshape, Flatten, Transpose, Pad, Tile, DepthToSpace, SpaceToDepth.
+// ONNX data movement and shape arithmetic: Identity, Dropout (inference), Constant, Cast, CastLike,
+// Shape, Size, Gather (of values known at load, or of run-time data at indices known at load),
+// Slice, Split, Squeeze, Unsqueeze, Concat, Reshape, Flatten, Transpose, Pad, Tile, DepthToSpace,
+// SpaceToDepth.
 // Values known at load (shapes, the Shape -> Gather -> Unsqueeze -> Concat chains exporters write)
 // are folded into constants. Split, Tile and the depth/space moves become slices, concatenations
 // and a reshape-transpose-reshape of mxlite's own ops.
@@ -47,6 +48,8 @@ void ConvertDropoutWithMode(OnnxNode& node) {
   PassDropoutThrough(node);
 }
 
+void EmitCast(OnnxNode& node, DType to);
+
 // Cast of a value known at load is computed at load (integers stay exact; floating values
 // truncate toward zero into integers and round once into floats; to BOOL, nonzero is 1 in uint8,
 // as mxlite holds bools); otherwise it is mxlite's Cast op.
@@ -64,7 +67,20 @@ void ConvertCast(OnnxNode& node) {
     node.SetConstantOutput(HostTensorOf(DType::kUInt8, constant->shape, truth, what));
     return;
   }
-  const DType to = DTypeFromOnnx(onnx_to, node.where() + " attribute 'to'");
+  EmitCast(node, DTypeFromOnnx(onnx_to, node.where() + " attribute 'to'"));
+}
+
+// CastLike (opset 15): Cast to the dtype of the second input.
+void ConvertCastLike(OnnxNode& node) { EmitCast(node, node.InputDType(1)); }
+
+// Size: the element count of a statically shaped input, an int64 scalar known at load.
+void ConvertSize(OnnxNode& node) {
+  node.SetConstantOutput(HostTensor::From(std::vector<int64_t>{node.InputShape(0).size()}, Shape{}));
+}
+
+void EmitCast(OnnxNode& node, DType to) {
+  const HostTensor* constant = node.ConstantInput(0);
+  const std::string what = node.where() + " (computed at load)";
   if (constant == nullptr || !ComputableAtLoad(constant->dtype) || !ComputableAtLoad(to)) {
     node.SetOutput(0, node.Emit("Cast", {{"dtype", DTypeName(to)}}, {node.Input(0)}));
     return;
@@ -457,6 +473,27 @@ void ConvertTranspose(OnnxNode& node) {
   node.SetOutput(0, node.Emit("transpose", {{"axes", Tuple(perm)}}, {node.Input(0)}));
 }
 
+// Pads given for the axes of Pad's axes input (opset 18), spread over every axis of the data.
+std::vector<int64_t> PadsOfEveryAxis(OnnxNode& node, const std::vector<int64_t>& pads) {
+  const int rank = node.InputShape(0).ndim();
+  const std::vector<int64_t> axes =
+      node.RequireConstant(3, "axes").ToInt64s(node.where() + " axes");
+  MX_CHECK(pads.size() == 2 * axes.size())
+      << node.where() << ": " << pads.size() << " pads for " << axes.size() << " axes "
+      << Tuple(axes) << " (expected two per axis)";
+  std::vector<int64_t> every(2 * static_cast<size_t>(rank), 0);
+  std::vector<bool> seen(static_cast<size_t>(rank), false);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t axis = NormalizeAxis(axes[i], rank, node.where());
+    MX_CHECK(!seen[static_cast<size_t>(axis)])
+        << node.where() << ": axes " << Tuple(axes) << " name axis " << axis << " twice";
+    seen[static_cast<size_t>(axis)] = true;
+    every[static_cast<size_t>(axis)] = pads[i];
+    every[static_cast<size_t>(axis + rank)] = pads[i + axes.size()];
+  }
+  return every;
+}
+
 void EmitPad(OnnxNode& node, const std::vector<int64_t>& pads, double value) {
   const std::string& where = node.where();
   const Shape in = node.InputShape(0);
@@ -471,6 +508,8 @@ void EmitPad(OnnxNode& node, const std::vector<int64_t>& pads, double value) {
     width.push_back(pads[i + rank]);
   }
   const std::string mode = node.attrs().String("mode", "constant");
+  MX_CHECK(mode != "wrap") << where << ": mode 'wrap' (opset 19) is not supported (constant, "
+                           << "reflect and edge are)";
   MX_CHECK(mode == "constant" || mode == "reflect" || mode == "edge")
       << where << ": unknown mode '" << mode << "'";
   node.SetOutput(
@@ -484,10 +523,10 @@ void ConvertPadAttributes(OnnxNode& node) {
   EmitPad(node, node.attrs().Ints("pads"), node.attrs().Float("value", 0));
 }
 
-// From opset 11 they are inputs known at load; the axes input (opset 18) is not imported.
+// From opset 11 they are inputs known at load. From opset 18 the optional axes input names the
+// axes the pads apply to (begins for each, then ends); the other axes are not padded.
 void ConvertPad(OnnxNode& node) {
-  const std::vector<int64_t> pads =
-      node.RequireConstant(1, "pads").ToInt64s(node.where() + " pads");
+  std::vector<int64_t> pads = node.RequireConstant(1, "pads").ToInt64s(node.where() + " pads");
   double value = 0;
   if (node.has_input(2)) {
     const std::vector<double> fill =
@@ -495,7 +534,7 @@ void ConvertPad(OnnxNode& node) {
     MX_CHECK(fill.size() == 1) << node.where() << ": constant_value must be one value";
     value = fill[0];
   }
-  MX_CHECK(!node.has_input(3)) << node.where() << ": the axes input is not supported";
+  if (node.has_input(3)) pads = PadsOfEveryAxis(node, pads);
   EmitPad(node, pads, value);
 }
 
@@ -541,10 +580,39 @@ void EmitSplit(OnnxNode& node, std::vector<int64_t> sizes) {
 // Opsets 2-12: the parts in the 'split' attribute.
 void ConvertSplitAttribute(OnnxNode& node) { EmitSplit(node, node.attrs().Ints("split")); }
 
-// Opset 13 on: the parts in the optional second input, known at load.
+// Opsets 13-17: the parts in the optional second input, known at load.
 void ConvertSplit(OnnxNode& node) {
   std::vector<int64_t> sizes;
   if (node.has_input(1)) sizes = node.RequireConstant(1, "Split's 'split'").ToInt64s(node.where());
+  EmitSplit(node, sizes);
+}
+
+// From opset 18 without the second input, num_outputs (required then) parts of ceil(extent /
+// num_outputs), the last one smaller when the extent does not divide.
+void ConvertSplitNumOutputs(OnnxNode& node) {
+  if (node.has_input(1)) {
+    MX_CHECK(!node.attrs().Has("num_outputs"))
+        << node.where() << ": both 'split' and num_outputs are given (one of them is expected)";
+    ConvertSplit(node);
+    return;
+  }
+  MX_CHECK(node.attrs().Has("num_outputs"))
+      << node.where() << ": neither the 'split' input nor num_outputs is given";
+  const int64_t parts = node.attrs().Int("num_outputs", 0);
+  MX_CHECK(parts == node.num_outputs())
+      << node.where() << ": num_outputs " << parts << " but the node has " << node.num_outputs()
+      << " outputs";
+  const Shape in = node.InputShape(0);
+  const int64_t axis = NormalizeAxis(node.attrs().Int("axis", 0), in.ndim(), node.where());
+  const int64_t extent = in[static_cast<int>(axis)];
+  const int64_t chunk = (extent + parts - 1) / parts;
+  std::vector<int64_t> sizes;
+  for (int64_t offset = 0; offset < extent; offset += chunk) {
+    sizes.push_back(std::min(chunk, extent - offset));
+  }
+  MX_CHECK(static_cast<int64_t>(sizes.size()) == parts)
+      << node.where() << ": axis " << axis << " of extent " << extent << " does not split into "
+      << parts << " parts of " << chunk << " (the last one smaller)";
   EmitSplit(node, sizes);
 }
 
@@ -625,7 +693,8 @@ void ConvertSpaceToDepth(OnnxNode& node) {
 }  // namespace
 
 MXLITE_REGISTER_ONNX_CONVERTER(Split, 2, 12, ConvertSplitAttribute);
-MXLITE_REGISTER_ONNX_CONVERTER(Split, 13, kMaxOnnxOpset, ConvertSplit);
+MXLITE_REGISTER_ONNX_CONVERTER(Split, 13, 17, ConvertSplit);
+MXLITE_REGISTER_ONNX_CONVERTER(Split, 18, kMaxOnnxOpset, ConvertSplitNumOutputs);
 MXLITE_REGISTER_ONNX_CONVERTER(Tile, 6, kMaxOnnxOpset, ConvertTile);
 MXLITE_REGISTER_ONNX_CONVERTER(DepthToSpace, 1, kMaxOnnxOpset, ConvertDepthToSpace);
 MXLITE_REGISTER_ONNX_CONVERTER(SpaceToDepth, 1, kMaxOnnxOpset, ConvertSpaceToDepth);
@@ -634,6 +703,8 @@ MXLITE_REGISTER_ONNX_CONVERTER(Dropout, 1, 11, ConvertDropout);
 MXLITE_REGISTER_ONNX_CONVERTER(Dropout, 12, kMaxOnnxOpset, ConvertDropoutWithMode);
 MXLITE_REGISTER_ONNX_CONVERTER(Constant, 1, kMaxOnnxOpset, ConvertConstant);
 MXLITE_REGISTER_ONNX_CONVERTER(Cast, 6, kMaxOnnxOpset, ConvertCast);
+MXLITE_REGISTER_ONNX_CONVERTER(CastLike, 15, kMaxOnnxOpset, ConvertCastLike);
+MXLITE_REGISTER_ONNX_CONVERTER(Size, 1, kMaxOnnxOpset, ConvertSize);
 MXLITE_REGISTER_ONNX_CONVERTER(Shape, 1, kMaxOnnxOpset, ConvertShape);
 MXLITE_REGISTER_ONNX_CONVERTER(Gather, 1, kMaxOnnxOpset, ConvertGather);
 MXLITE_REGISTER_ONNX_CONVERTER(Squeeze, 1, 12, ConvertSqueeze);
@@ -646,7 +717,8 @@ MXLITE_REGISTER_ONNX_CONVERTER(Flatten, 1, kMaxOnnxOpset, ConvertFlatten);
 MXLITE_REGISTER_ONNX_CONVERTER(Slice, 1, 9, ConvertSliceAttributes);
 MXLITE_REGISTER_ONNX_CONVERTER(Slice, 10, kMaxOnnxOpset, ConvertSlice);
 MXLITE_REGISTER_ONNX_CONVERTER(Transpose, 1, kMaxOnnxOpset, ConvertTranspose);
-MXLITE_REGISTER_ONNX_CONVERTER(Pad, 1, 10, ConvertPadAttributes);
+// Pad-1 called its pads `paddings`.
+MXLITE_REGISTER_ONNX_CONVERTER(Pad, 2, 10, ConvertPadAttributes);
 MXLITE_REGISTER_ONNX_CONVERTER(Pad, 11, kMaxOnnxOpset, ConvertPad);
 
 }  // namespace mxlite

@@ -107,6 +107,17 @@ Shape OnnxNode::InputShape(int i) {
   return values_.ShapeOf(name, where_);
 }
 
+DType OnnxNode::InputDType(int i) {
+  const std::string name = input_name(i);
+  MX_CHECK(!name.empty()) << where_ << ": input " << i << " is missing";
+  return values_.DTypeOf(name, where_);
+}
+
+NodeEntry OnnxNode::NewScalar(const std::string& suffix, double value) {
+  return NewConstant(suffix,
+                     HostTensorOf(InputDType(0), Shape{1}, std::vector<double>{value}, where_));
+}
+
 NodeEntry OnnxNode::Emit(const std::string& op, const AttrText& attrs,
                          const std::vector<NodeEntry>& inputs, const std::string& suffix) {
   return values_.Emit(op, name_ + suffix, attrs, inputs);

@@ -36,8 +36,8 @@
 namespace mxlite {
 
 // The opsets of the default domain mxlite imports.
-constexpr int64_t kMinOnnxOpset = 7;
-constexpr int64_t kMaxOnnxOpset = 17;
+constexpr int64_t kMinOnnxOpset = 1;
+constexpr int64_t kMaxOnnxOpset = 21;
 
 using AttrText = std::map<std::string, std::string>;
 
@@ -72,6 +72,8 @@ class OnnxValues {
   virtual const HostTensor* Constant(const std::string& name) = 0;
   // The static shape of `name` (constants and inputs directly, computed values by inference).
   virtual Shape ShapeOf(const std::string& name, const std::string& where) = 0;
+  // The dtype of `name`, found the same way.
+  virtual DType DTypeOf(const std::string& name, const std::string& where) = 0;
   virtual void Define(const std::string& name, NodeEntry entry) = 0;
   virtual void DefineConstant(const std::string& name, HostTensor tensor) = 0;
   // Marks `name` as a value mxlite does not compute; a node that reads it is an error saying why.
@@ -116,12 +118,16 @@ class OnnxNode {
   // Input `i`'s value, which must be known at load: an error naming `what` otherwise.
   const HostTensor& RequireConstant(int i, const std::string& what);
   Shape InputShape(int i);
+  DType InputDType(int i);
 
   // Adds the op node `op` named after this node (plus `suffix`) and returns its first output.
   NodeEntry Emit(const std::string& op, const AttrText& attrs, const std::vector<NodeEntry>& inputs,
                  const std::string& suffix = "");
   // A new parameter variable holding `tensor`, named after this node (plus `suffix`).
   NodeEntry NewConstant(const std::string& suffix, HostTensor tensor);
+  // A new parameter variable of shape (1) holding `value` in input 0's dtype: the scalar operand
+  // of a broadcast op.
+  NodeEntry NewScalar(const std::string& suffix, double value);
   // Output `i` is `entry` (an output the node leaves unnamed is ignored).
   void SetOutput(int i, NodeEntry entry);
   // Output 0 is a constant known at load.

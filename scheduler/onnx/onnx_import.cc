@@ -285,11 +285,28 @@ class Importer final : public OnnxValues {
       return DeclaredInputShape(*input->second);
     }
     const NodeEntry entry = Entry(name, where, VariableRole::kParameter);
+    UpdateShapes();
+    return shapes_.of(entry);
+  }
+
+  DType DTypeOf(const std::string& name, const std::string& where) override {
+    if (const HostTensor* tensor = Constant(name)) return tensor->dtype;
+    auto it = values_.find(name);
+    if (it == values_.end()) {
+      auto input = graph_inputs_.find(name);
+      MX_CHECK(input != graph_inputs_.end()) << where << ": value '" << name << "' is undefined";
+      return DeclaredInputDType(*input->second);
+    }
+    const NodeEntry entry = Entry(name, where, VariableRole::kParameter);
+    UpdateShapes();
+    return shapes_.dtype_of(entry);
+  }
+
+  void UpdateShapes() {
     if (shapes_nodes_ != graph_.num_nodes()) {
       shapes_ = InferGraphShapes(graph_);
       shapes_nodes_ = graph_.num_nodes();
     }
-    return shapes_.of(entry);
   }
 
   void Define(const std::string& name, NodeEntry entry) override { values_[name].entry = entry; }

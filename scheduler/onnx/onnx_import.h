@@ -5,7 +5,7 @@
 //   Executor::Bind(model.graph, bind);
 //
 // Nodes map to mxlite ops with MXNet-style attributes (Conv -> Convolution, Gemm -> Gemm, Add ->
-// broadcast_add, ...), opsets 7-17 of the default domain, each through the converter its op type
+// broadcast_add, ...), opsets 1-21 of the default domain, each through the converter its op type
 // registers for the model's opset (scheduler/onnx/onnx_converter.h; the families are in
 // scheduler/onnx/convert_*.cc). Initialisers (and Constant nodes)
 // become parameter variables — BatchNormalization's mean and variance auxiliary ones — whose
