@@ -31,6 +31,16 @@ inline constexpr ActivationLayout kActivationLayouts[kNumActivationLayouts] = {
 // Channels per block of NCHW16c.
 inline constexpr int64_t kChannelBlock = 16;
 
+// Whether a grouped layer's groups share NCHW16c's blocks: 2, 4 or 8 channels per group, as many
+// filters, whole blocks of channels. Each block then holds whole groups, and an output block reads
+// the input block of the same channels only (grouped_nchw16c; RegNet-Y, ResNeXt's first stages).
+inline bool GroupsShareChannelBlocks(int64_t channels, int64_t filters, int64_t groups) {
+  if (groups <= 1 || channels != filters || channels % kChannelBlock != 0) return false;
+  if (channels % groups != 0) return false;
+  const int64_t per_group = channels / groups;
+  return per_group == 2 || per_group == 4 || per_group == 8;
+}
+
 const char* ActivationLayoutName(ActivationLayout layout);  // "NCHW", "NHWC", "NCHW16c"
 // The layout named `name` (exactly as ActivationLayoutName spells it), or nullopt.
 std::optional<ActivationLayout> ParseActivationLayout(std::string_view name);

@@ -159,6 +159,7 @@ cpu::ConvGeometry ConvolutionGeometry(const ConvWindow& window, const Shape& dat
 bool RunsChannelBlocked(int64_t channels, int64_t filters, int64_t groups) {
   if (groups == 1) return true;
   if (groups == channels && filters == channels) return true;
+  if (GroupsShareChannelBlocks(channels, filters, groups)) return true;
   return channels % groups == 0 && filters % groups == 0 &&
          (channels / groups) % kChannelBlock == 0 && (filters / groups) % kChannelBlock == 0;
 }

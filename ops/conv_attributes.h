@@ -66,8 +66,8 @@ Shape ConvWeightShape(const ConvWindow& window, int64_t out, int64_t in_per_grou
 void SetGeometryWindow(const ConvWindow& window, cpu::ConvGeometry& geometry);
 
 // Whether NCHW16c's convolutions run `groups` groups from `channels` to `filters` channels: one
-// group, a depthwise layer (groups == channels == filters), or groups whose channels and filters
-// come in whole blocks of 16.
+// group, a depthwise layer (groups == channels == filters), groups whose channels and filters
+// come in whole blocks of 16, or groups of 2, 4 or 8 that share blocks (GroupsShareChannelBlocks).
 bool RunsChannelBlocked(int64_t channels, int64_t filters, int64_t groups);
 
 // The convolution of `window` over data of `data_shape` (num_filter output channels in num_group

@@ -332,6 +332,7 @@ const std::vector<const ConvAlgorithm*>& CpuConvAlgorithms() {
       &DirectNhwcAlgorithm(),
       &DirectNchw16cAlgorithm(),
       &DepthwiseNchw16cAlgorithm(),
+      &GroupedNchw16cAlgorithm(),
   };
   return all;
 }

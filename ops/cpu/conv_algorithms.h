@@ -25,6 +25,10 @@
 //   depthwise_direct   NCHW16c     fwd                        groups == channels == filters, a
 //                                                             multiple of 16; any kernel,
 //                                                             stride, pad, dilation
+//   grouped_nchw16c    NCHW16c     fwd                        2, 4 or 8 channels and as many
+//                                                             filters per group (groups inside
+//                                                             blocks); any kernel, stride,
+//                                                             pad, dilation
 //
 // A "valid geometry": every extent >= 1 (batch >= 0), groups dividing both channel counts, and
 // out_h/out_w any size (positions whose window leaves the input read zeros, as in im2col).
@@ -206,5 +210,6 @@ const ConvAlgorithm& DirectNchwAlgorithm();                  // conv_direct.cc
 const ConvAlgorithm& DirectNhwcAlgorithm();                  // conv_direct_nhwc.cc
 const ConvAlgorithm& DirectNchw16cAlgorithm();               // conv_nchw16c.cc
 const ConvAlgorithm& DepthwiseNchw16cAlgorithm();            // conv_nchw16c.cc
+const ConvAlgorithm& GroupedNchw16cAlgorithm();              // conv_nchw16c.cc
 
 }  // namespace mxlite::cpu

@@ -112,6 +112,14 @@ const std::vector<ConvCase> kCases = {
     {"b16_3x3_p1_groups2_batch2_7x9_32to64", 2, 32, 64, 2, 7, 9, 3, 1, 1, 1},
     {"b16_3x3_s2_p1_groups3_9x8_48to48", 1, 48, 48, 3, 9, 8, 3, 2, 1, 1},
     {"b16_1x1_groups2_5x6_64to96", 1, 64, 96, 2, 5, 6, 1, 1, 0, 1},
+    // Groups inside blocks for grouped_nchw16c: 8 channels (two groups a block; a 14-pixel tile, a
+    // rest, edges; stride 2), 4 (RegNet/ResNeXt-like), 2 with dilation and wide padding; and
+    // filters that differ from the channels (no claim).
+    {"b16_3x3_p1_groups6_batch2_9x19_48to48", 2, 48, 48, 6, 9, 19, 3, 1, 1, 1},
+    {"b16_3x3_s2_p1_groups4_11x12_32to32", 1, 32, 32, 4, 11, 12, 3, 2, 1, 1},
+    {"b16_3x3_p1_groups8_7x7_32to32", 1, 32, 32, 8, 7, 7, 3, 1, 1, 1},
+    {"b16_5x5_p4_d2_groups8_10x9_16to16", 1, 16, 16, 8, 10, 9, 5, 1, 4, 2},
+    {"b16_3x3_p1_groups4_6x7_32to64", 1, 32, 64, 4, 6, 7, 3, 1, 1, 1},
 };
 
 const std::set<std::string> kAllCases = [] {
@@ -140,7 +148,10 @@ const std::set<std::string> kWinogradForward = {"3x3_p1_7x9",
                                                 "b16_3x3_p1_batch2_9x30_32to48",
                                                 "b16_3x3_p3_4x5_16to32",
                                                 "b16_depthwise_3x3_p1_16ch_5x40",
-                                                "b16_3x3_p1_groups2_batch2_7x9_32to64"};
+                                                "b16_3x3_p1_groups2_batch2_7x9_32to64",
+                                                "b16_3x3_p1_groups6_batch2_9x19_48to48",
+                                                "b16_3x3_p1_groups8_7x7_32to32",
+                                                "b16_3x3_p1_groups4_6x7_32to64"};
 const std::set<std::string> kDepthwise = {"depthwise_3x3_p1_batch3",
                                           "depthwise_x2_5x5_s2_p2_d2",
                                           "depthwise_3x3_s2_p0_batch3",
@@ -162,6 +173,9 @@ const std::set<std::string> kBlockedDirect = {
     "b16_3x3_p1_batch2_9x30_32to48", "b16_1x1_batch2_5x6_16to32", "b16_3x3_s2_p2_d2_11x12_16to16",
     "b16_3x3_p3_4x5_16to32", "b16_1x1_s2_9x9_32to16", "b16_3x3_p1_groups2_batch2_7x9_32to64",
     "b16_3x3_s2_p1_groups3_9x8_48to48", "b16_1x1_groups2_5x6_64to96"};
+const std::set<std::string> kBlockedLaneGroups = {
+    "b16_3x3_p1_groups6_batch2_9x19_48to48", "b16_3x3_s2_p1_groups4_11x12_32to32",
+    "b16_3x3_p1_groups8_7x7_32to32", "b16_5x5_p4_d2_groups8_10x9_16to16"};
 const std::set<std::string> kBlockedDepthwise = {
     "depthwise_3x3_s2_p1_16ch_14x15", "depthwise_3x3_p1_32ch_7x7",
     "b16_depthwise_3x3_s2_p1_32ch_13x15", "b16_depthwise_5x5_d2_p4_batch2_16ch_12x17",
@@ -174,6 +188,7 @@ std::set<std::string> ExpectedClaims(std::string_view algorithm, ConvLayout layo
     if (direction != ConvDirection::kForward) return {};
     if (algorithm == "direct_nchw16c") return kBlockedDirect;
     if (algorithm == "depthwise_direct") return kBlockedDepthwise;
+    if (algorithm == "grouped_nchw16c") return kBlockedLaneGroups;
   }
   if (algorithm == "im2col_gemm" || algorithm == "im2row_gemm") return kAllCases;
   if (algorithm == "gemm_1x1") {
@@ -708,6 +723,8 @@ TEST(ConvAlgorithms, Nchw16cFloat32SameBitsOnOneAndTwoThreads) {
                                           {"pairs", 1, 64, 80, 1, 3, 5, 3, 1, 1, 1});
   ExpectForwardSameBitsOnOneAndTwoThreads("depthwise_direct", ConvLayout::kNCHW16c,
                                           {"dw", 2, 32, 32, 32, 13, 11, 3, 1, 1, 1});
+  ExpectForwardSameBitsOnOneAndTwoThreads("grouped_nchw16c", ConvLayout::kNCHW16c,
+                                          {"groups", 2, 32, 32, 8, 13, 11, 3, 1, 1, 1});
 }
 
 TEST(ConvAlgorithms, RegistryHasEveryNamedAlgorithmOncePerLayout) {
@@ -723,7 +740,8 @@ TEST(ConvAlgorithms, RegistryHasEveryNamedAlgorithmOncePerLayout) {
       {"winograd_2x2_3x3", ConvLayout::kNCHW},  {"winograd_4x4_3x3", ConvLayout::kNCHW},
       {"depthwise_direct", ConvLayout::kNCHW},  {"depthwise_direct", ConvLayout::kNHWC},
       {"direct_nchw", ConvLayout::kNCHW},       {"direct_nhwc", ConvLayout::kNHWC},
-      {"direct_nchw16c", ConvLayout::kNCHW16c}, {"depthwise_direct", ConvLayout::kNCHW16c}};
+      {"direct_nchw16c", ConvLayout::kNCHW16c}, {"depthwise_direct", ConvLayout::kNCHW16c},
+      {"grouped_nchw16c", ConvLayout::kNCHW16c}};
   for (const auto& [name, layout] : expected) {
     const ConvAlgorithm* found = FindCpuConvAlgorithm(name, layout);
     ASSERT_NE(found, nullptr) << name;
