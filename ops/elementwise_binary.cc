@@ -1,12 +1,17 @@
-// Element-wise binary arithmetic: output = lhs (+ - * /) rhs.
-//   broadcast_add, broadcast_sub, broadcast_mul, broadcast_div: NumPy broadcasting (also what
-//     ONNX's Add, Sub, Mul, Div need); a scalar has shape ().
+// Element-wise binary arithmetic: output = lhs (+ - * /) rhs, or the larger / smaller of the two.
+//   broadcast_add, broadcast_sub, broadcast_mul, broadcast_div, broadcast_maximum,
+//     broadcast_minimum: NumPy broadcasting (also what ONNX's Add, Sub, Mul, Div, Max, Min need);
+//     a scalar has shape ().
 //   elemwise_add, elemwise_sub, elemwise_mul, elemwise_div: both inputs must have the same shape.
 // Both families share one kernel (ops/cpu/broadcast.h), whose merged-axis layout makes the same-
 // shape, scalar, row (bias on (N, C)) and channel (bias (1, C, 1, 1) on NCHW) cases contiguous
 // loops. Backward sums each input's gradient over the axes along which it was broadcast. add and
-// sub need no forward tensor in backward; mul and div read both inputs. The output may share
-// memory with an input of the same shape.
+// sub need no forward tensor in backward; mul and div read both inputs; maximum passes the
+// gradient to lhs where lhs >= rhs and to rhs elsewhere (minimum: lhs <= rhs), as MXNet does, and
+// reads both. The output may share memory with an input of the same shape.
+#include <algorithm>
+#include <type_traits>
+
 #include "ops/broadcast.h"
 #include "ops/cpu/broadcast.h"
 #include "ops/operator.h"
@@ -18,12 +23,59 @@ using cpu::BroadcastBinary;
 using cpu::EigenArray;
 using cpu::ForEachChunk;
 
-enum class Arithmetic { kAdd, kSub, kMul, kDiv };
+enum class Arithmetic { kAdd, kSub, kMul, kDiv, kMaximum, kMinimum };
 
 const auto kAdd = [](const auto& x, const auto& y) { return x + y; };
 const auto kSub = [](const auto& x, const auto& y) { return x - y; };
 const auto kMul = [](const auto& x, const auto& y) { return x * y; };
 const auto kDiv = [](const auto& x, const auto& y) { return x / y; };
+
+// max / min of what BroadcastBinary passes: two arrays, an array and a scalar, or two scalars. A
+// NaN operand gives NaN, as NumPy's maximum does.
+template <typename T, bool kLarger>
+struct Extremum {
+  template <typename X, typename Y>
+  auto operator()(const X& x, const Y& y) const {
+    if constexpr (std::is_same_v<X, T> && std::is_same_v<Y, T>) {
+      if (x != x || y != y) return x != x ? x : y;
+      return kLarger ? std::max(x, y) : std::min(x, y);
+    } else if constexpr (std::is_same_v<X, T>) {
+      return Apply(y, x);
+    } else {
+      return Apply(x, y);
+    }
+  }
+  using Functor = std::conditional_t<kLarger, Eigen::internal::scalar_max_op<T, T, Eigen::PropagateNaN>,
+                                     Eigen::internal::scalar_min_op<T, T, Eigen::PropagateNaN>>;
+  template <typename A, typename B>
+  static auto Apply(const A& array, const B& other) {
+    if constexpr (std::is_same_v<B, T>) {  // the scalar stretched over the array
+      return array.binaryExpr(Eigen::Array<T, Eigen::Dynamic, 1>::Constant(array.size(), other),
+                              Functor());
+    } else {
+      return array.binaryExpr(other, Functor());
+    }
+  }
+};
+
+// 1 where lhs >= rhs (maximum's lhs wins), or lhs <= rhs (minimum's), else 0.
+template <typename T, bool kLarger>
+struct LhsWins {
+  template <typename X, typename Y>
+  auto operator()(const X& x, const Y& y) const {
+    if constexpr (std::is_same_v<X, T> && std::is_same_v<Y, T>) {
+      return T((kLarger ? x >= y : x <= y) ? 1 : 0);
+    } else if constexpr (std::is_same_v<X, T> && kLarger) {  // scalar lhs: flip the comparison
+      return (y <= x).template cast<T>();
+    } else if constexpr (std::is_same_v<X, T>) {
+      return (y >= x).template cast<T>();
+    } else if constexpr (kLarger) {
+      return (x >= y).template cast<T>();
+    } else {
+      return (x <= y).template cast<T>();
+    }
+  }
+};
 
 std::vector<std::string> Operands(const Attributes&) { return {"lhs", "rhs"}; }
 std::vector<std::string> Output(const Attributes&) { return {"output"}; }
@@ -62,6 +114,12 @@ void Forward(Arithmetic kind, const TensorView& lhs, const TensorView& rhs, cons
       break;
     case Arithmetic::kDiv:
       BroadcastBinary(kDiv, x, lhs.shape, y, rhs.shape, z, out.shape);
+      break;
+    case Arithmetic::kMaximum:
+      BroadcastBinary(Extremum<T, true>{}, x, lhs.shape, y, rhs.shape, z, out.shape);
+      break;
+    case Arithmetic::kMinimum:
+      BroadcastBinary(Extremum<T, false>{}, x, lhs.shape, y, rhs.shape, z, out.shape);
       break;
   }
 }
@@ -137,6 +195,34 @@ void Backward(Arithmetic kind, const OpContext& ctx, const TensorView& out_grad,
         });
       }
       break;
+    case Arithmetic::kMaximum:
+    case Arithmetic::kMinimum: {
+      // dy * [lhs wins] to lhs, dy * (1 - [lhs wins]) to rhs.
+      const bool larger = kind == Arithmetic::kMaximum;
+      auto lhs_wins = [&](T* target) {
+        const T* x = lhs.data_as<T>();
+        const T* y = rhs.data_as<T>();
+        if (larger) {
+          BroadcastBinary(LhsWins<T, true>{}, x, lhs.shape, y, rhs.shape, target, out_shape);
+        } else {
+          BroadcastBinary(LhsWins<T, false>{}, x, lhs.shape, y, rhs.shape, target, out_shape);
+        }
+      };
+      if (want_lhs) {
+        OperandGradient<T>(ctx, out_shape, grads[0], T(1), [&](T* target) {
+          lhs_wins(target);
+          BroadcastBinary(kMul, dy, out_shape, target, out_shape, target, out_shape);
+        });
+      }
+      if (want_rhs) {
+        OperandGradient<T>(ctx, out_shape, grads[1], T(1), [&](T* target) {
+          lhs_wins(target);
+          BroadcastBinary([](const auto& g, const auto& w) { return g - g * w; }, dy, out_shape,
+                          target, out_shape, target, out_shape);
+        });
+      }
+      break;
+    }
   }
 }
 
@@ -144,16 +230,18 @@ OpDef MakeBinaryOp(const std::string& name, Arithmetic kind, bool broadcast) {
   OpDef op;
   op.name = name;
   op.cheap_to_recompute = true;
-  const char* symbol = kind == Arithmetic::kAdd   ? "+"
-                       : kind == Arithmetic::kSub ? "-"
-                       : kind == Arithmetic::kMul ? "*"
-                                                  : "/";
-  op.doc = std::string("output = lhs ") + symbol + " rhs, element-wise" +
+  const char* formula = kind == Arithmetic::kAdd       ? "lhs + rhs"
+                        : kind == Arithmetic::kSub     ? "lhs - rhs"
+                        : kind == Arithmetic::kMul     ? "lhs * rhs"
+                        : kind == Arithmetic::kDiv     ? "lhs / rhs"
+                        : kind == Arithmetic::kMaximum ? "max(lhs, rhs)"
+                                                       : "min(lhs, rhs)";
+  op.doc = std::string("output = ") + formula + ", element-wise" +
            (broadcast ? " with NumPy broadcasting." : "; the shapes must be equal.");
   op.input_names = Operands;
   op.output_names = Output;
   op.infer_shape = broadcast ? BroadcastShape : SameShape;
-  const bool reads_inputs = kind == Arithmetic::kMul || kind == Arithmetic::kDiv;
+  const bool reads_inputs = kind != Arithmetic::kAdd && kind != Arithmetic::kSub;
   op.backward_dependencies = [reads_inputs](const Attributes&) -> BackwardDependencies {
     return {{reads_inputs, reads_inputs}, {false}};
   };
@@ -186,6 +274,12 @@ MXLITE_REGISTER_OP(broadcast_add) { return MakeBinaryOp("broadcast_add", Arithme
 MXLITE_REGISTER_OP(broadcast_sub) { return MakeBinaryOp("broadcast_sub", Arithmetic::kSub, true); }
 MXLITE_REGISTER_OP(broadcast_mul) { return MakeBinaryOp("broadcast_mul", Arithmetic::kMul, true); }
 MXLITE_REGISTER_OP(broadcast_div) { return MakeBinaryOp("broadcast_div", Arithmetic::kDiv, true); }
+MXLITE_REGISTER_OP(broadcast_maximum) {
+  return MakeBinaryOp("broadcast_maximum", Arithmetic::kMaximum, true);
+}
+MXLITE_REGISTER_OP(broadcast_minimum) {
+  return MakeBinaryOp("broadcast_minimum", Arithmetic::kMinimum, true);
+}
 MXLITE_REGISTER_OP(elemwise_add) { return MakeBinaryOp("elemwise_add", Arithmetic::kAdd, false); }
 MXLITE_REGISTER_OP(elemwise_sub) { return MakeBinaryOp("elemwise_sub", Arithmetic::kSub, false); }
 MXLITE_REGISTER_OP(elemwise_mul) { return MakeBinaryOp("elemwise_mul", Arithmetic::kMul, false); }

@@ -1,5 +1,6 @@
-// The GPU kernels of broadcast_* and elemwise_* add/sub/mul/div (ops/elementwise_binary.cc;
-// ops/cuda/elementwise_kernels.cu).
+// The GPU kernels of broadcast_* and elemwise_* add/sub/mul/div, broadcast_maximum / minimum
+// (ops/elementwise_binary.cc) and the broadcast comparisons (ops/comparison.cc); the kernels are in
+// ops/cuda/elementwise_kernels.cu.
 #include <algorithm>
 #include <vector>
 
@@ -66,6 +67,34 @@ void BinaryBackward(BinaryKind kind, const OpContext& ctx, const TensorView& out
         reduce(term, grads[1], kind == BinaryKind::kDiv ? -1.0 : 1.0);
       }
       break;
+    case BinaryKind::kMaximum:
+    case BinaryKind::kMinimum: {
+      // dy * [lhs wins] to lhs (lhs >= rhs for maximum, <= for minimum), dy * [rhs wins] to rhs.
+      const bool larger = kind == BinaryKind::kMaximum;
+      auto term_where = [&](BinaryKind wins) {
+        T* term = scratch_term();
+        Binary<T>(wins, lhs.data_as<T>(), lhs.shape, rhs.data_as<T>(), rhs.shape, term, out_shape,
+                  stream, owner);
+        Binary<T>(BinaryKind::kMul, dy, out_shape, term, out_shape, term, out_shape, stream, owner);
+        return term;
+      };
+      if (want_lhs) {
+        reduce(term_where(larger ? BinaryKind::kGreaterEqual : BinaryKind::kLesserEqual), grads[0],
+               1.0);
+      }
+      if (want_rhs) {
+        reduce(term_where(larger ? BinaryKind::kLesser : BinaryKind::kGreater), grads[1], 1.0);
+      }
+      break;
+    }
+    default:  // the comparisons: no gradient
+      for (size_t i = 0; i < grads.size(); ++i) {
+        if (req[i] == WriteMode::kNull) continue;
+        MXLITE_CUDA_CALL(cudaMemsetAsync(grads[i].data_as<T>(), 0, grads[i].size() * sizeof(T),
+                                         stream),
+                         owner);
+      }
+      break;
   }
 }
 
@@ -106,6 +135,18 @@ struct BinaryRegistrar {
       RegisterBinary((std::string("broadcast_") + suffix).c_str(), kind);
       RegisterBinary((std::string("elemwise_") + suffix).c_str(), kind);
     }
+    // broadcast_maximum / minimum (ops/elementwise_binary.cc) and the comparisons
+    // (ops/comparison.cc): NumPy broadcasting only.
+    const std::pair<const char*, BinaryKind> broadcast_only[] = {
+        {"broadcast_maximum", BinaryKind::kMaximum},
+        {"broadcast_minimum", BinaryKind::kMinimum},
+        {"broadcast_equal", BinaryKind::kEqual},
+        {"broadcast_not_equal", BinaryKind::kNotEqual},
+        {"broadcast_greater", BinaryKind::kGreater},
+        {"broadcast_greater_equal", BinaryKind::kGreaterEqual},
+        {"broadcast_lesser", BinaryKind::kLesser},
+        {"broadcast_lesser_equal", BinaryKind::kLesserEqual}};
+    for (const auto& [name, kind] : broadcast_only) RegisterBinary(name, kind);
   }
 };
 const BinaryRegistrar binary_registrar;

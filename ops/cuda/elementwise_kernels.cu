@@ -145,7 +145,15 @@ __device__ C ApplyBinary(BinaryKind kind, C x, C y) {
     case BinaryKind::kAdd: return x + y;
     case BinaryKind::kSub: return x - y;
     case BinaryKind::kMul: return x * y;
-    default: return x / y;
+    case BinaryKind::kDiv: return x / y;
+    case BinaryKind::kMaximum: return x >= y || x != x ? x : y;  // as std::max, but NaN-keeping
+    case BinaryKind::kMinimum: return x <= y || x != x ? x : y;
+    case BinaryKind::kEqual: return C(x == y ? 1 : 0);
+    case BinaryKind::kNotEqual: return C(x != y ? 1 : 0);
+    case BinaryKind::kGreater: return C(x > y ? 1 : 0);
+    case BinaryKind::kGreaterEqual: return C(x >= y ? 1 : 0);
+    case BinaryKind::kLesser: return C(x < y ? 1 : 0);
+    default: return C(x <= y ? 1 : 0);
   }
 }
 

@@ -75,7 +75,22 @@ struct BroadcastGeometry {
   int64_t extents[kMaxKernelDims] = {};
   int64_t strides[2][kMaxKernelDims] = {};
 };
-enum class BinaryKind { kAdd, kSub, kMul, kDiv };
+// Arithmetic (broadcast_* / elemwise_*), the extrema (broadcast_maximum / minimum) and the
+// comparisons (ops/comparison.cc: 1 where it holds, else 0).
+enum class BinaryKind {
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kMaximum,
+  kMinimum,
+  kEqual,
+  kNotEqual,
+  kGreater,
+  kGreaterEqual,
+  kLesser,
+  kLesserEqual,
+};
 // out[i] = lhs[.] op rhs[.] over the output's elements (broadcast_* / elemwise_*).
 template <typename T>
 cudaError_t BroadcastBinary(BinaryKind kind, const BroadcastGeometry& g, const T* lhs, const T* rhs,

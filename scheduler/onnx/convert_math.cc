@@ -1,8 +1,10 @@
-// ONNX arithmetic and linear algebra: Add, Sub, Mul, Div (broadcast_*), the element-wise math
+// ONNX arithmetic and linear algebra: Add, Sub, Mul, Div (broadcast_*), Max, Min, Sum, Mean
+// (chains of broadcast_maximum / minimum / add), the element-wise math
 // functions (Sqrt, Exp, Log, Abs, Neg, Reciprocal, Erf, Sin, Cos, Floor, Ceil, and Pow with an
 // exponent known at load; ops/unary_math.h), Softmax and LogSoftmax, Gemm, MatMul.
 #include "scheduler/onnx/onnx_converter.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -72,6 +74,64 @@ void ConvertMul(OnnxNode& node) {
 }
 void ConvertDiv(OnnxNode& node) {
   EmitArithmetic(node, "broadcast_div", [](auto x, auto y) { return x / y; });
+}
+
+// Max, Min, Sum and Mean of one or more inputs, NumPy broadcasting (from opset 8; before, the
+// inputs had one shape, which broadcasting includes): a chain of `op` (Mean: Sum, then divided by
+// the count). Inputs all known at load are computed then, in the inputs' dtype as Add's are.
+template <typename Fn>
+void EmitVariadic(OnnxNode& node, const char* op, Fn&& fn, bool mean) {
+  const int count = node.num_inputs();
+  MX_CHECK(count >= 1) << node.where() << ": no inputs";
+  bool all_known = true;
+  for (int i = 0; i < count; ++i) {
+    const HostTensor* input = node.ConstantInput(i);
+    all_known = all_known && input != nullptr && ComputableAtLoad(input->dtype) &&
+                input->dtype == node.ConstantInput(0)->dtype;
+  }
+  if (all_known && (!mean || IsFloatingPoint(node.ConstantInput(0)->dtype))) {
+    const std::string what = node.where() + " (computed at load)";
+    const HostTensor& first = *node.ConstantInput(0);
+    Shape shape = first.shape;
+    std::vector<double> values = first.AsDoubles(what);
+    for (int i = 1; i < count; ++i) {
+      const HostTensor& next = *node.ConstantInput(i);
+      const std::optional<Shape> out = BroadcastShapes(shape, next.shape);
+      MX_CHECK(out.has_value()) << node.where() << ": shapes " << shape << " and " << next.shape
+                                << " do not broadcast";
+      values = BroadcastValues(values, shape, next.AsDoubles(what), next.shape, *out, fn);
+      shape = *out;
+    }
+    if (mean) {
+      for (double& value : values) value /= count;
+    }
+    node.SetConstantOutput(HostTensorOf(first.dtype, shape, values, what));
+    return;
+  }
+  NodeEntry result = node.Input(0);
+  for (int i = 1; i < count; ++i) {
+    std::string suffix = "_";  // appended: GCC 12 warns falsely on "_" + std::string
+    suffix += std::to_string(i);
+    const bool last = i == count - 1 && !mean;
+    result = node.Emit(op, {}, {result, node.Input(i)}, last ? "" : suffix);
+  }
+  if (mean && count > 1) {
+    result = node.Emit("broadcast_div", {}, {result, node.NewScalar("_count", count)});
+  }
+  node.SetOutput(0, result);
+}
+
+void ConvertMax(OnnxNode& node) {
+  EmitVariadic(node, "broadcast_maximum", [](auto x, auto y) { return std::max(x, y); }, false);
+}
+void ConvertMin(OnnxNode& node) {
+  EmitVariadic(node, "broadcast_minimum", [](auto x, auto y) { return std::min(x, y); }, false);
+}
+void ConvertSum(OnnxNode& node) {
+  EmitVariadic(node, "broadcast_add", [](auto x, auto y) { return x + y; }, false);
+}
+void ConvertMean(OnnxNode& node) {
+  EmitVariadic(node, "broadcast_add", [](auto x, auto y) { return x + y; }, true);
 }
 
 void EmitUnary(OnnxNode& node, const char* op) {
@@ -172,6 +232,10 @@ MXLITE_REGISTER_ONNX_CONVERTER(Add, 7, kMaxOnnxOpset, ConvertAdd);
 MXLITE_REGISTER_ONNX_CONVERTER(Sub, 7, kMaxOnnxOpset, ConvertSub);
 MXLITE_REGISTER_ONNX_CONVERTER(Mul, 7, kMaxOnnxOpset, ConvertMul);
 MXLITE_REGISTER_ONNX_CONVERTER(Div, 7, kMaxOnnxOpset, ConvertDiv);
+MXLITE_REGISTER_ONNX_CONVERTER(Max, 1, kMaxOnnxOpset, ConvertMax);
+MXLITE_REGISTER_ONNX_CONVERTER(Min, 1, kMaxOnnxOpset, ConvertMin);
+MXLITE_REGISTER_ONNX_CONVERTER(Sum, 1, kMaxOnnxOpset, ConvertSum);
+MXLITE_REGISTER_ONNX_CONVERTER(Mean, 1, kMaxOnnxOpset, ConvertMean);
 MXLITE_REGISTER_ONNX_CONVERTER(Sqrt, 1, kMaxOnnxOpset, ConvertSqrt);
 MXLITE_REGISTER_ONNX_CONVERTER(Exp, 1, kMaxOnnxOpset, ConvertExp);
 MXLITE_REGISTER_ONNX_CONVERTER(Log, 1, kMaxOnnxOpset, ConvertLog);

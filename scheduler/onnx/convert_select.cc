@@ -1,10 +1,12 @@
-// ONNX's tensor construction and selection around shape arithmetic: ConstantOfShape, Equal, Not,
-// Where, Expand, Mod, Range and ScatterND of values known at load, computed then (a
+// ONNX's tensor construction and selection around shape arithmetic: ConstantOfShape, Not, Where,
+// Expand, Mod, Range and ScatterND of values known at load, computed then (a
 // transformer's class token is Expand(token, Where(Equal(shape, -1), 1, shape)) with the shape
 // known once the input's is; Swin's window padding and attention masks are Mod, Range and
 // ScatterND of shapes).
-// Booleans are held as uint8 0 / 1. A node that would have to run on computed data is an error
-// naming it.
+// The comparisons (Equal, Greater, GreaterOrEqual, Less, LessOrEqual) are folded the same way, or run
+// as mxlite's broadcast comparisons on computed data.
+// Booleans are held as uint8 0 / 1. A node that would have to run on computed data and has no
+// mxlite op is an error naming it.
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -56,17 +58,42 @@ void ConvertConstantOfShape(OnnxNode& node) {
   node.SetConstantOutput(BroadcastTo(Reshaped(value, Shape()), shape));
 }
 
-void ConvertEqual(OnnxNode& node) {
-  const HostTensor& a = KnownAtLoad(node, 0, "A");
-  const HostTensor& b = KnownAtLoad(node, 1, "B");
-  const Shape out = BroadcastOrThrow(node, a.shape, b.shape);
-  const std::vector<double> x = a.AsDoubles(node.where() + " A");
-  const std::vector<double> y = b.AsDoubles(node.where() + " B");
-  std::vector<int64_t> equal(static_cast<size_t>(out.size()));
-  for (int64_t i = 0; i < out.size(); ++i) {
-    equal[i] = x[BroadcastOffset(a.shape, out, i)] == y[BroadcastOffset(b.shape, out, i)] ? 1 : 0;
+// Equal, Greater, GreaterOrEqual, Less, LessOrEqual: of values known at load, computed then (the
+// shape arithmetic around a class token); of computed values, mxlite's broadcast comparison
+// (ops/comparison.cc: 1 / 0 in the operands' dtype) and a Cast to uint8, ONNX's bool.
+template <typename Holds>
+void EmitComparison(OnnxNode& node, const char* op, Holds&& holds) {
+  const HostTensor* a = node.ConstantInput(0);
+  const HostTensor* b = node.ConstantInput(1);
+  if (a == nullptr || b == nullptr) {
+    const NodeEntry ones = node.Emit(op, {}, {node.Input(0), node.Input(1)}, "_compare");
+    node.SetOutput(0, node.Emit("Cast", {{"dtype", "uint8"}}, {ones}));
+    return;
   }
-  node.SetConstantOutput(HostTensorOf(DType::kUInt8, out, equal, node.where()));
+  const Shape out = BroadcastOrThrow(node, a->shape, b->shape);
+  const std::vector<double> x = a->AsDoubles(node.where() + " A");
+  const std::vector<double> y = b->AsDoubles(node.where() + " B");
+  std::vector<int64_t> result(static_cast<size_t>(out.size()));
+  for (int64_t i = 0; i < out.size(); ++i) {
+    result[i] = holds(x[BroadcastOffset(a->shape, out, i)], y[BroadcastOffset(b->shape, out, i)]);
+  }
+  node.SetConstantOutput(HostTensorOf(DType::kUInt8, out, result, node.where()));
+}
+
+void ConvertEqual(OnnxNode& node) {
+  EmitComparison(node, "broadcast_equal", [](double x, double y) { return x == y; });
+}
+void ConvertGreater(OnnxNode& node) {
+  EmitComparison(node, "broadcast_greater", [](double x, double y) { return x > y; });
+}
+void ConvertGreaterOrEqual(OnnxNode& node) {
+  EmitComparison(node, "broadcast_greater_equal", [](double x, double y) { return x >= y; });
+}
+void ConvertLess(OnnxNode& node) {
+  EmitComparison(node, "broadcast_lesser", [](double x, double y) { return x < y; });
+}
+void ConvertLessOrEqual(OnnxNode& node) {
+  EmitComparison(node, "broadcast_lesser_equal", [](double x, double y) { return x <= y; });
 }
 
 void ConvertWhere(OnnxNode& node) {
@@ -216,7 +243,12 @@ void ConvertScatterND(OnnxNode& node) {
 }  // namespace
 
 MXLITE_REGISTER_ONNX_CONVERTER(ConstantOfShape, 9, kMaxOnnxOpset, ConvertConstantOfShape);
+// Before opset 7 the comparisons broadcast only when told to (a legacy broadcast attribute).
 MXLITE_REGISTER_ONNX_CONVERTER(Equal, 7, kMaxOnnxOpset, ConvertEqual);
+MXLITE_REGISTER_ONNX_CONVERTER(Greater, 7, kMaxOnnxOpset, ConvertGreater);
+MXLITE_REGISTER_ONNX_CONVERTER(Less, 7, kMaxOnnxOpset, ConvertLess);
+MXLITE_REGISTER_ONNX_CONVERTER(GreaterOrEqual, 12, kMaxOnnxOpset, ConvertGreaterOrEqual);
+MXLITE_REGISTER_ONNX_CONVERTER(LessOrEqual, 12, kMaxOnnxOpset, ConvertLessOrEqual);
 MXLITE_REGISTER_ONNX_CONVERTER(Where, 9, kMaxOnnxOpset, ConvertWhere);
 MXLITE_REGISTER_ONNX_CONVERTER(Expand, 8, kMaxOnnxOpset, ConvertExpand);
 MXLITE_REGISTER_ONNX_CONVERTER(Not, 1, kMaxOnnxOpset, ConvertNot);

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "tests/ops/kernel_calls.h"
@@ -10,6 +11,8 @@ namespace mxlite::testing {
 namespace {
 
 double Apply(const std::string& op, double x, double y) {
+  if (op.ends_with("maximum")) return std::max(x, y);
+  if (op.ends_with("minimum")) return std::min(x, y);
   if (op.ends_with("add")) return x + y;
   if (op.ends_with("sub")) return x - y;
   if (op.ends_with("mul")) return x * y;
@@ -59,7 +62,8 @@ TEST_P(BroadcastBinaryTest, GradientAndReference) {
 INSTANTIATE_TEST_SUITE_P(
     OpsAndShapes, BroadcastBinaryTest,
     ::testing::Combine(
-        ::testing::Values("broadcast_add", "broadcast_sub", "broadcast_mul", "broadcast_div"),
+        ::testing::Values("broadcast_add", "broadcast_sub", "broadcast_mul", "broadcast_div",
+                          "broadcast_maximum", "broadcast_minimum"),
         ::testing::Values(ShapePair{{2, 3, 4}, {2, 3, 4}, {2, 3, 4}},
                           ShapePair{{3, 1, 5}, {4, 1}, {3, 4, 5}},  // rank mismatch, both grow
                           ShapePair{{2, 3}, {}, {2, 3}},            // scalar rhs
@@ -85,6 +89,31 @@ TEST_P(SameShapeBinaryTest, GradientReferenceAndShapeError) {
 INSTANTIATE_TEST_SUITE_P(AllOps, SameShapeBinaryTest,
                          ::testing::Values("elemwise_add", "elemwise_sub", "elemwise_mul",
                                            "elemwise_div"));
+
+// Ties go to lhs (maximum: lhs >= rhs, minimum: lhs <= rhs), as in MXNet; a NaN operand gives NaN.
+TEST(BroadcastBinaryTest, ExtremaSendTiesToLhsAndKeepNaN) {
+  for (const std::string op : {"broadcast_maximum", "broadcast_minimum"}) {
+    OpCase test_case = BinaryCase(op, {4}, {4});
+    std::vector<HostTensor> inputs = MakeInputs(test_case, DType::kFloat64);
+    const double nan = std::nan("");
+    const double x[] = {1.0, 2.0, nan, 0.5}, y[] = {1.0, -3.0, 0.0, nan};
+    for (int i = 0; i < 4; ++i) {
+      inputs[0].Set(i, x[i]);
+      inputs[1].Set(i, y[i]);
+    }
+    const OpRun forward = RunForward(test_case, inputs);
+    EXPECT_EQ(forward.outputs[0].Get(0), 1.0) << op;
+    EXPECT_EQ(forward.outputs[0].Get(1), op == "broadcast_maximum" ? 2.0 : -3.0) << op;
+    EXPECT_TRUE(std::isnan(forward.outputs[0].Get(2))) << op;
+    EXPECT_TRUE(std::isnan(forward.outputs[0].Get(3))) << op;
+    HostTensor out_grad(Shape{4}, DType::kFloat64);
+    for (int i = 0; i < 4; ++i) out_grad.Set(i, 10.0 + i);
+    const std::vector<HostTensor> grads = RunBackward(test_case, forward, {out_grad});
+    EXPECT_EQ(grads[0].Get(0), 10.0) << op;  // the tie
+    EXPECT_EQ(grads[1].Get(0), 0.0) << op;
+    EXPECT_EQ(grads[0].Get(1) + grads[1].Get(1), 11.0) << op;
+  }
+}
 
 TEST(BroadcastBinaryTest, IncompatibleShapesNameBoth) {
   ExpectShapeError(BinaryCase("broadcast_add", {3, 4}, {2, 4}), {"(3,4)", "(2,4)", "broadcast"});

@@ -308,6 +308,12 @@ Initializer AwayFromZero() {  // divisors
   };
 }
 
+Initializer SmallIntegers() {  // -1, 0 or 1: operands that tie often
+  return [](HostTensor& tensor, std::mt19937_64& random) {
+    for (int64_t k = 0; k < tensor.size(); ++k) tensor.Set(k, static_cast<double>(random() % 3) - 1);
+  };
+}
+
 class GpuVsCpu : public ::testing::TestWithParam<OpCase> {
  protected:
   void SetUp() override {
@@ -495,6 +501,12 @@ std::vector<OpCase> Cases() {
     add({std::string("broadcast_") + kind, {}, {{1, 3, 1, 2}, {4, 1, 5, 1}}, init});
     add({std::string("broadcast_") + kind, {}, {{2, 3}, {}}, init});
     add({std::string("elemwise_") + kind, {}, {{3, 4}, {3, 4}}, init});
+  }
+  for (const char* op : {"broadcast_maximum", "broadcast_minimum", "broadcast_equal",
+                         "broadcast_not_equal", "broadcast_greater", "broadcast_greater_equal",
+                         "broadcast_lesser", "broadcast_lesser_equal"}) {
+    add({op, {}, {{2, 3, 4}, {3, 1}}});
+    add({op, {}, {{3, 4}, {3, 4}}, {{"lhs", SmallIntegers()}, {"rhs", SmallIntegers()}}});  // ties
   }
   add({"add_n", {{"num_args", "1"}}, {{3, 4}}});
   add({"add_n", {{"num_args", "3"}}, {{3, 4}, {3, 4}, {3, 4}}});

@@ -4,8 +4,9 @@
 #include "scheduler/onnx/onnx_import.h"
 
 #include <gtest/gtest.h>
-
 #include <unistd.h>
+
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -790,6 +791,61 @@ TEST(OnnxImport, FloatArithmeticOfValuesKnownAtLoadIsFolded) {
                                     4.0f - 0.2f, 2.0f - 0.2f, 5.0f - 0.2f};
   for (size_t i = 0; i < want.size(); ++i) {
     EXPECT_EQ(static_cast<float>(c[i]), static_cast<float>(want[i])) << i;
+  }
+}
+
+// Max, Min, Sum, Mean and the comparisons of run-time data run as mxlite's broadcast ops (the node
+// tests feed their inputs as constants, which fold at load); a comparison's bool is a uint8 Cast.
+TEST(OnnxImport, VariadicExtremaAndComparisonsOfRunTimeDataAreOps) {
+  const std::vector<float> row = {0.5f, -1.0f, 2.0f}, column = {1.0f, -2.0f};
+  const auto model_of = [&](const std::string& op, bool compare) {
+    onnx::ModelProto model;
+    model.add_opset_import()->set_version(13);
+    onnx::GraphProto* graph = model.mutable_graph();
+    AddTensorInput(graph, "x", {2, 3});
+    AddInitializer(graph, "row", {3}, row);
+    AddInitializer(graph, "column", {2, 1}, column);
+    if (compare) {
+      AddNode(graph, op, "c", {"x", "row"}, {"truth"});
+      AddIntAttribute(AddNode(graph, "Cast", "f", {"truth"}, {"y"}), "to",
+                      onnx::TensorProto::FLOAT);
+    } else {
+      AddNode(graph, op, "v", {"x", "row", "column"}, {"y"});
+    }
+    graph->add_output()->set_name("y");
+    return model;
+  };
+  const std::vector<double> x = {1.0, -1.0, 3.0, 0.0, -5.0, 2.0};
+  const HostTensor input = HostTensorOf(DType::kFloat32, Shape{2, 3}, x, "x");
+  for (const std::string op : {"Max", "Min", "Sum", "Mean"}) {
+    const ImportedModel imported = Import(model_of(op, false));
+    const std::vector<std::string> ops = OpNames(imported.graph);
+    const std::string chained = op == "Max" ? "broadcast_maximum"
+                                : op == "Min" ? "broadcast_minimum"
+                                              : "broadcast_add";
+    EXPECT_EQ(std::count(ops.begin(), ops.end(), chained), 2) << op;
+    const std::vector<double> y = RunOnce(imported, input);
+    for (int i = 0; i < 6; ++i) {
+      const double a = x[i], b = row[i % 3], c = column[i / 3];
+      const double want = op == "Max"   ? std::max({a, b, c})
+                          : op == "Min" ? std::min({a, b, c})
+                          : op == "Sum" ? a + b + c
+                                        : (a + b + c) / 3;
+      EXPECT_NEAR(y[i], want, 1e-6) << op << " element " << i;
+    }
+  }
+  for (const std::string op : {"Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual"}) {
+    const ImportedModel imported = Import(model_of(op, true));
+    const std::vector<double> y = RunOnce(imported, input);
+    for (int i = 0; i < 6; ++i) {
+      const double a = x[i], b = row[i % 3];
+      const bool want = op == "Equal"            ? a == b
+                        : op == "Greater"        ? a > b
+                        : op == "GreaterOrEqual" ? a >= b
+                        : op == "Less"           ? a < b
+                                                 : a <= b;
+      EXPECT_EQ(y[i], want ? 1.0 : 0.0) << op << " element " << i;
+    }
   }
 }
 
