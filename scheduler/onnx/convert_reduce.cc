@@ -1,12 +1,15 @@
 // ONNX reductions onto mxlite's sum, mean, max, min and prod (ops/reduce.h): ReduceSum,
 // ReduceMean, ReduceMax, ReduceMin, ReduceProd directly; ReduceSumSquare (sum of x * x),
 // ReduceL1 (sum of |x|), ReduceL2 (square root of the sum of squares), ReduceLogSum (log of the
-// sum) and ReduceLogSumExp (max + log(sum(exp(x - max))), which cannot overflow) as short chains.
+// sum) and ReduceLogSumExp (max + log(sum(exp(x - max))), which cannot overflow) as short chains;
+// ArgMax and ArgMin onto argmax / argmin (ops/arg_extremum.h).
 //
 // The axes are an attribute up to opset 12 for ReduceSum (17 for the others) and an input known at
 // load from 13 (ReduceSum) or 18 (the others); none, or an empty list, reduces every axis, unless
 // noop_with_empty_axes (input forms only) makes the node the identity.
 #include "scheduler/onnx/onnx_converter.h"
+
+#include <limits>
 
 #include "core/error.h"
 
@@ -92,8 +95,71 @@ void ConvertAxesInput(OnnxNode& node) {
   reduction(node, node.Input(0), axes);
 }
 
+// ArgMax / ArgMin: the index (int64) of the first largest / smallest element along `axis`
+// (default 0), or the last with select_last_index=1; keepdims default 1. Of data known at load,
+// computed then; else mxlite's argmax / argmin (an index in the data's dtype) and a Cast to int64,
+// the last index found as the first of the axis reversed (a slice with step -1).
+template <bool kLargest>
+void ConvertArgExtremum(OnnxNode& node) {
+  const Shape in = node.InputShape(0);
+  const int64_t axis = NormalizeAxis(node.attrs().Int("axis", 0), in.ndim(), node.where());
+  const bool keepdims = node.attrs().Int("keepdims", 1) != 0;
+  const bool last = node.attrs().Int("select_last_index", 0) != 0;
+  const int a = static_cast<int>(axis);
+  const int64_t extent = in[a];
+  MX_CHECK(extent > 0) << node.where() << ": axis " << axis << " of data " << in << " is empty";
+  const HostTensor* data = node.ConstantInput(0);
+  if (data != nullptr && ComputableAtLoad(data->dtype)) {
+    const std::vector<double> x = data->AsDoubles(node.where());
+    const int64_t outer = in.size(0, a), inner = in.size(a + 1, in.ndim());
+    std::vector<int64_t> found(static_cast<size_t>(outer * inner));
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t i = 0; i < inner; ++i) {
+        int64_t best = 0;
+        for (int64_t k = 1; k < extent; ++k) {
+          const double value = x[(o * extent + k) * inner + i];
+          const double best_value = x[(o * extent + best) * inner + i];
+          const bool beats = kLargest ? value > best_value : value < best_value;
+          if (beats || (last && value == best_value)) best = k;
+        }
+        found[static_cast<size_t>(o * inner + i)] = best;
+      }
+    }
+    std::vector<int64_t> dims = in.to_vector();
+    if (keepdims) {
+      dims[static_cast<size_t>(a)] = 1;
+    } else {
+      dims.erase(dims.begin() + a);
+    }
+    node.SetConstantOutput(HostTensor::From(found, Shape(dims)));
+    return;
+  }
+  NodeEntry values = node.Input(0);
+  if (last) {
+    std::vector<int64_t> begin(static_cast<size_t>(a) + 1, 0), end, step(begin.size(), 1);
+    for (int d = 0; d < a; ++d) end.push_back(in[d]);
+    begin[static_cast<size_t>(a)] = extent - 1;
+    end.push_back(std::numeric_limits<int64_t>::min());
+    step[static_cast<size_t>(a)] = -1;
+    values = node.Emit("slice",
+                       {{"begin", Tuple(begin)}, {"end", Tuple(end)}, {"step", Tuple(step)}},
+                       {values}, "_reversed");
+  }
+  NodeEntry index =
+      node.Emit(kLargest ? "argmax" : "argmin",
+                {{"axis", std::to_string(axis)}, {"keepdims", keepdims ? "true" : "false"}},
+                {values}, "_index");
+  if (last) {
+    const NodeEntry last_index = node.NewScalar("_last", static_cast<double>(extent - 1));
+    index = node.Emit("broadcast_sub", {}, {last_index, index}, "_from_end");
+  }
+  node.SetOutput(0, node.Emit("Cast", {{"dtype", "int64"}}, {index}));
+}
+
 }  // namespace
 
+MXLITE_REGISTER_ONNX_CONVERTER(ArgMax, 1, kMaxOnnxOpset, ConvertArgExtremum<true>);
+MXLITE_REGISTER_ONNX_CONVERTER(ArgMin, 1, kMaxOnnxOpset, ConvertArgExtremum<false>);
 MXLITE_REGISTER_ONNX_CONVERTER(ReduceSum, 1, 12, ConvertAxesAttribute<SumOf>);
 MXLITE_REGISTER_ONNX_CONVERTER(ReduceSum, 13, kMaxOnnxOpset, ConvertAxesInput<SumOf>);
 MXLITE_REGISTER_ONNX_CONVERTER(ReduceMean, 1, 17, ConvertAxesAttribute<MeanOf>);

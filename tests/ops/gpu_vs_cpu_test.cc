@@ -508,6 +508,10 @@ std::vector<OpCase> Cases() {
     add({op, {}, {{2, 3, 4}, {3, 1}}});
     add({op, {}, {{3, 4}, {3, 4}}, {{"lhs", SmallIntegers()}, {"rhs", SmallIntegers()}}});  // ties
   }
+  for (const char* op : {"argmax", "argmin"}) {
+    add({op, {{"axis", "1"}}, {{3, 5, 4}}, {{"data", SmallIntegers()}}});
+    add({op, {{"keepdims", "true"}}, {{3, 7}}});
+  }
   add({"add_n", {{"num_args", "1"}}, {{3, 4}}});
   add({"add_n", {{"num_args", "3"}}, {{3, 4}, {3, 4}, {3, 4}}});
   add({"clip", {{"a_min", "-0.5"}, {"a_max", "0.3"}}, {{4, 5}}});

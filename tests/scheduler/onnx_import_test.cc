@@ -849,5 +849,34 @@ TEST(OnnxImport, VariadicExtremaAndComparisonsOfRunTimeDataAreOps) {
   }
 }
 
+// ArgMax / ArgMin of run-time data: argmax / argmin and a Cast to int64; select_last_index finds
+// the last of tied extremes (the first along the axis reversed).
+TEST(OnnxImport, ArgMaxAndArgMinOfRunTimeDataFindTheFirstOrLastExtreme) {
+  const std::vector<double> x = {1, 3, 3, 0, -2, 5, -2, 4, 5, -2};  // (2, 5), ties in each row
+  const HostTensor input = HostTensorOf(DType::kFloat32, Shape{2, 5}, x, "x");
+  for (const std::string op : {"ArgMax", "ArgMin"}) {
+    for (int last = 0; last <= 1; ++last) {
+      onnx::ModelProto model;
+      model.add_opset_import()->set_version(13);
+      onnx::GraphProto* graph = model.mutable_graph();
+      AddTensorInput(graph, "x", {2, 5});
+      onnx::NodeProto* node = AddNode(graph, op, "a", {"x"}, {"index"});
+      AddIntAttribute(node, "axis", 1);
+      AddIntAttribute(node, "keepdims", 0);
+      AddIntAttribute(node, "select_last_index", last);
+      AddIntAttribute(AddNode(graph, "Cast", "f", {"index"}, {"y"}), "to",
+                      onnx::TensorProto::FLOAT);
+      graph->add_output()->set_name("y");
+      const std::vector<double> y = RunOnce(Import(model), input);
+      const std::vector<double> want = op == "ArgMax" ? std::vector<double>{last ? 2.0 : 1.0,
+                                                                            last ? 3.0 : 0.0}
+                                                      : std::vector<double>{4.0, last ? 4.0 : 1.0};
+      ASSERT_EQ(y.size(), 2u) << op;
+      EXPECT_EQ(y[0], want[0]) << op << " select_last_index " << last;
+      EXPECT_EQ(y[1], want[1]) << op << " select_last_index " << last;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace mxlite
