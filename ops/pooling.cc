@@ -15,13 +15,25 @@
 // no real element (possible when pad >= kernel) outputs 0 and receives no gradient; nothing is
 // ever divided by zero. Max backward routes each output gradient to the first maximum of its
 // window in scan order (depth, height, width), the element the forward picked.
+//
+// The CPU forward splits its work over (image, channel block, band of output rows), so one image
+// with one channel block (batch 1, 64 channels last) still spreads over the intra-op threads;
+// channels last and NCHW16c in float32 run whole 16-lane vectors with AVX-512 where the CPU has
+// it. Every split and kernel computes each output the same way: the bits do not depend on them.
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include "ops/activation_layout.h"
+#include "ops/cpu/avx512.h"
 #include "ops/cpu/elementwise.h"
+#include "ops/cpu/int_math.h"
 #include "ops/cpu/parallel.h"
 #include "ops/operator.h"
 
@@ -187,28 +199,49 @@ void ForEachWindowElement(const PoolingGeometry& g, const Window& w, Fn&& fn) {
   }
 }
 
-// Runs fn(n, first_channel, channel_count) for every (image, channel block) on the intra-op pool;
-// blocks are one channel (channels first), up to kChannelsPerTask contiguous channels (channels
-// last) or one block of NCHW16c. Blocks touch disjoint memory, so backward may scatter without
-// races.
+// Output rows (every (depth, height) pair) a forward task of `rows` takes: as many bands as give
+// the intra-op threads 4 tasks each, none under kElementwiseGrain of work. One band (the whole
+// plane) when (image, channel block) tasks are already that many: with few images and channel
+// blocks (batch 1, 64 channels last: one block) the rows are what spreads the work.
+int64_t RowsPerBand(const PoolingGeometry& g, int64_t blocks, int64_t block) {
+  const int64_t rows = g.out[0] * g.out[1];
+  const int64_t wanted = 4 * static_cast<int64_t>(cpu::IntraOpThreads());
+  if (g.batch * blocks >= wanted || rows <= 1) return rows;
+  const int64_t work = block * (g.in_positions() + g.out_positions());
+  const int64_t bands_by_grain = std::max<int64_t>(1, work / cpu::kElementwiseGrain);
+  const int64_t bands = std::min({rows, bands_by_grain, cpu::CeilDiv(wanted, g.batch * blocks)});
+  return cpu::CeilDiv(rows, bands);
+}
+
+// Runs fn(n, first_channel, channel_count, first_row, end_row) for every (image, channel block,
+// band of output rows) on the intra-op pool; blocks are one channel (channels first), up to
+// kChannelsPerTask contiguous channels (channels last) or one block of NCHW16c. With
+// `whole_planes` every band is the whole plane: then tasks touch disjoint memory, so backward may
+// scatter into the input gradient without races (bands' windows overlap).
 template <typename Fn>
-void ForEachChannelBlock(const PoolingGeometry& g, Fn&& fn) {
+void ForEachPoolingTask(const PoolingGeometry& g, bool whole_planes, Fn&& fn) {
   const int64_t block = g.channels_last ? std::min(g.channels, kChannelsPerTask)
                         : g.blocked     ? kChannelBlock
                                         : 1;
   if (block == 0 || g.batch == 0) return;
   const int64_t blocks_per_image = (g.channels + block - 1) / block;
-  const int64_t tasks = g.batch * blocks_per_image;
+  const int64_t rows = g.out[0] * g.out[1];
+  const int64_t rows_per_band = whole_planes ? rows : RowsPerBand(g, blocks_per_image, block);
+  const int64_t bands = std::max<int64_t>(1, cpu::CeilDiv(rows, rows_per_band));
+  const int64_t tasks = g.batch * blocks_per_image * bands;
   const int64_t work_per_task =
-      std::max<int64_t>(1, block * (g.in_positions() + g.out_positions()));
+      std::max<int64_t>(1, block * (g.in_positions() + g.out_positions()) / bands);
   const int64_t tasks_per_chunk = std::max<int64_t>(1, cpu::kElementwiseGrain / work_per_task);
   const int64_t chunks = (tasks + tasks_per_chunk - 1) / tasks_per_chunk;
   auto run_chunk = [&](int64_t chunk) {
     const int64_t end = std::min(tasks, (chunk + 1) * tasks_per_chunk);
     for (int64_t task = chunk * tasks_per_chunk; task < end; ++task) {
-      const int64_t n = task / blocks_per_image;
-      const int64_t c0 = (task % blocks_per_image) * block;
-      fn(n, c0, std::min(block, g.channels - c0));
+      const int64_t band = task % bands, image_block = task / bands;
+      const int64_t n = image_block / blocks_per_image;
+      const int64_t c0 = (image_block % blocks_per_image) * block;
+      const int64_t first_row = band * rows_per_band;
+      fn(n, c0, std::min(block, g.channels - c0), first_row,
+         std::min(rows, first_row + rows_per_band));
     }
   };
   if (chunks == 1) {
@@ -261,10 +294,12 @@ std::vector<Window> AllWindows(const PoolingGeometry& g) {
 // Channels-first forward of one (image, channel) plane with the windows precomputed: the common
 // CNN case (NCHW max pooling after the first convolution) without a callback per element. Same
 // scan order and comparisons as the generic path, so results are bitwise equal to it.
+// Windows [first, end) only (a band of output rows); y is the plane's first output.
 template <typename T>
-void PoolPlane(const PoolingGeometry& g, const std::vector<Window>& windows, const T* x, T* y) {
+void PoolPlane(const PoolingGeometry& g, const std::vector<Window>& windows, int64_t first,
+               int64_t end, const T* x, T* y) {
   const int64_t row = g.in[2], plane_rows = g.in[1];
-  for (size_t i = 0; i < windows.size(); ++i) {
+  for (int64_t i = first; i < end; ++i) {
     const Window& w = windows[i];
     if (g.type == PoolType::kMax) {
       const bool empty = w.begin[0] >= w.end[0] || w.begin[1] >= w.end[1] || w.begin[2] >= w.end[2];
@@ -301,14 +336,14 @@ void PoolPlane(const PoolingGeometry& g, const std::vector<Window>& windows, con
 // every lane. The same scan order and comparisons per lane as PoolPlane, so the results are
 // bitwise those of NCHW, and no branch on the data (the inner loops vectorise).
 template <typename T>
-void PoolLanes(const PoolingGeometry& g, const std::vector<Window>& windows, const T* x, T* y,
-               int64_t step, int64_t lanes) {
+void PoolLanes(const PoolingGeometry& g, const std::vector<Window>& windows, int64_t first,
+               int64_t end, const T* x, T* y, int64_t step, int64_t lanes) {
   const int64_t row = g.in[2], plane_rows = g.in[1];
   const bool max = g.type == PoolType::kMax;
   T acc[kChannelsPerTask];
-  for (size_t i = 0; i < windows.size(); ++i) {
+  for (int64_t i = first; i < end; ++i) {
     const Window& w = windows[i];
-    T* out = y + static_cast<int64_t>(i) * step;
+    T* out = y + i * step;
     const bool empty = w.begin[0] >= w.end[0] || w.begin[1] >= w.end[1] || w.begin[2] >= w.end[2];
     if (empty) {
       std::fill(out, out + lanes, T(0));
@@ -337,19 +372,79 @@ void PoolLanes(const PoolingGeometry& g, const std::vector<Window>& windows, con
   }
 }
 
+#if MXLITE_HAS_AVX512_KERNEL
+// PoolLanes for float32 lanes in whole vectors of 16, each vector's accumulator in a register
+// through the window: the same scan order, comparison (maxps(v, acc) is `v > acc ? v : acc`) and
+// final scaling per lane, so the same bits.
+MXLITE_AVX512 void PoolLanesAvx512(const PoolingGeometry& g, const std::vector<Window>& windows,
+                                   int64_t first, int64_t end, const float* x, float* y,
+                                   int64_t step, int64_t lanes) {
+  const int64_t row = g.in[2], plane_rows = g.in[1];
+  const bool max = g.type == PoolType::kMax;
+  for (int64_t i = first; i < end; ++i) {
+    const Window& w = windows[i];
+    float* out = y + i * step;
+    const bool empty = w.begin[0] >= w.end[0] || w.begin[1] >= w.end[1] || w.begin[2] >= w.end[2];
+    const __m512 scale =
+        _mm512_set1_ps(w.divisor == 0 ? 0.0f : 1.0f / static_cast<float>(w.divisor));
+    for (int64_t c = 0; c < lanes; c += 16) {
+      if (empty) {
+        _mm512_storeu_ps(out + c, _mm512_setzero_ps());
+        continue;
+      }
+      __m512 acc =
+          max ? _mm512_loadu_ps(x + ((w.begin[0] * plane_rows + w.begin[1]) * row + w.begin[2]) *
+                                        step + c)
+              : _mm512_setzero_ps();
+      for (int64_t d = w.begin[0]; d < w.end[0]; ++d) {
+        for (int64_t h = w.begin[1]; h < w.end[1]; ++h) {
+          const float* values = x + ((d * plane_rows + h) * row + w.begin[2]) * step + c;
+          for (int64_t p = 0; p < w.end[2] - w.begin[2]; ++p, values += step) {
+            const __m512 v = _mm512_loadu_ps(values);
+            // The maskz form with every lane set is maxps itself (GCC 12 warns falsely on it).
+            acc = max ? _mm512_maskz_max_ps(0xFFFF, v, acc) : _mm512_add_ps(acc, v);
+          }
+        }
+      }
+      _mm512_storeu_ps(out + c, max ? acc : _mm512_mul_ps(acc, scale));
+    }
+  }
+}
+#endif
+
+// The lanes' kernel: AVX-512 for float32 in whole vectors where the CPU has it.
+template <typename T>
+void PoolLanesOf(const PoolingGeometry& g, const std::vector<Window>& windows, int64_t first,
+                 int64_t end, const T* x, T* y, int64_t step, int64_t lanes) {
+#if MXLITE_HAS_AVX512_KERNEL
+  if constexpr (std::is_same_v<T, float>) {
+    if (lanes % 16 == 0 && cpu::CpuSupportsAvx512f()) {
+      PoolLanesAvx512(g, windows, first, end, x, y, step, lanes);
+      return;
+    }
+  }
+#endif
+  PoolLanes(g, windows, first, end, x, y, step, lanes);
+}
+
 template <typename T>
 void PoolingForward(const PoolingGeometry& g, const T* x, T* y) {
   const int64_t in_plane = g.in_positions(), out_plane = g.out_positions();
   const std::vector<Window> windows = AllWindows(g);
-  ForEachChannelBlock(g, [&](int64_t n, int64_t c0, int64_t count) {
-    const T* x_block = x + n * g.channels * in_plane + g.channel_offset(c0, in_plane);
-    T* y_block = y + n * g.channels * out_plane + g.channel_offset(c0, out_plane);
-    if (g.channels_last || g.blocked) {
-      PoolLanes(g, windows, x_block, y_block, g.position_step(), count);
-    } else {
-      PoolPlane(g, windows, x_block, y_block);
-    }
-  });
+  const int64_t row_windows = g.out[2];
+  ForEachPoolingTask(g, /*whole_planes=*/false,
+                     [&](int64_t n, int64_t c0, int64_t count, int64_t first_row, int64_t end_row) {
+                       const T* x_block = x + n * g.channels * in_plane +
+                                          g.channel_offset(c0, in_plane);
+                       T* y_block = y + n * g.channels * out_plane + g.channel_offset(c0, out_plane);
+                       const int64_t first = first_row * row_windows, end = end_row * row_windows;
+                       if (g.channels_last || g.blocked) {
+                         PoolLanesOf(g, windows, first, end, x_block, y_block, g.position_step(),
+                                     count);
+                       } else {
+                         PoolPlane(g, windows, first, end, x_block, y_block);
+                       }
+                     });
 }
 
 // dx = 0, then every output gradient is added to the input element(s) it came from.
@@ -363,7 +458,8 @@ void PoolingBackward(const PoolingGeometry& g, const T* x, const T* dy, T* dx) {
   const int64_t total = g.batch * g.channels * in_plane;
   cpu::ForEachChunk(total,
                     [&](int64_t begin, int64_t end) { std::fill(dx + begin, dx + end, T(0)); });
-  ForEachChannelBlock(g, [&](int64_t n, int64_t c0, int64_t count) {
+  ForEachPoolingTask(g, /*whole_planes=*/true, [&](int64_t n, int64_t c0, int64_t count, int64_t,
+                                                    int64_t) {
     const int64_t in_offset = n * g.channels * in_plane + g.channel_offset(c0, in_plane);
     const T* dy_block = dy + n * g.channels * out_plane + g.channel_offset(c0, out_plane);
     T* dx_block = dx + in_offset;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "ops/cpu/parallel.h"
 #include "tests/ops/op_harness.h"
 #include "tests/ops/reference.h"
 
@@ -343,6 +344,36 @@ TEST(PoolingTest, LargeInputsRunInParallel) {
   avg["pool_type"] = "avg";
   CheckForwardAgainstReference({"Pooling", avg, {{4, 16, 40, 40}}}, PoolingReference(avg));
   CheckChannelsLast(attrs, {4, 16, 40, 40}, "NHWC", false);
+}
+
+// One image with one channel block (channels last, NCHW16c) or one plane per channel: the forward
+// splits the output rows into bands; every layout still matches the reference, with the same bits
+// on one and two threads.
+TEST(PoolingTest, OneImageSplitsItsRowsAcrossThreads) {
+  const Attrs max{{"kernel", "(3,3)"}, {"stride", "(2,2)"}, {"pooling_convention", "full"}};
+  const Attrs avg{{"kernel", "(3,3)"}, {"pad", "(1,1)"}, {"pool_type", "avg"}};
+  for (const Attrs& attrs : {max, avg}) {
+    CheckForwardAgainstReference({"Pooling", attrs, {{1, 2, 111, 111}}}, PoolingReference(attrs));
+    CheckChannelsLast(attrs, {1, 32, 111, 97}, "NHWC", false);
+    CheckBlocked(attrs, {1, 16, 111, 97}, false);
+    for (const std::string layout : {"NHWC", "NCHW16c"}) {
+      Attrs with_layout = attrs;
+      with_layout["layout"] = layout;
+      const Shape shape = layout == "NHWC" ? Shape{1, 111, 97, 32} : Shape{1, 1, 111, 97, 16};
+      OpCase test_case{"Pooling", with_layout, {shape}};
+      const std::vector<HostTensor> inputs = MakeInputs(test_case, DType::kFloat32);
+      std::vector<double> on_one, on_two;
+      {
+        cpu::ScopedIntraOpThreads threads(1);
+        on_one = RunForward(test_case, inputs).outputs[0].Values();
+      }
+      {
+        cpu::ScopedIntraOpThreads threads(2);
+        on_two = RunForward(test_case, inputs).outputs[0].Values();
+      }
+      EXPECT_EQ(on_one, on_two) << layout;
+    }
+  }
 }
 
 TEST(PoolingTest, ShapeErrorsNameTheOpNodeAndShapes) {
