@@ -19,18 +19,19 @@ target="$root/opset18-21"
 
 mkdir -p "$root"
 venv="$root/venv"
+skip() {
+  echo "[mxlite] $1: the opset 18-21 node tests will be skipped"
+  exit 0
+}
 if [ ! -x "$venv/bin/python" ]; then
-  python3 -m venv "$venv"
+  python3 -m venv "$venv" || skip "could not make a Python virtual environment"
 fi
 if ! "$venv/bin/python" -c "import onnx" 2>/dev/null; then
   echo "[mxlite] installing onnx==1.16.2 from PyPI (its node tests of opsets 18-21)"
-  if ! "$venv/bin/pip" install -q "onnx==1.16.2" "numpy<2.3"; then
-    echo "[mxlite] could not install onnx from PyPI: the opset 18-21 node tests will be skipped"
-    exit 0
-  fi
+  "$venv/bin/pip" install -q "onnx==1.16.2" "numpy<2.3" || skip "could not install onnx from PyPI"
 fi
 
-"$venv/bin/python" - "$target" <<'EOF'
+"$venv/bin/python" - "$target" <<'EOF' || skip "could not write the tests out"
 import os
 import shutil
 import sys
