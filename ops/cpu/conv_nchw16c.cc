@@ -623,31 +623,37 @@ const T* ReorderedWeight(const ConvGeometry& g, const ConvTensors<T>& t, int64_t
   return reordered;
 }
 
-class DirectNchw16c final : public ConvAlgorithmBase<DirectNchw16c> {
+// How a blocked algorithm's row tasks are laid out (ForEachRowTask).
+struct BlockedTasks {
+  int64_t weight_block;     // elements from one output block's weights to the next's
+  int64_t blocks_per_task;  // output blocks a task computes
+  bool blocks_outer;        // tasks block group by block group (else row by row)
+};
+
+// What the NCHW16c algorithms share: forward only, the residual fused, the weight reordered once
+// (Derived::WeightSize elements by Derived::Reorder, or prepared), rows walked on a width-padded
+// copy where that pays, tasks laid out by Derived::Tasks and each computed by Derived::Row.
+template <typename Derived>
+class BlockedAlgorithm : public ConvAlgorithmBase<Derived> {
  public:
-  std::string_view name() const override { return "direct_nchw16c"; }
   ConvLayout layout() const override { return ConvLayout::kNCHW16c; }
   bool FusesResidual() const override { return true; }
   bool HasDirection(ConvDirection direction) const override {
     return direction == ConvDirection::kForward;
   }
-  bool Supports(const ConvGeometry& g, ConvDirection direction) const override {
-    return direction == ConvDirection::kForward && IsValidConvGeometry(g) && IsBlocked(g) &&
-           GroupChannels(g) % kBlock == 0 && (g.out_channels / g.groups) % kBlock == 0;
-  }
   size_t WorkspaceBytes(const ConvGeometry& g, ConvDirection direction,
                         DType dtype) const override {
-    if (!Supports(g, direction)) return 0;
+    if (!this->Supports(g, direction)) return 0;
     WorkspaceTally tally(dtype);
-    tally.Add(DirectWeightSize(g));
+    tally.Add(Derived::WeightSize(g));
     if (PadsWidth(g)) tally.Add(PaddedInputSize(g));
     return tally.bytes();
   }
   std::unique_ptr<PreparedConvWeight> PrepareSupported(const ConvGeometry& g,
                                                        const float* weight) const override {
     auto prepared = std::make_unique<PreparedConvWeight>();
-    prepared->reordered.resize(static_cast<size_t>(DirectWeightSize(g)));
-    ReorderDirectWeight(g, weight, prepared->reordered.data());
+    prepared->reordered.resize(static_cast<size_t>(Derived::WeightSize(g)));
+    Derived::Reorder(g, weight, prepared->reordered.data());
     return prepared;
   }
 
@@ -655,10 +661,35 @@ class DirectNchw16c final : public ConvAlgorithmBase<DirectNchw16c> {
   void Compute(ConvDirection, const ConvGeometry& g, const ConvTensors<T>& t,
                ScratchSpace& scratch) const {
     if (g.batch == 0) return;
-    const T* weight = ReorderedWeight(g, t, DirectWeightSize(g), scratch,
+    const T* weight = ReorderedWeight(g, t, Derived::WeightSize(g), scratch,
                                       [](const ConvGeometry& geometry, const T* w, T* out) {
-                                        ReorderDirectWeight(geometry, w, out);
+                                        Derived::Reorder(geometry, w, out);
                                       });
+    const BlockedTasks tasks = Derived::Tasks(g);
+    const bool avx512 = UsesAvx512(DTypeOf<T>::value);
+    WithPaddedWidth(g, t, scratch, [&](const ConvGeometry& run, const ConvTensors<T>& tensors) {
+      const InteriorColumns interior = InteriorOf(run);
+      ForEachRowTask(run, tensors, weight, tasks.weight_block, tasks.blocks_per_task,
+                     tasks.blocks_outer, [&](const RowTask<T>& task) {
+                       Derived::Row(run, task, interior, avx512);
+                     });
+    });
+  }
+};
+
+class DirectNchw16c final : public BlockedAlgorithm<DirectNchw16c> {
+ public:
+  std::string_view name() const override { return "direct_nchw16c"; }
+  bool Supports(const ConvGeometry& g, ConvDirection direction) const override {
+    return direction == ConvDirection::kForward && IsValidConvGeometry(g) && IsBlocked(g) &&
+           GroupChannels(g) % kBlock == 0 && (g.out_channels / g.groups) % kBlock == 0;
+  }
+  static int64_t WeightSize(const ConvGeometry& g) { return DirectWeightSize(g); }
+  template <typename T>
+  static void Reorder(const ConvGeometry& g, const T* weight, T* blocked) {
+    ReorderDirectWeight(g, weight, blocked);
+  }
+  static BlockedTasks Tasks(const ConvGeometry& g) {
     const int64_t weight_block = GroupChannels(g) * g.kernel_spatial() * kBlock;
     // Pairs of output blocks, unless a pair would take blocks of two groups.
     const int64_t out_blocks_per_group = g.out_channels / g.groups / kBlock;
@@ -667,109 +698,59 @@ class DirectNchw16c final : public ConvAlgorithmBase<DirectNchw16c> {
     // walking the other inside it.
     const bool blocks_outer =
         blocks_per_task * weight_block > GroupChannels(g) * g.in_h * g.in_w;
-    const bool avx512 = UsesAvx512(DTypeOf<T>::value);
-    WithPaddedWidth(g, t, scratch, [&](const ConvGeometry& run, const ConvTensors<T>& tensors) {
-      const InteriorColumns interior = InteriorOf(run);
-      ForEachRowTask(run, tensors, weight, weight_block, blocks_per_task, blocks_outer,
-                     [&](const RowTask<T>& task) { DirectRow(run, task, interior, avx512); });
-    });
+    return {weight_block, blocks_per_task, blocks_outer};
+  }
+  template <typename T>
+  static void Row(const ConvGeometry& g, const RowTask<T>& task, const InteriorColumns& interior,
+                  bool avx512) {
+    DirectRow(g, task, interior, avx512);
   }
 };
 
-class DepthwiseNchw16c final : public ConvAlgorithmBase<DepthwiseNchw16c> {
+class DepthwiseNchw16c final : public BlockedAlgorithm<DepthwiseNchw16c> {
  public:
   std::string_view name() const override { return "depthwise_direct"; }
-  ConvLayout layout() const override { return ConvLayout::kNCHW16c; }
-  bool FusesResidual() const override { return true; }
-  bool HasDirection(ConvDirection direction) const override {
-    return direction == ConvDirection::kForward;
-  }
   bool Supports(const ConvGeometry& g, ConvDirection direction) const override {
     return direction == ConvDirection::kForward && IsValidConvGeometry(g) && IsBlocked(g) &&
            g.groups == g.in_channels && g.out_channels == g.in_channels &&
            g.in_channels % kBlock == 0;
   }
-  size_t WorkspaceBytes(const ConvGeometry& g, ConvDirection direction,
-                        DType dtype) const override {
-    if (!Supports(g, direction)) return 0;
-    WorkspaceTally tally(dtype);
-    tally.Add(g.out_channels * g.kernel_spatial());
-    if (PadsWidth(g)) tally.Add(PaddedInputSize(g));
-    return tally.bytes();
-  }
-  std::unique_ptr<PreparedConvWeight> PrepareSupported(const ConvGeometry& g,
-                                                       const float* weight) const override {
-    auto prepared = std::make_unique<PreparedConvWeight>();
-    prepared->reordered.resize(static_cast<size_t>(g.out_channels * g.kernel_spatial()));
-    ReorderDepthwiseWeight(g, weight, prepared->reordered.data());
-    return prepared;
-  }
-
+  static int64_t WeightSize(const ConvGeometry& g) { return g.out_channels * g.kernel_spatial(); }
   template <typename T>
-  void Compute(ConvDirection, const ConvGeometry& g, const ConvTensors<T>& t,
-               ScratchSpace& scratch) const {
-    if (g.batch == 0) return;
-    const T* weight = ReorderedWeight(g, t, g.out_channels * g.kernel_spatial(), scratch,
-                                      [](const ConvGeometry& geometry, const T* w, T* out) {
-                                        ReorderDepthwiseWeight(geometry, w, out);
-                                      });
-    const bool avx512 = UsesAvx512(DTypeOf<T>::value);
-    WithPaddedWidth(g, t, scratch, [&](const ConvGeometry& run, const ConvTensors<T>& tensors) {
-      const InteriorColumns interior = InteriorOf(run);
-      ForEachRowTask(run, tensors, weight, g.kernel_spatial() * kBlock, 1, /*blocks_outer=*/true,
-                     [&](const RowTask<T>& task) { DepthwiseRow(run, task, interior, avx512); });
-    });
+  static void Reorder(const ConvGeometry& g, const T* weight, T* blocked) {
+    ReorderDepthwiseWeight(g, weight, blocked);
+  }
+  static BlockedTasks Tasks(const ConvGeometry& g) {
+    return {g.kernel_spatial() * kBlock, 1, /*blocks_outer=*/true};
+  }
+  template <typename T>
+  static void Row(const ConvGeometry& g, const RowTask<T>& task, const InteriorColumns& interior,
+                  bool avx512) {
+    DepthwiseRow(g, task, interior, avx512);
   }
 };
 
-class LaneGroupNchw16c final : public ConvAlgorithmBase<LaneGroupNchw16c> {
+class LaneGroupNchw16c final : public BlockedAlgorithm<LaneGroupNchw16c> {
  public:
   std::string_view name() const override { return "grouped_nchw16c"; }
-  ConvLayout layout() const override { return ConvLayout::kNCHW16c; }
-  bool FusesResidual() const override { return true; }
-  bool HasDirection(ConvDirection direction) const override {
-    return direction == ConvDirection::kForward;
-  }
   bool Supports(const ConvGeometry& g, ConvDirection direction) const override {
     return direction == ConvDirection::kForward && IsValidConvGeometry(g) && IsBlocked(g) &&
            GroupsShareChannelBlocks(g.in_channels, g.out_channels, g.groups);
   }
-  size_t WorkspaceBytes(const ConvGeometry& g, ConvDirection direction,
-                        DType dtype) const override {
-    if (!Supports(g, direction)) return 0;
-    WorkspaceTally tally(dtype);
-    tally.Add(WeightSize(g));
-    if (PadsWidth(g)) tally.Add(PaddedInputSize(g));
-    return tally.bytes();
-  }
-  std::unique_ptr<PreparedConvWeight> PrepareSupported(const ConvGeometry& g,
-                                                       const float* weight) const override {
-    auto prepared = std::make_unique<PreparedConvWeight>();
-    prepared->reordered.resize(static_cast<size_t>(WeightSize(g)));
-    ReorderLaneGroupWeight(g, weight, prepared->reordered.data());
-    return prepared;
-  }
-
-  template <typename T>
-  void Compute(ConvDirection, const ConvGeometry& g, const ConvTensors<T>& t,
-               ScratchSpace& scratch) const {
-    if (g.batch == 0) return;
-    const T* weight = ReorderedWeight(g, t, WeightSize(g), scratch,
-                                      [](const ConvGeometry& geometry, const T* w, T* out) {
-                                        ReorderLaneGroupWeight(geometry, w, out);
-                                      });
-    const bool avx512 = UsesAvx512(DTypeOf<T>::value);
-    WithPaddedWidth(g, t, scratch, [&](const ConvGeometry& run, const ConvTensors<T>& tensors) {
-      const InteriorColumns interior = InteriorOf(run);
-      ForEachRowTask(run, tensors, weight, g.kernel_spatial() * LaneGroupSize(g) * kBlock, 1,
-                     /*blocks_outer=*/true,
-                     [&](const RowTask<T>& task) { LaneGroupRow(run, task, interior, avx512); });
-    });
-  }
-
- private:
   static int64_t WeightSize(const ConvGeometry& g) {
     return g.out_channels * LaneGroupSize(g) * g.kernel_spatial();
+  }
+  template <typename T>
+  static void Reorder(const ConvGeometry& g, const T* weight, T* blocked) {
+    ReorderLaneGroupWeight(g, weight, blocked);
+  }
+  static BlockedTasks Tasks(const ConvGeometry& g) {
+    return {g.kernel_spatial() * LaneGroupSize(g) * kBlock, 1, /*blocks_outer=*/true};
+  }
+  template <typename T>
+  static void Row(const ConvGeometry& g, const RowTask<T>& task, const InteriorColumns& interior,
+                  bool avx512) {
+    LaneGroupRow(g, task, interior, avx512);
   }
 };
 

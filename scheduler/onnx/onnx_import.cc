@@ -276,30 +276,40 @@ class Importer final : public OnnxValues {
     return given != options_.constant_inputs.end() ? &given->second : nullptr;
   }
 
-  Shape ShapeOf(const std::string& name, const std::string& where) override {
-    if (const HostTensor* tensor = Constant(name)) return tensor->shape;
-    auto it = values_.find(name);
-    if (it == values_.end()) {
+  // Where what is known of `name` comes from: its value known at load, its declaration as a graph
+  // input, or the graph entry computing it (then the shapes are inferred up to date).
+  struct ValueSource {
+    const HostTensor* constant = nullptr;
+    const onnx::ValueInfoProto* input = nullptr;
+    NodeEntry entry;
+  };
+  ValueSource SourceOf(const std::string& name, const std::string& where) {
+    ValueSource source;
+    source.constant = Constant(name);
+    if (source.constant != nullptr) return source;
+    if (values_.find(name) == values_.end()) {
       auto input = graph_inputs_.find(name);
       MX_CHECK(input != graph_inputs_.end()) << where << ": value '" << name << "' is undefined";
-      return DeclaredInputShape(*input->second);
+      source.input = input->second;
+      return source;
     }
-    const NodeEntry entry = Entry(name, where, VariableRole::kParameter);
+    source.entry = Entry(name, where, VariableRole::kParameter);
     UpdateShapes();
-    return shapes_.of(entry);
+    return source;
+  }
+
+  Shape ShapeOf(const std::string& name, const std::string& where) override {
+    const ValueSource source = SourceOf(name, where);
+    if (source.constant != nullptr) return source.constant->shape;
+    if (source.input != nullptr) return DeclaredInputShape(*source.input);
+    return shapes_.of(source.entry);
   }
 
   DType DTypeOf(const std::string& name, const std::string& where) override {
-    if (const HostTensor* tensor = Constant(name)) return tensor->dtype;
-    auto it = values_.find(name);
-    if (it == values_.end()) {
-      auto input = graph_inputs_.find(name);
-      MX_CHECK(input != graph_inputs_.end()) << where << ": value '" << name << "' is undefined";
-      return DeclaredInputDType(*input->second);
-    }
-    const NodeEntry entry = Entry(name, where, VariableRole::kParameter);
-    UpdateShapes();
-    return shapes_.dtype_of(entry);
+    const ValueSource source = SourceOf(name, where);
+    if (source.constant != nullptr) return source.constant->dtype;
+    if (source.input != nullptr) return DeclaredInputDType(*source.input);
+    return shapes_.dtype_of(source.entry);
   }
 
   void UpdateShapes() {
