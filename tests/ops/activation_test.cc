@@ -86,5 +86,18 @@ INSTANTIATE_TEST_SUITE_P(Variants, LeakyReLUTest,
                                            std::make_pair("leaky", "-0.5"),
                                            std::make_pair("elu", "1.0")));
 
+MXLITE_GPU_CASES(Activations) {
+  std::vector<OpCase> cases;
+  auto add = [&](OpCase c) { cases.push_back(std::move(c)); };
+  // Activations.
+  for (const char* type : {"relu", "sigmoid", "tanh", "softrelu", "softsign"}) {
+    add({"Activation", {{"act_type", type}}, {{2, 3, 4, 5}}});
+  }
+  add({"LeakyReLU", {}, {{2, 3, 4, 5}}});
+  add({"LeakyReLU", {{"act_type", "elu"}, {"slope", "0.7"}}, {{3, 7}}});
+  add({"LeakyReLU", {{"slope", "-0.3"}}, {{3, 7}}});
+  return cases;
+}
+
 }  // namespace
 }  // namespace mxlite::testing

@@ -42,5 +42,13 @@ TEST(AddNTest, AccumulatesInPlaceIntoTheFirstInput) {
   EXPECT_EQ(RunForwardInPlace(test_case, inputs, 0), want);
 }
 
+MXLITE_GPU_CASES(AddN) {
+  std::vector<OpCase> cases;
+  auto add = [&](OpCase c) { cases.push_back(std::move(c)); };
+  add({"add_n", {{"num_args", "1"}}, {{3, 4}}});
+  add({"add_n", {{"num_args", "3"}}, {{3, 4}, {3, 4}, {3, 4}}});
+  return cases;
+}
+
 }  // namespace
 }  // namespace mxlite::testing

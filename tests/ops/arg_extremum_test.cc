@@ -84,5 +84,21 @@ TEST(ArgExtremumTest, ShapeErrorsNameTheNodeAndTheData) {
   ExpectShapeError(OpCase{"argmin", {{"axis", "1"}}, {{2, 0, 4}}}, {"empty", "(2,0,4)"});
 }
 
+Initializer SmallIntegers() {  // -1, 0 or 1: operands that tie often
+  return [](HostTensor& tensor, std::mt19937_64& random) {
+    for (int64_t k = 0; k < tensor.size(); ++k) tensor.Set(k, static_cast<double>(random() % 3) - 1);
+  };
+}
+
+MXLITE_GPU_CASES(ArgExtremum) {
+  std::vector<OpCase> cases;
+  auto add = [&](OpCase c) { cases.push_back(std::move(c)); };
+  for (const char* op : {"argmax", "argmin"}) {
+    add({op, {{"axis", "1"}}, {{3, 5, 4}}, {{"data", SmallIntegers()}}});
+    add({op, {{"keepdims", "true"}}, {{3, 7}}});
+  }
+  return cases;
+}
+
 }  // namespace
 }  // namespace mxlite::testing

@@ -310,5 +310,35 @@ TEST(BatchNormTest, ParametersOfFloat16DataAreFloat32) {
   }
 }
 
+Initializer Positive() {
+  return [](HostTensor& tensor, std::mt19937_64& random) {
+    std::uniform_real_distribution<double> uniform(0.5, 1.5);
+    for (int64_t k = 0; k < tensor.size(); ++k) tensor.Set(k, uniform(random));
+  };
+}
+
+MXLITE_GPU_CASES(BatchNorm) {
+  std::vector<OpCase> cases;
+  auto add = [&](OpCase c) { cases.push_back(std::move(c)); };
+  // BatchNorm: training, inference, fix_gamma, global stats, axis.
+  const std::map<std::string, Initializer> bn_init = {{"moving_var", Positive()}};
+  add({"BatchNorm", {{"fix_gamma", "false"}}, {{4, 3, 5, 5}}, bn_init});
+  add({"BatchNorm", {}, {{4, 3, 5, 5}}, bn_init});
+  add({"BatchNorm",
+       {{"fix_gamma", "false"}, {"use_global_stats", "true"}},
+       {{2, 3, 4, 4}},
+       bn_init});
+  add({"BatchNorm",
+       {{"fix_gamma", "false"}, {"axis", "-1"}, {"eps", "1e-5"}},
+       {{4, 5, 6}},
+       bn_init});
+  {
+    OpCase inference{"BatchNorm", {{"fix_gamma", "false"}}, {{2, 3, 4, 4}}, bn_init};
+    inference.is_train = false;
+    add(inference);
+  }
+  return cases;
+}
+
 }  // namespace
 }  // namespace mxlite::testing

@@ -97,5 +97,15 @@ TEST(CastTest, DtypeInferenceAndErrors) {
   }
 }
 
+MXLITE_GPU_CASES(Cast) {
+  std::vector<OpCase> cases;
+  auto add = [&](OpCase c) { cases.push_back(std::move(c)); };
+  // Cast: to float16 and back, widening, to integers (truncation on both devices).
+  for (const char* dtype : {"float16", "float32", "float64", "int32"}) {
+    add({"Cast", {{"dtype", dtype}}, {{3, 5}}});
+  }
+  return cases;
+}
+
 }  // namespace
 }  // namespace mxlite::testing

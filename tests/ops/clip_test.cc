@@ -58,5 +58,13 @@ TEST(ClipTest, BoundsDefaultToInfinity) {
   });
 }
 
+MXLITE_GPU_CASES(Clip) {
+  std::vector<OpCase> cases;
+  auto add = [&](OpCase c) { cases.push_back(std::move(c)); };
+  add({"clip", {{"a_min", "-0.5"}, {"a_max", "0.3"}}, {{4, 5}}});
+  add({"clip", {{"a_max", "0.1"}}, {{4, 5}}});
+  return cases;
+}
+
 }  // namespace
 }  // namespace mxlite::testing

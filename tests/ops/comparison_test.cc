@@ -74,5 +74,22 @@ TEST(ComparisonTest, IncompatibleShapesNameBoth) {
   ExpectShapeError(OpCase{"broadcast_greater", {}, {{3, 4}, {2, 4}}}, {"(3,4)", "(2,4)"});
 }
 
+Initializer SmallIntegers() {  // -1, 0 or 1: operands that tie often
+  return [](HostTensor& tensor, std::mt19937_64& random) {
+    for (int64_t k = 0; k < tensor.size(); ++k) tensor.Set(k, static_cast<double>(random() % 3) - 1);
+  };
+}
+
+MXLITE_GPU_CASES(Comparisons) {
+  std::vector<OpCase> cases;
+  auto add = [&](OpCase c) { cases.push_back(std::move(c)); };
+  for (const char* op : {"broadcast_equal", "broadcast_not_equal", "broadcast_greater",
+                         "broadcast_greater_equal", "broadcast_lesser", "broadcast_lesser_equal"}) {
+    add({op, {}, {{2, 3, 4}, {3, 1}}});
+    add({op, {}, {{3, 4}, {3, 4}}, {{"lhs", SmallIntegers()}, {"rhs", SmallIntegers()}}});  // ties
+  }
+  return cases;
+}
+
 }  // namespace
 }  // namespace mxlite::testing

@@ -75,5 +75,13 @@ TEST(ConcatTest, BackwardSkipsUnrequestedInputs) {
   for (double value : grads[1].Values()) EXPECT_EQ(value, kUntouched);
 }
 
+MXLITE_GPU_CASES(Concat) {
+  std::vector<OpCase> cases;
+  auto add = [&](OpCase c) { cases.push_back(std::move(c)); };
+  add({"Concat", {{"num_args", "3"}, {"dim", "1"}}, {{2, 3, 4}, {2, 1, 4}, {2, 2, 4}}});
+  add({"Concat", {{"num_args", "2"}, {"dim", "-1"}}, {{3, 2}, {3, 5}}});
+  return cases;
+}
+
 }  // namespace
 }  // namespace mxlite::testing

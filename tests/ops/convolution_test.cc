@@ -612,5 +612,37 @@ TEST(ConvolutionFusedActivationTest, BackwardAndBadBoundsAreClearErrors) {
   ExpectShapeError(inverted, {"act_min=1", "act_max=0.5"});
 }
 
+MXLITE_GPU_CASES(Convolution) {
+  std::vector<OpCase> cases;
+  auto add = [&](OpCase c) { cases.push_back(std::move(c)); };
+  // Convolution: groups, stride, pad, dilation, 1-D, NHWC, no bias.
+  add({"Convolution", {{"kernel", "(3,3)"}, {"num_filter", "4"}}, {{2, 3, 7, 6}}});
+  add({"Convolution",
+       {{"kernel", "(3,3)"},
+        {"num_filter", "6"},
+        {"stride", "(2,2)"},
+        {"pad", "(1,1)"},
+        {"num_group", "3"}},
+       {{2, 3, 9, 8}}});
+  add({"Convolution",
+       {{"kernel", "(3,2)"},
+        {"num_filter", "4"},
+        {"dilate", "(2,1)"},
+        {"pad", "(2,0)"},
+        {"no_bias", "true"}},
+       {{1, 2, 8, 7}}});
+  add({"Convolution",
+       {{"kernel", "(3,3)"}, {"num_filter", "4"}, {"num_group", "4"}},
+       {{2, 4, 6, 6}}});
+  add({"Convolution", {{"kernel", "(3,)"}, {"num_filter", "5"}, {"stride", "(2,)"}}, {{2, 3, 11}}});
+  add({"Convolution",
+       {{"kernel", "(3,3)"}, {"num_filter", "4"}, {"layout", "NHWC"}, {"pad", "(1,1)"}},
+       {{2, 6, 5, 3}}});
+  add({"Convolution",
+       {{"kernel", "(1,1)"}, {"num_filter", "8"}, {"layout", "NHWC"}, {"num_group", "2"}},
+       {{2, 4, 4, 4}}});
+  return cases;
+}
+
 }  // namespace
 }  // namespace mxlite::testing

@@ -257,5 +257,33 @@ TEST(DeconvolutionShapeTest, InvalidCombinationsAreClearErrors) {
                    {"layout=NCHW"});
 }
 
+MXLITE_GPU_CASES(Deconvolution) {
+  std::vector<OpCase> cases;
+  auto add = [&](OpCase c) { cases.push_back(std::move(c)); };
+  // Deconvolution: stride, pad, adj, target_shape, groups, bias.
+  add({"Deconvolution", {{"kernel", "(3,3)"}, {"num_filter", "4"}}, {{2, 3, 5, 4}}});
+  add({"Deconvolution",
+       {{"kernel", "(4,4)"},
+        {"num_filter", "4"},
+        {"stride", "(2,2)"},
+        {"pad", "(1,1)"},
+        {"no_bias", "false"}},
+       {{2, 3, 4, 5}}});
+  add({"Deconvolution",
+       {{"kernel", "(3,3)"},
+        {"num_filter", "6"},
+        {"stride", "(2,2)"},
+        {"adj", "(1,1)"},
+        {"num_group", "2"}},
+       {{1, 4, 4, 4}}});
+  add({"Deconvolution",
+       {{"kernel", "(3,3)"}, {"num_filter", "2"}, {"stride", "(2,2)"}, {"target_shape", "(8,8)"}},
+       {{1, 3, 4, 4}}});
+  add({"Deconvolution",
+       {{"kernel", "(3,)"}, {"num_filter", "3"}, {"stride", "(2,)"}},
+       {{2, 2, 6}}});
+  return cases;
+}
+
 }  // namespace
 }  // namespace mxlite::testing

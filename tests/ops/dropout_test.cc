@@ -168,5 +168,19 @@ TEST(DropoutTest, InvalidAttributesAreClearErrors) {
   ExpectShapeError({"Dropout", {{"axes", "(2)"}}, {{2, 2}}}, {"axis 2", "(2,2)"});
 }
 
+MXLITE_GPU_CASES(Dropout) {
+  std::vector<OpCase> cases;
+  auto add = [&](OpCase c) { cases.push_back(std::move(c)); };
+  // Dropout: the same mask as the CPU (same seed), shared axes, inference.
+  add({"Dropout", {{"p", "0.3"}}, {{4, 5, 6}}});
+  add({"Dropout", {{"p", "0.5"}, {"axes", "(2,3)"}}, {{2, 3, 4, 5}}});
+  {
+    OpCase inference{"Dropout", {{"p", "0.5"}}, {{3, 4}}};
+    inference.is_train = false;
+    add(inference);
+  }
+  return cases;
+}
+
 }  // namespace
 }  // namespace mxlite::testing

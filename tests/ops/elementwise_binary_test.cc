@@ -204,5 +204,40 @@ TEST(BroadcastBinaryTest, BackwardOfAddAndSubReadsNoForwardTensor) {
   }
 }
 
+// Divisors for the GPU cases (AwayFromZero above draws its signs differently).
+Initializer RandomSignAwayFromZero() {
+  return [](HostTensor& tensor, std::mt19937_64& random) {
+    std::uniform_real_distribution<double> uniform(0.5, 1.5);
+    std::bernoulli_distribution sign(0.5);
+    for (int64_t k = 0; k < tensor.size(); ++k) {
+      tensor.Set(k, (sign(random) ? 1 : -1) * uniform(random));
+    }
+  };
+}
+
+Initializer SmallIntegers() {  // -1, 0 or 1: operands that tie often
+  return [](HostTensor& tensor, std::mt19937_64& random) {
+    for (int64_t k = 0; k < tensor.size(); ++k) tensor.Set(k, static_cast<double>(random() % 3) - 1);
+  };
+}
+
+MXLITE_GPU_CASES(ElementwiseBinary) {
+  std::vector<OpCase> cases;
+  auto add = [&](OpCase c) { cases.push_back(std::move(c)); };
+  // Element-wise.
+  for (const char* kind : {"add", "sub", "mul", "div"}) {
+    const std::map<std::string, Initializer> init = {{"rhs", RandomSignAwayFromZero()}};
+    add({std::string("broadcast_") + kind, {}, {{2, 3, 4}, {3, 1}}, init});
+    add({std::string("broadcast_") + kind, {}, {{1, 3, 1, 2}, {4, 1, 5, 1}}, init});
+    add({std::string("broadcast_") + kind, {}, {{2, 3}, {}}, init});
+    add({std::string("elemwise_") + kind, {}, {{3, 4}, {3, 4}}, init});
+  }
+  for (const char* op : {"broadcast_maximum", "broadcast_minimum"}) {
+    add({op, {}, {{2, 3, 4}, {3, 1}}});
+    add({op, {}, {{3, 4}, {3, 4}}, {{"lhs", SmallIntegers()}, {"rhs", SmallIntegers()}}});  // ties
+  }
+  return cases;
+}
+
 }  // namespace
 }  // namespace mxlite::testing

@@ -44,5 +44,12 @@ TEST(FlattenTest, BackwardReadsNoForwardTensor) {
   EXPECT_EQ(deps.outputs, std::vector<bool>{false});
 }
 
+MXLITE_GPU_CASES(Flatten) {
+  std::vector<OpCase> cases;
+  auto add = [&](OpCase c) { cases.push_back(std::move(c)); };
+  add({"Flatten", {}, {{2, 3, 4}}});
+  return cases;
+}
+
 }  // namespace
 }  // namespace mxlite::testing

@@ -91,5 +91,15 @@ TEST(FullyConnectedShapeTest, ErrorsNameBothShapes) {
   EXPECT_THROW(InferOutputShapes(zero_hidden), Error);
 }
 
+MXLITE_GPU_CASES(FullyConnected) {
+  std::vector<OpCase> cases;
+  auto add = [&](OpCase c) { cases.push_back(std::move(c)); };
+  add({"FullyConnected", {{"num_hidden", "5"}}, {{4, 3, 2, 2}}});
+  add({"FullyConnected",
+       {{"num_hidden", "3"}, {"flatten", "false"}, {"no_bias", "true"}},
+       {{2, 3, 6}}});
+  return cases;
+}
+
 }  // namespace
 }  // namespace mxlite::testing

@@ -96,5 +96,16 @@ TEST(GemmOpTest, ShapesAndErrors) {
   ExpectShapeError({"Gemm", {{"no_bias", "1"}}, {{3, 5, 1}, {5, 4}}}, {"(3,5,1)", "2 dims"});
 }
 
+MXLITE_GPU_CASES(Gemm) {
+  std::vector<OpCase> cases;
+  auto add = [&](OpCase c) { cases.push_back(std::move(c)); };
+  add({"Gemm", {}, {{3, 4}, {4, 5}}});
+  add({"Gemm",
+       {{"transA", "true"}, {"transB", "true"}, {"alpha", "0.5"}, {"beta", "2"}},
+       {{4, 3}, {5, 4}, {3, 1}}});
+  add({"Gemm", {{"transB", "true"}, {"no_bias", "true"}}, {{3, 4}, {5, 4}}});
+  return cases;
+}
+
 }  // namespace
 }  // namespace mxlite::testing

@@ -23,5 +23,12 @@ TEST(IdentityTest, LargeCopyAndInPlace) {
   EXPECT_EQ(RunForwardInPlace(test_case, inputs, 0), inputs[0].Values());
 }
 
+MXLITE_GPU_CASES(Identity) {
+  std::vector<OpCase> cases;
+  auto add = [&](OpCase c) { cases.push_back(std::move(c)); };
+  add({"identity", {}, {{5, 3}}});
+  return cases;
+}
+
 }  // namespace
 }  // namespace mxlite::testing

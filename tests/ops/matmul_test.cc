@@ -95,5 +95,16 @@ TEST(MatMulTest, GradientOfOneOperandOnly) {
   for (double value : only_a[1].Values()) EXPECT_EQ(value, kUntouched);
 }
 
+MXLITE_GPU_CASES(MatMul) {
+  std::vector<OpCase> cases;
+  auto add = [&](OpCase c) { cases.push_back(std::move(c)); };
+  add({"MatMul", {}, {{3, 4}, {4, 5}}});
+  add({"MatMul", {}, {{2, 3, 4}, {4, 5}}});
+  add({"MatMul", {}, {{2, 1, 3, 4}, {5, 4, 2}}});
+  add({"MatMul", {}, {{4}, {2, 4, 3}}});
+  add({"MatMul", {}, {{4}, {4}}});
+  return cases;
+}
+
 }  // namespace
 }  // namespace mxlite::testing

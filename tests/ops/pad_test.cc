@@ -86,5 +86,16 @@ TEST(PadTest, ShapesAndErrors) {
   ExpectShapeError({"Pad", {{"pad_width", "()"}}, {Shape{}}}, {"at least 1 dim"});
 }
 
+MXLITE_GPU_CASES(Pad) {
+  std::vector<OpCase> cases;
+  auto add = [&](OpCase c) { cases.push_back(std::move(c)); };
+  add({"Pad",
+       {{"mode", "constant"}, {"pad_width", "(0,0,0,0,1,2,2,1)"}, {"constant_value", "0.5"}},
+       {{2, 2, 3, 4}}});
+  add({"Pad", {{"mode", "edge"}, {"pad_width", "(0,0,1,1,3,2)"}}, {{2, 3, 4}}});
+  add({"Pad", {{"mode", "reflect"}, {"pad_width", "(1,2,2,1)"}}, {{4, 5}}});
+  return cases;
+}
+
 }  // namespace
 }  // namespace mxlite::testing

@@ -397,5 +397,44 @@ TEST(PoolingTest, UnsupportedPoolTypeIsAClearError) {
   }
 }
 
+MXLITE_GPU_CASES(Pooling) {
+  std::vector<OpCase> cases;
+  auto add = [&](OpCase c) { cases.push_back(std::move(c)); };
+  // Pooling: max / avg / sum, padding, full convention, global, 1-D, 3-D, NHWC.
+  for (const char* type : {"max", "avg", "sum"}) {
+    add({"Pooling",
+         {{"kernel", "(3,3)"}, {"pool_type", type}, {"stride", "(2,2)"}, {"pad", "(1,1)"}},
+         {{2, 3, 7, 8}}});
+    add({"Pooling",
+         {{"kernel", "(3,2)"},
+          {"pool_type", type},
+          {"stride", "(2,2)"},
+          {"pooling_convention", "full"}},
+         {{1, 2, 8, 7}}});
+  }
+  add({"Pooling",
+       {{"kernel", "(3,3)"},
+        {"pool_type", "avg"},
+        {"pad", "(1,1)"},
+        {"count_include_pad", "false"}},
+       {{2, 2, 5, 5}}});
+  add({"Pooling", {{"kernel", "(2,2)"}, {"pool_type", "avg"}, {"pad", "(2,2)"}}, {{1, 2, 3, 3}}});
+  add({"Pooling", {{"global_pool", "true"}, {"pool_type", "avg"}}, {{2, 3, 5, 4}}});
+  add({"Pooling", {{"global_pool", "true"}, {"pool_type", "max"}}, {{2, 3, 5, 4}}});
+  add({"Pooling", {{"kernel", "(3,)"}, {"stride", "(2,)"}}, {{2, 3, 9}}});
+  add({"Pooling", {{"kernel", "(2,2,2)"}, {"pool_type", "avg"}}, {{1, 2, 4, 4, 4}}});
+  add({"Pooling",
+       {{"kernel", "(3,3)"}, {"stride", "(2,2)"}, {"pad", "(1,1)"}, {"layout", "NHWC"}},
+       {{2, 7, 6, 5}}});
+  add({"Pooling",
+       {{"kernel", "(2,2)"},
+        {"pool_type", "avg"},
+        {"layout", "NHWC"},
+        {"pooling_convention", "full"},
+        {"stride", "(2,2)"}},
+       {{1, 5, 5, 3}}});
+  return cases;
+}
+
 }  // namespace
 }  // namespace mxlite::testing

@@ -81,5 +81,12 @@ TEST(ReshapeTest, RunsInPlace) {
   EXPECT_EQ(RunForwardInPlace(test_case, inputs, 0), inputs[0].Values());
 }
 
+MXLITE_GPU_CASES(Reshape) {
+  std::vector<OpCase> cases;
+  auto add = [&](OpCase c) { cases.push_back(std::move(c)); };
+  add({"Reshape", {{"shape", "(4,-1)"}}, {{2, 3, 4}}});
+  return cases;
+}
+
 }  // namespace
 }  // namespace mxlite::testing

@@ -255,5 +255,45 @@ TEST(SoftmaxOutputTest, LargeBatchRunsInParallel) {
   ExpectGradient(test_case, ClosedFormGradient(y, Inputs(test_case, 1), {2000, 37, 1}, 1.0 / 2000));
 }
 
+Initializer ClassLabels(int64_t classes) {
+  return [classes](HostTensor& tensor, std::mt19937_64& random) {
+    std::uniform_int_distribution<int64_t> pick(0, classes - 1);
+    for (int64_t k = 0; k < tensor.size(); ++k) tensor.Set(k, static_cast<double>(pick(random)));
+  };
+}
+
+Initializer Positive() {
+  return [](HostTensor& tensor, std::mt19937_64& random) {
+    std::uniform_real_distribution<double> uniform(0.5, 1.5);
+    for (int64_t k = 0; k < tensor.size(); ++k) tensor.Set(k, uniform(random));
+  };
+}
+
+MXLITE_GPU_CASES(SoftmaxOutput) {
+  std::vector<OpCase> cases;
+  auto add = [&](OpCase c) { cases.push_back(std::move(c)); };
+  // SoftmaxOutput: normalisations, ignore, multi_output, preserve_shape, smoothing, soft labels.
+  add({"SoftmaxOutput", {}, {{4, 5}}, {{"label", ClassLabels(5)}}});
+  add({"SoftmaxOutput",
+       {{"normalization", "batch"}, {"grad_scale", "2"}},
+       {{4, 5}},
+       {{"label", ClassLabels(5)}}});
+  add({"SoftmaxOutput",
+       {{"normalization", "valid"}, {"use_ignore", "true"}, {"ignore_label", "1"}},
+       {{6, 3}},
+       {{"label", ClassLabels(3)}}});
+  add({"SoftmaxOutput",
+       {{"multi_output", "true"}, {"normalization", "batch"}},
+       {{2, 4, 3, 2}},
+       {{"label", ClassLabels(4)}}});
+  add({"SoftmaxOutput",
+       {{"preserve_shape", "true"}, {"smooth_alpha", "0.1"}},
+       {{2, 3, 4}},
+       {{"label", ClassLabels(4)}}});
+  add({"SoftmaxOutput", {{"out_grad", "true"}}, {{3, 4}}, {{"label", ClassLabels(4)}}});
+  add({"SoftmaxOutput", {}, {{3, 4}, {3, 4}}, {{"label", Positive()}}});
+  return cases;
+}
+
 }  // namespace
 }  // namespace mxlite::testing

@@ -122,5 +122,17 @@ TEST(SoftmaxTest, RowsSumToOneAndBackwardReadsOnlyTheOutput) {
   EXPECT_EQ(op.inplace, (std::vector<std::pair<int, int>>{{0, 0}}));
 }
 
+MXLITE_GPU_CASES(Softmax) {
+  std::vector<OpCase> cases;
+  auto add = [&](OpCase c) { cases.push_back(std::move(c)); };
+  // softmax family.
+  for (const char* name : {"softmax", "log_softmax", "Softmax", "LogSoftmax"}) {
+    add({name, {}, {{3, 7}}});
+    add({name, {{"axis", "1"}, {"temperature", "2"}}, {{2, 5, 3, 2}}});
+  }
+  add({"softmax", {{"axis", "0"}}, {{300, 2}}});
+  return cases;
+}
+
 }  // namespace
 }  // namespace mxlite::testing

@@ -104,5 +104,13 @@ TEST(TransposeKernelTest, MovesElementsOfAnySize) {
   }
 }
 
+MXLITE_GPU_CASES(Transpose) {
+  std::vector<OpCase> cases;
+  auto add = [&](OpCase c) { cases.push_back(std::move(c)); };
+  add({"transpose", {}, {{2, 3, 4}}});
+  add({"transpose", {{"axes", "(0,2,3,1)"}}, {{2, 3, 4, 5}}});
+  return cases;
+}
+
 }  // namespace
 }  // namespace mxlite::testing
