@@ -48,6 +48,18 @@ BatchNormChannels BatchNormChannelsOf(const Attributes& attrs, const Shape& data
   return {data.size(0, axis), data[axis] * lanes, data.size(axis + 1, last), lanes};
 }
 
+BatchNormParams BatchNormParamsOf(const Attributes& attrs, const std::string& owner) {
+  BatchNormParams p;
+  p.eps = attrs.GetFloat("eps");
+  p.momentum = attrs.GetFloat("momentum");
+  p.fix_gamma = attrs.GetBool("fix_gamma");
+  p.use_global_stats = attrs.GetBool("use_global_stats");
+  MX_CHECK(p.eps >= 0) << owner << ": eps=" << p.eps << " must be >= 0";
+  MX_CHECK(p.momentum >= 0 && p.momentum <= 1)
+      << owner << ": momentum=" << p.momentum << " must be in [0, 1]";
+  return p;
+}
+
 namespace {
 
 enum Input { kData, kGamma, kBeta, kMovingMean, kMovingVar };
@@ -59,16 +71,9 @@ ChannelLayout LayoutOf(const Attributes& attrs, const Shape& data, const std::st
   return BatchNormChannelsOf(attrs, data, owner);
 }
 
-void CheckAttributes(const Attributes& attrs, const std::string& owner) {
-  const double eps = attrs.GetFloat("eps"), momentum = attrs.GetFloat("momentum");
-  MX_CHECK(eps >= 0) << owner << ": eps=" << eps << " must be >= 0";
-  MX_CHECK(momentum >= 0 && momentum <= 1)
-      << owner << ": momentum=" << momentum << " must be in [0, 1]";
-}
-
 void BatchNormInferShape(const Attributes& attrs, ShapeInference& shapes) {
   const std::string owner = shapes.op + " " + shapes.node;
-  CheckAttributes(attrs, owner);
+  BatchNormParamsOf(attrs, owner);  // checks eps and momentum
   const Shape& data = shapes.Input(kData);
   const Shape channels{LayoutOf(attrs, data, owner).channels};
   for (int input : {kGamma, kBeta, kMovingMean, kMovingVar}) shapes.AssignInput(input, channels);
@@ -204,9 +209,10 @@ void BatchNormForward(const OpContext& ctx, const Attributes& attrs,
                       const std::vector<WriteMode>& req) {
   const std::string owner = "BatchNorm " + ctx.node_name;
   const ChannelLayout l = LayoutOf(attrs, inputs[kData].shape, owner);
-  const double eps = attrs.GetFloat("eps"), momentum = attrs.GetFloat("momentum");
-  const bool fix_gamma = attrs.GetBool("fix_gamma");
-  const bool batch_stats = ctx.is_train && !attrs.GetBool("use_global_stats");
+  const BatchNormParams p = BatchNormParamsOf(attrs, owner);
+  const double eps = p.eps, momentum = p.momentum;
+  const bool fix_gamma = p.fix_gamma;
+  const bool batch_stats = p.UsesBatchStats(ctx.is_train);
   const T* x = inputs[kData].data_as<T>();
   const T* gamma = inputs[kGamma].data_as<T>();
   const T* beta = inputs[kBeta].data_as<T>();
@@ -266,9 +272,10 @@ void BatchNormBackward(const OpContext& ctx, const Attributes& attrs, const T* d
   const ChannelLayout l = LayoutOf(attrs, inputs[kData].shape, owner);
   MX_CHECK(!l.blocked()) << owner << ": channel_block=" << l.lanes
                          << " (data in blocks of channels) runs forward only (inference)";
-  const double eps = attrs.GetFloat("eps");
-  const bool fix_gamma = attrs.GetBool("fix_gamma");
-  const bool batch_stats = ctx.is_train && !attrs.GetBool("use_global_stats");
+  const BatchNormParams p = BatchNormParamsOf(attrs, owner);
+  const double eps = p.eps;
+  const bool fix_gamma = p.fix_gamma;
+  const bool batch_stats = p.UsesBatchStats(ctx.is_train);
   const T* x = inputs[kData].data_as<T>();
   const T* gamma = inputs[kGamma].data_as<T>();
   const T* saved_mean = outputs[kMean].data_as<T>();

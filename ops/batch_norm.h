@@ -22,4 +22,21 @@ struct BatchNormChannels {
 BatchNormChannels BatchNormChannelsOf(const Attributes& attrs, const Shape& data,
                                       const std::string& owner);
 
+// The scalar attributes, with their defaults. (axis and channel_block are read by
+// BatchNormChannelsOf; output_mean_var only sets the visible outputs, in the op's registration.)
+struct BatchNormParams {
+  double eps = 1e-3;              // added to the variance before the square root
+  double momentum = 0.9;          // weight of the old moving statistics in their update
+  bool fix_gamma = true;          // gamma read as 1, its gradient 0
+  bool use_global_stats = false;  // the moving statistics in training too
+
+  // Whether a pass normalises with the batch statistics (training without use_global_stats)
+  // rather than the moving ones.
+  bool UsesBatchStats(bool is_train) const { return is_train && !use_global_stats; }
+};
+
+// Reads eps, momentum, fix_gamma and use_global_stats. Errors naming `owner` ("BatchNorm bn0"):
+// eps < 0, momentum outside [0, 1].
+BatchNormParams BatchNormParamsOf(const Attributes& attrs, const std::string& owner);
+
 }  // namespace mxlite

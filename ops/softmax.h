@@ -1,7 +1,6 @@
-// What softmax, log_softmax (ops/softmax.cc) and SoftmaxOutput (ops/softmax_output.cc) read from
-// their attributes, shared by their CPU and GPU kernels (ops/cuda/softmax_gpu.cc,
-// ops/cuda/softmax_output_gpu.cc): the data seen as (outer, length, inner) around the axis
-// normalised over, and the temperature.
+// What softmax and log_softmax (ops/softmax.cc) read from their attributes, shared by their CPU
+// and GPU kernels (ops/cuda/softmax_gpu.cc): the data seen as (outer, length, inner) around the
+// axis normalised over, and the temperature. SoftmaxOutput's are in ops/softmax_output.h.
 #pragma once
 
 #include <cstdint>
@@ -23,10 +22,5 @@ SoftmaxExtent SoftmaxAroundAxis(const Attributes& attrs, const Shape& data,
                                 const std::string& owner);
 // The `temperature` (1 when absent); 0 is an error naming `owner`.
 double SoftmaxTemperature(const Attributes& attrs, const std::string& owner);
-
-// SoftmaxOutput: the classes are every dim but the first, dim 1 with multi_output, the last with
-// preserve_shape; data of fewer than 2 dims is an error naming `owner`.
-SoftmaxExtent SoftmaxOutputClasses(const Attributes& attrs, const Shape& data,
-                                   const std::string& owner);
 
 }  // namespace mxlite

@@ -17,23 +17,75 @@
 //
 // A label with the data's shape holds probabilities (MXNet's soft labels): the gradient is then
 // (output - label) * grad_scale, without normalisation or ignoring.
+#include "ops/softmax_output.h"
+
+#include <algorithm>
 #include <cmath>
 
 #include "ops/cpu/softmax.h"
 #include "ops/operator.h"
-#include "ops/softmax.h"
 
 namespace mxlite {
 
-SoftmaxExtent SoftmaxOutputClasses(const Attributes& attrs, const Shape& data,
+SoftmaxOutputParams SoftmaxOutputParamsOf(const Attributes& attrs, const std::string& owner) {
+  SoftmaxOutputParams p;
+  p.grad_scale = attrs.GetFloat("grad_scale");
+  p.ignore_label = attrs.GetFloat("ignore_label");
+  p.use_ignore = attrs.GetBool("use_ignore");
+  p.multi_output = attrs.GetBool("multi_output");
+  p.preserve_shape = attrs.GetBool("preserve_shape");
+  const std::string& normalization = attrs.GetString("normalization");
+  if (normalization == "null") {
+    p.normalization = SoftmaxNormalization::kNull;
+  } else if (normalization == "batch") {
+    p.normalization = SoftmaxNormalization::kBatch;
+  } else {
+    MX_CHECK(normalization == "valid")
+        << owner << ": normalization=" << normalization << " is not null, batch or valid";
+    p.normalization = SoftmaxNormalization::kValid;
+  }
+  p.out_grad = attrs.GetBool("out_grad");
+  p.smooth_alpha = attrs.GetFloat("smooth_alpha");
+  return p;
+}
+
+SoftmaxExtent SoftmaxOutputClasses(const SoftmaxOutputParams& p, const Shape& data,
                                    const std::string& owner) {
   MX_CHECK(data.ndim() >= 2) << owner << ": data must have at least 2 dims (batch, classes); got "
                              << data;
-  if (attrs.GetBool("multi_output")) return {data[0], data[1], data.size(2, data.ndim())};
-  if (attrs.GetBool("preserve_shape")) {
-    return {data.size(0, data.ndim() - 1), data[data.ndim() - 1], 1};
-  }
+  if (p.multi_output) return {data[0], data[1], data.size(2, data.ndim())};
+  if (p.preserve_shape) return {data.size(0, data.ndim() - 1), data[data.ndim() - 1], 1};
   return {data[0], data.size(1, data.ndim()), 1};
+}
+
+int64_t SoftmaxOutputClassIndex(const SoftmaxOutputParams& p, double value, int64_t position,
+                                int64_t classes, const std::string& owner) {
+  if (p.use_ignore && p.IsIgnoreLabel(value)) return -1;
+  MX_CHECK(std::floor(value) == value && value >= 0 && value < static_cast<double>(classes))
+      << owner << ": label " << value << " at position " << position
+      << " is not a class index in [0, " << classes << ")";
+  return static_cast<int64_t>(value);
+}
+
+double SoftmaxOutputGradientScale(const SoftmaxOutputParams& p, const SoftmaxExtent& classes,
+                                  const Shape& label, int64_t valid) {
+  if (p.normalization == SoftmaxNormalization::kValid) {
+    return p.grad_scale / static_cast<double>(std::max<int64_t>(valid, 1));
+  }
+  double normaliser = 1;
+  if (p.normalization == SoftmaxNormalization::kBatch) {
+    normaliser = p.preserve_shape ? static_cast<double>(label.size())
+                                  : static_cast<double>(classes.outer);
+  }
+  if (p.multi_output) normaliser *= static_cast<double>(classes.inner);
+  return p.grad_scale / normaliser;
+}
+
+SoftmaxOutputTarget SoftmaxOutputTargetOf(const SoftmaxOutputParams& p, int64_t classes) {
+  SoftmaxOutputTarget target;
+  target.on = 1 - p.smooth_alpha;
+  target.off = classes > 1 ? p.smooth_alpha / static_cast<double>(classes - 1) : 0.0;
+  return target;
 }
 
 namespace {
@@ -42,23 +94,19 @@ enum Input { kData, kLabel };
 
 std::string Owner(const std::string& node) { return "SoftmaxOutput " + node; }
 
-cpu::SoftmaxLayout ClassLayout(const Attributes& attrs, const Shape& data,
-                               const std::string& owner) {
-  const SoftmaxExtent e = SoftmaxOutputClasses(attrs, data, owner);
-  return {e.outer, e.length, e.inner};
-}
+cpu::SoftmaxLayout ClassLayout(const SoftmaxExtent& e) { return {e.outer, e.length, e.inner}; }
 
 // The label shape of class indices that the op infers, and the others it accepts.
-std::vector<Shape> AcceptedLabelShapes(const Attributes& attrs, const Shape& data) {
+std::vector<Shape> AcceptedLabelShapes(const SoftmaxOutputParams& p, const Shape& data) {
   std::vector<int64_t> dims = data.to_vector();
-  if (attrs.GetBool("multi_output")) {
+  if (p.multi_output) {
     std::vector<int64_t> positions(dims.begin() + 2, dims.end());
     std::vector<int64_t> unflattened{dims[0]}, with_class_dim{dims[0], 1};
     unflattened.insert(unflattened.end(), positions.begin(), positions.end());
     with_class_dim.insert(with_class_dim.end(), positions.begin(), positions.end());
     return {Shape{dims[0], data.size(2, data.ndim())}, Shape(unflattened), Shape(with_class_dim)};
   }
-  if (attrs.GetBool("preserve_shape")) {
+  if (p.preserve_shape) {
     return {Shape(std::vector<int64_t>(dims.begin(), dims.end() - 1))};
   }
   return {Shape{dims[0]}};
@@ -67,8 +115,9 @@ std::vector<Shape> AcceptedLabelShapes(const Attributes& attrs, const Shape& dat
 void SoftmaxOutputInferShape(const Attributes& attrs, ShapeInference& shapes) {
   const std::string owner = shapes.op + " " + shapes.node;
   const Shape& data = shapes.Input(kData);
-  ClassLayout(attrs, data, owner);
-  const std::vector<Shape> accepted = AcceptedLabelShapes(attrs, data);
+  const SoftmaxOutputParams p = SoftmaxOutputParamsOf(attrs, owner);
+  SoftmaxOutputClasses(p, data, owner);
+  const std::vector<Shape> accepted = AcceptedLabelShapes(p, data);
   if (!shapes.inputs[kLabel].has_value()) {
     shapes.AssignInput(kLabel, accepted[0]);
   } else if (*shapes.inputs[kLabel] != data) {  // data-shaped labels are probabilities
@@ -91,7 +140,10 @@ void SoftmaxOutputForwardCpu(const OpContext& ctx, const Attributes& attrs,
                              const std::vector<TensorView>& outputs,
                              const std::vector<WriteMode>& req) {
   if (req[0] == WriteMode::kNull) return;
-  const cpu::SoftmaxLayout layout = ClassLayout(attrs, inputs[kData].shape, Owner(ctx.node_name));
+  const std::string owner = Owner(ctx.node_name);
+  const SoftmaxOutputParams p = SoftmaxOutputParamsOf(attrs, owner);
+  const cpu::SoftmaxLayout layout =
+      ClassLayout(SoftmaxOutputClasses(p, inputs[kData].shape, owner));
   MXLITE_FLOAT_TYPE_SWITCH(inputs[kData].dtype, T, "SoftmaxOutput", {
     cpu::SoftmaxForward<T>(layout, inputs[kData].data_as<T>(), outputs[0].data_as<T>(), 1.0, false);
   });
@@ -99,48 +151,22 @@ void SoftmaxOutputForwardCpu(const OpContext& ctx, const Attributes& attrs,
 
 // Class index per position (-1 for ignored positions), checked; returns MXNet's "valid" count.
 template <typename T>
-int64_t ReadLabels(const Attributes& attrs, const T* label, int64_t count, int64_t classes,
+int64_t ReadLabels(const SoftmaxOutputParams& p, const T* label, int64_t count, int64_t classes,
                    const std::string& owner, int64_t* class_index) {
-  const bool use_ignore = attrs.GetBool("use_ignore");
-  const int64_t ignore_label = static_cast<int64_t>(attrs.GetFloat("ignore_label"));
   int64_t valid = 0;
   for (int64_t i = 0; i < count; ++i) {
     const double value = static_cast<double>(label[i]);
-    const bool matches_ignore = static_cast<int64_t>(value) == ignore_label;
-    if (!matches_ignore) ++valid;
-    if (use_ignore && matches_ignore) {
-      class_index[i] = -1;
-      continue;
-    }
-    MX_CHECK(std::floor(value) == value && value >= 0 && value < static_cast<double>(classes))
-        << owner << ": label " << value << " at position " << i << " is not a class index in [0, "
-        << classes << ")";
-    class_index[i] = static_cast<int64_t>(value);
+    if (!p.IsIgnoreLabel(value)) ++valid;
+    class_index[i] = SoftmaxOutputClassIndex(p, value, i, classes, owner);
   }
   return valid;
 }
 
-double GradientScale(const Attributes& attrs, const cpu::SoftmaxLayout& layout,
-                     const Shape& label_shape, int64_t valid) {
-  const double grad_scale = attrs.GetFloat("grad_scale");
-  const std::string& normalization = attrs.GetString("normalization");
-  if (normalization == "valid")
-    return grad_scale / static_cast<double>(std::max<int64_t>(valid, 1));
-  double normaliser = 1;
-  if (normalization == "batch") {
-    normaliser = attrs.GetBool("preserve_shape") ? static_cast<double>(label_shape.size())
-                                                 : static_cast<double>(layout.outer);
-  }
-  if (attrs.GetBool("multi_output")) normaliser *= static_cast<double>(layout.inner);
-  return grad_scale / normaliser;
-}
-
 template <typename T>
-void HardLabelGradient(const Attributes& attrs, const cpu::SoftmaxLayout& l, const T* y,
-                       const int64_t* class_index, double scale, const T* dy, T* dx) {
-  const double alpha = attrs.GetFloat("smooth_alpha");
-  const T on = static_cast<T>(1 - alpha);
-  const T off = l.length > 1 ? static_cast<T>(alpha / static_cast<double>(l.length - 1)) : T(0);
+void HardLabelGradient(const SoftmaxOutputTarget& smoothed, const cpu::SoftmaxLayout& l,
+                       const T* y, const int64_t* class_index, double scale, const T* dy, T* dx) {
+  const T on = static_cast<T>(smoothed.on);
+  const T off = static_cast<T>(smoothed.off);
   const T factor = static_cast<T>(scale);
   cpu::ForEachRowRange(l.outer, l.length * l.inner, [&](int64_t begin, int64_t end) {
     for (int64_t o = begin; o < end; ++o) {
@@ -178,16 +204,16 @@ void SoftmaxOutputBackwardCpu(const OpContext& ctx, const Attributes& attrs,
   if (req[kData] == WriteMode::kNull) return;
   const std::string owner = Owner(ctx.node_name);
   const Shape& data_shape = outputs[0].shape;
-  const cpu::SoftmaxLayout layout = ClassLayout(attrs, data_shape, owner);
+  const SoftmaxOutputParams p = SoftmaxOutputParamsOf(attrs, owner);
+  const SoftmaxExtent classes = SoftmaxOutputClasses(p, data_shape, owner);
+  const cpu::SoftmaxLayout layout = ClassLayout(classes);
   const TensorView& label = inputs[kLabel];
-  const bool out_grad = attrs.GetBool("out_grad");
   MXLITE_FLOAT_TYPE_SWITCH(outputs[0].dtype, T, "SoftmaxOutput", {
     const T* y = outputs[0].data_as<T>();
-    const T* dy = out_grad ? output_grads[0].data_as<T>() : nullptr;
+    const T* dy = p.out_grad ? output_grads[0].data_as<T>() : nullptr;
     T* dx = input_grads[kData].data_as<T>();
     if (label.shape == data_shape) {
-      SoftLabelGradient(data_shape.size(), y, label.data_as<T>(), attrs.GetFloat("grad_scale"), dy,
-                        dx);
+      SoftLabelGradient(data_shape.size(), y, label.data_as<T>(), p.grad_scale, dy, dx);
     } else {
       const int64_t positions = layout.outer * layout.inner;
       MX_CHECK(label.size() == positions)
@@ -195,9 +221,10 @@ void SoftmaxOutputBackwardCpu(const OpContext& ctx, const Attributes& attrs,
           << positions << " class indices";
       int64_t* class_index = ctx.scratch->GetArray<int64_t>(positions);
       const int64_t valid =
-          ReadLabels(attrs, label.data_as<T>(), positions, layout.length, owner, class_index);
-      const double scale = GradientScale(attrs, layout, label.shape, valid);
-      HardLabelGradient(attrs, layout, y, class_index, scale, dy, dx);
+          ReadLabels(p, label.data_as<T>(), positions, layout.length, owner, class_index);
+      const double scale = SoftmaxOutputGradientScale(p, classes, label.shape, valid);
+      HardLabelGradient(SoftmaxOutputTargetOf(p, layout.length), layout, y, class_index, scale, dy,
+                        dx);
     }
   });
 }

@@ -22,12 +22,15 @@ cuda::BatchNormGeometry BatchNormGeometryOf(const Attributes& attrs, const Shape
   return {c.outer, c.channels, c.inner};
 }
 
-cuda::BatchNormParams BatchNormParamsOf(const OpContext& ctx, const Attributes& attrs) {
+// The attributes read as on the CPU (BatchNormParamsOf, its checks included), for this pass.
+cuda::BatchNormParams KernelParamsOf(const OpContext& ctx, const Attributes& attrs,
+                                     const std::string& owner) {
+  const BatchNormParams b = BatchNormParamsOf(attrs, owner);
   cuda::BatchNormParams p;
-  p.eps = attrs.GetFloat("eps");
-  p.momentum = attrs.GetFloat("momentum");
-  p.fix_gamma = attrs.GetBool("fix_gamma");
-  p.batch_stats = ctx.is_train && !attrs.GetBool("use_global_stats");
+  p.eps = b.eps;
+  p.momentum = b.momentum;
+  p.fix_gamma = b.fix_gamma;
+  p.batch_stats = b.UsesBatchStats(ctx.is_train);
   return p;
 }
 
@@ -38,8 +41,7 @@ void BatchNormForwardGpu(const OpContext& ctx, const Attributes& attrs,
   const std::string owner = "BatchNorm " + ctx.node_name;
   cudaStream_t stream = cuda::PrepareStream(ctx, owner);
   const cuda::BatchNormGeometry g = BatchNormGeometryOf(attrs, inputs[kData].shape, owner);
-  const cuda::BatchNormParams p = BatchNormParamsOf(ctx, attrs);
-  MX_CHECK(p.eps >= 0) << owner << ": eps=" << p.eps << " must be >= 0";
+  const cuda::BatchNormParams p = KernelParamsOf(ctx, attrs, owner);
   MXLITE_GPU_FLOAT_TYPE_SWITCH(inputs[kData].dtype, T, owner, {
     using P = cuda::BatchNormParamType<T>;  // float for float16 data
     cuda::BatchNormForwardArgs<T> a;
@@ -69,7 +71,7 @@ void BatchNormBackwardGpu(const OpContext& ctx, const Attributes& attrs,
   const std::string owner = "BatchNorm " + ctx.node_name;
   cudaStream_t stream = cuda::PrepareStream(ctx, owner);
   const cuda::BatchNormGeometry g = BatchNormGeometryOf(attrs, inputs[kData].shape, owner);
-  const cuda::BatchNormParams p = BatchNormParamsOf(ctx, attrs);
+  const cuda::BatchNormParams p = KernelParamsOf(ctx, attrs, owner);
   MXLITE_GPU_FLOAT_TYPE_SWITCH(inputs[kData].dtype, T, owner, {
     using P = cuda::BatchNormParamType<T>;
     cuda::BatchNormBackwardArgs<T> a;
