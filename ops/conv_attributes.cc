@@ -39,9 +39,9 @@ ConvWindow ReadConvWindow(const Attributes& attrs, const std::string& owner) {
   ConvWindow window;
   window.kernel = attrs.GetInts("kernel");
   const int rank = static_cast<int>(window.kernel.size());
-  MX_CHECK(rank == 1 || rank == 2)
+  MX_CHECK(rank >= 1 && rank <= 3)
       << owner << ": kernel=" << FormatIntTuple(window.kernel)
-      << " is not supported; the CPU kernels run 1-D (w,) and 2-D (h,w) windows";
+      << " is not supported; expected a 1-D (w,), 2-D (h,w) or 3-D (d,h,w) window";
   window.rank = rank;
   for (int64_t extent : window.kernel) {
     MX_CHECK(extent >= 1) << owner << ": kernel=" << FormatIntTuple(window.kernel)
@@ -50,13 +50,17 @@ ConvWindow ReadConvWindow(const Attributes& attrs, const std::string& owner) {
   window.stride = ReadAxes(attrs, "stride", rank, 1, 1, owner);
   window.dilate = ReadAxes(attrs, "dilate", rank, 1, 1, owner);
   window.pad = ReadAxes(attrs, "pad", rank, 0, 0, owner);
-  window.layout = attrs.GetOptionalString("layout").value_or(rank == 1 ? "NCW" : "NCHW");
-  const bool matches = rank == 1 ? (window.layout == "NCW" || window.layout == "NWC")
-                                 : (window.layout == "NCHW" || window.layout == "NHWC" ||
-                                    window.layout == "NCHW16c");
+  static const char* const kDefaultLayout[] = {"NCW", "NCHW", "NCDHW"};
+  // NDHWC, which MXNet runs on cuDNN only, is refused: mxlite's 3-D path is channels first.
+  static const char* const kExpected[] = {"NCW or NWC", "NCHW, NHWC or NCHW16c", "NCDHW"};
+  window.layout = attrs.GetOptionalString("layout").value_or(kDefaultLayout[rank - 1]);
+  const std::string& l = window.layout;
+  const bool matches = rank == 1   ? (l == "NCW" || l == "NWC")
+                       : rank == 2 ? (l == "NCHW" || l == "NHWC" || l == "NCHW16c")
+                                   : l == "NCDHW";
   MX_CHECK(matches) << owner << ": layout=" << window.layout << " does not fit the " << rank
                     << "-D kernel " << FormatIntTuple(window.kernel) << " (expected "
-                    << (rank == 1 ? "NCW or NWC" : "NCHW, NHWC or NCHW16c") << ")";
+                    << kExpected[rank - 1] << ")";
   window.channels_last = window.layout.back() == 'C';
   window.data_layout = window.layout == "NCHW16c" ? ActivationLayout::kNCHW16c
                        : window.channels_last     ? ActivationLayout::kNHWC
@@ -68,6 +72,9 @@ ConvWindow ReadConvWindow(const Attributes& attrs, const std::string& owner) {
 
 ActivationExtents ReadActivation(const ConvWindow& window, const Shape& shape,
                                  const std::string& owner, const std::string& what) {
+  MX_CHECK(window.rank <= 2)
+      << owner << ": the 3-D kernel " << FormatIntTuple(window.kernel)
+      << " reached a path for 1-D and 2-D windows (3-D ones run NCDHW, ops/conv_volume.h)";
   if (window.data_layout == ActivationLayout::kNCHW16c) {
     MX_CHECK(shape.ndim() == 5 && shape[4] == kChannelBlock)
         << owner << ": " << what << " has shape " << shape << " but layout NCHW16c needs a 5-D "
@@ -165,11 +172,12 @@ bool RunsChannelBlocked(int64_t channels, int64_t filters, int64_t groups) {
 }
 
 void SetGeometryWindow(const ConvWindow& window, cpu::ConvGeometry& geometry) {
-  const bool two_d = window.rank == 2;
-  geometry.kernel_h = two_d ? window.kernel[0] : 1;
-  geometry.stride_h = two_d ? window.stride[0] : 1;
-  geometry.dilate_h = two_d ? window.dilate[0] : 1;
-  geometry.pad_h = two_d ? window.pad[0] : 0;
+  const bool has_height = window.rank >= 2;
+  const size_t h = has_height ? static_cast<size_t>(window.rank - 2) : 0;
+  geometry.kernel_h = has_height ? window.kernel[h] : 1;
+  geometry.stride_h = has_height ? window.stride[h] : 1;
+  geometry.dilate_h = has_height ? window.dilate[h] : 1;
+  geometry.pad_h = has_height ? window.pad[h] : 0;
   geometry.kernel_w = window.kernel.back();
   geometry.stride_w = window.stride.back();
   geometry.dilate_w = window.dilate.back();

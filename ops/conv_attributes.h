@@ -3,12 +3,13 @@
 //
 //   kernel (required), stride / dilate (default 1 per axis), pad (default 0 per axis),
 //   num_filter, num_group (default 1), workspace (MB), cudnn_tune (off | limited_workspace |
-//   fastest; absent = MXNET_CUDNN_AUTOTUNE_DEFAULT), cudnn_off, layout (absent = NCW / NCHW by the
-//   kernel's rank).
+//   fastest; absent = MXNET_CUDNN_AUTOTUNE_DEFAULT), cudnn_off, layout (absent = NCW / NCHW /
+//   NCDHW by the kernel's rank).
 //
-// The CPU kernels run 1-D (NCW, NWC) and 2-D (NCHW, NHWC, NCHW16c: ops/activation_layout.h)
-// windows; 3-D layouts are accepted by the parser, as MXNet's are, and rejected by ReadConvWindow
-// with a clear error. workspace, cudnn_tune and cudnn_off are validated here and read by the
+// The kernels run 1-D (NCW, NWC) and 2-D (NCHW, NHWC, NCHW16c: ops/activation_layout.h) windows,
+// and 3-D ones in NCDHW (ops/conv_volume.h on the CPU, cuDNN's N-d descriptors on the GPU); the
+// 2-D helpers below (ReadActivation and what calls it) refuse a 3-D window, ReadConvWindow NDHWC,
+// each with an error naming the layer. workspace, cudnn_tune and cudnn_off are validated here and read by the
 // convolution tuner and the GPU kernels.
 #pragma once
 
@@ -26,19 +27,19 @@ namespace mxlite {
 // Adds workspace (MB, [0, 8192]), cudnn_tune (optional) and cudnn_off (default false).
 void AddConvTuningAttributes(AttributeSchema& schema, int64_t default_workspace_mb);
 
-// The window of a 1-D or 2-D convolution after defaults; every tuple has `rank` entries.
+// The window of a 1-D, 2-D or 3-D convolution after defaults; every tuple has `rank` entries.
 struct ConvWindow {
   int rank = 2;
   std::vector<int64_t> kernel, stride, dilate, pad;
-  std::string layout;                                      // NCW, NWC, NCHW, NHWC or NCHW16c
+  std::string layout;                                      // NCW, NWC, NCHW, NHWC, NCHW16c, NCDHW
   bool channels_last = false;                              // NWC or NHWC
   ActivationLayout data_layout = ActivationLayout::kNCHW;  // 1-D ones as their 2-D kin
   int64_t num_filter = 1, num_group = 1;
 };
 
 // Reads kernel/stride/dilate/pad/layout/num_filter/num_group. Errors (naming `owner`, e.g.
-// "Convolution conv0"): a kernel that is not 1-D or 2-D, a tuple whose length differs from the
-// kernel's, a kernel/stride/dilate below 1 or pad below 0, a layout of another rank or a 3-D one.
+// "Convolution conv0"): a kernel that is not 1-D, 2-D or 3-D, a tuple whose length differs from
+// the kernel's, a kernel/stride/dilate below 1 or pad below 0, a layout of another rank, NDHWC.
 ConvWindow ReadConvWindow(const Attributes& attrs, const std::string& owner);
 
 // Activation extents read from / written to a shape in the window's layout.
@@ -47,7 +48,7 @@ struct ActivationExtents {
 };
 
 // Reads `shape` as the window's layout; an error naming `owner`, `what` and the shape when the
-// rank does not match.
+// rank does not match, and one naming the kernel for a 3-D window.
 ActivationExtents ReadActivation(const ConvWindow& window, const Shape& shape,
                                  const std::string& owner, const std::string& what);
 Shape ActivationShape(const ConvWindow& window, const ActivationExtents& extents);
@@ -62,7 +63,8 @@ ActivationExtents ReadGroupedData(const ConvWindow& window, const Shape& data_sh
 // in_per_group) channels-last (KH dropped in 1-D).
 Shape ConvWeightShape(const ConvWindow& window, int64_t out, int64_t in_per_group);
 
-// Copies the window's kernel, stride, dilate and pad into `geometry` (1-D as height 1).
+// Copies the window's kernel, stride, dilate and pad into `geometry` (1-D as height 1; 3-D: the
+// height and width axes, the plane of ops/conv_volume.h).
 void SetGeometryWindow(const ConvWindow& window, cpu::ConvGeometry& geometry);
 
 // Whether NCHW16c's convolutions run `groups` groups from `channels` to `filters` channels: one

@@ -1,6 +1,7 @@
-// Convolution: output = weight * data + bias, as MXNet's Convolution, over 1-D (NCW, NWC) and 2-D
-// (NCHW, NHWC) windows with stride, pad, dilation and groups (depthwise when num_group equals the
-// channels). Output channels [g*F/G, (g+1)*F/G) of group g see input channels [g*C/G, (g+1)*C/G).
+// Convolution: output = weight * data + bias, as MXNet's Convolution, over 1-D (NCW, NWC), 2-D
+// (NCHW, NHWC) and 3-D (NCDHW, CPU) windows with stride, pad, dilation and groups (depthwise when
+// num_group equals the channels). Output channels [g*F/G, (g+1)*F/G) of group g see input
+// channels [g*C/G, (g+1)*C/G).
 //
 //   data    (N, C, H, W)             NCHW      (N, H, W, C)             NHWC
 //   weight  (F, C/G, KH, KW)  OIHW             (F, KH, KW, C/G)  OHWI  (as MXNet's NHWC weight)
@@ -10,8 +11,11 @@
 // (N, C/16, H, W, 16), output (N, F/16, OH, OW, 16), weight OIHW as written (the algorithms
 // reorder it), one group or depthwise, C and F multiples of 16; forward only.
 //   OH = (H + 2 * pad_h - dilate_h * (KH - 1) - 1) / stride_h + 1   (floor; likewise OW)
-// 1-D (NCW / NWC) drops H, KH and OH. F = num_filter, G = num_group. weight and bias are
-// parameters whose shapes are inferred from data.
+// 1-D (NCW / NWC) drops H, KH and OH; 3-D adds D, KD and OD before them: data (N, C, D, H, W),
+// weight (F, C/G, KD, KH, KW), output (N, F, OD, OH, OW), run as batches of 2-D convolutions over
+// slabs of the data (ops/conv_volume.h) whose 2-D problem is what the tuner times.
+// F = num_filter, G = num_group. weight and bias are parameters whose shapes are inferred from
+// data.
 //
 // CPU: the algorithm per direction comes from the tuner when the node is bound (create_state:
 // ops/conv/cpu_conv_tuning.h, per cudnn_tune / MXNET_CUDNN_AUTOTUNE_DEFAULT and the workspace
@@ -38,6 +42,7 @@
 #include "core/settings.h"
 #include "ops/conv/cpu_conv_tuning.h"
 #include "ops/conv_attributes.h"
+#include "ops/conv_volume.h"
 #include "ops/cpu/conv_gemm.h"
 #include "ops/operator.h"
 #include "ops/weighted_layer.h"
@@ -57,13 +62,31 @@ Shape OutputShape(const ConvWindow& window, const ConvGeometry& g) {
 void InferShape(const Attributes& attrs, ShapeInference& shapes) {
   const std::string owner = shapes.op + " " + shapes.node;
   const ConvWindow window = ReadConvWindow(attrs, owner);
-  const ConvGeometry g = ConvolutionGeometry(window, shapes.Input(0), owner);
   ReadOutputClamp(attrs, owner);  // validates act_min / act_max at bind
-  shapes.AssignInput(1, ConvWeightShape(window, g.out_channels, g.in_channels_per_group()));
-  if (!attrs.GetBool("no_bias")) shapes.AssignInput(2, Shape{g.out_channels});
-  if (attrs.GetBool("residual"))
-    shapes.AssignInput(ConvolutionResidualInput(attrs), OutputShape(window, g));
-  shapes.AssignOutput(0, OutputShape(window, g));
+  int64_t filters = 0, channels_per_group = 0;
+  Shape output;
+  if (window.rank == 3) {
+    const VolumeConvGeometry v = VolumeConvolutionGeometry(window, shapes.Input(0), owner);
+    filters = v.out_channels;
+    channels_per_group = v.in_channels / v.groups;
+    output = v.output_shape();
+  } else {
+    const ConvGeometry g = ConvolutionGeometry(window, shapes.Input(0), owner);
+    filters = g.out_channels;
+    channels_per_group = g.in_channels_per_group();
+    output = OutputShape(window, g);
+  }
+  shapes.AssignInput(1, ConvWeightShape(window, filters, channels_per_group));
+  if (!attrs.GetBool("no_bias")) shapes.AssignInput(2, Shape{filters});
+  if (attrs.GetBool("residual")) shapes.AssignInput(ConvolutionResidualInput(attrs), output);
+  shapes.AssignOutput(0, output);
+}
+
+// The 2-D problem the node's algorithms run: its own geometry, or a 3-D window's chunk of slabs.
+ConvGeometry TunedGeometry(const ConvWindow& window, const Shape& data_shape,
+                           const std::string& owner) {
+  if (window.rank == 3) return VolumeConvolutionGeometry(window, data_shape, owner).plane;
+  return ConvolutionGeometry(window, data_shape, owner);
 }
 
 // The tuned plan of a bound node, and the forward's weight as its algorithm prepared it
@@ -127,7 +150,7 @@ std::unique_ptr<OpState> CreateState(const StateRequest& request) {
   if (request.training) CheckBackwardLayout(window, owner, "be bound for training");
   conv::CpuConvTuningRequest tuning;
   tuning.tuning = conv::LayerTuningRequestFor(request.attrs, request.node_name);
-  tuning.geometry = ConvolutionGeometry(window, request.input_shapes.at(0), owner);
+  tuning.geometry = TunedGeometry(window, request.input_shapes.at(0), owner);
   tuning.dtype = request.input_dtypes.empty() ? DType::kFloat32 : request.input_dtypes[0];
   if (request.training) {
     tuning.directions = {ConvDirection::kForward, ConvDirection::kBackwardData,
@@ -187,14 +210,72 @@ void AddResidualInput(OpDef& op) {
   };
 }
 
+// A 3-D window's forward: the 2-D problem of its slabs, run chunk by chunk (ops/conv_volume.h).
+void ForwardVolume(const OpContext& ctx, const Attributes& attrs, const ConvWindow& window,
+                   const std::vector<TensorView>& inputs, const TensorView& output) {
+  const std::string owner = Owner(ctx.node_name);
+  const VolumeConvGeometry v = VolumeConvolutionGeometry(window, inputs[0].shape, owner);
+  const OutputClamp clamp = ReadOutputClamp(attrs, owner);
+  const cpu::ConvAlgorithm& algorithm = AlgorithmFor(ctx, v.plane, ConvDirection::kForward);
+  MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
+    cpu::ConvTensors<T> tensors;
+    std::shared_ptr<const cpu::PreparedConvWeight> prepared;
+    if constexpr (std::is_same_v<T, float>) {
+      prepared = KeptPreparedWeight(ctx, algorithm, v.plane, inputs[1].data_as<float>());
+      tensors.prepared_weight = prepared.get();
+    }
+    tensors.data = inputs[0].data_as<T>();
+    tensors.weight = inputs[1].data_as<T>();
+    tensors.bias = attrs.GetBool("no_bias") ? nullptr : inputs[2].data_as<T>();
+    tensors.output = output.data_as<T>();
+    if (attrs.GetBool("residual"))
+      tensors.residual = inputs[ConvolutionResidualInput(attrs)].data_as<T>();
+    tensors.clamp_low = static_cast<T>(clamp.low);
+    tensors.clamp_high = static_cast<T>(clamp.high);
+    RunVolume(algorithm, ConvDirection::kForward, v, tensors, *ctx.scratch);
+  });
+}
+
+// A 3-D window's backward: both directions of its slabs' 2-D problem (ops/conv_volume.h).
+void BackwardVolume(const OpContext& ctx, const Attributes& attrs, const ConvWindow& window,
+                    const TensorView& output_grad, const std::vector<TensorView>& inputs,
+                    const std::vector<TensorView>& input_grads,
+                    const std::vector<WriteMode>& req) {
+  const std::string owner = Owner(ctx.node_name);
+  const VolumeConvGeometry v = VolumeConvolutionGeometry(window, inputs[0].shape, owner);
+  MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
+    if (req[0] != WriteMode::kNull) {
+      cpu::ConvTensors<T> tensors;
+      tensors.output_grad = output_grad.data_as<T>();
+      tensors.weight = inputs[1].data_as<T>();
+      tensors.data_grad = input_grads[0].data_as<T>();
+      RunVolume(AlgorithmFor(ctx, v.plane, ConvDirection::kBackwardData),
+                ConvDirection::kBackwardData, v, tensors, *ctx.scratch);
+    }
+    if (req[1] != WriteMode::kNull) {
+      cpu::ConvTensors<T> tensors;
+      tensors.data = inputs[0].data_as<T>();
+      tensors.output_grad = output_grad.data_as<T>();
+      tensors.weight_grad = input_grads[1].data_as<T>();
+      RunVolume(AlgorithmFor(ctx, v.plane, ConvDirection::kBackwardFilter),
+                ConvDirection::kBackwardFilter, v, tensors, *ctx.scratch);
+    }
+    if (!attrs.GetBool("no_bias") && req[2] != WriteMode::kNull) {
+      cpu::SumPerChannel<T>(output_grad.data_as<T>(), v.batch, v.out_channels,
+                            v.out_d * v.out_plane(), false, input_grads[2].data_as<T>());
+    }
+  });
+}
+
 void ForwardCpu(const OpContext& ctx, const Attributes& attrs,
                 const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
                 const std::vector<WriteMode>& req) {
   if (req[0] == WriteMode::kNull) return;
   const std::string owner = Owner(ctx.node_name);
   const ConvWindow window = ReadConvWindow(attrs, owner);
-  const ConvGeometry g = ConvolutionGeometry(window, inputs[0].shape, owner);
   MX_CHECK(ctx.scratch != nullptr) << owner << ": no scratch space";
+  if (window.rank == 3) return ForwardVolume(ctx, attrs, window, inputs, outputs[0]);
+  const ConvGeometry g = ConvolutionGeometry(window, inputs[0].shape, owner);
   const bool has_bias = !attrs.GetBool("no_bias");
   const OutputClamp clamp = ReadOutputClamp(attrs, owner);
   const cpu::ConvAlgorithm& algorithm = AlgorithmFor(ctx, g, ConvDirection::kForward);
@@ -223,12 +304,15 @@ void BackwardCpu(const OpContext& ctx, const Attributes& attrs,
                  const std::vector<WriteMode>& req) {
   const std::string owner = Owner(ctx.node_name);
   const ConvWindow window = ReadConvWindow(attrs, owner);
-  const ConvGeometry g = ConvolutionGeometry(window, inputs[0].shape, owner);
   MX_CHECK(ctx.scratch != nullptr) << owner << ": no scratch space";
-  const bool has_bias = !attrs.GetBool("no_bias");
   CheckBackwardLayout(window, owner, "run backward");
   CheckNoFusedActivation(attrs, owner);
   CheckNoFusedResidual(attrs, owner);
+  if (window.rank == 3) {
+    return BackwardVolume(ctx, attrs, window, output_grads[0], inputs, input_grads, req);
+  }
+  const ConvGeometry g = ConvolutionGeometry(window, inputs[0].shape, owner);
+  const bool has_bias = !attrs.GetBool("no_bias");
   MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
     const T* output_grad = output_grads[0].data_as<T>();
     if (req[0] != WriteMode::kNull) {
@@ -261,9 +345,9 @@ MXLITE_REGISTER_OP(Convolution) {
   op.name = "Convolution";
   op.name_prefix = FixedNamePrefix("conv");
   op.doc =
-      "1-D or 2-D convolution with groups, stride, pad, dilation and bias (MXNet's Convolution); "
-      "weight OIHW for NCHW/NCW, OHWI for NHWC/NWC.";
-  op.attributes.IntTuple("kernel", "window size: (w,) or (h,w)")
+      "1-D, 2-D or 3-D convolution with groups, stride, pad, dilation and bias (MXNet's "
+      "Convolution); weight OIHW for NCHW/NCW (OIDHW for NCDHW), OHWI for NHWC/NWC.";
+  op.attributes.IntTuple("kernel", "window size: (w,), (h,w) or (d,h,w)")
       .IntTuple("stride", "window step per axis; default 1", Default("()"))
       .IntTuple("dilate", "dilation per axis; default 1", Default("()"))
       .IntTuple("pad", "zero padding on both sides per axis; default 0", Default("()"))
@@ -271,8 +355,9 @@ MXLITE_REGISTER_OP(Convolution) {
       .Int("num_group", "channel groups (num_group == channels: depthwise)", Default("1"), 1)
       .Bool("no_bias", "no bias input", Default("false"))
       .Enum("layout", {"NCW", "NWC", "NCHW", "NHWC", "NCHW16c", "NCDHW", "NDHWC"},
-            "data layout; absent: NCW for 1-D, NCHW for 2-D. NCHW16c: channels in blocks of 16, "
-            "data (N, C/16, H, W, 16), weight OIHW, forward only",
+            "data layout; absent: NCW for 1-D, NCHW for 2-D, NCDHW for 3-D (NDHWC is refused). "
+            "NCHW16c: channels in blocks of 16, data (N, C/16, H, W, 16), weight OIHW, forward "
+            "only",
             Optional());
   AddConvTuningAttributes(op.attributes, 1024);
   AddFusedActivationAttributes(op.attributes);

@@ -5,6 +5,8 @@
 //
 //   data    (N, C, H, W)                          NCHW (NCW drops H; NHWC puts C last)
 //   weight  (C, F/G, KH, KW)  (NHWC: (C, KH, KW, F/G))
+// 3-D (NCDHW, CPU) adds D, KD and OD before H, KH and OH, and runs as the adjoint of a 3-D
+// Convolution's slabs (ops/conv_volume.h).
 //   bias    (F)                                   present only when no_bias=false (default true)
 //   output  (N, F, OH, OW)
 //   OH = stride_h * (H - 1) + dilate_h * (KH - 1) + 1 - 2 * pad_h + adj_h        (likewise OW)
@@ -23,6 +25,7 @@
 
 #include "ops/conv/cpu_conv_tuning.h"
 #include "ops/conv_attributes.h"
+#include "ops/conv_volume.h"
 #include "ops/cpu/conv_gemm.h"
 #include "ops/operator.h"
 #include "ops/weighted_layer.h"
@@ -92,9 +95,49 @@ ConvGeometry AdjointGeometry(const Attributes& attrs, const ConvWindow& window,
   return g;
 }
 
+// The 3-D convolution whose adjoint this Deconvolution is (its input our output, its output our
+// data), as ops/conv_volume.h runs it.
+VolumeConvGeometry AdjointVolume(const Attributes& attrs, const ConvWindow& window,
+                                 const Shape& data_shape, const std::string& owner) {
+  MX_CHECK(data_shape.ndim() == 5)
+      << owner << ": data has shape " << data_shape << " but the 3-D kernel "
+      << FormatIntTuple(window.kernel) << " needs a 5-D NCDHW tensor (N, C, D, H, W)";
+  MX_CHECK(data_shape[1] % window.num_group == 0)
+      << owner << ": data " << data_shape << " has " << data_shape[1]
+      << " channels, which num_group=" << window.num_group << " does not divide";
+  ConvWindow adjoint = window;
+  adjoint.num_filter = data_shape[1];
+  std::vector<int64_t> adjoint_data = {data_shape[0], window.num_filter};
+  for (int axis = 0; axis < 3; ++axis) {
+    const AxisOutput out = DeconvolutionAxis(attrs, window, axis, data_shape[axis + 2], owner);
+    adjoint_data.push_back(out.size);
+    adjoint.pad[axis] = out.pad;
+  }
+  return VolumeGeometryWithOutput(adjoint, Shape(adjoint_data),
+                                  {data_shape[2], data_shape[3], data_shape[4]}, owner);
+}
+
+Shape VolumeOutputShape(const VolumeConvGeometry& adjoint) {
+  return Shape{adjoint.batch, adjoint.in_channels, adjoint.in_d, adjoint.in_h, adjoint.in_w};
+}
+
+// The 2-D problem the node's algorithms run: the adjoint's, or a 3-D adjoint's chunk of slabs.
+ConvGeometry TunedGeometry(const Attributes& attrs, const ConvWindow& window,
+                           const Shape& data_shape, const std::string& owner) {
+  if (window.rank == 3) return AdjointVolume(attrs, window, data_shape, owner).plane;
+  return AdjointGeometry(attrs, window, data_shape, owner);
+}
+
 void InferShape(const Attributes& attrs, ShapeInference& shapes) {
   const std::string owner = shapes.op + " " + shapes.node;
   const ConvWindow window = ReadConvWindow(attrs, owner);
+  if (window.rank == 3) {
+    const VolumeConvGeometry v = AdjointVolume(attrs, window, shapes.Input(0), owner);
+    shapes.AssignInput(1, ConvWeightShape(window, v.out_channels, v.in_channels / v.groups));
+    if (!attrs.GetBool("no_bias")) shapes.AssignInput(2, Shape{v.in_channels});
+    shapes.AssignOutput(0, VolumeOutputShape(v));
+    return;
+  }
   const ConvGeometry g = AdjointGeometry(attrs, window, shapes.Input(0), owner);
   shapes.AssignInput(1, ConvWeightShape(window, g.out_channels, g.in_channels_per_group()));
   if (!attrs.GetBool("no_bias")) shapes.AssignInput(2, Shape{g.in_channels});
@@ -120,7 +163,7 @@ std::unique_ptr<OpState> CreateState(const StateRequest& request) {
   const ConvWindow window = ReadConvWindow(request.attrs, owner);
   conv::CpuConvTuningRequest tuning;
   tuning.tuning = conv::LayerTuningRequestFor(request.attrs, request.node_name);
-  tuning.geometry = AdjointGeometry(request.attrs, window, request.input_shapes.at(0), owner);
+  tuning.geometry = TunedGeometry(request.attrs, window, request.input_shapes.at(0), owner);
   tuning.dtype = request.input_dtypes.empty() ? DType::kFloat32 : request.input_dtypes[0];
   tuning.directions = {ConvDirection::kBackwardData};
   if (request.training) {
@@ -141,14 +184,65 @@ const cpu::ConvAlgorithm& AlgorithmFor(const OpContext& ctx, const ConvGeometry&
   return conv::HeuristicCpuAlgorithm(g, direction);
 }
 
+// A 3-D window: the adjoint's backward_data over its slabs, then the bias.
+void ForwardVolume(const OpContext& ctx, const Attributes& attrs, const ConvWindow& window,
+                   const std::vector<TensorView>& inputs, const TensorView& output) {
+  const std::string owner = "Deconvolution " + ctx.node_name;
+  const VolumeConvGeometry v = AdjointVolume(attrs, window, inputs[0].shape, owner);
+  MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
+    cpu::ConvTensors<T> tensors;  // the adjoint's data gradient of our data
+    tensors.output_grad = inputs[0].data_as<T>();
+    tensors.weight = inputs[1].data_as<T>();
+    tensors.data_grad = output.data_as<T>();
+    RunVolume(AlgorithmFor(ctx, v.plane, ConvDirection::kBackwardData),
+              ConvDirection::kBackwardData, v, tensors, *ctx.scratch);
+    if (!attrs.GetBool("no_bias")) {
+      cpu::AddPerChannel<T>(inputs[2].data_as<T>(), v.batch, v.in_channels,
+                            v.in_d * v.in_plane(), false, output.data_as<T>());
+    }
+  });
+}
+
+// A 3-D window: the adjoint's forward (data gradient) and backward_filter over its slabs.
+void BackwardVolume(const OpContext& ctx, const Attributes& attrs, const ConvWindow& window,
+                    const TensorView& output_grad, const std::vector<TensorView>& inputs,
+                    const std::vector<TensorView>& input_grads,
+                    const std::vector<WriteMode>& req) {
+  const std::string owner = "Deconvolution " + ctx.node_name;
+  const VolumeConvGeometry v = AdjointVolume(attrs, window, inputs[0].shape, owner);
+  MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
+    if (req[0] != WriteMode::kNull) {
+      cpu::ConvTensors<T> tensors;
+      tensors.data = output_grad.data_as<T>();
+      tensors.weight = inputs[1].data_as<T>();
+      tensors.output = input_grads[0].data_as<T>();
+      RunVolume(AlgorithmFor(ctx, v.plane, ConvDirection::kForward), ConvDirection::kForward, v,
+                tensors, *ctx.scratch);
+    }
+    if (req[1] != WriteMode::kNull) {
+      cpu::ConvTensors<T> tensors;
+      tensors.data = output_grad.data_as<T>();
+      tensors.output_grad = inputs[0].data_as<T>();
+      tensors.weight_grad = input_grads[1].data_as<T>();
+      RunVolume(AlgorithmFor(ctx, v.plane, ConvDirection::kBackwardFilter),
+                ConvDirection::kBackwardFilter, v, tensors, *ctx.scratch);
+    }
+    if (!attrs.GetBool("no_bias") && req[2] != WriteMode::kNull) {
+      cpu::SumPerChannel<T>(output_grad.data_as<T>(), v.batch, v.in_channels,
+                            v.in_d * v.in_plane(), false, input_grads[2].data_as<T>());
+    }
+  });
+}
+
 void ForwardCpu(const OpContext& ctx, const Attributes& attrs,
                 const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
                 const std::vector<WriteMode>& req) {
   if (req[0] == WriteMode::kNull) return;
   const std::string owner = "Deconvolution " + ctx.node_name;
   const ConvWindow window = ReadConvWindow(attrs, owner);
-  const ConvGeometry g = AdjointGeometry(attrs, window, inputs[0].shape, owner);
   MX_CHECK(ctx.scratch != nullptr) << owner << ": no scratch space";
+  if (window.rank == 3) return ForwardVolume(ctx, attrs, window, inputs, outputs[0]);
+  const ConvGeometry g = AdjointGeometry(attrs, window, inputs[0].shape, owner);
   MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
     T* output = outputs[0].data_as<T>();
     cpu::ConvTensors<T> tensors;  // the adjoint's data gradient of our data
@@ -170,8 +264,11 @@ void BackwardCpu(const OpContext& ctx, const Attributes& attrs,
                  const std::vector<WriteMode>& req) {
   const std::string owner = "Deconvolution " + ctx.node_name;
   const ConvWindow window = ReadConvWindow(attrs, owner);
-  const ConvGeometry g = AdjointGeometry(attrs, window, inputs[0].shape, owner);
   MX_CHECK(ctx.scratch != nullptr) << owner << ": no scratch space";
+  if (window.rank == 3) {
+    return BackwardVolume(ctx, attrs, window, output_grads[0], inputs, input_grads, req);
+  }
+  const ConvGeometry g = AdjointGeometry(attrs, window, inputs[0].shape, owner);
   MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
     const T* output_grad = output_grads[0].data_as<T>();
     if (req[0] != WriteMode::kNull) {  // the adjoint's forward of our output's gradient
@@ -204,9 +301,9 @@ MXLITE_REGISTER_OP(Deconvolution) {
   op.name = "Deconvolution";
   op.name_prefix = FixedNamePrefix("deconv");
   op.doc =
-      "1-D or 2-D transposed convolution (MXNet's Deconvolution): the adjoint of Convolution, "
-      "with adj / target_shape for the output size; weight (C, F/G, KH, KW).";
-  op.attributes.IntTuple("kernel", "window size: (w,) or (h,w)")
+      "1-D, 2-D or 3-D (NCDHW, CPU) transposed convolution (MXNet's Deconvolution): the adjoint "
+      "of Convolution, with adj / target_shape for the output size; weight (C, F/G, KH, KW).";
+  op.attributes.IntTuple("kernel", "window size: (w,), (h,w) or (d,h,w)")
       .IntTuple("stride", "stride of the matching convolution; default 1", Default("()"))
       .IntTuple("dilate", "dilation per axis; default 1", Default("()"))
       .IntTuple("pad", "padding of the matching convolution; default 0", Default("()"))
@@ -216,7 +313,8 @@ MXLITE_REGISTER_OP(Deconvolution) {
       .Int("num_group", "channel groups", Default("1"), 1)
       .Bool("no_bias", "no bias input", Default("true"))
       .Enum("layout", {"NCW", "NCHW", "NCDHW", "NHWC", "NDHWC"},
-            "data layout; absent: NCW for 1-D, NCHW for 2-D", Optional());
+            "data layout; absent: NCW for 1-D, NCHW for 2-D, NCDHW for 3-D (NDHWC is refused)",
+            Optional());
   AddConvTuningAttributes(op.attributes, 512);
   SetWeightedLayerSignature(op);
   op.infer_shape = InferShape;

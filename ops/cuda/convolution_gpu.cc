@@ -16,6 +16,7 @@
 // bound node describes its tensors once (TunedConvolutionGpuState). cudnn_off=true is refused
 // (there is no non-cuDNN GPU convolution) with an error naming the layer.
 #include <algorithm>
+#include <array>
 #include <vector>
 
 #include "core/settings.h"
@@ -28,6 +29,49 @@
 namespace mxlite {
 namespace cuda {
 
+namespace {
+
+// A 3-D window (NCDHW): cuDNN's N-d descriptors, the same algorithms and Find.
+void DescribeVolume(CudnnConvolution& c, const ConvWindow& window, DType dtype,
+                    const Shape& x_shape, const Shape& y_shape, const std::vector<int64_t>& pad) {
+  MX_CHECK(x_shape.ndim() == 5 && y_shape.ndim() == 5)
+      << c.owner << ": the 3-D kernel " << FormatIntTuple(window.kernel)
+      << " needs 5-D NCDHW tensors, not " << x_shape << " -> " << y_shape;
+  c.dtype = dtype;
+  c.x.SetVolume(dtype, x_shape, c.owner);
+  c.y.SetVolume(dtype, y_shape, c.owner);
+  c.bias.SetVolume(dtype, Shape{1, y_shape[1], 1, 1, 1}, c.owner);
+  c.y_channels = y_shape[1];
+  c.y_channel_run = y_shape[2] * y_shape[3] * y_shape[4];
+  c.w.SetVolume(dtype,
+                Shape{y_shape[1], x_shape[1] / window.num_group, window.kernel[0],
+                      window.kernel[1], window.kernel[2]},
+                c.owner);
+  const cudnnDataType_t compute = dtype == DType::kFloat64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+  std::array<int, 3> pads{}, strides{}, dilations{};
+  for (size_t axis = 0; axis < 3; ++axis) {
+    pads[axis] = CheckedInt(pad[axis], c.owner, "pad");
+    strides[axis] = CheckedInt(window.stride[axis], c.owner, "stride");
+    dilations[axis] = CheckedInt(window.dilate[axis], c.owner, "dilate");
+  }
+  MXLITE_CUDNN_CALL(
+      cudnnSetConvolutionNdDescriptor(c.conv.get(), 3, pads.data(), strides.data(),
+                                      dilations.data(), CUDNN_CROSS_CORRELATION, compute),
+      c.owner);
+  std::array<int, 5> out{};
+  MXLITE_CUDNN_CALL(cudnnGetConvolutionNdForwardOutputDim(c.conv.get(), c.x.get(), c.w.get(), 5,
+                                                          out.data()),
+                    c.owner);
+  for (int i = 0; i < 5; ++i) {
+    MX_CHECK(out[static_cast<size_t>(i)] == y_shape[i])
+        << c.owner << ": cuDNN computes output (" << out[0] << "," << out[1] << "," << out[2]
+        << "," << out[3] << "," << out[4] << ") for input " << x_shape << " but the op's is "
+        << y_shape << "; this window (e.g. an adj at least the stride) is not supported on the GPU";
+  }
+}
+
+}  // namespace
+
 void DescribeConvolution(CudnnConvolution& c, const Attributes& attrs, const ConvWindow& window,
                          DType dtype, const Shape& x_shape, const Shape& y_shape,
                          const std::vector<int64_t>& pad) {
@@ -35,10 +79,19 @@ void DescribeConvolution(CudnnConvolution& c, const Attributes& attrs, const Con
       << c.owner << ": cudnn_off=true is not supported on the GPU (convolutions run on cuDNN)";
   MX_CHECK(window.data_layout != ActivationLayout::kNCHW16c)
       << c.owner << ": layout NCHW16c runs on the CPU only (the GPU runs NCHW and NHWC)";
+  c.workspace_limit = static_cast<size_t>(attrs.GetInt("workspace")) << 20;
+  if (window.rank == 3) {
+    DescribeVolume(c, window, dtype, x_shape, y_shape, pad);
+    MXLITE_CUDNN_CALL(cudnnSetConvolutionGroupCount(
+                          c.conv.get(), CheckedInt(window.num_group, c.owner, "num_group")),
+                      c.owner);
+    MXLITE_CUDNN_CALL(cudnnSetConvolutionMathType(c.conv.get(), ConvolutionMathType(dtype)),
+                      c.owner);
+    return;
+  }
   const ActivationExtents in = ReadActivation(window, x_shape, c.owner, "input");
   const ActivationExtents out = ReadActivation(window, y_shape, c.owner, "output");
   c.dtype = dtype;
-  c.workspace_limit = static_cast<size_t>(attrs.GetInt("workspace")) << 20;
   const bool last = window.channels_last;
   c.x.Set(dtype, last, in.batch, in.channels, in.height, in.width, c.owner);
   c.y.Set(dtype, last, out.batch, out.channels, out.height, out.width, c.owner);
@@ -402,10 +455,13 @@ std::vector<int64_t> DeconvolutionPad(const Attributes& attrs, const ConvWindow&
   MX_CHECK(static_cast<int>(target.size()) == window.rank)
       << owner << ": target_shape=" << FormatIntTuple(target) << " has " << target.size()
       << " values but the kernel " << FormatIntTuple(window.kernel) << " has " << window.rank;
-  const ActivationExtents in = ReadActivation(window, data_shape, owner, "data");
+  MX_CHECK(data_shape.ndim() == window.rank + 2)
+      << owner << ": data has shape " << data_shape << " but the kernel "
+      << FormatIntTuple(window.kernel) << " needs a " << window.rank + 2 << "-D tensor";
+  const int first_spatial = window.channels_last ? 1 : 2;
   std::vector<int64_t> pad(window.rank);
   for (int axis = 0; axis < window.rank; ++axis) {
-    const int64_t extent = window.rank == 2 && axis == 0 ? in.height : in.width;
+    const int64_t extent = data_shape[first_spatial + axis];
     const int64_t full =
         window.stride[axis] * (extent - 1) + window.dilate[axis] * (window.kernel[axis] - 1) + 1;
     pad[axis] = (full - target[axis] + 1) / 2;
@@ -420,7 +476,11 @@ void DescribeDeconvolution(CudnnConvolution& c, const Attributes& attrs, DType d
   const ConvWindow window = ReadConvWindow(attrs, c.owner);
   cuda::DescribeConvolution(c, attrs, window, dtype, output_shape, data_shape,
                             DeconvolutionPad(attrs, window, data_shape, c.owner));
-  c.bias.Set(dtype, window.channels_last, 1, attrs.GetInt("num_filter"), 1, 1, c.owner);
+  if (window.rank == 3) {
+    c.bias.SetVolume(dtype, Shape{1, attrs.GetInt("num_filter"), 1, 1, 1}, c.owner);
+  } else {
+    c.bias.Set(dtype, window.channels_last, 1, attrs.GetInt("num_filter"), 1, 1, c.owner);
+  }
 }
 
 // The adjoint convolution of a bound Deconvolution node, tuned as its directions run: the

@@ -1,5 +1,6 @@
 #include "ops/cuda/cuda_util.h"
 
+#include <array>
 #include <climits>
 #include <map>
 #include <utility>
@@ -188,6 +189,25 @@ void TensorDescriptor::Set(DType dtype, bool channels_last, int64_t n, int64_t c
       owner);
 }
 
+namespace {
+
+// The dims of a 5-D shape as cuDNN's ints; an error naming `owner` when one does not fit.
+std::array<int, 5> VolumeDims(const Shape& shape, const std::string& owner, const char* what) {
+  MX_CHECK(shape.ndim() == 5) << owner << ": " << what << " " << shape << " is not 5-D";
+  std::array<int, 5> dims{};
+  for (int i = 0; i < 5; ++i) dims[static_cast<size_t>(i)] = CheckedInt(shape[i], owner, what);
+  return dims;
+}
+
+}  // namespace
+
+void TensorDescriptor::SetVolume(DType dtype, const Shape& ncdhw, const std::string& owner) {
+  const std::array<int, 5> dims = VolumeDims(ncdhw, owner, "tensor");
+  MXLITE_CUDNN_CALL(cudnnSetTensorNdDescriptorEx(desc_, CUDNN_TENSOR_NCHW,
+                                                 CudnnDataType(dtype, owner), 5, dims.data()),
+                    owner);
+}
+
 FilterDescriptor::FilterDescriptor() {
   MXLITE_CUDNN_CALL(cudnnCreateFilterDescriptor(&desc_), "cuDNN filter descriptor");
 }
@@ -201,6 +221,13 @@ void FilterDescriptor::Set(DType dtype, bool channels_last, int64_t k, int64_t c
           CheckedInt(k, owner, "filters"), CheckedInt(c, owner, "channels"),
           CheckedInt(r, owner, "kernel height"), CheckedInt(s, owner, "kernel width")),
       owner);
+}
+
+void FilterDescriptor::SetVolume(DType dtype, const Shape& kcdhw, const std::string& owner) {
+  const std::array<int, 5> dims = VolumeDims(kcdhw, owner, "filter");
+  MXLITE_CUDNN_CALL(cudnnSetFilterNdDescriptor(desc_, CudnnDataType(dtype, owner),
+                                               CUDNN_TENSOR_NCHW, 5, dims.data()),
+                    owner);
 }
 
 ConvolutionDescriptor::ConvolutionDescriptor() {

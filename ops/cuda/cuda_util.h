@@ -103,7 +103,8 @@ cublasMath_t CublasMathMode(DType dtype);
 // float32 -> CUDNN_DATA_FLOAT, float64 -> DOUBLE, float16 -> HALF; others an error.
 cudnnDataType_t CudnnDataType(DType dtype, const std::string& owner);
 
-// 4-D tensor descriptor (n, c, h, w) in NCHW or NHWC memory order.
+// 4-D tensor descriptor (n, c, h, w) in NCHW or NHWC memory order; or (SetVolume) a packed 5-D
+// one (n, c, d, h, w) in NCDHW order.
 class TensorDescriptor {
  public:
   TensorDescriptor();
@@ -112,13 +113,15 @@ class TensorDescriptor {
   TensorDescriptor& operator=(const TensorDescriptor&) = delete;
   void Set(DType dtype, bool channels_last, int64_t n, int64_t c, int64_t h, int64_t w,
            const std::string& owner);
+  void SetVolume(DType dtype, const Shape& ncdhw, const std::string& owner);
   cudnnTensorDescriptor_t get() const { return desc_; }
 
  private:
   cudnnTensorDescriptor_t desc_ = nullptr;
 };
 
-// Convolution filter (k, c, r, s): KCRS (channels first) or KRSC (channels last) in memory.
+// Convolution filter (k, c, r, s): KCRS (channels first) or KRSC (channels last) in memory; or
+// (SetVolume) a 3-D one (k, c, kd, kh, kw) in that order.
 class FilterDescriptor {
  public:
   FilterDescriptor();
@@ -127,6 +130,7 @@ class FilterDescriptor {
   FilterDescriptor& operator=(const FilterDescriptor&) = delete;
   void Set(DType dtype, bool channels_last, int64_t k, int64_t c, int64_t r, int64_t s,
            const std::string& owner);
+  void SetVolume(DType dtype, const Shape& kcdhw, const std::string& owner);
   cudnnFilterDescriptor_t get() const { return desc_; }
 
  private:

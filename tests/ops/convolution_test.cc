@@ -496,9 +496,8 @@ TEST(ConvolutionShapeTest, InvalidCombinationsAreClearErrors) {
       {"pad=(-1,1)", ">= 0"});
   ExpectShapeError(Conv({2, 3, 5}, {{"kernel", "(3,)"}, {"num_filter", "4"}, {"layout", "NHWC"}}),
                    {"layout=NHWC", "NCW or NWC"});
-  ExpectShapeError(
-      Conv({2, 3, 5, 5, 5}, {{"kernel", "(3,3,3)"}, {"num_filter", "4"}, {"layout", "NCDHW"}}),
-      {"kernel=(3,3,3)", "1-D", "2-D"});
+  ExpectShapeError(Conv({2, 3, 5, 5, 5, 5}, {{"kernel", "(3,3,3,3)"}, {"num_filter", "4"}}),
+                   {"kernel=(3,3,3,3)", "1-D", "3-D"});
 }
 
 TEST(ConvolutionShapeTest, BlockedLayoutShapesAndErrors) {

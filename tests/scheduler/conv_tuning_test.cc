@@ -190,6 +190,57 @@ TEST_F(ConvTuningTest, DeconvolutionIsTunedAsItsAdjointConvolution) {
   EXPECT_EQ(by_default->TuningDecisions()[0].origin, PickOrigin::kHeuristic);
 }
 
+// A 3-D convolution (NCDHW, stride 2 in depth) and nothing else.
+Graph Convolution3dNet(const std::string& cudnn_tune) {
+  GraphBuilder g;
+  Symbol x = g.Input("data", {2, 3, 6, 7, 7});
+  std::map<std::string, std::string> attrs = {{"kernel", "(3,3,3)"}, {"stride", "(2,1,1)"},
+                                              {"pad", "(1,1,1)"},    {"num_filter", "4"},
+                                              {"no_bias", "false"}};
+  if (!cudnn_tune.empty()) attrs["cudnn_tune"] = cudnn_tune;
+  return g.Build({g.Op("Convolution", {x}, attrs, "conv3d")});
+}
+
+// A 3-D convolution is tuned as the 2-D problem of its slabs (ops/conv_volume.h): N * OD = 6
+// slabs of 3 * 3 channels, its cudnn_tune honoured, the picks stored in the DB, and the tuned
+// and heuristic picks compute the same network, forward and backward.
+TEST_F(ConvTuningTest, A3dConvolutionIsTunedAsTheProblemOfItsSlabs) {
+  const BindOptions training = {.training = true, .input_gradients = {"data"}};
+  auto fastest = Executor::Bind(Convolution3dNet("fastest"), training);
+  const std::vector<LayerTuning> decisions = fastest->TuningDecisions();
+  ASSERT_EQ(decisions.size(), 3u);
+  EXPECT_EQ(decisions[0].layer, "conv3d");
+  EXPECT_EQ(decisions[0].problem.direction, conv::ConvDirection::kForward);
+  EXPECT_EQ(decisions[0].mode.source, SettingSource::kAttribute);
+  EXPECT_EQ(decisions[0].origin, PickOrigin::kBenchmark);
+  const std::string report = fastest->TuningReport(false);
+  EXPECT_NE(report.find("conv3d forward"), std::string::npos) << report;
+
+  auto again = Executor::Bind(Convolution3dNet("fastest"), training);
+  for (const LayerTuning& decision : again->TuningDecisions()) {
+    EXPECT_NE(decision.origin, PickOrigin::kBenchmark);
+  }
+  auto off = Executor::Bind(Convolution3dNet("off"), training);
+  EXPECT_EQ(off->TuningDecisions()[0].origin, PickOrigin::kHeuristic);
+  for (Executor* exec : {fastest.get(), off.get()}) {
+    testing_support::FillRandomArguments(*exec, 5);
+    exec->Forward(true);
+    exec->Backward();
+  }
+  const std::vector<float> a = fastest->outputs()[0].ToVector<float>();
+  const std::vector<float> b = off->outputs()[0].ToVector<float>();
+  ASSERT_EQ(a.size(), 2u * 4 * 3 * 7 * 7);
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-4 * (1 + std::fabs(b[i])));
+  for (const std::string& name : {std::string("data"), std::string("conv3d_weight")}) {
+    const std::vector<float> ga = fastest->Gradient(name).ToVector<float>();
+    const std::vector<float> gb = off->Gradient(name).ToVector<float>();
+    ASSERT_EQ(ga.size(), gb.size());
+    for (size_t i = 0; i < ga.size(); ++i) {
+      EXPECT_NEAR(ga[i], gb[i], 1e-4 * (1 + std::fabs(gb[i]))) << name << " " << i;
+    }
+  }
+}
+
 TEST_F(ConvTuningTest, TrainingTunesEveryDirectionOfADeconvolution) {
   auto tuned = Executor::Bind(DeconvolutionNet("fastest", "NCHW"), {.training = true});
   const std::vector<LayerTuning> decisions = tuned->TuningDecisions();
