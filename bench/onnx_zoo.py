@@ -138,13 +138,17 @@ def check(model, x, expected, opset, out_dir, mxlite, keep):
     return (f"ok {error:.1e}", True) if error <= LIMIT else (f"FAIL {error:.1e}", False)
 
 
-def write_results(path, table, command):
+def run_header(command):
+    """Date, commit, machine and versions of a run, taken when it starts."""
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                             text=True).stdout.strip()
     cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
                 if line.startswith("model name")), "unknown CPU")
-    header = (f"{datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC, commit {commit}, {cpu}, "
-              f"torch {torch.__version__}, torchvision {torchvision.__version__}: `{command}`")
+    return (f"{datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC, commit {commit}, {cpu}, "
+            f"torch {torch.__version__}, torchvision {torchvision.__version__}: `{command}`")
+
+
+def write_results(path, table, header):
     block = f"{BEGIN}\n{header}\n\n{table}\n{END}"
     text = open(path).read()
     if BEGIN in text:
@@ -214,6 +218,7 @@ def main():
     if args.child:
         return child(args)
 
+    header = run_header("bench/onnx_zoo.py " + " ".join(sys.argv[1:]))
     rows, passed, total = [], 0, 0
     for seed, (family, name) in enumerate(builders(args.families)):
         if args.models and name not in args.models:
@@ -233,8 +238,7 @@ def main():
     table = header + "\n" + "\n".join(rows) + "\n\n" + summary + "."
     print(summary)
     if args.results:
-        command = "bench/onnx_zoo.py " + " ".join(sys.argv[1:])
-        write_results(args.results, table, command)
+        write_results(args.results, table, header)
     sys.exit(0 if passed == total else 1)
 
 
