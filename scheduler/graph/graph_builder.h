@@ -96,6 +96,14 @@ class GraphBuilder {
     return Op("hard_swish", {x}, {}, name);
   }
   Symbol Gelu(Symbol x, const std::string& name = "") { return Op("gelu", {x}, {}, name); }
+  // max(0, min(1, x / 6 + 1 / 2)): PyTorch's Hardsigmoid (MobileNet-V3's squeeze-excitation gate).
+  Symbol HardSigmoid(Symbol x, const std::string& name = "") {
+    return Op("hard_sigmoid", {x}, {{"alpha", "0.1666666666666667"}, {"beta", "0.5"}}, name);
+  }
+  // a * b element-wise, dims of size 1 broadcast (broadcast_mul): e.g. a (N, C, 1, 1) gate.
+  Symbol Multiply(Symbol a, Symbol b, const std::string& name = "") {
+    return Op("broadcast_mul", {a, b}, {}, name);
+  }
   Symbol MaxPool(Symbol x, const PoolOptions& options, const std::string& name = "");
   Symbol AvgPool(Symbol x, const PoolOptions& options, const std::string& name = "");
   Symbol GlobalAvgPool(Symbol x, const std::string& name = "");

@@ -1,11 +1,20 @@
 #include "scheduler/train/model_zoo.h"
 
+#include <algorithm>
+#include <optional>
 #include <string>
 
 #include "scheduler/graph/graph_builder.h"
 
 namespace mxlite {
 namespace {
+
+// The network's outputs: the logits, or SoftmaxOutput over them for training.
+Graph BuildHead(GraphBuilder& g, Symbol logits, const ImageNetOptions& options) {
+  if (!options.softmax_output) return g.Build({logits});
+  return g.Build({g.SoftmaxOutput(logits, g.Input("softmax_label", {options.batch}, options.dtype),
+                                  "softmax")});
+}
 
 std::string UnitName(int stage, int unit) {
   return "stage" + std::to_string(stage) + "_unit" + std::to_string(unit);
@@ -53,7 +62,8 @@ Symbol Bottleneck(GraphBuilder& g, Symbol x, int64_t in_channels, int64_t channe
 
 Graph ResNet(const ImageNetOptions& options, const int (&units)[4], bool bottleneck) {
   GraphBuilder g;
-  Symbol x = g.Input("data", {options.batch, 3, options.image_size, options.image_size});
+  Symbol x = g.Input("data", {options.batch, 3, options.image_size, options.image_size},
+                     options.dtype);
   x = ConvBn(g, x, 64, 7, 2, "conv0", true);
   x = g.MaxPool(x, {.kernel = {3, 3}, .stride = {2, 2}, .pad = {1, 1}}, "pool0");
   int64_t channels = 64;
@@ -68,10 +78,101 @@ Graph ResNet(const ImageNetOptions& options, const int (&units)[4], bool bottlen
     }
   }
   x = g.Flatten(g.GlobalAvgPool(x, "pool1"), "flatten");
-  return g.Build({g.FullyConnected(x, {.num_hidden = options.classes}, "fc")});
+  return BuildHead(g, g.FullyConnected(x, {.num_hidden = options.classes}, "fc"), options);
+}
+
+// ---- MobileNet-V3-Small ----
+
+enum class Nonlinearity { kRelu, kHardSwish };
+
+// One inverted-residual block of the paper's table 2.
+struct InvertedResidual {
+  int64_t kernel, expanded, out;
+  bool squeeze_excite;
+  Nonlinearity act;
+  int64_t stride;
+};
+
+// MobileNet-V3-Small's blocks (torchvision's mobilenet_v3_small configuration).
+constexpr InvertedResidual kMobileNetV3Small[] = {
+    {3, 16, 16, true, Nonlinearity::kRelu, 2},       {3, 72, 24, false, Nonlinearity::kRelu, 2},
+    {3, 88, 24, false, Nonlinearity::kRelu, 1},      {5, 96, 40, true, Nonlinearity::kHardSwish, 2},
+    {5, 240, 40, true, Nonlinearity::kHardSwish, 1}, {5, 240, 40, true, Nonlinearity::kHardSwish, 1},
+    {5, 120, 48, true, Nonlinearity::kHardSwish, 1}, {5, 144, 48, true, Nonlinearity::kHardSwish, 1},
+    {5, 288, 96, true, Nonlinearity::kHardSwish, 2}, {5, 576, 96, true, Nonlinearity::kHardSwish, 1},
+    {5, 576, 96, true, Nonlinearity::kHardSwish, 1},
+};
+
+// The nearest multiple of 8, never below 90% of `value` (the papers' channel rounding).
+int64_t RoundChannels(int64_t value) {
+  int64_t rounded = std::max<int64_t>(8, (value + 4) / 8 * 8);
+  if (rounded * 10 < value * 9) rounded += 8;
+  return rounded;
+}
+
+Symbol Activate(GraphBuilder& g, Symbol x, Nonlinearity act, const std::string& name) {
+  return act == Nonlinearity::kRelu ? g.Relu(x, name) : g.HardSwish(x, name);
+}
+
+// conv (no bias) -> BatchNorm (eps 1e-3) -> the activation, when given.
+Symbol ConvBnAct(GraphBuilder& g, Symbol x, int64_t filters, int64_t kernel, int64_t stride,
+                 int64_t groups, std::optional<Nonlinearity> act, const std::string& name) {
+  const int64_t pad = kernel / 2;
+  x = g.Conv(x,
+             {.num_filter = filters,
+              .kernel = {kernel, kernel},
+              .stride = {stride, stride},
+              .pad = {pad, pad},
+              .num_group = groups,
+              .no_bias = true},
+             name);
+  x = g.BatchNorm(x, {.eps = 1e-3}, name + "_bn");
+  return act ? Activate(g, x, *act, name + "_act") : x;
+}
+
+// x * hard_sigmoid(expand(relu(reduce(mean of x over the image)))).
+Symbol SqueezeExcite(GraphBuilder& g, Symbol x, int64_t channels, const std::string& name) {
+  const int64_t squeezed = RoundChannels(channels / 4);
+  Symbol s = g.GlobalAvgPool(x, name + "_pool");
+  s = g.Relu(g.Conv(s, {.num_filter = squeezed, .kernel = {1, 1}}, name + "_reduce"),
+             name + "_relu");
+  s = g.Conv(s, {.num_filter = channels, .kernel = {1, 1}}, name + "_expand");
+  return g.Multiply(x, g.HardSigmoid(s, name + "_gate"), name + "_scale");
+}
+
+Symbol InvertedResidualBlock(GraphBuilder& g, Symbol x, int64_t in_channels,
+                             const InvertedResidual& block, const std::string& name) {
+  Symbol y = x;
+  if (block.expanded != in_channels) {
+    y = ConvBnAct(g, y, block.expanded, 1, 1, 1, block.act, name + "_expand");
+  }
+  y = ConvBnAct(g, y, block.expanded, block.kernel, block.stride, block.expanded, block.act,
+                name + "_dw");
+  if (block.squeeze_excite) y = SqueezeExcite(g, y, block.expanded, name + "_se");
+  y = ConvBnAct(g, y, block.out, 1, 1, 1, std::nullopt, name + "_project");
+  if (block.stride == 1 && in_channels == block.out) y = g.Add(y, x, name + "_add");
+  return y;
 }
 
 }  // namespace
+
+Graph MobileNetV3Small(const ImageNetOptions& options) {
+  GraphBuilder g;
+  Symbol x = g.Input("data", {options.batch, 3, options.image_size, options.image_size},
+                     options.dtype);
+  x = ConvBnAct(g, x, 16, 3, 2, 1, Nonlinearity::kHardSwish, "conv0");
+  int64_t channels = 16;
+  int index = 0;
+  for (const InvertedResidual& block : kMobileNetV3Small) {
+    x = InvertedResidualBlock(g, x, channels, block, "block" + std::to_string(index++));
+    channels = block.out;
+  }
+  x = ConvBnAct(g, x, 576, 1, 1, 1, Nonlinearity::kHardSwish, "conv_last");
+  x = g.Flatten(g.GlobalAvgPool(x, "pool"), "flatten");
+  x = g.HardSwish(g.FullyConnected(x, {.num_hidden = 1024}, "fc1"), "fc1_act");
+  if (options.dropout > 0) x = g.Dropout(x, options.dropout, "dropout");
+  return BuildHead(g, g.FullyConnected(x, {.num_hidden = options.classes}, "fc"), options);
+}
 
 Graph FashionMnistNet(int64_t batch, bool batchnorm) {
   GraphBuilder g;
