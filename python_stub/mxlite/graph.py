@@ -194,6 +194,37 @@ class GraphBuilder:
     def hard_swish(self, x, name=None):
         return self.op("hard_swish", [x], name)
 
+    def hard_sigmoid(self, x, name=None):
+        """max(0, min(1, x / 6 + 1 / 2)): PyTorch's Hardsigmoid."""
+        return self.op("hard_sigmoid", [x], name, alpha=0.1666666666666667, beta=0.5)
+
+    def multiply(self, a, b, name=None):
+        return self.op("broadcast_mul", [a, b], name)
+
+    def maximum(self, a, b, name=None):
+        return self.op("broadcast_maximum", [a, b], name)
+
+    def minimum(self, a, b, name=None):
+        return self.op("broadcast_minimum", [a, b], name)
+
+    def mean(self, x, axis=(), keepdims=False, name=None):
+        return self.op("mean", [x], name, axis=tuple(axis), keepdims=keepdims)
+
+    def sum(self, x, axis=(), keepdims=False, name=None):
+        return self.op("sum", [x], name, axis=tuple(axis), keepdims=keepdims)
+
+    def slice(self, x, begin, end, step=(), name=None):
+        return self.op("slice", [x], name, begin=tuple(begin), end=tuple(end), step=tuple(step))
+
+    def reshape(self, x, shape, name=None):
+        return self.op("Reshape", [x], name, shape=tuple(shape))
+
+    def resize(self, x, size, mode="nearest", coordinate_transformation_mode="half_pixel",
+               name=None):
+        """The trailing axes resampled to `size` (nearest, or linear: bilinear on images)."""
+        return self.op("Resize", [x], name, size=tuple(size), mode=mode,
+                       coordinate_transformation_mode=coordinate_transformation_mode)
+
     def gelu(self, x, name=None):
         return self.op("gelu", [x], name)
 

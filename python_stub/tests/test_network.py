@@ -127,6 +127,27 @@ def test_slice_and_element_wise_math_by_name(mxlite):
     np.testing.assert_allclose(outs[2], np.clip(0.25 * data + 0.5, 0, 1), rtol=1e-6)
 
 
+def test_the_layers_of_modern_convnets_have_shorthands(mxlite):
+    """A MobileNet-V3 gate, a U-Net's upsampling and crop, reductions: against NumPy."""
+    g = mxlite.GraphBuilder()
+    x = g.input("x", (2, 3, 4, 4))
+    gate = g.hard_sigmoid(g.mean(x, axis=(2, 3), keepdims=True))
+    gated = g.multiply(x, gate)
+    up = g.resize(x, size=(8, 8), mode="nearest")
+    crop = g.slice(x, begin=(0, 0, 1, 1), end=(2, 3, 3, 3))
+    flat = g.reshape(g.maximum(x, g.minimum(x, g.sum(x, axis=(1,), keepdims=True))), (2, -1))
+    executor = g.build([gated, up, crop, flat]).bind()
+    data = np.random.default_rng(3).uniform(-2, 2, (2, 3, 4, 4)).astype(np.float32)
+    outs = executor.forward(x=data)
+    mean = data.mean(axis=(2, 3), keepdims=True)
+    np.testing.assert_allclose(outs[0], data * np.clip(mean / 6 + 0.5, 0, 1), rtol=1e-6)
+    np.testing.assert_array_equal(outs[1], data.repeat(2, axis=2).repeat(2, axis=3))
+    np.testing.assert_array_equal(outs[2], data[:, :, 1:3, 1:3])
+    total = data.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(outs[3], np.maximum(data, np.minimum(data, total)).reshape(2, -1),
+                               rtol=1e-6)
+
+
 def test_binding_with_another_batch_size(mxlite):
     rng = np.random.default_rng(5)
     params = random_parameters(rng, np.float64)

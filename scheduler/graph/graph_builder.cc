@@ -154,6 +154,43 @@ Symbol GraphBuilder::Flatten(Symbol x, const std::string& name) {
   return Op("Flatten", {x}, {}, name);
 }
 
+Symbol GraphBuilder::Mean(Symbol x, const std::vector<int64_t>& axis, bool keepdims,
+                          const std::string& name) {
+  return Op("mean", {x}, {{"axis", FormatIntTuple(axis)}, {"keepdims", keepdims ? "1" : "0"}},
+            name);
+}
+
+Symbol GraphBuilder::Sum(Symbol x, const std::vector<int64_t>& axis, bool keepdims,
+                         const std::string& name) {
+  return Op("sum", {x}, {{"axis", FormatIntTuple(axis)}, {"keepdims", keepdims ? "1" : "0"}},
+            name);
+}
+
+Symbol GraphBuilder::Slice(Symbol x, const std::vector<int64_t>& begin,
+                           const std::vector<int64_t>& end, const std::vector<int64_t>& step,
+                           const std::string& name) {
+  return Op("slice", {x},
+            {{"begin", FormatIntTuple(begin)},
+             {"end", FormatIntTuple(end)},
+             {"step", FormatIntTuple(step)}},
+            name);
+}
+
+Symbol GraphBuilder::Reshape(Symbol x, const std::vector<int64_t>& shape,
+                             const std::string& name) {
+  return Op("Reshape", {x}, {{"shape", FormatIntTuple(shape)}}, name);
+}
+
+Symbol GraphBuilder::Resize(Symbol x, const std::vector<int64_t>& size, const std::string& mode,
+                            const std::string& coordinate_transformation_mode,
+                            const std::string& name) {
+  return Op("Resize", {x},
+            {{"size", FormatIntTuple(size)},
+             {"mode", mode},
+             {"coordinate_transformation_mode", coordinate_transformation_mode}},
+            name);
+}
+
 Symbol GraphBuilder::Add(Symbol a, Symbol b, const std::string& name) {
   return Op("broadcast_add", {a, b}, {}, name);
 }

@@ -104,6 +104,28 @@ class GraphBuilder {
   Symbol Multiply(Symbol a, Symbol b, const std::string& name = "") {
     return Op("broadcast_mul", {a, b}, {}, name);
   }
+  // max(a, b) and min(a, b) element-wise, broadcasting as Multiply.
+  Symbol Maximum(Symbol a, Symbol b, const std::string& name = "") {
+    return Op("broadcast_maximum", {a, b}, {}, name);
+  }
+  Symbol Minimum(Symbol a, Symbol b, const std::string& name = "") {
+    return Op("broadcast_minimum", {a, b}, {}, name);
+  }
+  // The mean / sum over `axis` (all axes when empty), keeping them with extent 1 when asked.
+  Symbol Mean(Symbol x, const std::vector<int64_t>& axis = {}, bool keepdims = false,
+              const std::string& name = "");
+  Symbol Sum(Symbol x, const std::vector<int64_t>& axis = {}, bool keepdims = false,
+             const std::string& name = "");
+  // x[begin:end:step] on the leading axes (MXNet's slice; negative indices count from the end).
+  Symbol Slice(Symbol x, const std::vector<int64_t>& begin, const std::vector<int64_t>& end,
+               const std::vector<int64_t>& step = {}, const std::string& name = "");
+  // MXNet's Reshape, with its codes 0 (keep), -1 (infer), -2, -3, -4.
+  Symbol Reshape(Symbol x, const std::vector<int64_t>& shape, const std::string& name = "");
+  // The trailing axes resampled to `size`: "nearest" or "linear" (bilinear on images), with
+  // ONNX's coordinate modes (half_pixel: PyTorch's align_corners=False; align_corners).
+  Symbol Resize(Symbol x, const std::vector<int64_t>& size, const std::string& mode = "nearest",
+                const std::string& coordinate_transformation_mode = "half_pixel",
+                const std::string& name = "");
   Symbol MaxPool(Symbol x, const PoolOptions& options, const std::string& name = "");
   Symbol AvgPool(Symbol x, const PoolOptions& options, const std::string& name = "");
   Symbol GlobalAvgPool(Symbol x, const std::string& name = "");

@@ -88,6 +88,33 @@ TEST(NetworkTest, ParameterGradientsMatchFiniteDifferences) {
   }
 }
 
+// The builder's shorthands for the layers modern convnets use, on data 0, 1, 2, ...: the shapes
+// and values the ops they name give.
+TEST(NetworkTest, ShorthandsOfModernLayers) {
+  GraphBuilder g;
+  Symbol x = g.Input("data", {1, 2, 2, 2});
+  Symbol gate = g.HardSigmoid(g.Mean(x, {2, 3}, true));
+  Symbol gated = g.Multiply(x, gate);
+  Symbol up = g.Resize(x, {4, 4});
+  Symbol crop = g.Slice(x, {0, 1}, {1, 2});
+  Symbol flat = g.Reshape(g.Maximum(x, g.Minimum(x, g.Sum(x, {1}, true))), {1, -1});
+  auto exec = Executor::Bind(g.Build({gated, up, crop, flat}), {});
+  std::vector<float> data(8);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(i);
+  exec->Arg("data").SyncCopyFromCPU(data.data(), data.size() * sizeof(float));
+  exec->Forward(false);
+  const auto& outs = exec->outputs();
+  EXPECT_EQ(outs[0].shape(), Shape({1, 2, 2, 2}));
+  EXPECT_EQ(outs[1].shape(), Shape({1, 2, 4, 4}));
+  EXPECT_EQ(outs[2].shape(), Shape({1, 1, 2, 2}));
+  EXPECT_EQ(outs[3].shape(), Shape({1, 8}));
+  // Channel 1 (values 4..7, mean 5.5): gate min(1, 5.5 / 6 + 0.5) = 1.
+  EXPECT_FLOAT_EQ(outs[0].ToVector<float>()[5], 5.0f);
+  EXPECT_FLOAT_EQ(outs[1].ToVector<float>()[3], 1.0f);  // row 0, column 3 <- pixel (0, 1)
+  EXPECT_EQ(outs[2].ToVector<float>(), std::vector<float>({4, 5, 6, 7}));
+  EXPECT_EQ(outs[3].ToVector<float>(), data);
+}
+
 struct RunResult {
   std::vector<float> output;
   std::vector<std::vector<float>> gradients;
