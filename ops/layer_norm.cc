@@ -83,7 +83,8 @@ void ForwardStrided(const LayerNormGroups& g, T eps, const T* x, const T* gamma,
     m /= count;
     s.setZero();
     for (int64_t c = 0; c < g.channels; ++c) s += (EigenArray<const T>(xo + c * n, n) - m).square();
-    s = (s / count + eps).sqrt();
+    // The correctly rounded root (Eigen's packet sqrt is an estimate under EIGEN_FAST_MATH).
+    s = (s / count + eps).unaryExpr([](T v) { return std::sqrt(v); });
     for (int64_t c = 0; c < g.channels; ++c) {
       EigenArray<T>(yo + c * n, n) =
           (EigenArray<const T>(xo + c * n, n) - m) / s * gamma[c] + beta[c];

@@ -17,12 +17,20 @@ namespace {
 using cpu::EigenArray;
 using cpu::ForEachChunk;
 
+// The correctly rounded square root. Eigen's packet sqrt under its default EIGEN_FAST_MATH is an
+// rsqrt estimate refined once (sqrt(4) = 1.9999999 in float32), where PyTorch and NumPy round
+// exactly: the scalar one keeps the bits they give.
+template <typename Array>
+auto ExactSqrt(const Array& x) {
+  return x.unaryExpr([](typename Array::Scalar v) { return std::sqrt(v); });
+}
+
 // y = f(x) over one chunk.
 template <UnaryMath kF, typename T>
 void ApplyForward(EigenArray<const T> x, EigenArray<T> y, const UnaryMathParams& p) {
   const T a = static_cast<T>(p.a), b = static_cast<T>(p.b);
-  if constexpr (kF == UnaryMath::kSqrt) y = x.sqrt();
-  if constexpr (kF == UnaryMath::kRsqrt) y = x.rsqrt();
+  if constexpr (kF == UnaryMath::kSqrt) y = ExactSqrt(x);
+  if constexpr (kF == UnaryMath::kRsqrt) y = T(1) / ExactSqrt(x);
   if constexpr (kF == UnaryMath::kSquare) y = x.square();
   if constexpr (kF == UnaryMath::kExp) y = x.exp();
   if constexpr (kF == UnaryMath::kLog) y = x.log();
@@ -55,8 +63,8 @@ template <UnaryMath kF, typename T>
 void ApplyBackward(EigenArray<const T> x, EigenArray<const T> dy, EigenArray<T> dx,
                    const UnaryMathParams& p) {
   const T a = static_cast<T>(p.a), b = static_cast<T>(p.b);
-  if constexpr (kF == UnaryMath::kSqrt) dx = dy * T(0.5) / x.sqrt();
-  if constexpr (kF == UnaryMath::kRsqrt) dx = dy * T(-0.5) * x.rsqrt() / x;
+  if constexpr (kF == UnaryMath::kSqrt) dx = dy * T(0.5) / ExactSqrt(x);
+  if constexpr (kF == UnaryMath::kRsqrt) dx = dy * T(-0.5) / ExactSqrt(x) / x;
   if constexpr (kF == UnaryMath::kSquare) dx = dy * T(2) * x;
   if constexpr (kF == UnaryMath::kExp) dx = dy * x.exp();
   if constexpr (kF == UnaryMath::kLog) dx = dy / x;

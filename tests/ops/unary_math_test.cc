@@ -156,6 +156,19 @@ TEST(UnaryMathTest, HardSwishIsXTimesTheHardSigmoidWithItsBits) {
   }
 }
 
+// sqrt is correctly rounded in float32, as std::sqrt, PyTorch and NumPy give it: the roots of
+// perfect squares are exact, and every other root is the float nearest the true one.
+TEST(UnaryMathTest, SqrtIsCorrectlyRounded) {
+  OpCase root = CaseOf("sqrt", {1, 100}, false);
+  HostTensor x(Shape{1, 100}, DType::kFloat32);
+  for (int64_t i = 0; i < x.size(); ++i) x.Set(i, i < 50 ? double(i * i) : 0.37 * double(i));
+  const OpRun run = RunForward(root, {x});
+  for (int64_t i = 0; i < x.size(); ++i) {
+    EXPECT_EQ(run.outputs[0].Get(i), static_cast<double>(std::sqrt(static_cast<float>(x.Get(i)))))
+        << "sqrt(" << x.Get(i) << ")";
+  }
+}
+
 TEST(UnaryMathTest, OutputHasTheDataShape) {
   EXPECT_EQ(InferOutputShapes(CaseOf("erf", {2, 3, 4}, false))[0], (Shape{2, 3, 4}));
   EXPECT_EQ(InferOutputShapes(CaseOf("sqrt", Shape(), true))[0], Shape());
