@@ -76,6 +76,9 @@ class Graph {
   std::string EntryName(NodeEntry entry) const;
   // A copy holding only the nodes the outputs depend on (ids renumbered, order kept).
   Graph Pruned() const;
+  // Removes the nodes from id `num_nodes` on (the last ones added); no remaining node or output
+  // may read them.
+  void Truncate(int num_nodes);
   // Re-checks every invariant (after passes that rewrite the graph).
   void Validate() const;
 

@@ -15,6 +15,7 @@
 #include "ops/attributes.h"
 #include "scheduler/graph/infer_shapes.h"
 #include "scheduler/onnx/onnx_converter.h"
+#include "scheduler/onnx/onnx_fold.h"
 #include "scheduler/onnx/onnx_patterns.h"
 
 namespace mxlite {
@@ -22,6 +23,8 @@ namespace {
 
 // The largest model file read (protobuf itself cannot parse messages of 2 GiB or more).
 constexpr uint64_t kMaxModelBytes = (uint64_t{1} << 31) - 1;
+// Outputs of this many elements are always folded at load (larger ones up to the node's inputs).
+constexpr int64_t kMaxFoldElements = int64_t{1} << 20;
 
 // A value of the ONNX graph during import: an entry of the mxlite graph, a constant known at load,
 // or an output mxlite cannot produce (with the reason).
@@ -54,7 +57,9 @@ class Importer final : public OnnxValues {
     for (int index : order) {
       if (replaced.count(index)) continue;
       if (fuse && FuseFormulaAt(index, index_of_graph, *this, replaced)) continue;
+      const int first = graph_.num_nodes();
       ConvertNode(graph.node(index), index);
+      FoldAtLoad(graph.node(index), first);
     }
     AddOutputs(graph);
     CheckFinalShapes();
@@ -352,6 +357,67 @@ class Importer final : public OnnxValues {
       if (message.find(where) != std::string::npos) throw;
       throw Error(where + ": " + message);
     }
+  }
+
+  // A node whose inputs are all known at load is computed now (onnx_fold.h): the mxlite nodes its
+  // converter emitted (from id `first` on) run on the CPU kernels, its outputs become constants
+  // and the nodes, with the variables made for them, are removed. A fold that cannot run leaves
+  // the nodes to the model. Folded outputs are kept up to kMaxFoldElements, or as large as the
+  // node's inputs together: a value a model computes from a small constant (an Expand of a
+  // scalar) stays a computation rather than a large parameter.
+  void FoldAtLoad(const onnx::NodeProto& node, int first) {
+    if (graph_.num_nodes() == first || node.input_size() == 0) return;
+    int64_t input_elements = 0;
+    for (const std::string& input : node.input()) {
+      if (input.empty()) continue;
+      const HostTensor* value = Constant(input);
+      if (value == nullptr) return;
+      input_elements += value->num_elements();
+    }
+    std::vector<std::string> names;
+    std::vector<NodeEntry> entries;
+    for (const std::string& output : node.output()) {
+      auto it = values_.find(output);
+      if (output.empty() || it == values_.end() || !it->second.entry) continue;
+      if (it->second.constant || it->second.entry->node < first) return;
+      names.push_back(output);
+      entries.push_back(*it->second.entry);
+    }
+    if (names.empty()) return;
+    std::map<int, const HostTensor*> known;
+    for (const auto& [name, parameter] : out_.parameters) {
+      known[graph_.Find(name)] = &parameter;
+    }
+    std::optional<std::vector<HostTensor>> folded = EvaluateAtLoad(
+        graph_, first, entries,
+        [&](int id) {
+          auto it = known.find(id);
+          return it != known.end() ? it->second : nullptr;
+        },
+        std::max(kMaxFoldElements, input_elements));
+    if (!folded) return;
+    for (size_t i = 0; i < names.size(); ++i) {
+      values_[names[i]].entry.reset();
+      values_[names[i]].constant = std::move((*folded)[i]);
+    }
+    RemoveNodesFrom(first);
+  }
+
+  // Drops the graph's nodes from id `first` on, with what refers to them (variables' values,
+  // cached entries of constants first read by them).
+  void RemoveNodesFrom(int first) {
+    for (int id = first; id < graph_.num_nodes(); ++id) {
+      const Node& removed = graph_.node(id);
+      if (removed.is_variable()) out_.parameters.erase(removed.name);
+    }
+    for (auto& [name, value] : values_) {
+      if (value.entry && value.entry->node >= first) {
+        MX_CHECK(value.constant) << file_ << ": value '" << name << "' lost in a fold";
+        value.entry.reset();
+      }
+    }
+    graph_.Truncate(first);
+    shapes_nodes_ = -1;
   }
 
   // ---- Outputs and final checks ------------------------------------------------------------

@@ -391,6 +391,34 @@ TEST(OnnxImport, IntegerShapeArithmeticIsComputedAtLoad) {
   EXPECT_LT(g.Find("to_int"), 0) << "the cast is a graph node";
 }
 
+// Nodes whose inputs are all known at load are computed then by mxlite's kernels, whatever the
+// op (onnx_fold.h): a Sqrt of an initialiser becomes a parameter holding the square roots, and a
+// Split of constant integers feeds a Reshape's shape.
+TEST(OnnxImport, NodesOfConstantsAreFoldedByTheKernels) {
+  onnx::ModelProto model;
+  model.add_opset_import()->set_version(13);
+  onnx::GraphProto* graph = model.mutable_graph();
+  AddTensorInput(graph, "x", {2, 6});
+  AddInitializer(graph, "w", {2, 6}, {1, 4, 9, 16, 25, 36, 49, 64, 81, 100, 121, 144});
+  AddNode(graph, "Sqrt", "root", {"w"}, {"rw"});
+  AddNode(graph, "Add", "sum", {"x", "rw"}, {"s"});
+  AddIntsConstant(graph, "dims", {3, 4, 6, 2});
+  AddIntAttribute(AddNode(graph, "Split", "halves", {"dims"}, {"first", "second"}), "axis", 0);
+  AddNode(graph, "Reshape", "shaped", {"s", "second"}, {"y"});
+  graph->add_output()->set_name("y");
+  const ImportedModel imported = Import(model);
+  const Graph& g = imported.graph;
+  EXPECT_LT(g.Find("root"), 0) << "the square root is computed at load";
+  EXPECT_LT(g.Find("halves"), 0) << "the split is computed at load";
+  EXPECT_EQ(g.node(g.Find("shaped")).attr_text.at("shape"), "(6,2)");
+  const Node& add = g.node(g.Find("sum"));
+  const std::string& folded = g.node(add.inputs[1].node).name;
+  ASSERT_EQ(imported.parameters.count(folded), 1u) << folded;
+  const std::vector<double> roots = imported.parameters.at(folded).AsDoubles(folded);
+  for (size_t i = 0; i < roots.size(); ++i) EXPECT_DOUBLE_EQ(roots[i], static_cast<double>(i + 1));
+  EXPECT_EQ(imported.parameters.count("w"), 0u) << "nothing reads the initialiser any more";
+}
+
 // x (1, 2) -> Op -> y, for the converters of one-input ops.
 onnx::ModelProto OneNodeModel(const std::string& op, int64_t opset,
                               const std::vector<std::string>& extra_inputs = {}) {
