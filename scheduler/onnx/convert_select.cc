@@ -1,12 +1,12 @@
-// ONNX's tensor construction and selection around shape arithmetic: ConstantOfShape, Not, Where,
+// ONNX's tensor construction and selection around shape arithmetic: ConstantOfShape, Where,
 // Expand, Mod, Range and ScatterND of values known at load, computed then (a
 // transformer's class token is Expand(token, Where(Equal(shape, -1), 1, shape)) with the shape
 // known once the input's is; Swin's window padding and attention masks are Mod, Range and
 // ScatterND of shapes).
 // The comparisons (Equal, Greater, GreaterOrEqual, Less, LessOrEqual) are folded the same way, or run
 // as mxlite's broadcast comparisons on computed data.
-// Booleans are held as uint8 0 / 1. A node that would have to run on computed data and has no
-// mxlite op is an error naming it.
+// Booleans are held as uint8 0 / 1; Not, And, Or and Xor run as float32 arithmetic on them. A
+// node that would have to run on computed data and has no mxlite op is an error naming it.
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -125,13 +125,31 @@ void ConvertExpand(OnnxNode& node) {
   node.SetConstantOutput(BroadcastTo(data, BroadcastOrThrow(node, data.shape, target)));
 }
 
-void ConvertNot(OnnxNode& node) {
-  const HostTensor& x = KnownAtLoad(node, 0, "X");
-  const std::vector<double> values = x.AsDoubles(node.where() + " X");
-  std::vector<int64_t> negated(values.size());
-  for (size_t i = 0; i < values.size(); ++i) negated[i] = values[i] == 0 ? 1 : 0;
-  node.SetConstantOutput(HostTensorOf(DType::kUInt8, x.shape, negated, node.where()));
+// Booleans (uint8 0 / 1) as float32 0 / 1 for the arithmetic below, and back.
+NodeEntry AsFloat(OnnxNode& node, int input) {
+  std::string suffix = "_float";
+  suffix += std::to_string(input);
+  return node.Emit("Cast", {{"dtype", "float32"}}, {node.Input(input)}, suffix);
 }
+void SetBoolOutput(OnnxNode& node, NodeEntry ones) {
+  node.SetOutput(0, node.Emit("Cast", {{"dtype", "uint8"}}, {ones}));
+}
+
+// Not, And, Or and Xor of booleans, exact on 0 / 1 as float32 arithmetic: x == 0, a * b,
+// max(a, b), a != b. Of values known at load they fold like any node (onnx_fold.h).
+void ConvertNot(OnnxNode& node) {
+  const NodeEntry zero = node.Emit("Cast", {{"dtype", "float32"}}, {node.NewConstant(
+      "_zero", HostTensor::From(std::vector<uint8_t>{0}, Shape{1}))}, "_zero_float");
+  SetBoolOutput(node, node.Emit("broadcast_equal", {}, {AsFloat(node, 0), zero}, "_not"));
+}
+
+template <const char* kOp>
+void ConvertLogical(OnnxNode& node) {
+  SetBoolOutput(node, node.Emit(kOp, {}, {AsFloat(node, 0), AsFloat(node, 1)}, "_logic"));
+}
+constexpr char kAnd[] = "broadcast_mul";
+constexpr char kOr[] = "broadcast_maximum";
+constexpr char kXor[] = "broadcast_not_equal";
 
 // Integers: fmod=0 takes the divisor's sign (Python's %), fmod=1 the dividend's (C's fmod);
 // floating values need fmod=1, as ONNX says.
@@ -252,6 +270,10 @@ MXLITE_REGISTER_ONNX_CONVERTER(LessOrEqual, 12, kMaxOnnxOpset, ConvertLessOrEqua
 MXLITE_REGISTER_ONNX_CONVERTER(Where, 9, kMaxOnnxOpset, ConvertWhere);
 MXLITE_REGISTER_ONNX_CONVERTER(Expand, 8, kMaxOnnxOpset, ConvertExpand);
 MXLITE_REGISTER_ONNX_CONVERTER(Not, 1, kMaxOnnxOpset, ConvertNot);
+// From 7: the legacy broadcast attribute of opset 1 is gone.
+MXLITE_REGISTER_ONNX_CONVERTER(And, 7, kMaxOnnxOpset, ConvertLogical<kAnd>);
+MXLITE_REGISTER_ONNX_CONVERTER(Or, 7, kMaxOnnxOpset, ConvertLogical<kOr>);
+MXLITE_REGISTER_ONNX_CONVERTER(Xor, 7, kMaxOnnxOpset, ConvertLogical<kXor>);
 MXLITE_REGISTER_ONNX_CONVERTER(Mod, 10, kMaxOnnxOpset, ConvertMod);
 MXLITE_REGISTER_ONNX_CONVERTER(Range, 11, kMaxOnnxOpset, ConvertRange);
 MXLITE_REGISTER_ONNX_CONVERTER(ScatterND, 11, kMaxOnnxOpset, ConvertScatterND);

@@ -241,7 +241,7 @@ class Importer final : public OnnxValues {
   DType DeclaredInputDType(const onnx::ValueInfoProto& input) {
     const std::string where = file_ + ": graph input '" + input.name() + "'";
     MX_CHECK(input.type().has_tensor_type()) << where << " is not a tensor";
-    return DTypeFromOnnx(input.type().tensor_type().elem_type(), where);
+    return ValueDTypeFromOnnx(input.type().tensor_type().elem_type(), where);
   }
 
   // The graph entry holding ONNX value `name`; constants become parameter (or auxiliary)
@@ -542,7 +542,8 @@ std::vector<OnnxInputInfo> OnnxModelFile::Inputs() const {
     const std::string where = path + ": graph input '" + input.name() + "'";
     MX_CHECK(input.type().has_tensor_type()) << where << " is not a tensor";
     const onnx::TypeProto::Tensor& type = input.type().tensor_type();
-    OnnxInputInfo info{.name = input.name(), .dtype = DTypeFromOnnx(type.elem_type(), where)};
+    OnnxInputInfo info{.name = input.name(),
+                       .dtype = ValueDTypeFromOnnx(type.elem_type(), where)};
     info.has_shape = type.has_shape();
     for (const auto& dim : type.shape().dim()) {
       const bool known = dim.has_dim_value() && dim.dim_value() >= 0;

@@ -252,6 +252,10 @@ DType DTypeFromOnnx(int32_t onnx_type, const std::string& where) {
              << " is not supported (float, double, float16, bfloat16, int32, int64, uint8)";
 }
 
+DType ValueDTypeFromOnnx(int32_t onnx_type, const std::string& where) {
+  return onnx_type == onnx::TensorProto::BOOL ? DType::kUInt8 : DTypeFromOnnx(onnx_type, where);
+}
+
 int32_t DTypeToOnnx(DType dtype) {
   switch (dtype) {
     case DType::kFloat32:
@@ -278,9 +282,7 @@ HostTensor TensorFromProto(const onnx::TensorProto& proto, const std::string& wh
   HostTensor tensor;
   // A bool tensor (a mask, a condition) is read as uint8 0 / 1: mxlite has no bool dtype, and
   // bools only take part in values computed at load.
-  tensor.dtype = proto.data_type() == onnx::TensorProto::BOOL
-                     ? DType::kUInt8
-                     : DTypeFromOnnx(proto.data_type(), where);
+  tensor.dtype = ValueDTypeFromOnnx(proto.data_type(), where);
   tensor.shape = CheckedOnnxShape({proto.dims().begin(), proto.dims().end()}, where);
   const uint64_t bytes = static_cast<uint64_t>(tensor.num_elements()) * DTypeSize(tensor.dtype);
   if (proto.data_location() == onnx::TensorProto::EXTERNAL) {

@@ -61,6 +61,9 @@ Shape CheckedOnnxShape(const std::vector<int64_t>& dims, const std::string& wher
 
 // The mxlite dtype of an ONNX TensorProto.DataType, or an error naming `where` and the type.
 DType DTypeFromOnnx(int32_t onnx_type, const std::string& where);
+// The dtype a value of ONNX element type `onnx_type` is held in: DTypeFromOnnx's, and uint8 0 / 1
+// for BOOL (mxlite has no bool dtype; masks and conditions are uint8).
+DType ValueDTypeFromOnnx(int32_t onnx_type, const std::string& where);
 int32_t DTypeToOnnx(DType dtype);
 
 // Converts a TensorProto. `where` names it in errors ("model.onnx: initializer 'w'");
