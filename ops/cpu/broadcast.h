@@ -24,7 +24,7 @@
 namespace mxlite::cpu {
 
 struct BroadcastLayout {
-  static constexpr int kMaxOperands = 2;
+  static constexpr int kMaxOperands = 3;
   using Offsets = std::array<int64_t, kMaxOperands>;
 
   int ndim = 0;  // >= 1 after MakeBroadcastLayout

@@ -1,4 +1,5 @@
-// ONNX's tensor construction and selection around shape arithmetic: ConstantOfShape, Where,
+// ONNX's tensor construction and selection around shape arithmetic: ConstantOfShape, Where (of
+// run-time data: mxlite's where),
 // Expand, Mod, Range and ScatterND of values known at load, computed then (a
 // transformer's class token is Expand(token, Where(Equal(shape, -1), 1, shape)) with the shape
 // known once the input's is; Swin's window padding and attention masks are Mod, Range and
@@ -96,7 +97,26 @@ void ConvertLessOrEqual(OnnxNode& node) {
   EmitComparison(node, "broadcast_lesser_equal", [](double x, double y) { return x <= y; });
 }
 
+// Where of run-time data: mxlite's where, the boolean condition cast to the data's dtype.
+void EmitWhere(OnnxNode& node) {
+  const DType dtype = node.InputDType(1);
+  MX_CHECK(dtype == node.InputDType(2))
+      << node.where() << ": X and Y have dtypes " << DTypeName(dtype) << " and "
+      << DTypeName(node.InputDType(2));
+  MX_CHECK(IsFloatingPoint(dtype))
+      << node.where() << ": Where of " << DTypeName(dtype)
+      << " data computed while the model runs is not supported (floating-point data only)";
+  NodeEntry condition = node.Input(0);
+  if (node.InputDType(0) != dtype) {
+    condition = node.Emit("Cast", {{"dtype", DTypeName(dtype)}}, {condition}, "_condition");
+  }
+  node.SetOutput(0, node.Emit("where", {}, {condition, node.Input(1), node.Input(2)}));
+}
+
 void ConvertWhere(OnnxNode& node) {
+  if (!node.ConstantInput(0) || !node.ConstantInput(1) || !node.ConstantInput(2)) {
+    return EmitWhere(node);
+  }
   const HostTensor& condition = KnownAtLoad(node, 0, "the condition");
   const HostTensor& x = KnownAtLoad(node, 1, "X");
   const HostTensor& y = KnownAtLoad(node, 2, "Y");

@@ -419,6 +419,27 @@ TEST(OnnxImport, NodesOfConstantsAreFoldedByTheKernels) {
   EXPECT_EQ(imported.parameters.count("w"), 0u) << "nothing reads the initialiser any more";
 }
 
+// Where, Not and And of run-time booleans (a BOOL graph input held as uint8) import as mxlite's
+// where and float32 arithmetic on 0 / 1.
+TEST(OnnxImport, WhereAndLogicalOpsOfRunTimeBooleans) {
+  onnx::ModelProto model;
+  model.add_opset_import()->set_version(13);
+  onnx::GraphProto* graph = model.mutable_graph();
+  AddTensorInput(graph, "x", {2, 3});
+  AddTensorInput(graph, "mask", {2, 1});
+  graph->mutable_input(1)->mutable_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::BOOL);
+  AddNode(graph, "Not", "flip", {"mask"}, {"flipped"});
+  AddNode(graph, "And", "both", {"mask", "flipped"}, {"never"});
+  AddInitializer(graph, "zero", {}, {0.0f});
+  AddNode(graph, "Where", "pick", {"never", "x", "zero"}, {"y"});
+  graph->add_output()->set_name("y");
+  const ImportedModel imported = Import(model);
+  const Graph& g = imported.graph;
+  EXPECT_EQ(g.node(g.Find("pick")).op->name, "where");
+  EXPECT_EQ(*g.node(g.Find(imported.inputs.at("mask"))).dtype, DType::kUInt8);
+}
+
 // x (1, 2) -> Op -> y, for the converters of one-input ops.
 onnx::ModelProto OneNodeModel(const std::string& op, int64_t opset,
                               const std::vector<std::string>& extra_inputs = {}) {
