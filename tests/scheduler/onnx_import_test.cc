@@ -1,6 +1,7 @@
 // The ONNX importer on small models written with the protobuf API: what it builds, and the clear
 // errors for untrusted files (malformed protobuf, bad tensors, absurd shapes, cycles, undefined
 // values, unsupported ops, external data outside the model's folder).
+#include "scheduler/graph/infer_shapes.h"
 #include "scheduler/onnx/onnx_import.h"
 
 #include <gtest/gtest.h>
@@ -440,7 +441,42 @@ TEST(OnnxImport, WhereAndLogicalOpsOfRunTimeBooleans) {
   EXPECT_EQ(*g.node(g.Find(imported.inputs.at("mask"))).dtype, DType::kUInt8);
 }
 
-// x (1, 2) -> Op -> y, for the converters of one-input ops.
+onnx::NodeProto* AddEinsum(onnx::GraphProto* graph, const std::string& equation,
+                           const std::vector<std::string>& inputs) {
+  onnx::NodeProto* node = AddNode(graph, "Einsum", "e", inputs, {"y"});
+  auto* attr = node->add_attribute();
+  attr->set_name("equation");
+  attr->set_type(onnx::AttributeProto::STRING);
+  attr->set_s(equation);
+  return node;
+}
+
+// Einsum as attention writes it (MaxViT: "bghid,bghjd->bghij") becomes one MatMul after a
+// transpose of the second operand; unsupported forms are errors naming the node and the reason.
+TEST(OnnxImport, EinsumBecomesAMatMul) {
+  onnx::ModelProto model;
+  model.add_opset_import()->set_version(13);
+  onnx::GraphProto* graph = model.mutable_graph();
+  AddTensorInput(graph, "q", {1, 2, 3, 4, 5});
+  AddTensorInput(graph, "k", {1, 2, 3, 6, 5});
+  AddEinsum(graph, "b g h i d, b g h j d -> b g h i j", {"q", "k"});
+  graph->add_output()->set_name("y");
+  const ImportedModel imported = Import(model);
+  int matmuls = 0;
+  for (const Node& node : imported.graph.nodes()) matmuls += !node.is_variable() &&
+                                                             node.op->name == "MatMul";
+  EXPECT_EQ(matmuls, 1);
+  EXPECT_EQ(InferGraphShapes(imported.graph).of(imported.graph.outputs()[0]),
+            Shape({1, 2, 3, 4, 6}));
+
+  onnx::ModelProto three = model;
+  three.mutable_graph()->mutable_node(0)->add_input("k");
+  three.mutable_graph()->mutable_node(0)->mutable_attribute(0)->set_s("ij,jk,kl->il");
+  EXPECT_NE(ImportError(three).find("Einsum of 3 operands is not supported"), std::string::npos)
+      << ImportError(three);
+}
+
+// x (1, 2) -> Op -> y, for the converters of one-input ops.// x (1, 2) -> Op -> y, for the converters of one-input ops.
 onnx::ModelProto OneNodeModel(const std::string& op, int64_t opset,
                               const std::vector<std::string>& extra_inputs = {}) {
   onnx::ModelProto model;
