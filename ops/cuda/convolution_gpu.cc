@@ -58,6 +58,10 @@ void DescribeVolume(CudnnConvolution& c, const ConvWindow& window, DType dtype,
       cudnnSetConvolutionNdDescriptor(c.conv.get(), 3, pads.data(), strides.data(),
                                       dilations.data(), CUDNN_CROSS_CORRELATION, compute),
       c.owner);
+  MXLITE_CUDNN_CALL(cudnnSetConvolutionGroupCount(
+                        c.conv.get(), CheckedInt(window.num_group, c.owner, "num_group")),
+                    c.owner);
+  MXLITE_CUDNN_CALL(cudnnSetConvolutionMathType(c.conv.get(), ConvolutionMathType(dtype)), c.owner);
   std::array<int, 5> out{};
   MXLITE_CUDNN_CALL(cudnnGetConvolutionNdForwardOutputDim(c.conv.get(), c.x.get(), c.w.get(), 5,
                                                           out.data()),
@@ -80,15 +84,7 @@ void DescribeConvolution(CudnnConvolution& c, const Attributes& attrs, const Con
   MX_CHECK(window.data_layout != ActivationLayout::kNCHW16c)
       << c.owner << ": layout NCHW16c runs on the CPU only (the GPU runs NCHW and NHWC)";
   c.workspace_limit = static_cast<size_t>(attrs.GetInt("workspace")) << 20;
-  if (window.rank == 3) {
-    DescribeVolume(c, window, dtype, x_shape, y_shape, pad);
-    MXLITE_CUDNN_CALL(cudnnSetConvolutionGroupCount(
-                          c.conv.get(), CheckedInt(window.num_group, c.owner, "num_group")),
-                      c.owner);
-    MXLITE_CUDNN_CALL(cudnnSetConvolutionMathType(c.conv.get(), ConvolutionMathType(dtype)),
-                      c.owner);
-    return;
-  }
+  if (window.rank == 3) return DescribeVolume(c, window, dtype, x_shape, y_shape, pad);
   const ActivationExtents in = ReadActivation(window, x_shape, c.owner, "input");
   const ActivationExtents out = ReadActivation(window, y_shape, c.owner, "output");
   c.dtype = dtype;
