@@ -45,6 +45,7 @@ MAX_WEIGHT_BYTES = 1e9
 # Each model is checked in a child process whose address space is capped, so an exporter that
 # runs away (PyTorch 1.13 on MViT-V2 takes over 24 GB) fails its row instead of the whole run.
 CHILD_MEMORY_BYTES = 18 << 30
+CHILD_SECONDS = 1800
 FAMILIES = {
     "classification": torchvision.models,
     "segmentation": torchvision.models.segmentation,
@@ -120,6 +121,8 @@ def check(model, x, expected, opset, out_dir, mxlite, keep):
                           **onnx_models.legacy_exporter())
         os.replace(path + ".tmp", path)
     except Exception as e:  # PyTorch's exporter: any failure is a cell, not the end of the run
+        if os.path.exists(path + ".tmp"):
+            os.remove(path + ".tmp")
         return f"export failed: {first_line(str(e) or type(e).__name__)}", False
     run_dir = os.path.join(out_dir, f"run_opset{opset}")
     env = dict(os.environ, MXNET_CUDNN_AUTOTUNE_DEFAULT="0", MXNET_CONV_PLAN="none",
@@ -195,7 +198,11 @@ def run_child(family, name, seed, args):
                str(seed), "--mxlite", args.mxlite, "--opsets", *map(str, args.opsets)]
     if args.keep:
         command.append("--keep")
-    result = subprocess.run(command, capture_output=True, text=True)
+    try:
+        result = subprocess.run(command, capture_output=True, text=True,
+                                timeout=CHILD_SECONDS)
+    except subprocess.TimeoutExpired:
+        return 0.0, [f"stopped: over {CHILD_SECONDS} s"] * len(args.opsets), 0, len(args.opsets)
     for line in result.stdout.splitlines():
         if line.startswith("ROW "):
             return json.loads(line[4:])
@@ -210,15 +217,18 @@ def main():
     parser.add_argument("--families", nargs="+", choices=list(FAMILIES), default=list(FAMILIES))
     parser.add_argument("--models", nargs="+", help="only these builders")
     parser.add_argument("--mxlite", default="build/bin/mxlite")
-    parser.add_argument("--results", help="write the table into this file's onnx-zoo section")
+    parser.add_argument("--results", help="write the table into this file's onnx-zoo section "
+                        "(the whole zoo only: not with --models or --families)")
     parser.add_argument("--keep", action="store_true", help="keep the exported ONNX files")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     os.makedirs(args.out_dir, exist_ok=True)
     if args.child:
         return child(args)
+    if args.results and (args.models or set(args.families) != set(FAMILIES)):
+        parser.error("--results writes the whole zoo's table; drop --models / --families")
 
-    header = run_header("bench/onnx_zoo.py " + " ".join(sys.argv[1:]))
+    run_info = run_header("bench/onnx_zoo.py " + " ".join(sys.argv[1:]))
     rows, passed, total = [], 0, 0
     for seed, (family, name) in enumerate(builders(args.families)):
         if args.models and name not in args.models:
@@ -231,14 +241,14 @@ def main():
         rows.append(row)
         print(row, f"({time.time() - started:.0f} s)", flush=True)
 
-    header = ("| model | family | parameters (M) | "
+    columns = ("| model | family | parameters (M) | "
               + " | ".join(f"opset {o}" for o in args.opsets) + " |\n"
               + "| --- | --- | ---: | " + " | ".join("---" for _ in args.opsets) + " |")
     summary = f"{passed} of {total} model exports within {LIMIT:g} of PyTorch"
-    table = header + "\n" + "\n".join(rows) + "\n\n" + summary + "."
+    table = columns + "\n" + "\n".join(rows) + "\n\n" + summary + "."
     print(summary)
     if args.results:
-        write_results(args.results, table, header)
+        write_results(args.results, table, run_info)
     sys.exit(0 if passed == total else 1)
 
 

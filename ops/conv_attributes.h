@@ -9,8 +9,8 @@
 // The kernels run 1-D (NCW, NWC) and 2-D (NCHW, NHWC, NCHW16c: ops/activation_layout.h) windows,
 // and 3-D ones in NCDHW (ops/conv_volume.h on the CPU, cuDNN's N-d descriptors on the GPU); the
 // 2-D helpers below (ReadActivation and what calls it) refuse a 3-D window, ReadConvWindow NDHWC,
-// each with an error naming the layer. workspace, cudnn_tune and cudnn_off are validated here and read by the
-// convolution tuner and the GPU kernels.
+// each with an error naming the layer. workspace, cudnn_tune and cudnn_off are validated here and
+// read by the convolution tuner and the GPU kernels.
 #pragma once
 
 #include <cstdint>

@@ -16,9 +16,8 @@ template <typename Fn>
 void ForRowRanges(int64_t rows, const Fn& fn) {
   const int64_t tasks = std::min<int64_t>(rows, 4 * cpu::IntraOpThreads());
   if (tasks <= 0) return;
-  cpu::ParallelFor(tasks, [&](int64_t task) {
-    fn(rows * task / tasks, rows * (task + 1) / tasks);
-  });
+  cpu::ParallelFor(tasks,
+                   [&](int64_t task) { fn(rows * task / tasks, rows * (task + 1) / tasks); });
 }
 
 // The largest number of slabs that divides `slabs` and keeps a chunk within the element budget
@@ -65,9 +64,8 @@ VolumeConvGeometry VolumeGeometryWithOutput(const ConvWindow& window, const Shap
   MX_CHECK(g.in_channels % g.groups == 0)
       << owner << ": data " << data_shape << " has " << g.in_channels
       << " channels, which num_group=" << g.groups << " does not divide";
-  MX_CHECK(g.out_channels % g.groups == 0)
-      << owner << ": num_filter=" << g.out_channels << " is not divisible by num_group="
-      << g.groups;
+  MX_CHECK(g.out_channels % g.groups == 0) << owner << ": num_filter=" << g.out_channels
+                                           << " is not divisible by num_group=" << g.groups;
   g.kernel_d = window.kernel[0];
   g.stride_d = window.stride[0];
   g.pad_d = window.pad[0];
@@ -102,8 +100,8 @@ VolumeConvGeometry VolumeConvolutionGeometry(const ConvWindow& window, const Sha
     const int64_t span = window.dilate[axis] * (window.kernel[axis] - 1) + 1;
     MX_CHECK(span <= in + 2 * window.pad[axis])
         << owner << ": the kernel " << FormatIntTuple(window.kernel) << " dilated by "
-        << FormatIntTuple(window.dilate) << " spans more than data " << data_shape
-        << " padded by " << FormatIntTuple(window.pad);
+        << FormatIntTuple(window.dilate) << " spans more than data " << data_shape << " padded by "
+        << FormatIntTuple(window.pad);
     out[axis] = (in + 2 * window.pad[axis] - span) / window.stride[axis] + 1;
   }
   return VolumeGeometryWithOutput(window, data_shape, out, owner);
@@ -170,8 +168,8 @@ void GatherPlanes(const VolumeConvGeometry& g, int64_t chunk, const T* volume, T
     for (int64_t row = begin; row < end; ++row) {
       const int64_t slab = first + row / g.out_channels, f = row % g.out_channels;
       const int64_t n = slab / g.out_d, od = slab % g.out_d;
-      std::memcpy(planes + row * plane,
-                  volume + ((n * g.out_channels + f) * g.out_d + od) * plane, sizeof(T) * plane);
+      std::memcpy(planes + row * plane, volume + ((n * g.out_channels + f) * g.out_d + od) * plane,
+                  sizeof(T) * plane);
     }
   });
 }
@@ -221,8 +219,8 @@ template <typename T>
 void BackwardDataVolume(const cpu::ConvAlgorithm& algorithm, const VolumeConvGeometry& g,
                         const cpu::ConvTensors<T>& tensors, T* slabs, T* planes,
                         ScratchSpace& scratch) {
-  std::fill(tensors.data_grad,
-            tensors.data_grad + g.batch * g.in_channels * g.in_d * g.in_plane(), T(0));
+  std::fill(tensors.data_grad, tensors.data_grad + g.batch * g.in_channels * g.in_d * g.in_plane(),
+            T(0));
   cpu::ConvTensors<T> plane;
   plane.output_grad = planes;
   plane.weight = tensors.weight;

@@ -1,5 +1,5 @@
 // Convolution: output = weight * data + bias, as MXNet's Convolution, over 1-D (NCW, NWC), 2-D
-// (NCHW, NHWC) and 3-D (NCDHW, CPU) windows with stride, pad, dilation and groups (depthwise when
+// (NCHW, NHWC) and 3-D (NCDHW) windows with stride, pad, dilation and groups (depthwise when
 // num_group equals the channels). Output channels [g*F/G, (g+1)*F/G) of group g see input
 // channels [g*C/G, (g+1)*C/G).
 //
@@ -12,8 +12,9 @@
 // reorder it), one group or depthwise, C and F multiples of 16; forward only.
 //   OH = (H + 2 * pad_h - dilate_h * (KH - 1) - 1) / stride_h + 1   (floor; likewise OW)
 // 1-D (NCW / NWC) drops H, KH and OH; 3-D adds D, KD and OD before them: data (N, C, D, H, W),
-// weight (F, C/G, KD, KH, KW), output (N, F, OD, OH, OW), run as batches of 2-D convolutions over
-// slabs of the data (ops/conv_volume.h) whose 2-D problem is what the tuner times.
+// weight (F, C/G, KD, KH, KW), output (N, F, OD, OH, OW), run on the CPU as batches of 2-D
+// convolutions over slabs of the data (ops/conv_volume.h) whose 2-D problem is what the tuner
+// times, on the GPU on cuDNN's N-d descriptors.
 // F = num_filter, G = num_group. weight and bias are parameters whose shapes are inferred from
 // data.
 //
@@ -239,8 +240,7 @@ void ForwardVolume(const OpContext& ctx, const Attributes& attrs, const ConvWind
 // A 3-D window's backward: both directions of its slabs' 2-D problem (ops/conv_volume.h).
 void BackwardVolume(const OpContext& ctx, const Attributes& attrs, const ConvWindow& window,
                     const TensorView& output_grad, const std::vector<TensorView>& inputs,
-                    const std::vector<TensorView>& input_grads,
-                    const std::vector<WriteMode>& req) {
+                    const std::vector<TensorView>& input_grads, const std::vector<WriteMode>& req) {
   const std::string owner = Owner(ctx.node_name);
   const VolumeConvGeometry v = VolumeConvolutionGeometry(window, inputs[0].shape, owner);
   MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {

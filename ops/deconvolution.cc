@@ -5,10 +5,10 @@
 //
 //   data    (N, C, H, W)                          NCHW (NCW drops H; NHWC puts C last)
 //   weight  (C, F/G, KH, KW)  (NHWC: (C, KH, KW, F/G))
-// 3-D (NCDHW, CPU) adds D, KD and OD before H, KH and OH, and runs as the adjoint of a 3-D
-// Convolution's slabs (ops/conv_volume.h).
 //   bias    (F)                                   present only when no_bias=false (default true)
 //   output  (N, F, OH, OW)
+// 3-D (NCDHW) adds D, KD and OD before H, KH and OH; on the CPU it runs as the adjoint of a 3-D
+// Convolution's slabs (ops/conv_volume.h), on the GPU on cuDNN's N-d descriptors.
 //   OH = stride_h * (H - 1) + dilate_h * (KH - 1) + 1 - 2 * pad_h + adj_h        (likewise OW)
 // F = num_filter, G = num_group. When target_shape is given (any entry non-zero) it is the output's
 // spatial size and pad and adj are derived from it as MXNet does (pad = ceil(t / 2), adj = t % 2
@@ -105,6 +105,9 @@ VolumeConvGeometry AdjointVolume(const Attributes& attrs, const ConvWindow& wind
   MX_CHECK(data_shape[1] % window.num_group == 0)
       << owner << ": data " << data_shape << " has " << data_shape[1]
       << " channels, which num_group=" << window.num_group << " does not divide";
+  MX_CHECK(window.num_filter % window.num_group == 0)
+      << owner << ": num_filter=" << window.num_filter
+      << " is not divisible by num_group=" << window.num_group;
   ConvWindow adjoint = window;
   adjoint.num_filter = data_shape[1];
   std::vector<int64_t> adjoint_data = {data_shape[0], window.num_filter};
@@ -197,8 +200,8 @@ void ForwardVolume(const OpContext& ctx, const Attributes& attrs, const ConvWind
     RunVolume(AlgorithmFor(ctx, v.plane, ConvDirection::kBackwardData),
               ConvDirection::kBackwardData, v, tensors, *ctx.scratch);
     if (!attrs.GetBool("no_bias")) {
-      cpu::AddPerChannel<T>(inputs[2].data_as<T>(), v.batch, v.in_channels,
-                            v.in_d * v.in_plane(), false, output.data_as<T>());
+      cpu::AddPerChannel<T>(inputs[2].data_as<T>(), v.batch, v.in_channels, v.in_d * v.in_plane(),
+                            false, output.data_as<T>());
     }
   });
 }
@@ -206,8 +209,7 @@ void ForwardVolume(const OpContext& ctx, const Attributes& attrs, const ConvWind
 // A 3-D window: the adjoint's forward (data gradient) and backward_filter over its slabs.
 void BackwardVolume(const OpContext& ctx, const Attributes& attrs, const ConvWindow& window,
                     const TensorView& output_grad, const std::vector<TensorView>& inputs,
-                    const std::vector<TensorView>& input_grads,
-                    const std::vector<WriteMode>& req) {
+                    const std::vector<TensorView>& input_grads, const std::vector<WriteMode>& req) {
   const std::string owner = "Deconvolution " + ctx.node_name;
   const VolumeConvGeometry v = AdjointVolume(attrs, window, inputs[0].shape, owner);
   MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
@@ -228,8 +230,8 @@ void BackwardVolume(const OpContext& ctx, const Attributes& attrs, const ConvWin
                 ConvDirection::kBackwardFilter, v, tensors, *ctx.scratch);
     }
     if (!attrs.GetBool("no_bias") && req[2] != WriteMode::kNull) {
-      cpu::SumPerChannel<T>(output_grad.data_as<T>(), v.batch, v.in_channels,
-                            v.in_d * v.in_plane(), false, input_grads[2].data_as<T>());
+      cpu::SumPerChannel<T>(output_grad.data_as<T>(), v.batch, v.in_channels, v.in_d * v.in_plane(),
+                            false, input_grads[2].data_as<T>());
     }
   });
 }
@@ -301,7 +303,7 @@ MXLITE_REGISTER_OP(Deconvolution) {
   op.name = "Deconvolution";
   op.name_prefix = FixedNamePrefix("deconv");
   op.doc =
-      "1-D, 2-D or 3-D (NCDHW, CPU) transposed convolution (MXNet's Deconvolution): the adjoint "
+      "1-D, 2-D or 3-D (NCDHW) transposed convolution (MXNet's Deconvolution): the adjoint "
       "of Convolution, with adj / target_shape for the output size; weight (C, F/G, KH, KW).";
   op.attributes.IntTuple("kernel", "window size: (w,), (h,w) or (d,h,w)")
       .IntTuple("stride", "stride of the matching convolution; default 1", Default("()"))

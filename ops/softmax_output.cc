@@ -74,8 +74,8 @@ double SoftmaxOutputGradientScale(const SoftmaxOutputParams& p, const SoftmaxExt
   }
   double normaliser = 1;
   if (p.normalization == SoftmaxNormalization::kBatch) {
-    normaliser = p.preserve_shape ? static_cast<double>(label.size())
-                                  : static_cast<double>(classes.outer);
+    normaliser =
+        p.preserve_shape ? static_cast<double>(label.size()) : static_cast<double>(classes.outer);
   }
   if (p.multi_output) normaliser *= static_cast<double>(classes.inner);
   return p.grad_scale / normaliser;
@@ -163,8 +163,8 @@ int64_t ReadLabels(const SoftmaxOutputParams& p, const T* label, int64_t count, 
 }
 
 template <typename T>
-void HardLabelGradient(const SoftmaxOutputTarget& smoothed, const cpu::SoftmaxLayout& l,
-                       const T* y, const int64_t* class_index, double scale, const T* dy, T* dx) {
+void HardLabelGradient(const SoftmaxOutputTarget& smoothed, const cpu::SoftmaxLayout& l, const T* y,
+                       const int64_t* class_index, double scale, const T* dy, T* dx) {
   const T on = static_cast<T>(smoothed.on);
   const T off = static_cast<T>(smoothed.off);
   const T factor = static_cast<T>(scale);

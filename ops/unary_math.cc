@@ -1,5 +1,6 @@
 // The element-wise math functions (ops/unary_math.h): their OpDefs and CPU kernels, vectorised
-// by Eigen and split over the intra-op threads.
+// by Eigen (sqrt and rsqrt excepted: the exact scalar root, see ExactSqrt) and split over the
+// intra-op threads.
 #include "ops/unary_math.h"
 
 #include <unsupported/Eigen/SpecialFunctions>  // Eigen's vectorised erf

@@ -3,8 +3,8 @@
 // data's dtype first). condition, x and y share one floating dtype. Gradient: the output gradient
 // to x where the condition holds and to y elsewhere, each summed over the axes its operand is
 // broadcast along; zero to the condition.
-#include "ops/cpu/broadcast.h"
 #include "ops/broadcast.h"
+#include "ops/cpu/broadcast.h"
 #include "ops/operator.h"
 
 namespace mxlite {
@@ -21,8 +21,7 @@ void Select(const T* condition, const Shape& condition_shape, const T* x, const 
                 ys = layout.inner_stride(2);
   cpu::ForEachChunk(layout.size(), [&](int64_t begin, int64_t end) {
     cpu::ForEachRow(layout, begin, end,
-                    [&](int64_t position, const cpu::BroadcastLayout::Offsets& at,
-                        int64_t length) {
+                    [&](int64_t position, const cpu::BroadcastLayout::Offsets& at, int64_t length) {
                       const T* c = condition + at[0];
                       T* o = out + position;
                       for (int64_t j = 0; j < length; ++j) {
@@ -48,15 +47,14 @@ void ForwardCpu(const OpContext& ctx, const Attributes&, const std::vector<Tenso
   if (req[0] == WriteMode::kNull) return;
   MXLITE_FLOAT_TYPE_SWITCH(outputs[0].dtype, T, "where " + ctx.node_name, {
     Select<T>(inputs[0].data_as<T>(), inputs[0].shape, inputs[1].data_as<T>(), inputs[1].shape,
-              inputs[2].data_as<T>(), inputs[2].shape, outputs[0].data_as<T>(),
-              outputs[0].shape);
+              inputs[2].data_as<T>(), inputs[2].shape, outputs[0].data_as<T>(), outputs[0].shape);
   });
 }
 
 void BackwardCpu(const OpContext& ctx, const Attributes&,
-                 const std::vector<TensorView>& output_grads,
-                 const std::vector<TensorView>& inputs, const std::vector<TensorView>&,
-                 const std::vector<TensorView>& input_grads, const std::vector<WriteMode>& req) {
+                 const std::vector<TensorView>& output_grads, const std::vector<TensorView>& inputs,
+                 const std::vector<TensorView>&, const std::vector<TensorView>& input_grads,
+                 const std::vector<WriteMode>& req) {
   const TensorView& dy = output_grads[0];
   MXLITE_FLOAT_TYPE_SWITCH(dy.dtype, T, "where " + ctx.node_name, {
     if (req[0] != WriteMode::kNull) {

@@ -1,7 +1,8 @@
 // GPU kernels of Convolution and Deconvolution on cuDNN (legacy convolution API), 1-D (as 2-D with
-// height 1) and 2-D, NCHW / NHWC (weights OIHW / OHWI), groups, stride, pad and dilation; float32,
-// float64 and float16. Deconvolution is the adjoint convolution: its forward is cuDNN's backward
-// data, its backward cuDNN's forward and backward filter, with data and output swapping roles.
+// height 1) and 2-D, NCHW / NHWC (weights OIHW / OHWI), and 3-D NCDHW (N-d descriptors), groups,
+// stride, pad and dilation; float32, float64 and float16. Deconvolution is the adjoint convolution:
+// its forward is cuDNN's backward data, its backward cuDNN's forward and backward filter, with data
+// and output swapping roles.
 //
 // Algorithms: a bound Convolution node runs the algorithms its plan chose per direction
 // (cudnn_tuning.cc: the tuner over cuDNN's Find, per cudnn_tune / MXNET_CUDNN_AUTOTUNE_DEFAULT and
@@ -44,8 +45,8 @@ void DescribeVolume(CudnnConvolution& c, const ConvWindow& window, DType dtype,
   c.y_channels = y_shape[1];
   c.y_channel_run = y_shape[2] * y_shape[3] * y_shape[4];
   c.w.SetVolume(dtype,
-                Shape{y_shape[1], x_shape[1] / window.num_group, window.kernel[0],
-                      window.kernel[1], window.kernel[2]},
+                Shape{y_shape[1], x_shape[1] / window.num_group, window.kernel[0], window.kernel[1],
+                      window.kernel[2]},
                 c.owner);
   const cudnnDataType_t compute = dtype == DType::kFloat64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
   std::array<int, 3> pads{}, strides{}, dilations{};
@@ -63,14 +64,14 @@ void DescribeVolume(CudnnConvolution& c, const ConvWindow& window, DType dtype,
                     c.owner);
   MXLITE_CUDNN_CALL(cudnnSetConvolutionMathType(c.conv.get(), ConvolutionMathType(dtype)), c.owner);
   std::array<int, 5> out{};
-  MXLITE_CUDNN_CALL(cudnnGetConvolutionNdForwardOutputDim(c.conv.get(), c.x.get(), c.w.get(), 5,
-                                                          out.data()),
-                    c.owner);
+  MXLITE_CUDNN_CALL(
+      cudnnGetConvolutionNdForwardOutputDim(c.conv.get(), c.x.get(), c.w.get(), 5, out.data()),
+      c.owner);
   for (int i = 0; i < 5; ++i) {
     MX_CHECK(out[static_cast<size_t>(i)] == y_shape[i])
-        << c.owner << ": cuDNN computes output (" << out[0] << "," << out[1] << "," << out[2]
-        << "," << out[3] << "," << out[4] << ") for input " << x_shape << " but the op's is "
-        << y_shape << "; this window (e.g. an adj at least the stride) is not supported on the GPU";
+        << c.owner << ": cuDNN computes output (" << out[0] << "," << out[1] << "," << out[2] << ","
+        << out[3] << "," << out[4] << ") for input " << x_shape << " but the op's is " << y_shape
+        << "; this window (e.g. an adj at least the stride) is not supported on the GPU";
   }
 }
 

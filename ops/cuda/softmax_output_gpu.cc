@@ -59,10 +59,9 @@ void HardLabelGradientGpu(const OpContext& ctx, const SoftmaxOutputParams& p,
       cudaMemcpyAsync(device_index, class_index.data(), class_index.size() * sizeof(int64_t),
                       cudaMemcpyHostToDevice, stream),
       owner);
-  MXLITE_CUDA_CALL(
-      cuda::SoftmaxOutputHardGradient(g, y, device_index, smoothed.on, smoothed.off, scale, dy, dx,
-                                      stream),
-      owner);
+  MXLITE_CUDA_CALL(cuda::SoftmaxOutputHardGradient(g, y, device_index, smoothed.on, smoothed.off,
+                                                   scale, dy, dx, stream),
+                   owner);
 }
 
 void SoftmaxOutputBackwardGpu(const OpContext& ctx, const Attributes& attrs,

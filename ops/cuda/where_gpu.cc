@@ -11,15 +11,13 @@ template <typename T>
 void Select(const T* condition, const Shape& condition_shape, const T* x, const Shape& x_shape,
             const T* y, const Shape& y_shape, T* out, const Shape& out_shape, cudaStream_t stream,
             const std::string& owner) {
-  MXLITE_CUDA_CALL(
-      cuda::Where(cuda::MakeBroadcastGeometry(out_shape, condition_shape, x_shape),
-                  cuda::MakeBroadcastGeometry(out_shape, y_shape, y_shape), condition, x, y, out,
-                  out_shape.size(), stream),
-      owner);
+  MXLITE_CUDA_CALL(cuda::Where(cuda::MakeBroadcastGeometry(out_shape, condition_shape, x_shape),
+                               cuda::MakeBroadcastGeometry(out_shape, y_shape, y_shape), condition,
+                               x, y, out, out_shape.size(), stream),
+                   owner);
 }
 
-void WhereForwardGpu(const OpContext& ctx, const Attributes&,
-                     const std::vector<TensorView>& inputs,
+void WhereForwardGpu(const OpContext& ctx, const Attributes&, const std::vector<TensorView>& inputs,
                      const std::vector<TensorView>& outputs, const std::vector<WriteMode>& req) {
   if (req[0] == WriteMode::kNull) return;
   const std::string owner = cuda::Owner("where", ctx);
@@ -47,10 +45,9 @@ void WhereBackwardGpu(const OpContext& ctx, const Attributes&,
     for (int operand : {1, 2}) {
       if (req[operand] == WriteMode::kNull) continue;
       T* masked = ctx.scratch->GetArray<T>(dy.size());
-      Select<T>(inputs[0].data_as<T>(), inputs[0].shape,
-                operand == 1 ? dy.data_as<T>() : nullptr, dy.shape,
-                operand == 2 ? dy.data_as<T>() : nullptr, dy.shape, masked, dy.shape, stream,
-                owner);
+      Select<T>(inputs[0].data_as<T>(), inputs[0].shape, operand == 1 ? dy.data_as<T>() : nullptr,
+                dy.shape, operand == 2 ? dy.data_as<T>() : nullptr, dy.shape, masked, dy.shape,
+                stream, owner);
       cuda::ReduceToShape<T>(masked, dy.shape, input_grads[operand].data_as<T>(),
                              input_grads[operand].shape, 1.0, stream, owner);
     }

@@ -135,16 +135,18 @@ def test_the_layers_of_modern_convnets_have_shorthands(mxlite):
     gated = g.multiply(x, gate)
     up = g.resize(x, size=(8, 8), mode="nearest")
     crop = g.slice(x, begin=(0, 0, 1, 1), end=(2, 3, 3, 3))
-    flat = g.reshape(g.maximum(x, g.minimum(x, g.sum(x, axis=(1,), keepdims=True))), (2, -1))
-    executor = g.build([gated, up, crop, flat]).bind()
+    high = g.reshape(g.maximum(x, g.sum(x, axis=(1,), keepdims=True)), (2, -1))
+    low = g.minimum(x, g.mean(x, axis=(1,), keepdims=True))
+    executor = g.build([gated, up, crop, high, low]).bind()
     data = np.random.default_rng(3).uniform(-2, 2, (2, 3, 4, 4)).astype(np.float32)
     outs = executor.forward(x=data)
     mean = data.mean(axis=(2, 3), keepdims=True)
     np.testing.assert_allclose(outs[0], data * np.clip(mean / 6 + 0.5, 0, 1), rtol=1e-6)
     np.testing.assert_array_equal(outs[1], data.repeat(2, axis=2).repeat(2, axis=3))
     np.testing.assert_array_equal(outs[2], data[:, :, 1:3, 1:3])
-    total = data.sum(axis=1, keepdims=True)
-    np.testing.assert_allclose(outs[3], np.maximum(data, np.minimum(data, total)).reshape(2, -1),
+    np.testing.assert_allclose(
+        outs[3], np.maximum(data, data.sum(axis=1, keepdims=True)).reshape(2, -1), rtol=1e-6)
+    np.testing.assert_allclose(outs[4], np.minimum(data, data.mean(axis=1, keepdims=True)),
                                rtol=1e-6)
 
 

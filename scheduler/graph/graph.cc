@@ -102,17 +102,17 @@ std::string Graph::EntryName(NodeEntry entry) const {
 void Graph::Truncate(int num_nodes) {
   MX_CHECK(num_nodes >= 0 && num_nodes <= this->num_nodes())
       << "Graph::Truncate: " << num_nodes << " of " << this->num_nodes() << " nodes";
-  for (int id = num_nodes; id < this->num_nodes(); ++id) names_.erase(nodes_[id].name);
-  nodes_.resize(static_cast<size_t>(num_nodes));
-  for (const Node& node : nodes_) {
-    for (const NodeEntry& input : node.inputs) {
-      MX_CHECK(input.node < num_nodes) << "Graph::Truncate: node '" << node.name
-                                       << "' reads a removed node";
+  for (int id = 0; id < num_nodes; ++id) {
+    for (const NodeEntry& input : nodes_[id].inputs) {
+      MX_CHECK(input.node < num_nodes)
+          << "Graph::Truncate: node '" << nodes_[id].name << "' reads a removed node";
     }
   }
   for (const NodeEntry& output : outputs_) {
     MX_CHECK(output.node < num_nodes) << "Graph::Truncate: an output reads a removed node";
   }
+  for (int id = num_nodes; id < this->num_nodes(); ++id) names_.erase(nodes_[id].name);
+  nodes_.resize(static_cast<size_t>(num_nodes));
 }
 
 Graph Graph::Pruned() const {

@@ -162,8 +162,7 @@ Symbol GraphBuilder::Mean(Symbol x, const std::vector<int64_t>& axis, bool keepd
 
 Symbol GraphBuilder::Sum(Symbol x, const std::vector<int64_t>& axis, bool keepdims,
                          const std::string& name) {
-  return Op("sum", {x}, {{"axis", FormatIntTuple(axis)}, {"keepdims", keepdims ? "1" : "0"}},
-            name);
+  return Op("sum", {x}, {{"axis", FormatIntTuple(axis)}, {"keepdims", keepdims ? "1" : "0"}}, name);
 }
 
 Symbol GraphBuilder::Slice(Symbol x, const std::vector<int64_t>& begin,
@@ -176,8 +175,7 @@ Symbol GraphBuilder::Slice(Symbol x, const std::vector<int64_t>& begin,
             name);
 }
 
-Symbol GraphBuilder::Reshape(Symbol x, const std::vector<int64_t>& shape,
-                             const std::string& name) {
+Symbol GraphBuilder::Reshape(Symbol x, const std::vector<int64_t>& shape, const std::string& name) {
   return Op("Reshape", {x}, {{"shape", FormatIntTuple(shape)}}, name);
 }
 

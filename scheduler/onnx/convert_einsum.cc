@@ -115,9 +115,12 @@ int64_t Product(const Operand& operand, const Labels& labels) {
 Operand Contract(OnnxNode& node, Operand a, Operand b, const Labels& output) {
   Labels batch, free_a, free_b, summed;
   for (char label : output) {
-    if (Has(a.labels, label) && Has(b.labels, label)) batch += label;
-    else if (Has(a.labels, label)) free_a += label;
-    else if (Has(b.labels, label)) free_b += label;
+    if (Has(a.labels, label) && Has(b.labels, label))
+      batch += label;
+    else if (Has(a.labels, label))
+      free_a += label;
+    else if (Has(b.labels, label))
+      free_b += label;
   }
   for (char label : a.labels) {
     if (Has(b.labels, label) && !Has(output, label)) summed += label;
@@ -142,11 +145,10 @@ Operand Contract(OnnxNode& node, Operand a, Operand b, const Labels& output) {
   std::vector<int64_t> shape_a = batch_a, shape_b = batch_b;
   shape_a.insert(shape_a.end(), {m, k});
   shape_b.insert(shape_b.end(), {k, n});
-  const NodeEntry product = node.Emit(
-      "MatMul", {},
-      {ReshapeTo(node, a.value, a.extents, shape_a, "_a_matrix"),
-       ReshapeTo(node, b.value, b.extents, shape_b, "_b_matrix")},
-      "_matmul");
+  const NodeEntry product = node.Emit("MatMul", {},
+                                      {ReshapeTo(node, a.value, a.extents, shape_a, "_a_matrix"),
+                                       ReshapeTo(node, b.value, b.extents, shape_b, "_b_matrix")},
+                                      "_matmul");
   Operand result;
   result.labels = batch + free_a + free_b;
   result.extents = batch_out;
@@ -161,8 +163,7 @@ Operand Contract(OnnxNode& node, Operand a, Operand b, const Labels& output) {
 // The output's labels: given after "->", else every label used once, in alphabetical order after
 // the ellipsis (ONNX's implicit form).
 Labels OutputLabels(const std::string& given, bool explicit_output,
-                    const std::vector<Labels>& terms, int ellipsis_rank,
-                    const std::string& where) {
+                    const std::vector<Labels>& terms, int ellipsis_rank, const std::string& where) {
   if (explicit_output) {
     const bool dots = given.find("...") != std::string::npos;
     const int letters = static_cast<int>(given.size()) - (dots ? 3 : 0);
@@ -224,8 +225,8 @@ void ConvertEinsum(OnnxNode& node) {
     suffix += std::to_string(i);
     operands[i] = SumOut(node, operands[i], keep, suffix);
   }
-  Operand result = operands.size() == 2 ? Contract(node, operands[0], operands[1], output)
-                                        : operands[0];
+  Operand result =
+      operands.size() == 2 ? Contract(node, operands[0], operands[1], output) : operands[0];
   for (char label : output) {
     MX_CHECK(Has(result.labels, label))
         << node.where() << ": output label '" << label << "' is in no input term";

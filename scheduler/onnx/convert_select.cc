@@ -4,10 +4,10 @@
 // transformer's class token is Expand(token, Where(Equal(shape, -1), 1, shape)) with the shape
 // known once the input's is; Swin's window padding and attention masks are Mod, Range and
 // ScatterND of shapes).
-// The comparisons (Equal, Greater, GreaterOrEqual, Less, LessOrEqual) are folded the same way, or run
-// as mxlite's broadcast comparisons on computed data.
-// Booleans are held as uint8 0 / 1; Not, And, Or and Xor run as float32 arithmetic on them. A
-// node that would have to run on computed data and has no mxlite op is an error naming it.
+// The comparisons (Equal, Greater, GreaterOrEqual, Less, LessOrEqual) are folded the same way, or
+// run as mxlite's broadcast comparisons on computed data. Booleans are held as uint8 0 / 1; Not,
+// And, Or and Xor run as float32 arithmetic on them. A node that would have to run on computed data
+// and has no mxlite op is an error naming it.
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -158,8 +158,8 @@ void SetBoolOutput(OnnxNode& node, NodeEntry ones) {
 // Not, And, Or and Xor of booleans, exact on 0 / 1 as float32 arithmetic: x == 0, a * b,
 // max(a, b), a != b. Of values known at load they fold like any node (onnx_fold.h).
 void ConvertNot(OnnxNode& node) {
-  const NodeEntry zero = node.Emit("Cast", {{"dtype", "float32"}}, {node.NewConstant(
-      "_zero", HostTensor::From(std::vector<uint8_t>{0}, Shape{1}))}, "_zero_float");
+  const NodeEntry zero =
+      node.NewConstant("_zero", HostTensor::From(std::vector<float>{0}, Shape{}));
   SetBoolOutput(node, node.Emit("broadcast_equal", {}, {AsFloat(node, 0), zero}, "_not"));
 }
 

@@ -27,8 +27,8 @@ std::optional<Slice> SliceFrom(const Graph& graph, int first,
     if (!node.is_variable()) return std::nullopt;  // computed by the model, not known at load
     const HostTensor* value = known(id);
     if (value == nullptr) return std::nullopt;
-    const int mini = slice.graph.AddVariable(node.name, VariableRole::kParameter, value->shape,
-                                             value->dtype);
+    const int mini =
+        slice.graph.AddVariable(node.name, VariableRole::kParameter, value->shape, value->dtype);
     slice.id_of[id] = mini;
     slice.leaves[mini] = value;
     return mini;
@@ -99,8 +99,7 @@ std::optional<std::vector<HostTensor>> EvaluateAtLoad(
     for (const NodeEntry& output : outputs) {
       const int id = slice->id_of.at(output.node);
       const auto leaf = slice->leaves.find(id);
-      folded.push_back(leaf != slice->leaves.end() ? *leaf->second
-                                                   : values.at({id, output.index}));
+      folded.push_back(leaf != slice->leaves.end() ? *leaf->second : values.at({id, output.index}));
     }
     return folded;
   } catch (const Error&) {

@@ -1,8 +1,8 @@
 // Folding at import: an ONNX node whose every input is known at load is computed then, by the
 // mxlite nodes its converter emitted for it, with mxlite's own CPU kernels, and its outputs become
 // constants; so shape arithmetic and transforms of initialisers that exporters write need no
-// converter of their own to fold (onnx_import.h). Folded values are what the kernels would
-// compute in the model, bit for bit.
+// converter of its own to fold (onnx_import.h). Folded values are what mxlite's CPU kernels
+// compute (the heuristic's algorithm where an op has several, e.g. a convolution).
 #pragma once
 
 #include <functional>

@@ -363,8 +363,9 @@ class Importer final : public OnnxValues {
   // converter emitted (from id `first` on) run on the CPU kernels, its outputs become constants
   // and the nodes, with the variables made for them, are removed. A fold that cannot run leaves
   // the nodes to the model. Folded outputs are kept up to kMaxFoldElements, or as large as the
-  // node's inputs together: a value a model computes from a small constant (an Expand of a
-  // scalar) stays a computation rather than a large parameter.
+  // node's inputs together: a value a model computes from a small constant (a Tile of it) stays a
+  // computation rather than a large parameter. (Values given as ImportOptions::constant_inputs
+  // stay the model's inputs: nodes that read them are not folded.)
   void FoldAtLoad(const onnx::NodeProto& node, int first) {
     if (graph_.num_nodes() == first || node.input_size() == 0) return;
     int64_t input_elements = 0;
@@ -384,15 +385,11 @@ class Importer final : public OnnxValues {
       entries.push_back(*it->second.entry);
     }
     if (names.empty()) return;
-    std::map<int, const HostTensor*> known;
-    for (const auto& [name, parameter] : out_.parameters) {
-      known[graph_.Find(name)] = &parameter;
-    }
     std::optional<std::vector<HostTensor>> folded = EvaluateAtLoad(
         graph_, first, entries,
-        [&](int id) {
-          auto it = known.find(id);
-          return it != known.end() ? it->second : nullptr;
+        [&](int id) -> const HostTensor* {
+          auto it = out_.parameters.find(graph_.node(id).name);
+          return it != out_.parameters.end() ? &it->second : nullptr;
         },
         std::max(kMaxFoldElements, input_elements));
     if (!folded) return;
@@ -542,8 +539,7 @@ std::vector<OnnxInputInfo> OnnxModelFile::Inputs() const {
     const std::string where = path + ": graph input '" + input.name() + "'";
     MX_CHECK(input.type().has_tensor_type()) << where << " is not a tensor";
     const onnx::TypeProto::Tensor& type = input.type().tensor_type();
-    OnnxInputInfo info{.name = input.name(),
-                       .dtype = ValueDTypeFromOnnx(type.elem_type(), where)};
+    OnnxInputInfo info{.name = input.name(), .dtype = ValueDTypeFromOnnx(type.elem_type(), where)};
     info.has_shape = type.has_shape();
     for (const auto& dim : type.shape().dim()) {
       const bool known = dim.has_dim_value() && dim.dim_value() >= 0;

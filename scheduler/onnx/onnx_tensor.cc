@@ -280,8 +280,7 @@ HostTensor TensorFromProto(const onnx::TensorProto& proto, const std::string& wh
                            const std::string& model_dir) {
   MX_CHECK(!proto.has_segment()) << where << ": segmented tensors are not supported";
   HostTensor tensor;
-  // A bool tensor (a mask, a condition) is read as uint8 0 / 1: mxlite has no bool dtype, and
-  // bools only take part in values computed at load.
+  // A bool tensor (a mask, a condition) is read as uint8 0 / 1: mxlite has no bool dtype.
   tensor.dtype = ValueDTypeFromOnnx(proto.data_type(), where);
   tensor.shape = CheckedOnnxShape({proto.dims().begin(), proto.dims().end()}, where);
   const uint64_t bytes = static_cast<uint64_t>(tensor.num_elements()) * DTypeSize(tensor.dtype);

@@ -62,8 +62,8 @@ Symbol Bottleneck(GraphBuilder& g, Symbol x, int64_t in_channels, int64_t channe
 
 Graph ResNet(const ImageNetOptions& options, const int (&units)[4], bool bottleneck) {
   GraphBuilder g;
-  Symbol x = g.Input("data", {options.batch, 3, options.image_size, options.image_size},
-                     options.dtype);
+  Symbol x =
+      g.Input("data", {options.batch, 3, options.image_size, options.image_size}, options.dtype);
   x = ConvBn(g, x, 64, 7, 2, "conv0", true);
   x = g.MaxPool(x, {.kernel = {3, 3}, .stride = {2, 2}, .pad = {1, 1}}, "pool0");
   int64_t channels = 64;
@@ -85,7 +85,7 @@ Graph ResNet(const ImageNetOptions& options, const int (&units)[4], bool bottlen
 
 enum class Nonlinearity { kRelu, kHardSwish };
 
-// One inverted-residual block of the paper's table 2.
+// One inverted-residual block of torchvision's mobilenet_v3_small configuration.
 struct InvertedResidual {
   int64_t kernel, expanded, out;
   bool squeeze_excite;
@@ -95,15 +95,20 @@ struct InvertedResidual {
 
 // MobileNet-V3-Small's blocks (torchvision's mobilenet_v3_small configuration).
 constexpr InvertedResidual kMobileNetV3Small[] = {
-    {3, 16, 16, true, Nonlinearity::kRelu, 2},       {3, 72, 24, false, Nonlinearity::kRelu, 2},
-    {3, 88, 24, false, Nonlinearity::kRelu, 1},      {5, 96, 40, true, Nonlinearity::kHardSwish, 2},
-    {5, 240, 40, true, Nonlinearity::kHardSwish, 1}, {5, 240, 40, true, Nonlinearity::kHardSwish, 1},
-    {5, 120, 48, true, Nonlinearity::kHardSwish, 1}, {5, 144, 48, true, Nonlinearity::kHardSwish, 1},
-    {5, 288, 96, true, Nonlinearity::kHardSwish, 2}, {5, 576, 96, true, Nonlinearity::kHardSwish, 1},
+    {3, 16, 16, true, Nonlinearity::kRelu, 2},
+    {3, 72, 24, false, Nonlinearity::kRelu, 2},
+    {3, 88, 24, false, Nonlinearity::kRelu, 1},
+    {5, 96, 40, true, Nonlinearity::kHardSwish, 2},
+    {5, 240, 40, true, Nonlinearity::kHardSwish, 1},
+    {5, 240, 40, true, Nonlinearity::kHardSwish, 1},
+    {5, 120, 48, true, Nonlinearity::kHardSwish, 1},
+    {5, 144, 48, true, Nonlinearity::kHardSwish, 1},
+    {5, 288, 96, true, Nonlinearity::kHardSwish, 2},
+    {5, 576, 96, true, Nonlinearity::kHardSwish, 1},
     {5, 576, 96, true, Nonlinearity::kHardSwish, 1},
 };
 
-// The nearest multiple of 8, never below 90% of `value` (the papers' channel rounding).
+// The nearest multiple of 8, never below 90% of `value` (torchvision's channel rounding).
 int64_t RoundChannels(int64_t value) {
   int64_t rounded = std::max<int64_t>(8, (value + 4) / 8 * 8);
   if (rounded * 10 < value * 9) rounded += 8;
@@ -158,8 +163,8 @@ Symbol InvertedResidualBlock(GraphBuilder& g, Symbol x, int64_t in_channels,
 
 Graph MobileNetV3Small(const ImageNetOptions& options) {
   GraphBuilder g;
-  Symbol x = g.Input("data", {options.batch, 3, options.image_size, options.image_size},
-                     options.dtype);
+  Symbol x =
+      g.Input("data", {options.batch, 3, options.image_size, options.image_size}, options.dtype);
   x = ConvBnAct(g, x, 16, 3, 2, 1, Nonlinearity::kHardSwish, "conv0");
   int64_t channels = 16;
   int index = 0;

@@ -38,9 +38,9 @@ Graph FashionMnistNet(int64_t batch, bool batchnorm);
 Graph ResNet18(const ImageNetOptions& options = {});
 Graph ResNet50(const ImageNetOptions& options = {});
 
-// MobileNet-V3-Small (Howard et al. 2019), as torchvision builds it (2,542,856 parameters at 1000
+// MobileNet-V3-Small as torchvision builds it (2,542,856 parameters at 1000
 // classes): a 3x3/2 stem with hard swish, eleven inverted-residual blocks (1x1 expansion, kxk
-// depthwise, squeeze-excitation gated by a hard sigmoid where the paper has it, 1x1 projection,
+// depthwise, squeeze-excitation gated by a hard sigmoid where torchvision has it, 1x1 projection,
 // the input added back when the shape allows), a 1x1 conv to 576 channels, global average
 // pooling, FC 1024 with hard swish, dropout and the classifier. Convolutions carry no bias
 // (BatchNorm follows, eps 1e-3) except the squeeze-excitation's.

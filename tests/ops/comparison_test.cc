@@ -76,7 +76,8 @@ TEST(ComparisonTest, IncompatibleShapesNameBoth) {
 
 Initializer SmallIntegers() {  // -1, 0 or 1: operands that tie often
   return [](HostTensor& tensor, std::mt19937_64& random) {
-    for (int64_t k = 0; k < tensor.size(); ++k) tensor.Set(k, static_cast<double>(random() % 3) - 1);
+    for (int64_t k = 0; k < tensor.size(); ++k)
+      tensor.Set(k, static_cast<double>(random() % 3) - 1);
   };
 }
 

@@ -82,8 +82,8 @@ std::vector<double> Convolution3d(const Conv3dSpec& spec, const std::vector<doub
                     const double value =
                         data[(((b * c + channel) * in[0] + pos[0]) * in[1] + pos[1]) * in[2] +
                              pos[2]];
-                    sum += value * weight[(((filter * cg + ci) * k[0] + kz) * k[1] + ky) * k[2] +
-                                          kx];
+                    sum +=
+                        value * weight[(((filter * cg + ci) * k[0] + kz) * k[1] + ky) * k[2] + kx];
                   }
                 }
               }
@@ -226,9 +226,9 @@ TEST(Convolution3dFusedTest, ResidualAndClampMatchSeparateOps) {
   fused.is_train = false;
   const std::vector<HostTensor> inputs = MakeInputs(fused, DType::kFloat64, 3);
   const OpRun run = RunForward(fused, inputs);
-  const std::vector<double> conv = Convolution3d(spec, inputs[0].Values(), inputs[1].Values(),
-                                                 &*std::make_unique<std::vector<double>>(
-                                                     inputs[2].Values()));
+  const std::vector<double> conv =
+      Convolution3d(spec, inputs[0].Values(), inputs[1].Values(),
+                    &*std::make_unique<std::vector<double>>(inputs[2].Values()));
   const std::vector<double> residual = inputs[3].Values();
   for (size_t i = 0; i < conv.size(); ++i) {
     EXPECT_NEAR(run.outputs[0].Get(static_cast<int64_t>(i)),
@@ -246,9 +246,8 @@ TEST(Convolution3dShapeTest, ErrorsNameTheLayerAndWhatWasExpected) {
   ExpectShapeError(groups.Case(), {"num_group=2"});
   Conv3dSpec too_deep = Spec({1, 2, 2, 4, 4}, {3, 3, 3}, 2);
   ExpectShapeError(too_deep.Case(), {"spans more than data"});
-  OpCase deconvolution{"Deconvolution",
-                       {{"kernel", "(2,2,2)"}, {"num_filter", "2"}},
-                       {{1, 2, 3, 3}}};
+  OpCase deconvolution{
+      "Deconvolution", {{"kernel", "(2,2,2)"}, {"num_filter", "2"}}, {{1, 2, 3, 3}}};
   ExpectShapeError(deconvolution, {"(1,2,3,3)", "5-D NCDHW"});
 }
 
@@ -294,7 +293,8 @@ std::vector<double> Deconvolution3d(const Deconv3dSpec& spec, const std::vector<
   std::vector<double> result(static_cast<size_t>(n * f * out_volume), 0.0);
   for (int64_t b = 0; b < n; ++b) {
     for (int64_t filter = 0; filter < f && bias != nullptr; ++filter) {
-      for (int64_t i = 0; i < out_volume; ++i) result[(b * f + filter) * out_volume + i] = (*bias)[filter];
+      for (int64_t i = 0; i < out_volume; ++i)
+        result[(b * f + filter) * out_volume + i] = (*bias)[filter];
     }
     for (int64_t channel = 0; channel < c; ++channel) {
       const int64_t group = channel / cg;
@@ -339,11 +339,11 @@ TEST_P(Deconvolution3dTest, GradientsAndReference) {
   const Shape out = InferOutputShapes(spec.Case()).at(0);
   EXPECT_EQ(out, Shape({spec.data[0], spec.num_filter, spec.OutputExtent(0), spec.OutputExtent(1),
                         spec.OutputExtent(2)}));
-  CheckForwardAgainstReference(
-      spec.Case(), [spec](const std::vector<std::vector<double>>& inputs, const std::vector<Shape>&) {
-        return std::vector<std::vector<double>>{Deconvolution3d(
-            spec, inputs[0], inputs[1], spec.no_bias ? nullptr : &inputs[2])};
-      });
+  CheckForwardAgainstReference(spec.Case(), [spec](const std::vector<std::vector<double>>& inputs,
+                                                   const std::vector<Shape>&) {
+    return std::vector<std::vector<double>>{
+        Deconvolution3d(spec, inputs[0], inputs[1], spec.no_bias ? nullptr : &inputs[2])};
+  });
   CheckGradients(spec.Case());
 }
 

@@ -29,25 +29,25 @@ TEST_P(WhereTest, PicksXWhereTheConditionHoldsAndRoutesTheGradient) {
   const WhereShapes& shapes = GetParam();
   const OpCase test_case = WhereCase(shapes);
   EXPECT_EQ(InferOutputShapes(test_case)[0], shapes.out);
-  CheckForwardAgainstReference(
-      test_case, [shapes](const std::vector<std::vector<double>>& in, const std::vector<Shape>&) {
-        std::vector<double> out(static_cast<size_t>(shapes.out.size()));
-        for (int64_t i = 0; i < shapes.out.size(); ++i) {
-          const std::vector<int64_t> at = Unravel(i, shapes.out);
-          const bool holds = in[0][BroadcastIndex(at, shapes.condition)] != 0;
-          out[i] = holds ? in[1][BroadcastIndex(at, shapes.x)] : in[2][BroadcastIndex(at, shapes.y)];
-        }
-        return std::vector<std::vector<double>>{out};
-      });
+  CheckForwardAgainstReference(test_case, [shapes](const std::vector<std::vector<double>>& in,
+                                                   const std::vector<Shape>&) {
+    std::vector<double> out(static_cast<size_t>(shapes.out.size()));
+    for (int64_t i = 0; i < shapes.out.size(); ++i) {
+      const std::vector<int64_t> at = Unravel(i, shapes.out);
+      const bool holds = in[0][BroadcastIndex(at, shapes.condition)] != 0;
+      out[i] = holds ? in[1][BroadcastIndex(at, shapes.x)] : in[2][BroadcastIndex(at, shapes.y)];
+    }
+    return std::vector<std::vector<double>>{out};
+  });
   CheckGradients(test_case);
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, WhereTest,
-    ::testing::Values(WhereShapes{{2, 3}, {2, 3}, {2, 3}, {2, 3}},           // same shapes
-                      WhereShapes{{3, 1}, {1, 4}, {3, 4}, {3, 4}},           // all broadcast
-                      WhereShapes{{2, 1, 5}, {5}, {1}, {2, 1, 5}},           // a scalar y
-                      WhereShapes{{1}, {2, 3, 4}, {2, 1, 4}, {2, 3, 4}}));   // one condition
+    ::testing::Values(WhereShapes{{2, 3}, {2, 3}, {2, 3}, {2, 3}},          // same shapes
+                      WhereShapes{{3, 1}, {1, 4}, {3, 4}, {3, 4}},          // all broadcast
+                      WhereShapes{{2, 1, 5}, {5}, {1}, {2, 1, 5}},          // a scalar y
+                      WhereShapes{{1}, {2, 3, 4}, {2, 1, 4}, {2, 3, 4}}));  // one condition
 
 TEST(WhereShapeTest, OperandsThatDoNotBroadcastAreNamed) {
   ExpectShapeError(WhereCase({{2, 3}, {4}, {2, 3}, {}}), {"'condition' (2,3)", "'x' (4)"});

@@ -194,8 +194,10 @@ TEST_F(ConvTuningTest, DeconvolutionIsTunedAsItsAdjointConvolution) {
 Graph Convolution3dNet(const std::string& cudnn_tune) {
   GraphBuilder g;
   Symbol x = g.Input("data", {2, 3, 6, 7, 7});
-  std::map<std::string, std::string> attrs = {{"kernel", "(3,3,3)"}, {"stride", "(2,1,1)"},
-                                              {"pad", "(1,1,1)"},    {"num_filter", "4"},
+  std::map<std::string, std::string> attrs = {{"kernel", "(3,3,3)"},
+                                              {"stride", "(2,1,1)"},
+                                              {"pad", "(1,1,1)"},
+                                              {"num_filter", "4"},
                                               {"no_bias", "false"}};
   if (!cudnn_tune.empty()) attrs["cudnn_tune"] = cudnn_tune;
   return g.Build({g.Op("Convolution", {x}, attrs, "conv3d")});
@@ -213,6 +215,9 @@ TEST_F(ConvTuningTest, A3dConvolutionIsTunedAsTheProblemOfItsSlabs) {
   EXPECT_EQ(decisions[0].problem.direction, conv::ConvDirection::kForward);
   EXPECT_EQ(decisions[0].mode.source, SettingSource::kAttribute);
   EXPECT_EQ(decisions[0].origin, PickOrigin::kBenchmark);
+  // The slabs' problem: 2 images x 3 output planes, each 3 channels x 3 depths of 7x7.
+  EXPECT_EQ(decisions[0].problem.data, Shape({6, 9, 7, 7}));
+  EXPECT_EQ(decisions[0].problem.weight, Shape({4, 9, 3, 3}));
   const std::string report = fastest->TuningReport(false);
   EXPECT_NE(report.find("conv3d forward"), std::string::npos) << report;
 

@@ -63,8 +63,8 @@ double Projection(Executor& exec, const std::vector<double>& head) {
 // central differences, on two 48x48 images (the last blocks see 2x2 and 1x1 maps).
 TEST(MobileNetV3SmallTest, EveryParameterGradientMatchesFiniteDifferences) {
   auto exec = Executor::Bind(
-      MobileNetV3Small({.batch = 2, .image_size = 48, .classes = 5, .dtype = DType::kFloat64,
-                        .dropout = 0}),
+      MobileNetV3Small(
+          {.batch = 2, .image_size = 48, .classes = 5, .dtype = DType::kFloat64, .dropout = 0}),
       {.training = true});
   Randomize<double>(*exec, 3);
   std::mt19937_64 random(5);
@@ -93,8 +93,7 @@ TEST(MobileNetV3SmallTest, EveryParameterGradientMatchesFiniteDifferences) {
       values[i] = original;
       param.SyncCopyFromCPU(values.data(), values.size() * 8);
       const double numeric = (plus - minus) / (2 * step);
-      EXPECT_NEAR(analytic[i], numeric, 1e-4 * std::max(1.0, std::abs(numeric)))
-          << "element " << i;
+      EXPECT_NEAR(analytic[i], numeric, 1e-4 * std::max(1.0, std::abs(numeric))) << "element " << i;
       ++checked;
     }
   }
@@ -113,7 +112,8 @@ TEST(MobileNetV3SmallTest, FineTuningStepsLowerTheLoss) {
                              {.training = true});
   Randomize<float>(*exec, 7);
   std::vector<float> labels(batch);
-  for (int64_t i = 0; i < batch; ++i) labels[static_cast<size_t>(i)] = static_cast<float>(i % classes);
+  for (int64_t i = 0; i < batch; ++i)
+    labels[static_cast<size_t>(i)] = static_cast<float>(i % classes);
   exec->Arg("softmax_label").SyncCopyFromCPU(labels.data(), labels.size() * sizeof(float));
 
   auto loss = [&] {  // on the batch's statistics, as the steps see it
@@ -121,8 +121,8 @@ TEST(MobileNetV3SmallTest, FineTuningStepsLowerTheLoss) {
     const std::vector<float> p = exec->outputs()[0].ToVector<float>();
     double total = 0;
     for (int64_t i = 0; i < batch; ++i) {
-      total -= std::log(std::max(1e-12, static_cast<double>(
-                                            p[static_cast<size_t>(i * classes + i % classes)])));
+      total -= std::log(
+          std::max(1e-12, static_cast<double>(p[static_cast<size_t>(i * classes + i % classes)])));
     }
     return total / batch;
   };

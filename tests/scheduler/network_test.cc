@@ -97,8 +97,9 @@ TEST(NetworkTest, ShorthandsOfModernLayers) {
   Symbol gated = g.Multiply(x, gate);
   Symbol up = g.Resize(x, {4, 4});
   Symbol crop = g.Slice(x, {0, 1}, {1, 2});
-  Symbol flat = g.Reshape(g.Maximum(x, g.Minimum(x, g.Sum(x, {1}, true))), {1, -1});
-  auto exec = Executor::Bind(g.Build({gated, up, crop, flat}), {});
+  Symbol high = g.Reshape(g.Maximum(x, g.Sum(x, {1}, true)), {1, -1});
+  Symbol low = g.Minimum(x, g.Mean(x, {1}, true));
+  auto exec = Executor::Bind(g.Build({gated, up, crop, high, low}), {});
   std::vector<float> data(8);
   for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(i);
   exec->Arg("data").SyncCopyFromCPU(data.data(), data.size() * sizeof(float));
@@ -108,11 +109,14 @@ TEST(NetworkTest, ShorthandsOfModernLayers) {
   EXPECT_EQ(outs[1].shape(), Shape({1, 2, 4, 4}));
   EXPECT_EQ(outs[2].shape(), Shape({1, 1, 2, 2}));
   EXPECT_EQ(outs[3].shape(), Shape({1, 8}));
-  // Channel 1 (values 4..7, mean 5.5): gate min(1, 5.5 / 6 + 0.5) = 1.
+  // Channel 0 (0..3, mean 1.5): gate 1.5 / 6 + 0.5 = 0.75; channel 1 (mean 5.5): gate 1.
+  EXPECT_FLOAT_EQ(outs[0].ToVector<float>()[1], 0.75f);
   EXPECT_FLOAT_EQ(outs[0].ToVector<float>()[5], 5.0f);
   EXPECT_FLOAT_EQ(outs[1].ToVector<float>()[3], 1.0f);  // row 0, column 3 <- pixel (0, 1)
   EXPECT_EQ(outs[2].ToVector<float>(), std::vector<float>({4, 5, 6, 7}));
-  EXPECT_EQ(outs[3].ToVector<float>(), data);
+  // The channel sum is (4, 6, 8, 10) and the channel mean (2, 3, 4, 5) per pixel.
+  EXPECT_EQ(outs[3].ToVector<float>(), std::vector<float>({4, 6, 8, 10, 4, 6, 8, 10}));
+  EXPECT_EQ(outs[4].ToVector<float>(), std::vector<float>({0, 1, 2, 3, 2, 3, 4, 5}));
 }
 
 struct RunResult {

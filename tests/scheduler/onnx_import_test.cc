@@ -1,8 +1,8 @@
 // The ONNX importer on small models written with the protobuf API: what it builds, and the clear
 // errors for untrusted files (malformed protobuf, bad tensors, absurd shapes, cycles, undefined
 // values, unsupported ops, external data outside the model's folder).
-#include "scheduler/graph/infer_shapes.h"
 #include "scheduler/onnx/onnx_import.h"
+#include "scheduler/graph/infer_shapes.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -463,11 +463,22 @@ TEST(OnnxImport, EinsumBecomesAMatMul) {
   graph->add_output()->set_name("y");
   const ImportedModel imported = Import(model);
   int matmuls = 0;
-  for (const Node& node : imported.graph.nodes()) matmuls += !node.is_variable() &&
-                                                             node.op->name == "MatMul";
+  for (const Node& node : imported.graph.nodes())
+    matmuls += !node.is_variable() && node.op->name == "MatMul";
   EXPECT_EQ(matmuls, 1);
   EXPECT_EQ(InferGraphShapes(imported.graph).of(imported.graph.outputs()[0]),
             Shape({1, 2, 3, 4, 6}));
+
+  // An ellipsis stands for the same (broadcast) leading axes in every term.
+  onnx::ModelProto batched;
+  batched.add_opset_import()->set_version(13);
+  AddTensorInput(batched.mutable_graph(), "a", {2, 3, 4, 5});
+  AddTensorInput(batched.mutable_graph(), "b", {3, 5, 6});
+  AddEinsum(batched.mutable_graph(), "...ij,...jk->...ik", {"a", "b"});
+  batched.mutable_graph()->add_output()->set_name("y");
+  const ImportedModel batched_import = Import(batched);
+  EXPECT_EQ(InferGraphShapes(batched_import.graph).of(batched_import.graph.outputs()[0]),
+            Shape({2, 3, 4, 6}));
 
   onnx::ModelProto three = model;
   three.mutable_graph()->mutable_node(0)->add_input("k");
@@ -476,7 +487,7 @@ TEST(OnnxImport, EinsumBecomesAMatMul) {
       << ImportError(three);
 }
 
-// x (1, 2) -> Op -> y, for the converters of one-input ops.// x (1, 2) -> Op -> y, for the converters of one-input ops.
+// x (1, 2) -> Op -> y, for the converters of one-input ops.
 onnx::ModelProto OneNodeModel(const std::string& op, int64_t opset,
                               const std::vector<std::string>& extra_inputs = {}) {
   onnx::ModelProto model;
