@@ -144,8 +144,9 @@ enum class LayoutRole {
 
 struct LayoutTraits {
   LayoutRole role = LayoutRole::kFixed;
-  // An agnostic op whose data inputs differ in shape broadcasts, and stays fixed then; one that
-  // joins its inputs along an axis (Concat) does not.
+  // An agnostic op whose data inputs differ in shape broadcasts: it follows the planner's layout
+  // only when they broadcast along the batch and spatial axes (a (N, C, 1, 1) gate), and stays
+  // fixed otherwise; one that joins its inputs along an axis (Concat) does not broadcast.
   bool joins_along_axis = false;
   // Whether a node can run channel-blocked (NCHW16c), given its data inputs' NCHW shapes;
   // unset: it can.

@@ -69,8 +69,21 @@ bool BlockedOffered(const ConvPlanOptions& options) {
   return BlockedRuns(options.training, options.ctx) && cpu::CpuSupportsAvx512f();
 }
 
+// Whether `input` reaches `output` (both 4-D, NCHW) broadcast along the batch and spatial axes
+// only: its channels are the output's, so it lies in every layout as the output does (a
+// squeeze-excitation gate (N, C, 1, 1) is (N, C/16, 1, 1, 16) beside (N, C/16, H, W, 16) in
+// NCHW16c, (N, 1, 1, C) beside (N, H, W, C) in NHWC) and the element-wise broadcast holds there.
+bool BroadcastsAlongBatchAndSpace(const Shape& input, const Shape& output) {
+  if (input[1] != output[1]) return false;
+  for (int axis : {0, 2, 3}) {
+    if (input[axis] != output[axis] && input[axis] != 1) return false;
+  }
+  return true;
+}
+
 // The node's role (OpDef::layout) in this graph: only 4-D data makes a layout choice, a flexible
-// op only when written channels first, an element-wise one only without broadcasting.
+// op only when written channels first, an element-wise one only without broadcasting across
+// channels.
 Role RoleOf(const Node& node, const GraphShapes& shapes, int id) {
   if (node.is_variable()) return Role::kFixed;
   const std::vector<NodeEntry> data = DataInputs(node);
@@ -84,8 +97,9 @@ Role RoleOf(const Node& node, const GraphShapes& shapes, int id) {
   }
   if (traits.role != Role::kAgnostic) return Role::kFixed;
   if (!traits.joins_along_axis) {
+    const Shape& output = shapes.of({id, 0});
     for (const NodeEntry& entry : data) {
-      if (shapes.of(entry) != shapes.of(data[0])) return Role::kFixed;
+      if (!BroadcastsAlongBatchAndSpace(shapes.of(entry), output)) return Role::kFixed;
     }
   }
   return Role::kAgnostic;

@@ -404,6 +404,45 @@ TEST_F(ConvPlanningTest, AllBlockedComputesTheSameInference) {
   EXPECT_EQ(shapes.of(stem.inputs[1]), (Shape{32, 16, 3, 3}));  // the weight as written
 }
 
+// A squeeze-excitation gate (global pooling, two 1x1 convolutions, a hard sigmoid) multiplies its
+// block's output broadcast along the image: the product follows the block into NHWC and NCHW16c
+// with its gate, so no transform surrounds it, and computes the same network.
+TEST_F(ConvPlanningTest, GatesBroadcastAlongTheImageFollowTheLayout) {
+  GraphBuilder g;
+  Symbol x = g.Input("data", {2, 16, 6, 6});
+  Symbol y = g.Conv(x, {.num_filter = 32, .kernel = {3, 3}, .pad = {1, 1}}, "conv");
+  Symbol gate = g.GlobalAvgPool(y, "squeeze");
+  gate = g.Relu(g.Conv(gate, {.num_filter = 16, .kernel = {1, 1}}, "reduce"), "reduce_relu");
+  gate = g.HardSigmoid(g.Conv(gate, {.num_filter = 32, .kernel = {1, 1}}, "expand"), "gate");
+  y = g.Multiply(y, gate, "scale");
+  const Graph net = g.Build({g.Conv(y, {.num_filter = 16, .kernel = {1, 1}}, "project")});
+  const GraphShapes shapes = InferGraphShapes(net);
+  const std::vector<std::string> nodes = {"conv",   "squeeze", "reduce", "reduce_relu",
+                                          "expand", "gate",    "scale",  "project"};
+  for (L layout : {L::kNHWC, L::kNCHW16c}) {
+    SCOPED_TRACE(ActivationLayoutName(layout));
+    std::map<std::string, L> layouts;
+    for (const std::string& name : nodes) layouts[name] = layout;
+    std::vector<PlannedTransform> transforms;
+    ExpectSameRun(RunPlanned(net, false, ConvPlanKind::kNone),
+                  RunRewritten(net, layouts, false, &transforms), "inference");
+    std::set<std::string> names;  // of the activations' transforms (NHWC's weights move too)
+    for (const PlannedTransform& t : transforms) {
+      if (t.node.find("_weight_") == std::string::npos) names.insert(t.node);
+    }
+    const std::string into = std::string("data_to_") + (layout == L::kNHWC ? "nhwc" : "nchw16c");
+    EXPECT_EQ(names, (std::set<std::string>{into, "project_output_to_nchw"}));
+  }
+  // A product broadcast across channels stays as written.
+  GraphBuilder across;
+  Symbol a = across.Input("data", {2, 16, 6, 6});
+  Symbol c = across.Conv(a, {.num_filter = 16, .kernel = {1, 1}}, "conv");
+  Symbol per_pixel = across.Mean(c, {1}, true, "per_pixel");
+  const Graph mixed = across.Build({across.Multiply(c, per_pixel, "scale")});
+  EXPECT_THROW(RewriteLayouts(mixed, InferGraphShapes(mixed), {{"scale", L::kNHWC}}, false),
+               Error);
+}
+
 // All three layouts side by side: transforms between NHWC and NCHW16c too, a residual Add whose
 // inputs arrive in two layouts.
 TEST_F(ConvPlanningTest, MixedLayoutsWithBlockedComputeTheSameInference) {
