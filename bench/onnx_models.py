@@ -71,19 +71,25 @@ DEFAULT_MODELS = ["resnet18", "mobilenet_v2"]
 INPUT_SHAPE = (2, 3, 224, 224)
 
 
-def build(name, seed):
-    torch.manual_seed(seed)
-    model = MODELS[name]()
+def randomise(model):
+    """BatchNorm statistics and affine parameters drawn at random (of any rank: the video models'
+    are 3-D), so no exported BatchNormalization is an identity; a Linear that starts at zero (ViT's
+    head) drawn too, or the output would be 0 whatever the rest computes. Returns the model in
+    eval mode."""
     for module in model.modules():
-        if isinstance(module, torch.nn.BatchNorm2d):
+        if isinstance(module, torch.nn.modules.batchnorm._BatchNorm) and module.affine:
             module.running_mean.uniform_(-0.1, 0.1)
             module.running_var.uniform_(0.5, 1.5)
             module.weight.data.uniform_(0.5, 1.5)
             module.bias.data.uniform_(-0.1, 0.1)
-        # ViT's head starts at zero: the output would be 0 whatever the rest computes.
         if isinstance(module, torch.nn.Linear) and not module.weight.data.any():
             module.weight.data.normal_(0, 0.02)
     return model.eval()
+
+
+def build(name, seed):
+    torch.manual_seed(seed)
+    return randomise(MODELS[name]())
 
 
 def flops_per_image(model):

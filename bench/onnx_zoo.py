@@ -54,17 +54,6 @@ FAMILIES = {
 BEGIN, END = "<!-- onnx-zoo begin -->", "<!-- onnx-zoo end -->"
 
 
-class MainOutput(torch.nn.Module):
-    """A segmentation model's main output (its forward returns a dict)."""
-
-    def __init__(self, model):
-        super().__init__()
-        self.model = model
-
-    def forward(self, x):
-        return self.model(x)["out"]
-
-
 def builders(families):
     names = []
     for family in families:
@@ -89,17 +78,9 @@ def build(family, name, seed):
     if name in ("googlenet", "inception_v3"):
         kwargs.update(aux_logits=False, init_weights=True)
     model = torchvision.models.get_model(name, **kwargs)
-    for module in model.modules():
-        if isinstance(module, torch.nn.modules.batchnorm._BatchNorm) and module.affine:
-            module.running_mean.uniform_(-0.1, 0.1)
-            module.running_var.uniform_(0.5, 1.5)
-            module.weight.data.uniform_(0.5, 1.5)
-            module.bias.data.uniform_(-0.1, 0.1)
-        if isinstance(module, torch.nn.Linear) and not module.weight.data.any():
-            module.weight.data.normal_(0, 0.02)
     if family == "segmentation":
-        model = MainOutput(model)
-    return model.eval()
+        model = onnx_models.SegmentationOutput(model)
+    return onnx_models.randomise(model)
 
 
 def first_line(text, limit=160):

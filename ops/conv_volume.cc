@@ -159,18 +159,27 @@ void AddSlabsBack(const VolumeConvGeometry& g, int64_t chunk, const T* slabs, T*
   });
 }
 
-// Copies chunk `chunk`'s planes of `volume` (N, F, OD, OH, OW) into `planes` (plane.batch x
-// (F, OH, OW)).
-template <typename T>
-void GatherPlanes(const VolumeConvGeometry& g, int64_t chunk, const T* volume, T* planes) {
+// Calls fn(row, offset) for every output plane of chunk `chunk`: `row` its index among the
+// chunk's planes (plane.batch x F), `offset` where it lies in an (N, F, OD, OH, OW) volume.
+template <typename Fn>
+void ForEachChunkPlane(const VolumeConvGeometry& g, int64_t chunk, const Fn& fn) {
   const int64_t first = chunk * g.plane.batch, plane = g.out_plane();
   ForRowRanges(g.plane.batch * g.out_channels, [&](int64_t begin, int64_t end) {
     for (int64_t row = begin; row < end; ++row) {
       const int64_t slab = first + row / g.out_channels, f = row % g.out_channels;
       const int64_t n = slab / g.out_d, od = slab % g.out_d;
-      std::memcpy(planes + row * plane, volume + ((n * g.out_channels + f) * g.out_d + od) * plane,
-                  sizeof(T) * plane);
+      fn(row, ((n * g.out_channels + f) * g.out_d + od) * plane);
     }
+  });
+}
+
+// Copies chunk `chunk`'s planes of `volume` (N, F, OD, OH, OW) into `planes` (plane.batch x
+// (F, OH, OW)).
+template <typename T>
+void GatherPlanes(const VolumeConvGeometry& g, int64_t chunk, const T* volume, T* planes) {
+  const int64_t plane = g.out_plane();
+  ForEachChunkPlane(g, chunk, [&](int64_t row, int64_t offset) {
+    std::memcpy(planes + row * plane, volume + offset, sizeof(T) * plane);
   });
 }
 
@@ -179,20 +188,15 @@ void GatherPlanes(const VolumeConvGeometry& g, int64_t chunk, const T* volume, T
 template <typename T>
 void StorePlanes(const VolumeConvGeometry& g, int64_t chunk, const T* planes, const T* residual,
                  T low, T high, T* output) {
-  const int64_t first = chunk * g.plane.batch, plane = g.out_plane();
-  ForRowRanges(g.plane.batch * g.out_channels, [&](int64_t begin, int64_t end) {
-    for (int64_t row = begin; row < end; ++row) {
-      const int64_t slab = first + row / g.out_channels, f = row % g.out_channels;
-      const int64_t n = slab / g.out_d, od = slab % g.out_d;
-      const int64_t offset = ((n * g.out_channels + f) * g.out_d + od) * plane;
-      const T* in = planes + row * plane;
-      T* out = output + offset;
-      if (residual != nullptr) {
-        const T* add = residual + offset;
-        for (int64_t i = 0; i < plane; ++i) out[i] = std::clamp<T>(in[i] + add[i], low, high);
-      } else {
-        for (int64_t i = 0; i < plane; ++i) out[i] = std::clamp<T>(in[i], low, high);
-      }
+  const int64_t plane = g.out_plane();
+  ForEachChunkPlane(g, chunk, [&](int64_t row, int64_t offset) {
+    const T* in = planes + row * plane;
+    T* out = output + offset;
+    if (residual != nullptr) {
+      const T* add = residual + offset;
+      for (int64_t i = 0; i < plane; ++i) out[i] = std::clamp<T>(in[i] + add[i], low, high);
+    } else {
+      for (int64_t i = 0; i < plane; ++i) out[i] = std::clamp<T>(in[i], low, high);
     }
   });
 }
