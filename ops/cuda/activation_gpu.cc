@@ -1,10 +1,10 @@
 // Activation's and LeakyReLU's GPU kernels (ops/activation.cc): cuDNN for relu, sigmoid and tanh,
-// ops/cuda/elementwise_kernels.cu for softrelu, softsign and LeakyReLU.
+// ops/cuda/activation_kernels.cu for softrelu, softsign and LeakyReLU.
 #include <cmath>
 #include <vector>
 
+#include "ops/cuda/activation_kernels.h"
 #include "ops/cuda/cuda_util.h"
-#include "ops/cuda/kernels.h"
 #include "ops/operator.h"
 
 namespace mxlite {

@@ -1,8 +1,8 @@
 // add_n's GPU kernels (ops/add_n.cc).
 #include <vector>
 
+#include "ops/cuda/array_kernels.h"
 #include "ops/cuda/cuda_util.h"
-#include "ops/cuda/kernels.h"
 #include "ops/operator.h"
 
 namespace mxlite {

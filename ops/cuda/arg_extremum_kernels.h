@@ -1,8 +1,8 @@
 // Launcher of argmax / argmin's CUDA kernel (ops/arg_extremum.h; arg_extremum_kernels.cu), called
-// by ops/cuda/arg_extremum_gpu.cc. Like kernels.h, included by nvcc and g++.
+// by ops/cuda/arg_extremum_gpu.cc. Like kernel_types.h, included by nvcc and g++.
 #pragma once
 
-#include "ops/cuda/kernels.h"
+#include "ops/cuda/kernel_types.h"
 
 namespace mxlite::cuda {
 

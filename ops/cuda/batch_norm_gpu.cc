@@ -1,12 +1,12 @@
-// BatchNorm's GPU kernels (ops/batch_norm.cc), our own (ops/cuda/nn_kernels.cu), not cuDNN's: the
-// CPU op keeps the moving variance from the biased batch variance (cuDNN the unbiased one), saves
-// the variance (cuDNN 1/sqrt(var + eps)), takes any eps >= 0 and any channel axis.
+// BatchNorm's GPU kernels (ops/batch_norm.cc), our own (ops/cuda/batch_norm_kernels.cu), not
+// cuDNN's: the CPU op keeps the moving variance from the biased batch variance (cuDNN the unbiased
+// one), saves the variance (cuDNN 1/sqrt(var + eps)), takes any eps >= 0 and any channel axis.
 #include <cmath>
 #include <vector>
 
 #include "ops/batch_norm.h"
+#include "ops/cuda/batch_norm_kernels.h"
 #include "ops/cuda/cuda_util.h"
-#include "ops/cuda/kernels.h"
 #include "ops/operator.h"
 
 namespace mxlite {

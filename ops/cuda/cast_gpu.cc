@@ -1,7 +1,7 @@
 // Cast's GPU kernels: conversions by ops/cuda/cast_kernels.cu (ops/cast.cc's rules), a plain copy
 // when the dtypes agree.
+#include "ops/cuda/cast_kernels.h"
 #include "ops/cuda/cuda_util.h"
-#include "ops/cuda/kernels.h"
 #include "ops/operator.h"
 
 namespace mxlite {

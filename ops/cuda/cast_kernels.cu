@@ -1,9 +1,9 @@
-// Cast's CUDA kernel (see kernels.h): one grid-stride loop per (from, to) pair of the dtypes
+// Cast's CUDA kernel (cast_kernels.h): one grid-stride loop per (from, to) pair of the dtypes
 // Cast supports, with ops/cast.cc's conversion rules.
 #include <type_traits>
 
+#include "ops/cuda/cast_kernels.h"
 #include "ops/cuda/grid.cuh"
-#include "ops/cuda/kernels.h"
 
 namespace mxlite::cuda {
 namespace {

@@ -1,8 +1,8 @@
-// clip's GPU kernels (ops/clip.cc; ops/cuda/elementwise_kernels.cu).
+// clip's GPU kernels (ops/clip.cc; ops/cuda/clip_kernels.cu).
 #include <limits>
 
+#include "ops/cuda/clip_kernels.h"
 #include "ops/cuda/cuda_util.h"
-#include "ops/cuda/kernels.h"
 #include "ops/operator.h"
 
 namespace mxlite {

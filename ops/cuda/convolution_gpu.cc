@@ -22,9 +22,9 @@
 
 #include "core/settings.h"
 #include "ops/conv_attributes.h"
+#include "ops/cuda/convolution_kernels.h"
 #include "ops/cuda/cuda_util.h"
 #include "ops/cuda/cudnn_convolution.h"
-#include "ops/cuda/kernels.h"
 #include "ops/operator.h"
 
 namespace mxlite {

@@ -10,7 +10,7 @@
 // call, so they are safe for the engine's per-worker streams. Descriptors are RAII wrappers.
 //
 // Element types: MXLITE_GPU_FLOAT_TYPE_SWITCH binds T to float, double or __half (float16 on
-// the GPU is computed in float, see kernels.h); CudnnScalar<T> is the type of cuDNN's alpha /
+// the GPU is computed in float, see kernel_types.h); CudnnScalar<T> is the type of cuDNN's alpha /
 // beta scaling arguments for data of type T (float for float16 and float32, double for double).
 //
 // Tensor Cores (MXNet's settings): MXNET_CUDA_ALLOW_TENSOR_CORE (default 1) allows them for
@@ -29,7 +29,9 @@
 
 #include "core/dtype.h"
 #include "core/error.h"
-#include "ops/cuda/kernels.h"
+#include "ops/cuda/array_kernels.h"
+#include "ops/cuda/kernel_types.h"
+#include "ops/cuda/reduce_kernels.h"
 #include "ops/operator.h"
 
 #define MXLITE_CUDA_CALL(call, owner)                                                    \

@@ -1,10 +1,11 @@
 // Dropout's GPU kernels (ops/dropout.cc): the CPU op's draws, bit for bit
-// (ops/cuda/elementwise_kernels.cu).
+// (ops/cuda/dropout_kernels.cu).
 #include <cmath>
 #include <vector>
 
+#include "ops/cuda/array_kernels.h"
 #include "ops/cuda/cuda_util.h"
-#include "ops/cuda/kernels.h"
+#include "ops/cuda/dropout_kernels.h"
 #include "ops/operator.h"
 
 namespace mxlite {

@@ -1,11 +1,11 @@
 // The GPU kernels of broadcast_* and elemwise_* add/sub/mul/div, broadcast_maximum / minimum
 // (ops/elementwise_binary.cc) and the broadcast comparisons (ops/comparison.cc); the kernels are in
-// ops/cuda/elementwise_kernels.cu.
+// ops/cuda/elementwise_binary_kernels.cu.
 #include <algorithm>
 #include <vector>
 
 #include "ops/cuda/cuda_util.h"
-#include "ops/cuda/kernels.h"
+#include "ops/cuda/elementwise_binary_kernels.h"
 #include "ops/operator.h"
 
 namespace mxlite {

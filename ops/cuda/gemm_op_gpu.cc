@@ -2,9 +2,9 @@
 // and reduction kernels.
 #include <vector>
 
+#include "ops/cuda/array_kernels.h"
 #include "ops/cuda/cublas_gemm.h"
 #include "ops/cuda/cuda_util.h"
-#include "ops/cuda/kernels.h"
 #include "ops/operator.h"
 
 namespace mxlite {

@@ -1,5 +1,6 @@
-// Launch shape shared by mxlite's .cu kernels: blocks of kThreads threads, a grid of Blocks(n)
-// blocks capped so huge tensors loop (grid-stride) instead of overflowing the grid limit.
+// What mxlite's .cu kernels share on the device. The launch shape: blocks of kThreads threads, a
+// grid of Blocks(n) blocks capped so huge tensors loop (grid-stride) instead of overflowing the
+// grid limit.
 //
 //   template <typename T>
 //   __global__ void ScaleKernel(const T* x, T* y, T scale, int64_t n) {
@@ -7,10 +8,16 @@
 //   }
 //   ScaleKernel<<<Blocks(n), kThreads, 0, stream>>>(x, y, scale, n);
 //
+// Beside it, the block reductions of the kernels that give a block one row or channel (softmax,
+// BatchNorm) and the operand offsets of a kernel_types.h broadcast (the array and binary
+// element-wise kernels).
+//
 // Included only by .cu files (nvcc).
 #pragma once
 
 #include <cstdint>
+
+#include "ops/cuda/kernel_types.h"
 
 namespace mxlite::cuda {
 
@@ -21,6 +28,51 @@ constexpr int kThreads = 256;
 inline unsigned Blocks(int64_t n) {
   const int64_t blocks = (n + kThreads - 1) / kThreads;
   return static_cast<unsigned>(blocks < 65535 * 16 ? (blocks < 1 ? 1 : blocks) : 65535 * 16);
+}
+
+// The sum and the maximum of `value` over the block's kThreads threads, in `shared` (kThreads
+// elements); every thread of the block calls them and gets the result.
+template <typename T>
+__device__ T BlockSum(T value, T* shared) {
+  shared[threadIdx.x] = value;
+  __syncthreads();
+  for (int width = kThreads / 2; width > 0; width /= 2) {
+    if (static_cast<int>(threadIdx.x) < width) shared[threadIdx.x] += shared[threadIdx.x + width];
+    __syncthreads();
+  }
+  const T result = shared[0];
+  __syncthreads();
+  return result;
+}
+
+template <typename T>
+__device__ T BlockMax(T value, T* shared) {
+  shared[threadIdx.x] = value;
+  __syncthreads();
+  for (int width = kThreads / 2; width > 0; width /= 2) {
+    if (static_cast<int>(threadIdx.x) < width) {
+      const T other = shared[threadIdx.x + width];
+      if (other > shared[threadIdx.x]) shared[threadIdx.x] = other;
+    }
+    __syncthreads();
+  }
+  const T result = shared[0];
+  __syncthreads();
+  return result;
+}
+
+// Offsets of output element i of g in its operands 0 and 1.
+__device__ inline void BroadcastOffsets(const BroadcastGeometry& g, int64_t i, int64_t* first,
+                                        int64_t* second) {
+  int64_t a = 0, b = 0;
+  for (int d = g.ndim - 1; d >= 0; --d) {
+    const int64_t index = i % g.extents[d];
+    i /= g.extents[d];
+    a += index * g.strides[0][d];
+    b += index * g.strides[1][d];
+  }
+  *first = a;
+  *second = b;
 }
 
 }  // namespace mxlite::cuda

@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "ops/cuda/kernels.h"
+#include "ops/cuda/kernel_types.h"
 
 namespace mxlite::cuda {
 

@@ -6,7 +6,6 @@
 #include "ops/broadcast.h"
 #include "ops/cuda/cublas_gemm.h"
 #include "ops/cuda/cuda_util.h"
-#include "ops/cuda/kernels.h"
 #include "ops/operator.h"
 
 namespace mxlite {

@@ -1,9 +1,9 @@
-// Pad's GPU kernels (ops/pad.cc; ops/cuda/layout_kernels.cu).
+// Pad's GPU kernels (ops/pad.cc; ops/cuda/pad_kernels.cu).
 #include <algorithm>
 #include <vector>
 
 #include "ops/cuda/cuda_util.h"
-#include "ops/cuda/kernels.h"
+#include "ops/cuda/pad_kernels.h"
 #include "ops/operator.h"
 
 namespace mxlite {

@@ -1,11 +1,11 @@
-// Pooling's GPU kernels (ops/pooling.cc), our own (ops/cuda/nn_kernels.cu), not cuDNN's: the CPU op
-// defines semantics cuDNN does not have (the 'full' convention, sum pooling, the divisor clipped to
-// the padded input, empty windows giving 0, max gradients routed to the first maximum).
+// Pooling's GPU kernels (ops/pooling.cc), our own (ops/cuda/pooling_kernels.cu), not cuDNN's: the
+// CPU op defines semantics cuDNN does not have (the 'full' convention, sum pooling, the divisor
+// clipped to the padded input, empty windows giving 0, max gradients routed to the first maximum).
 #include <cmath>
 #include <vector>
 
 #include "ops/cuda/cuda_util.h"
-#include "ops/cuda/kernels.h"
+#include "ops/cuda/pooling_kernels.h"
 #include "ops/operator.h"
 
 namespace mxlite {

@@ -1,6 +1,6 @@
-// Reductions over any set of axes (reduce_kernels.h; kernels.h's ReduceSum, which the broadcast
-// ops' gradients use, is the sum). A group of few elements is one thread's loop; a large one is a
-// block's, combined as a tree in shared memory. Accumulation in double.
+// Reductions over any set of axes (reduce_kernels.h; ReduceSum, which the broadcast ops' gradients
+// use, is the sum). A group of few elements is one thread's loop; a large one is a block's,
+// combined as a tree in shared memory. Accumulation in double.
 #include <cmath>
 
 #include "ops/cuda/grid.cuh"

@@ -1,7 +1,6 @@
 // The GPU kernels of the ops whose output is their input's elements unchanged (Flatten, Reshape,
 // identity; ops/copy_kernels.h on the CPU): a device copy, skipped when run in place.
 #include "ops/cuda/cuda_util.h"
-#include "ops/cuda/kernels.h"
 #include "ops/operator.h"
 
 namespace mxlite {

@@ -1,9 +1,9 @@
 // Launchers of slice's CUDA kernels (ops/slice.h; slice_kernels.cu), called by
 // ops/cuda/slice_gpu.cc. The kernels move elements of 1, 2, 4 or 8 bytes, whatever their dtype.
-// Like kernels.h, included by nvcc and g++.
+// Like kernel_types.h, included by nvcc and g++.
 #pragma once
 
-#include "ops/cuda/kernels.h"
+#include "ops/cuda/kernel_types.h"
 
 namespace mxlite::cuda {
 

@@ -1,10 +1,11 @@
 // softmax's and log_softmax's GPU kernels (ops/softmax.cc; also as Softmax and LogSoftmax), our own
-// (ops/cuda/nn_kernels.cu) for the temperature; the attributes read as on the CPU (ops/softmax.h).
+// (ops/cuda/softmax_kernels.cu) for the temperature; the attributes read as on the CPU
+// (ops/softmax.h).
 #include <cmath>
 #include <vector>
 
 #include "ops/cuda/cuda_util.h"
-#include "ops/cuda/kernels.h"
+#include "ops/cuda/softmax_kernels.h"
 #include "ops/operator.h"
 #include "ops/softmax.h"
 

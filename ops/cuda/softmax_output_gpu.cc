@@ -5,7 +5,8 @@
 #include <vector>
 
 #include "ops/cuda/cuda_util.h"
-#include "ops/cuda/kernels.h"
+#include "ops/cuda/softmax_kernels.h"
+#include "ops/cuda/softmax_output_kernels.h"
 #include "ops/operator.h"
 #include "ops/softmax_output.h"
 

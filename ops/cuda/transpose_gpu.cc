@@ -1,10 +1,10 @@
-// transpose's GPU kernels (ops/transpose.cc; ops/cuda/layout_kernels.cu), the permutation read as
-// on the CPU (ops/transpose.h).
+// transpose's GPU kernels (ops/transpose.cc; ops/cuda/transpose_kernels.cu), the permutation read
+// as on the CPU (ops/transpose.h).
 #include <numeric>
 #include <vector>
 
 #include "ops/cuda/cuda_util.h"
-#include "ops/cuda/kernels.h"
+#include "ops/cuda/transpose_kernels.h"
 #include "ops/operator.h"
 #include "ops/transpose.h"
 

@@ -1,10 +1,10 @@
 // Launchers of the element-wise math functions' CUDA kernels (ops/unary_math.h;
 // unary_math_kernels.cu), called by ops/cuda/unary_math_gpu.cc. The same formulas as the CPU
-// kernels (ops/unary_math.cc); float16 is computed in float. Like kernels.h, included by nvcc and
-// g++.
+// kernels (ops/unary_math.cc); float16 is computed in float. Like kernel_types.h, included by
+// nvcc and g++.
 #pragma once
 
-#include "ops/cuda/kernels.h"
+#include "ops/cuda/kernel_types.h"
 #include "ops/unary_math.h"
 
 namespace mxlite::cuda {

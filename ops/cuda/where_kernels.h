@@ -1,8 +1,8 @@
 // Launcher of where's CUDA kernel (ops/where.cc; where_kernels.cu), called by
-// ops/cuda/where_gpu.cc. Like kernels.h, included by nvcc and g++.
+// ops/cuda/where_gpu.cc. Like kernel_types.h, included by nvcc and g++.
 #pragma once
 
-#include "ops/cuda/kernels.h"
+#include "ops/cuda/kernel_types.h"
 
 namespace mxlite::cuda {
 

@@ -1,21 +1,10 @@
-// Layout CUDA kernels: transpose (any dtype, by element size) and Pad (see kernels.h).
+// Pad on the GPU (pad_kernels.h): one thread per output element forward, one per input element
+// backward, over the per-axis maps pad_gpu.cc builds.
 #include "ops/cuda/grid.cuh"
-#include "ops/cuda/kernels.h"
+#include "ops/cuda/pad_kernels.h"
 
 namespace mxlite::cuda {
 namespace {
-
-template <typename E>
-__global__ void TransposeKernel(TransposeGeometry g, const E* in, E* out, int64_t n) {
-  MXLITE_GRID_LOOP(i, n) {
-    int64_t rest = i, offset = 0;
-    for (int d = g.ndim - 1; d >= 0; --d) {
-      offset += (rest % g.out_extents[d]) * g.in_strides_permuted[d];
-      rest /= g.out_extents[d];
-    }
-    out[i] = in[offset];
-  }
-}
 
 template <typename T>
 __global__ void PadForwardKernel(PadGeometry g, const T* x, T* y, T fill, int64_t n) {
@@ -64,32 +53,6 @@ __global__ void PadBackwardKernel(PadGeometry g, const T* dy, T* dx, int64_t n) 
 }
 
 }  // namespace
-
-cudaError_t TransposeCopy(const TransposeGeometry& g, const void* in, void* out,
-                          size_t element_size, int64_t n, cudaStream_t s) {
-  if (n <= 0) return cudaGetLastError();
-  switch (element_size) {
-    case 1:
-      TransposeKernel<uint8_t><<<Blocks(n), kThreads, 0, s>>>(g, static_cast<const uint8_t*>(in),
-                                                              static_cast<uint8_t*>(out), n);
-      break;
-    case 2:
-      TransposeKernel<uint16_t><<<Blocks(n), kThreads, 0, s>>>(g, static_cast<const uint16_t*>(in),
-                                                               static_cast<uint16_t*>(out), n);
-      break;
-    case 4:
-      TransposeKernel<uint32_t><<<Blocks(n), kThreads, 0, s>>>(g, static_cast<const uint32_t*>(in),
-                                                               static_cast<uint32_t*>(out), n);
-      break;
-    case 8:
-      TransposeKernel<uint64_t><<<Blocks(n), kThreads, 0, s>>>(g, static_cast<const uint64_t*>(in),
-                                                               static_cast<uint64_t*>(out), n);
-      break;
-    default:
-      return cudaErrorInvalidValue;
-  }
-  return cudaGetLastError();
-}
 
 template <typename T>
 cudaError_t PadForward(const PadGeometry& g, const T* x, T* y, double fill, int64_t n,

@@ -1,0 +1,183 @@
+// Pooling on the GPU (pooling_kernels.h), following the CPU kernel: windows, ties and empty windows
+// as ops/pooling.cc.
+#include "ops/cuda/grid.cuh"
+#include "ops/cuda/pooling_kernels.h"
+
+namespace mxlite::cuda {
+namespace {
+
+struct Window {
+  int64_t begin[3], end[3];
+  int64_t divisor;  // 0: nothing to divide by (no real element)
+};
+
+__device__ Window WindowAt(const PoolingGeometry& g, const int64_t* position) {
+  Window w;
+  int64_t padded_count = 1, real_count = 1;
+  for (int d = 0; d < 3; ++d) {
+    const int64_t start = position[d] * g.stride[d] - g.pad[d];
+    const int64_t limit = g.in[d] + g.pad[d];
+    const int64_t padded_end = start + g.kernel[d] < limit ? start + g.kernel[d] : limit;
+    w.begin[d] = start > 0 ? start : 0;
+    w.end[d] = start + g.kernel[d] < g.in[d] ? start + g.kernel[d] : g.in[d];
+    padded_count *= padded_end - start;
+    real_count *= w.end[d] > w.begin[d] ? w.end[d] - w.begin[d] : 0;
+  }
+  if (g.type == 2) {
+    w.divisor = 1;
+  } else {
+    w.divisor = real_count > 0 ? (g.count_include_pad ? padded_count : real_count) : 0;
+  }
+  return w;
+}
+
+// Offset of spatial position `position` of (n, c).
+__device__ int64_t PoolOffset(const PoolingGeometry& g, int64_t n, int64_t c, int64_t position,
+                              int64_t plane) {
+  return g.channels_last ? (n * plane + position) * g.channels + c
+                         : (n * g.channels + c) * plane + position;
+}
+
+// The first position (scan order) holding the window's maximum, -1 when the window is empty.
+template <typename T>
+__device__ int64_t WindowArgMax(const PoolingGeometry& g, const Window& w, const T* x, int64_t n,
+                                int64_t c, int64_t plane, ComputeType<T>* best_value) {
+  int64_t best_position = -1;
+  ComputeType<T> best = 0;
+  for (int64_t d = w.begin[0]; d < w.end[0]; ++d) {
+    for (int64_t h = w.begin[1]; h < w.end[1]; ++h) {
+      for (int64_t x_ = w.begin[2]; x_ < w.end[2]; ++x_) {
+        const int64_t position = (d * g.in[1] + h) * g.in[2] + x_;
+        const ComputeType<T> value =
+            static_cast<ComputeType<T>>(x[PoolOffset(g, n, c, position, plane)]);
+        if (best_position < 0 || value > best) {
+          best = value;
+          best_position = position;
+        }
+      }
+    }
+  }
+  *best_value = best;
+  return best_position;
+}
+
+template <typename T>
+__global__ void PoolingForwardKernel(PoolingGeometry g, const T* x, T* y, int64_t total) {
+  using C = ComputeType<T>;
+  const int64_t in_plane = g.in[0] * g.in[1] * g.in[2];
+  const int64_t out_plane = g.out[0] * g.out[1] * g.out[2];
+  MXLITE_GRID_LOOP(i, total) {
+    int64_t n, c, position;
+    if (g.channels_last) {
+      c = i % g.channels;
+      position = (i / g.channels) % out_plane;
+      n = i / (g.channels * out_plane);
+    } else {
+      position = i % out_plane;
+      c = (i / out_plane) % g.channels;
+      n = i / (out_plane * g.channels);
+    }
+    const int64_t at[3] = {position / (g.out[1] * g.out[2]), (position / g.out[2]) % g.out[1],
+                           position % g.out[2]};
+    const Window w = WindowAt(g, at);
+    if (g.type == 0) {
+      C best;
+      const int64_t best_position = WindowArgMax(g, w, x, n, c, in_plane, &best);
+      y[i] = static_cast<T>(best_position < 0 ? C(0) : best);
+      continue;
+    }
+    C sum = C(0);
+    for (int64_t d = w.begin[0]; d < w.end[0]; ++d) {
+      for (int64_t h = w.begin[1]; h < w.end[1]; ++h) {
+        for (int64_t x_ = w.begin[2]; x_ < w.end[2]; ++x_) {
+          sum += static_cast<C>(x[PoolOffset(g, n, c, (d * g.in[1] + h) * g.in[2] + x_, in_plane)]);
+        }
+      }
+    }
+    const C scale = w.divisor == 0 ? C(0) : C(1) / static_cast<C>(w.divisor);
+    y[i] = static_cast<T>(sum * scale);
+  }
+}
+
+// First and last output index along one dim whose window covers input index i.
+__device__ void CoveringOutputs(const PoolingGeometry& g, int d, int64_t i, int64_t* first,
+                                int64_t* last) {
+  const int64_t low = i + g.pad[d] - g.kernel[d] + 1;  // start >= low
+  int64_t f = low <= 0 ? 0 : (low + g.stride[d] - 1) / g.stride[d];
+  int64_t l = (i + g.pad[d]) / g.stride[d];
+  if (l > g.out[d] - 1) l = g.out[d] - 1;
+  *first = f;
+  *last = l;
+}
+
+// Gather form of the CPU scatter: input element i adds, in output scan order, the gradient of
+// every window that routes to it.
+template <typename T>
+__global__ void PoolingBackwardKernel(PoolingGeometry g, const T* x, const T* dy, T* dx,
+                                      int64_t total) {
+  using C = ComputeType<T>;
+  const int64_t in_plane = g.in[0] * g.in[1] * g.in[2];
+  const int64_t out_plane = g.out[0] * g.out[1] * g.out[2];
+  MXLITE_GRID_LOOP(i, total) {
+    int64_t n, c, position;
+    if (g.channels_last) {
+      c = i % g.channels;
+      position = (i / g.channels) % in_plane;
+      n = i / (g.channels * in_plane);
+    } else {
+      position = i % in_plane;
+      c = (i / in_plane) % g.channels;
+      n = i / (in_plane * g.channels);
+    }
+    const int64_t at[3] = {position / (g.in[1] * g.in[2]), (position / g.in[2]) % g.in[1],
+                           position % g.in[2]};
+    int64_t first[3], last[3];
+    for (int d = 0; d < 3; ++d) CoveringOutputs(g, d, at[d], &first[d], &last[d]);
+    C sum = C(0);
+    for (int64_t od = first[0]; od <= last[0]; ++od) {
+      for (int64_t oh = first[1]; oh <= last[1]; ++oh) {
+        for (int64_t ow = first[2]; ow <= last[2]; ++ow) {
+          const int64_t out_at[3] = {od, oh, ow};
+          const Window w = WindowAt(g, out_at);
+          const C grad = static_cast<C>(
+              dy[PoolOffset(g, n, c, (od * g.out[1] + oh) * g.out[2] + ow, out_plane)]);
+          if (g.type == 0) {
+            C best;
+            if (WindowArgMax(g, w, x, n, c, in_plane, &best) == position) sum += grad;
+          } else if (w.divisor != 0) {
+            sum += grad * (C(1) / static_cast<C>(w.divisor));
+          }
+        }
+      }
+    }
+    dx[i] = static_cast<T>(sum);
+  }
+}
+
+}  // namespace
+
+template <typename T>
+cudaError_t PoolingForward(const PoolingGeometry& g, const T* x, T* y, cudaStream_t s) {
+  const int64_t total = g.batch * g.channels * g.out[0] * g.out[1] * g.out[2];
+  if (total > 0) PoolingForwardKernel<T><<<Blocks(total), kThreads, 0, s>>>(g, x, y, total);
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t PoolingBackward(const PoolingGeometry& g, const T* x, const T* dy, T* dx,
+                            cudaStream_t s) {
+  const int64_t total = g.batch * g.channels * g.in[0] * g.in[1] * g.in[2];
+  if (total > 0) PoolingBackwardKernel<T><<<Blocks(total), kThreads, 0, s>>>(g, x, dy, dx, total);
+  return cudaGetLastError();
+}
+
+#define MXLITE_INSTANTIATE_FOR(T)                                                          \
+  template cudaError_t PoolingForward(const PoolingGeometry&, const T*, T*, cudaStream_t); \
+  template cudaError_t PoolingBackward(const PoolingGeometry&, const T*, const T*, T*,     \
+                                       cudaStream_t);
+
+MXLITE_INSTANTIATE_FOR(float)
+MXLITE_INSTANTIATE_FOR(double)
+MXLITE_INSTANTIATE_FOR(__half)
+
+}  // namespace mxlite::cuda

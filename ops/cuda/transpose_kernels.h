@@ -1,0 +1,19 @@
+// Launcher of transpose's CUDA kernel (ops/transpose.cc; transpose_kernels.cu), called by
+// ops/cuda/transpose_gpu.cc. The kernel moves elements of 1, 2, 4 or 8 bytes, whatever their
+// dtype. Like kernel_types.h, included by nvcc and g++.
+#pragma once
+
+#include "ops/cuda/kernel_types.h"
+
+namespace mxlite::cuda {
+
+// out (out_extents) = in permuted: output axis i is input axis perm[i]; in_strides_permuted[i]
+// is the input stride of axis perm[i].
+struct TransposeGeometry {
+  int ndim = 0;
+  int64_t out_extents[kMaxKernelDims] = {}, in_strides_permuted[kMaxKernelDims] = {};
+};
+cudaError_t TransposeCopy(const TransposeGeometry& g, const void* in, void* out,
+                          size_t element_size, int64_t n, cudaStream_t s);
+
+}  // namespace mxlite::cuda
