@@ -10,8 +10,10 @@
 #include "ops/conv/tuner.h"
 #include "ops/cpu/cache_state.h"
 #include "ops/cpu/layout_transform.h"
-#include "scheduler/graph/executor.h"
+#include "scheduler/graph/fusion.h"
+#include "scheduler/graph/infer_shapes.h"
 #include "scheduler/planning/cost_cache.h"
+#include "scheduler/planning/graph_timer.h"
 #include "scheduler/train/initializer.h"
 
 namespace mxlite {
@@ -72,71 +74,49 @@ double TimeTransformOnCpuMs(const Shape& shape, ActivationLayout from, Activatio
       .median_ms;
 }
 
-// One pass of `exec` (forward; in training forward and backward with the gradient of "data"),
-// waited for.
-void RunPass(Executor& exec, bool training) {
-  exec.Forward(training);
-  if (training) {
-    exec.Backward();
-    exec.Gradient("data").WaitToRead();
-  } else {
-    exec.outputs()[0].WaitToRead();
-  }
+// Median milliseconds of passes of `timer`.
+double TimePassesMs(GraphTimer& timer) {
+  return conv::TimeCandidate([&] { timer.RunPass(); }).median_ms;
 }
 
-// Median milliseconds of a pass of `exec` (RunPass).
-double TimePassesMs(Executor& exec, bool training) {
-  return conv::TimeCandidate([&] { RunPass(exec, training); }).median_ms;
+// Fills every variable of `timer` uniform in [-1, 1) (no denormals, no NaN): real values, not the
+// zeros of fresh memory, since a kernel that branches on the data (max pooling's backward) runs
+// several times faster on zeros than in a pass.
+void FillVariables(GraphTimer& timer) {
+  std::mt19937_64 random(42);
+  for (NDArray array : timer.Variables()) FillArray(array, Uniform{1.0}, random);
 }
 
-// Median milliseconds of a one-node graph `op_name`(data) bound on `ctx`.
+// Median milliseconds of a one-node graph `op_name`(data) on `ctx`.
 double TimeOneNodeMs(const std::string& op_name, const std::map<std::string, std::string>& attrs,
                      const Shape& data_shape, DType dtype, bool training, const Context& ctx) {
   Graph graph;
   const int data = graph.AddVariable("data", VariableRole::kInput, data_shape, dtype);
   const int node = graph.AddOpNode(op_name, "measured", attrs, {{data, 0}});
   graph.AddOutput({node, 0});
-  BindOptions options;
-  options.ctx = ctx;
-  options.training = training;
-  if (training) options.input_gradients = {"data"};
-  options.conv_plan = ConvPlanKind::kNone;  // the node as given: no planning inside planning
-  std::unique_ptr<Executor> exec = Executor::Bind(graph, options);
-  // Real values, not the zeros of fresh memory: a kernel that branches on the data (max pooling's
-  // backward) runs several times faster on zeros than in a pass.
-  std::mt19937_64 random(42);
-  FillArray(exec->Arg("data"), Uniform{1.0}, random);
-  return TimePassesMs(*exec, training);
+  GraphTimer timer(graph, ctx, training);
+  FillVariables(timer);
+  return TimePassesMs(timer);
 }
 
-// An inference executor of `graph` on `ctx`: bound without planning, with or without the CPU
-// fusions, its inputs and parameters uniform in [-1, 1) (no denormals, no NaN).
-std::unique_ptr<Executor> BindForTiming(const Graph& graph, bool fuse, const Context& ctx) {
-  BindOptions options;
-  options.ctx = ctx;
-  options.conv_plan = ConvPlanKind::kNone;
-  options.fuse_activations = options.fuse_depthwise = options.fuse_residual = fuse;
-  std::unique_ptr<Executor> exec = Executor::Bind(graph, options);
-  std::mt19937_64 random(42);
-  for (int id = 0; id < graph.num_nodes(); ++id) {
-    const Node& node = graph.node(id);
-    if (node.is_variable()) FillArray(exec->Arg(node.name), Uniform{1.0}, random);
-  }
-  return exec;
+// `graph` with the inference fusions an executor applies after planning, each taking in every
+// instance it can (scheduler/graph/fusion.h): clamps into convolutions, every depthwise block
+// whatever its size, residual additions (and the clamps after them).
+Graph FusedForInference(const Graph& graph) {
+  Graph fused = FuseConvolutionActivations(graph).graph;
+  fused = FuseDepthwiseBlocks(fused, InferGraphShapes(fused), {.min_intermediate_bytes = 0}).graph;
+  fused = FuseResidualAdditions(fused, InferGraphShapes(fused)).graph;
+  return FuseConvolutionActivations(fused).graph;
 }
 
-// Before each timed pass of `graph` on the CPU: the caches as a network's pass leaves them for
+// Before each timed pass of a graph on the CPU: the caches as a network's pass leaves them for
 // its nodes: other work written through them since this graph's last pass (its weights and the
 // tensors between its nodes cold), then its inputs read back in (the layer before just wrote
 // them). Timed hot instead, MobileNet-V2's block at 112x112 on 2 threads measured 0.42 ms apart
 // and 0.41 fused, while in the pass its three convolutions took 0.66 ms and the fused block 0.41:
 // the tensor the separate convolutions pass between them (4.8 MB) stayed in L3 from run to run.
-std::function<void()> PassCaches(Executor& exec, const Graph& graph, cpu::CacheEvictor& evictor) {
-  std::vector<NDArray> inputs;
-  for (int id : graph.Variables(VariableRole::kInput)) {
-    inputs.push_back(exec.Arg(graph.node(id).name));
-  }
-  return [inputs, &evictor] {
+std::function<void()> PassCaches(const GraphTimer& timer, cpu::CacheEvictor& evictor) {
+  return [inputs = timer.Inputs(), &evictor] {
     evictor.Evict();
     for (const NDArray& input : inputs) {
       input.WaitToRead();
@@ -149,18 +129,19 @@ std::function<void()> PassCaches(Executor& exec, const Graph& graph, cpu::CacheE
 // timed in turn (conv::TimeInterleaved: the two are close, and must meet the same machine), on
 // the CPU each with the caches as a pass meets it (PassCaches).
 FusedAndApartMs TimeFusedAndApartMs(const Graph& graph, const Context& ctx) {
-  const std::unique_ptr<Executor> fused = BindForTiming(graph, true, ctx);
-  const std::unique_ptr<Executor> apart = BindForTiming(graph, false, ctx);
+  GraphTimer fused(FusedForInference(graph), ctx, /*training=*/false);
+  GraphTimer apart(graph, ctx, /*training=*/false);
+  FillVariables(fused);
+  FillVariables(apart);
   std::optional<cpu::CacheEvictor> evictor;
   std::function<void()> before_fused, before_apart;
   if (ctx.device_type == DeviceType::kCPU) {
     evictor.emplace(kEvictionBytes);
-    before_fused = PassCaches(*fused, graph, *evictor);
-    before_apart = PassCaches(*apart, graph, *evictor);
+    before_fused = PassCaches(fused, *evictor);
+    before_apart = PassCaches(apart, *evictor);
   }
-  const std::vector<conv::InterleavedTiming> timings =
-      conv::TimeInterleaved({{[&] { RunPass(*fused, false); }, before_fused},
-                             {[&] { RunPass(*apart, false); }, before_apart}});
+  const std::vector<conv::InterleavedTiming> timings = conv::TimeInterleaved(
+      {{[&] { fused.RunPass(); }, before_fused}, {[&] { apart.RunPass(); }, before_apart}});
   for (const conv::InterleavedTiming& timing : timings) {
     if (timing.error) std::rethrow_exception(timing.error);
   }
@@ -214,9 +195,10 @@ MeasuredMs LayoutTransformMs(const Shape& shape, ActivationLayout from, Activati
 
 FusedAndApartMs MeasureFusedAndApartMs(const std::string& key, const Graph& graph,
                                        const Context& ctx) {
-  // "caches=evicted" since revision 13 (entries timed hot before are not reused).
+  // "caches=evicted": entries timed hot are not reused; "fused=every": entries whose "fused"
+  // pass left blocks under the executor's size rule unfused are not reused either.
   const std::string caches = ctx.device_type == DeviceType::kCPU ? " caches=evicted" : "";
-  const std::string fused_key = "graph " + key + caches + " fused";
+  const std::string fused_key = "graph " + key + caches + " fused=every";
   const std::string apart_key = "graph " + key + caches + " apart";
   const std::optional<double> fused = StoredMs(fused_key, ctx), apart = StoredMs(apart_key, ctx);
   if (fused && apart) return {{*fused, 0}, {*apart, 0}};

@@ -14,11 +14,11 @@
 // elsewhere before each run (untimed) so that the caches are as a pass leaves them: the
 // destination cold and a large source partly evicted (timed hot, transforms read 1.5-2.5x under
 // what the pass pays, and the planner undercharged layout changes); on a GPU (NCHW and NHWC only:
-// NCHW16c is an error there) the transpose op run through a one-node executor, each run waited
-// for (so a launch and a stream synchronisation are part of the cost, as they are of every GPU op
-// the engine runs).
-// In training the gradient flows back through the same edge, so the cost is the forward transform
-// plus its inverse on a tensor of the same size. Equal layouts cost 0 and time nothing.
+// NCHW16c is an error there) the transpose op run as a one-node graph (graph_timer.h), each run
+// waited for (so a launch and a stream synchronisation are part of the cost, as they are of every
+// GPU op the engine runs). In training the gradient flows back through the same edge, so the cost
+// is the forward transform plus its inverse on a tensor of the same size. Equal layouts cost 0 and
+// time nothing.
 //
 // MXNET_TUNING_DB_MODE applies as it does to convolutions (off: measured once per process; refresh:
 // re-measured and overwritten). Thread safety: call from one thread at a time (timing two things
@@ -51,9 +51,11 @@ struct MeasuredMs {
 MeasuredMs LayoutTransformMs(const Shape& shape, ActivationLayout from, ActivationLayout to,
                              DType dtype, bool training, const Context& ctx);
 
-// Milliseconds of one inference pass of `graph` (its inputs given shapes) on `ctx`, bound without
-// planning, with the CPU fusions on and with them off, its inputs and parameters uniform in
-// [-1, 1); the two ways' passes are timed in turn (conv::TimeInterleaved), so that a slow spell of
+// Milliseconds of one inference pass of `graph` (its inputs given shapes) on `ctx`, as written
+// ("apart") and with the inference fusions taking in every instance they can ("fused": clamps and
+// residual additions into convolutions, every depthwise block whatever its size), each run by a
+// GraphTimer (scheduler/planning/graph_timer.h), its inputs and parameters uniform in [-1, 1);
+// the two ways' passes are timed in turn (conv::TimeInterleaved), so that a slow spell of
 // the machine cannot decide between them, and on the CPU each with the caches as a network's pass
 // meets it (16 MiB written elsewhere, then the inputs read back in: the weights and the tensors
 // between the nodes cold, as they are in a pass). Kept in the tuning DB under `key` (+ " fused" /
@@ -65,10 +67,10 @@ struct FusedAndApartMs {
 FusedAndApartMs MeasureFusedAndApartMs(const std::string& key, const Graph& graph,
                                        const Context& ctx);
 
-// Milliseconds of one op node on `ctx` with a single data input of shape `data_shape`, run
-// through a one-node executor (forward; in training forward and backward with the data's
-// gradient). The attributes are as the node would have them (layout included). Errors of the op
-// propagate.
+// Milliseconds of one op node on `ctx` with a single data input of shape `data_shape`, run as a
+// one-node graph (scheduler/planning/graph_timer.h: forward; in training forward and backward
+// with the data's gradient). The attributes are as the node would have them (layout included).
+// Errors of the op propagate.
 MeasuredMs MeasureNodeMs(const std::string& op_name,
                          const std::map<std::string, std::string>& attrs, const Shape& data_shape,
                          DType dtype, bool training, const Context& ctx);
