@@ -6,34 +6,31 @@
 // data, and the op does not run in place.
 #include <limits>
 
+#include "ops/clip.h"
 #include "ops/cpu/elementwise.h"
 #include "ops/operator.h"
 
 namespace mxlite {
+
+ClipBounds ClipBoundsOf(const Attributes& attrs) {
+  constexpr double kInfinity = std::numeric_limits<double>::infinity();
+  return {attrs.Has("a_min") ? attrs.GetFloat("a_min") : -kInfinity,
+          attrs.Has("a_max") ? attrs.GetFloat("a_max") : kInfinity};
+}
+
 namespace {
 
 using cpu::EigenArray;
 using cpu::ForEachChunk;
-
-template <typename T>
-T LowerBound(const Attributes& attrs) {
-  return attrs.Has("a_min") ? static_cast<T>(attrs.GetFloat("a_min"))
-                            : -std::numeric_limits<T>::infinity();
-}
-
-template <typename T>
-T UpperBound(const Attributes& attrs) {
-  return attrs.Has("a_max") ? static_cast<T>(attrs.GetFloat("a_max"))
-                            : std::numeric_limits<T>::infinity();
-}
 
 void ClipForwardCpu(const OpContext&, const Attributes& attrs,
                     const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
                     const std::vector<WriteMode>& req) {
   if (req[0] == WriteMode::kNull) return;
   MXLITE_FLOAT_TYPE_SWITCH(outputs[0].dtype, T, "clip", {
-    const T low = LowerBound<T>(attrs);
-    const T high = UpperBound<T>(attrs);
+    const ClipBounds bounds = ClipBoundsOf(attrs);
+    const T low = static_cast<T>(bounds.low);
+    const T high = static_cast<T>(bounds.high);
     const T* x = inputs[0].data_as<T>();
     T* y = outputs[0].data_as<T>();
     ForEachChunk(outputs[0].size(), [&](int64_t begin, int64_t end) {
@@ -50,8 +47,9 @@ void ClipBackwardCpu(const OpContext&, const Attributes& attrs,
                      const std::vector<WriteMode>& req) {
   if (req[0] == WriteMode::kNull) return;
   MXLITE_FLOAT_TYPE_SWITCH(input_grads[0].dtype, T, "clip", {
-    const T low = LowerBound<T>(attrs);
-    const T high = UpperBound<T>(attrs);
+    const ClipBounds bounds = ClipBoundsOf(attrs);
+    const T low = static_cast<T>(bounds.low);
+    const T high = static_cast<T>(bounds.high);
     const T* x = inputs[0].data_as<T>();
     const T* dy = output_grads[0].data_as<T>();
     T* dx = input_grads[0].data_as<T>();

@@ -5,11 +5,18 @@
 #include <algorithm>
 #include <cstring>
 
+#include "ops/concat.h"
 #include "ops/cpu/copy.h"
 #include "ops/cpu/parallel.h"
 #include "ops/operator.h"
 
 namespace mxlite {
+
+int ConcatAxisOf(const Attributes& attrs, int ndim) {
+  const int64_t dim = attrs.GetInt("dim");
+  return static_cast<int>(dim < 0 ? dim + ndim : dim);
+}
+
 namespace {
 
 constexpr int64_t kBytesPerBlock = 256 << 10;  // less is not worth waking a thread for
@@ -22,15 +29,10 @@ std::vector<std::string> ArgNames(const Attributes& attrs) {
   return names;
 }
 
-int ConcatAxis(const Attributes& attrs, int ndim) {
-  const int64_t dim = attrs.GetInt("dim");
-  return static_cast<int>(dim < 0 ? dim + ndim : dim);
-}
-
 void ConcatShape(const Attributes& attrs, ShapeInference& shapes) {
   const Shape& first = shapes.Input(0);
   const int64_t dim = attrs.GetInt("dim");
-  const int axis = ConcatAxis(attrs, first.ndim());
+  const int axis = ConcatAxisOf(attrs, first.ndim());
   MX_CHECK(axis >= 0 && axis < first.ndim())
       << shapes.op << " " << shapes.node << ": dim=" << dim << " is out of range for input 'arg0' "
       << first << " (" << first.ndim() << " dims)";
@@ -85,7 +87,7 @@ void ConcatForwardCpu(const OpContext&, const Attributes& attrs,
                       const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
                       const std::vector<WriteMode>& req) {
   if (req[0] == WriteMode::kNull) return;
-  const int axis = ConcatAxis(attrs, outputs[0].shape.ndim());
+  const int axis = ConcatAxisOf(attrs, outputs[0].shape.ndim());
   if (inputs.size() == 1) {
     cpu::CopyElements(inputs[0].data, outputs[0].data, outputs[0].size(),
                       DTypeSize(outputs[0].dtype));
@@ -98,7 +100,7 @@ void ConcatBackwardCpu(const OpContext&, const Attributes& attrs,
                        const std::vector<TensorView>& output_grads, const std::vector<TensorView>&,
                        const std::vector<TensorView>&, const std::vector<TensorView>& input_grads,
                        const std::vector<WriteMode>& req) {
-  const int axis = ConcatAxis(attrs, output_grads[0].shape.ndim());
+  const int axis = ConcatAxisOf(attrs, output_grads[0].shape.ndim());
   CopyBlocks(output_grads[0], input_grads, axis, &req, /*to_output=*/false);
 }
 

@@ -27,22 +27,14 @@
 #include "ops/conv_attributes.h"
 #include "ops/conv_volume.h"
 #include "ops/cpu/conv_gemm.h"
+#include "ops/deconvolution.h"
 #include "ops/operator.h"
 #include "ops/weighted_layer.h"
 
 namespace mxlite {
-namespace {
 
-using conv::ConvDirection;
-using cpu::ConvGeometry;
-
-// Per axis: the spatial size of the output and the padding the adjoint convolution uses.
-struct AxisOutput {
-  int64_t size, pad;
-};
-
-AxisOutput DeconvolutionAxis(const Attributes& attrs, const ConvWindow& window, int axis,
-                             int64_t in, const std::string& owner) {
+DeconvolutionAxis DeconvolutionAxisOf(const Attributes& attrs, const ConvWindow& window, int axis,
+                                      int64_t in, const std::string& owner) {
   const int64_t full =
       window.stride[axis] * (in - 1) + window.dilate[axis] * (window.kernel[axis] - 1) + 1;
   const std::vector<int64_t>& target = attrs.GetInts("target_shape");
@@ -71,6 +63,11 @@ AxisOutput DeconvolutionAxis(const Attributes& attrs, const ConvWindow& window, 
   return {size, window.pad[axis]};
 }
 
+namespace {
+
+using conv::ConvDirection;
+using cpu::ConvGeometry;
+
 // The convolution whose adjoint this Deconvolution is: its input is our output (F channels), its
 // output is our data (C channels).
 ConvGeometry AdjointGeometry(const Attributes& attrs, const ConvWindow& window,
@@ -84,11 +81,12 @@ ConvGeometry AdjointGeometry(const Attributes& attrs, const ConvWindow& window,
   g.groups = window.num_group;
   g.out_h = in.height;
   g.out_w = in.width;
-  const AxisOutput width = DeconvolutionAxis(attrs, window, window.rank - 1, in.width, owner);
+  const DeconvolutionAxis width =
+      DeconvolutionAxisOf(attrs, window, window.rank - 1, in.width, owner);
   g.in_w = width.size;
   g.pad_w = width.pad;
   if (window.rank == 2) {
-    const AxisOutput height = DeconvolutionAxis(attrs, window, 0, in.height, owner);
+    const DeconvolutionAxis height = DeconvolutionAxisOf(attrs, window, 0, in.height, owner);
     g.in_h = height.size;
     g.pad_h = height.pad;
   }
@@ -112,7 +110,8 @@ VolumeConvGeometry AdjointVolume(const Attributes& attrs, const ConvWindow& wind
   adjoint.num_filter = data_shape[1];
   std::vector<int64_t> adjoint_data = {data_shape[0], window.num_filter};
   for (int axis = 0; axis < 3; ++axis) {
-    const AxisOutput out = DeconvolutionAxis(attrs, window, axis, data_shape[axis + 2], owner);
+    const DeconvolutionAxis out =
+        DeconvolutionAxisOf(attrs, window, axis, data_shape[axis + 2], owner);
     adjoint_data.push_back(out.size);
     adjoint.pad[axis] = out.pad;
   }

@@ -13,9 +13,29 @@
 #include <cstdint>
 
 #include "ops/cpu/elementwise.h"
+#include "ops/dropout.h"
 #include "ops/operator.h"
 
 namespace mxlite {
+
+DropoutSettings DropoutSettingsOf(const Attributes& attrs, bool is_train) {
+  DropoutSettings s;
+  s.p = attrs.GetFloat("p");
+  s.scale = s.p < 1 ? 1.0 / (1.0 - s.p) : 0.0;
+  s.active = s.p > 0 && (is_train || attrs.GetString("mode") == "always");
+  return s;
+}
+
+Shape DropoutDrawShape(const Attributes& attrs, const Shape& data, const std::string& owner) {
+  std::vector<int64_t> dims = data.to_vector();
+  for (int64_t axis : attrs.GetInts("axes")) {
+    MX_CHECK(axis >= -data.ndim() && axis < data.ndim())
+        << owner << ": axis " << axis << " of axes is out of range for data of shape " << data;
+    dims[axis < 0 ? axis + data.ndim() : axis] = 1;
+  }
+  return Shape(dims);
+}
+
 namespace {
 
 // The i-th output of a SplitMix64 stream started at `seed`: a well-mixed 64-bit value.
@@ -33,37 +53,12 @@ bool Keep(uint64_t seed, int64_t i, double p) {
   return uniform >= p;
 }
 
-struct DropoutSettings {
-  double p;
-  double scale;  // 1 / (1 - p), 0 when p = 1 (nothing is kept)
-  bool active;   // a mask is drawn and applied
-};
-
-DropoutSettings SettingsOf(const Attributes& attrs, bool is_train) {
-  DropoutSettings s;
-  s.p = attrs.GetFloat("p");
-  s.scale = s.p < 1 ? 1.0 / (1.0 - s.p) : 0.0;
-  s.active = s.p > 0 && (is_train || attrs.GetString("mode") == "always");
-  return s;
-}
-
-// The mask's own shape: the data's, with every shared axis reduced to 1.
-Shape DrawShape(const Attributes& attrs, const Shape& data, const std::string& owner) {
-  std::vector<int64_t> dims = data.to_vector();
-  for (int64_t axis : attrs.GetInts("axes")) {
-    MX_CHECK(axis >= -data.ndim() && axis < data.ndim())
-        << owner << ": axis " << axis << " of axes is out of range for data of shape " << data;
-    dims[axis < 0 ? axis + data.ndim() : axis] = 1;
-  }
-  return Shape(dims);
-}
-
 void DropoutInferShape(const Attributes& attrs, ShapeInference& shapes) {
   const std::string owner = shapes.op + " " + shapes.node;
   const double p = attrs.GetFloat("p");
   MX_CHECK(p >= 0 && p <= 1) << owner << ": p=" << p << " must be in [0, 1]";
   const Shape& data = shapes.Input(0);
-  DrawShape(attrs, data, owner);  // validates axes
+  DropoutDrawShape(attrs, data, owner);  // validates axes
   shapes.AssignOutput(0, data);
   shapes.AssignOutput(1, data);
 }
@@ -135,7 +130,7 @@ void DropoutForwardCpu(const OpContext& ctx, const Attributes& attrs,
                        const std::vector<TensorView>& outputs, const std::vector<WriteMode>& req) {
   if (req[0] == WriteMode::kNull) return;
   const std::string owner = "Dropout " + ctx.node_name;
-  const DropoutSettings s = SettingsOf(attrs, ctx.is_train);
+  const DropoutSettings s = DropoutSettingsOf(attrs, ctx.is_train);
   const Shape& shape = inputs[0].shape;
   MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, "Dropout", {
     const T* x = inputs[0].data_as<T>();
@@ -146,7 +141,7 @@ void DropoutForwardCpu(const OpContext& ctx, const Attributes& attrs,
       MX_CHECK(ctx.random != nullptr) << owner << ": no random generator in the op context";
       const uint64_t seed = (*ctx.random)();
       T* mask = req[1] == WriteMode::kNull ? nullptr : outputs[1].data_as<T>();
-      const Shape drawn = DrawShape(attrs, shape, owner);
+      const Shape drawn = DropoutDrawShape(attrs, shape, owner);
       if (drawn == shape) {
         DropElements(s, seed, x, y, mask, shape.size());
       } else {
@@ -162,7 +157,7 @@ void DropoutBackwardCpu(const OpContext& ctx, const Attributes& attrs,
                         const std::vector<TensorView>& input_grads,
                         const std::vector<WriteMode>& req) {
   if (req[0] == WriteMode::kNull) return;
-  const DropoutSettings s = SettingsOf(attrs, ctx.is_train);
+  const DropoutSettings s = DropoutSettingsOf(attrs, ctx.is_train);
   const int64_t n = input_grads[0].size();
   MXLITE_FLOAT_TYPE_SWITCH(input_grads[0].dtype, T, "Dropout", {
     const T* dy = output_grads[0].data_as<T>();

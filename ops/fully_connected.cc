@@ -18,31 +18,29 @@
 #include "ops/cpu/blas.h"
 #include "ops/cpu/conv_gemm.h"
 #include "ops/cpu/kept_operand.h"
+#include "ops/fully_connected.h"
 #include "ops/operator.h"
 #include "ops/weighted_layer.h"
 
 namespace mxlite {
-namespace {
 
-using cpu::Gemm;
-using cpu::Transpose;
-
-// The data as a (rows x K) matrix.
-struct MatrixExtents {
-  int64_t rows, inner;
-};
-
-MatrixExtents DataMatrix(const Attributes& attrs, const Shape& data, const std::string& owner) {
+FullyConnectedMatrix FullyConnectedMatrixOf(const Attributes& attrs, const Shape& data,
+                                            const std::string& owner) {
   MX_CHECK(data.ndim() >= 1) << owner << ": data has shape " << data
                              << " but FullyConnected needs at least one axis";
   if (attrs.GetBool("flatten")) return {data[0], data.size(1, data.ndim())};
   return {data.size(0, data.ndim() - 1), data.dim(-1)};
 }
 
+namespace {
+
+using cpu::Gemm;
+using cpu::Transpose;
+
 void InferShape(const Attributes& attrs, ShapeInference& shapes) {
   const std::string owner = shapes.op + " " + shapes.node;
   const Shape& data = shapes.Input(0);
-  const MatrixExtents matrix = DataMatrix(attrs, data, owner);
+  const FullyConnectedMatrix matrix = FullyConnectedMatrixOf(attrs, data, owner);
   const int64_t hidden = attrs.GetInt("num_hidden");
   shapes.AssignInput(1, Shape{hidden, matrix.inner});
   if (!attrs.GetBool("no_bias")) shapes.AssignInput(2, Shape{hidden});
@@ -70,8 +68,8 @@ std::unique_ptr<OpState> CreateState(const StateRequest& request) {
 // weight^T (K x hidden) packed, when this is an inference call of more than one row (one row
 // reads the weight in place) of a node whose weight stood since its last call.
 std::shared_ptr<const cpu::PackedGemmOperand> KeptWeight(const OpContext& ctx,
-                                                         const MatrixExtents& m, int64_t hidden,
-                                                         const float* weight) {
+                                                         const FullyConnectedMatrix& m,
+                                                         int64_t hidden, const float* weight) {
   auto* state = dynamic_cast<FullyConnectedState*>(ctx.state);
   if (ctx.is_train || state == nullptr || ctx.input_versions.size() < 2 || m.rows < 2) {
     return nullptr;
@@ -81,7 +79,7 @@ std::shared_ptr<const cpu::PackedGemmOperand> KeptWeight(const OpContext& ctx,
 }
 
 template <typename T>
-void Forward(const OpContext& ctx, const MatrixExtents& m, int64_t hidden, const T* data,
+void Forward(const OpContext& ctx, const FullyConnectedMatrix& m, int64_t hidden, const T* data,
              const T* weight, const T* bias, T* output) {
   if (bias != nullptr) {
     for (int64_t row = 0; row < m.rows; ++row)
@@ -103,7 +101,7 @@ void ForwardCpu(const OpContext& ctx, const Attributes& attrs,
                 const std::vector<WriteMode>& req) {
   if (req[0] == WriteMode::kNull) return;
   const std::string owner = "FullyConnected " + ctx.node_name;
-  const MatrixExtents m = DataMatrix(attrs, inputs[0].shape, owner);
+  const FullyConnectedMatrix m = FullyConnectedMatrixOf(attrs, inputs[0].shape, owner);
   const int64_t hidden = attrs.GetInt("num_hidden");
   const bool has_bias = !attrs.GetBool("no_bias");
   MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
@@ -117,7 +115,7 @@ void BackwardCpu(const OpContext& ctx, const Attributes& attrs,
                  const std::vector<TensorView>&, const std::vector<TensorView>& input_grads,
                  const std::vector<WriteMode>& req) {
   const std::string owner = "FullyConnected " + ctx.node_name;
-  const MatrixExtents m = DataMatrix(attrs, inputs[0].shape, owner);
+  const FullyConnectedMatrix m = FullyConnectedMatrixOf(attrs, inputs[0].shape, owner);
   const int64_t hidden = attrs.GetInt("num_hidden");
   MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
     const T* grad = output_grads[0].data_as<T>();

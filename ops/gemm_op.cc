@@ -6,26 +6,24 @@
 // a bias per output column, like FullyConnected's. Runs on ops/cpu/blas.h's Gemm<T>.
 // Backward: dA = alpha * dY op(B)^T (transposed back when transA), dB likewise from A, and
 // dC = beta * dY summed over C's broadcast axes; it reads A and B, not C or Y.
+#include "ops/gemm_op.h"
 #include "ops/broadcast.h"
 #include "ops/cpu/blas.h"
 #include "ops/cpu/broadcast.h"
 #include "ops/operator.h"
 
 namespace mxlite {
+
+GemmSizes GemmSizesOf(const Attributes& attrs, const Shape& a, const Shape& b) {
+  const bool trans_a = attrs.GetBool("transA"), trans_b = attrs.GetBool("transB");
+  return {trans_a ? a[1] : a[0], trans_b ? b[0] : b[1], trans_a ? a[0] : a[1]};
+}
+
 namespace {
 
 using cpu::Transpose;
 
 bool HasC(const Attributes& attrs) { return !attrs.GetBool("no_bias"); }
-
-struct GemmSizes {
-  int64_t m, n, k;
-};
-
-GemmSizes SizesOf(const Attributes& attrs, const Shape& a, const Shape& b) {
-  const bool trans_a = attrs.GetBool("transA"), trans_b = attrs.GetBool("transB");
-  return {trans_a ? a[1] : a[0], trans_b ? b[0] : b[1], trans_a ? a[0] : a[1]};
-}
 
 void GemmShape(const Attributes& attrs, ShapeInference& shapes) {
   const Shape& a = shapes.Input(0);
@@ -33,7 +31,7 @@ void GemmShape(const Attributes& attrs, ShapeInference& shapes) {
   const std::string where = shapes.op + " " + shapes.node;
   MX_CHECK(a.ndim() == 2 && b.ndim() == 2)
       << where << ": 'A' " << a << " and 'B' " << b << " must both be matrices (2 dims)";
-  const GemmSizes sizes = SizesOf(attrs, a, b);
+  const GemmSizes sizes = GemmSizesOf(attrs, a, b);
   const int64_t k_of_b = attrs.GetBool("transB") ? b[1] : b[0];
   MX_CHECK(sizes.k == k_of_b) << where << ": 'A' " << a
                               << (attrs.GetBool("transA") ? " (transA)" : "") << " and 'B' " << b
@@ -56,7 +54,7 @@ void GemmForward(const Attributes& attrs, const std::vector<TensorView>& inputs,
                  const TensorView& output) {
   const TensorView& a = inputs[0];
   const TensorView& b = inputs[1];
-  const GemmSizes s = SizesOf(attrs, a.shape, b.shape);
+  const GemmSizes s = GemmSizesOf(attrs, a.shape, b.shape);
   const T alpha = static_cast<T>(attrs.GetFloat("alpha"));
   const T beta = static_cast<T>(attrs.GetFloat("beta"));
   T* y = output.data_as<T>();
@@ -74,7 +72,7 @@ void GemmBackward(const OpContext& ctx, const Attributes& attrs, const TensorVie
   const TensorView& a = inputs[0];
   const TensorView& b = inputs[1];
   const bool trans_a = attrs.GetBool("transA"), trans_b = attrs.GetBool("transB");
-  const GemmSizes s = SizesOf(attrs, a.shape, b.shape);
+  const GemmSizes s = GemmSizesOf(attrs, a.shape, b.shape);
   const T alpha = static_cast<T>(attrs.GetFloat("alpha"));
   const T beta = static_cast<T>(attrs.GetFloat("beta"));
   const T* dy = dy_view.data_as<T>();

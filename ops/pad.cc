@@ -15,18 +15,18 @@
 #include "ops/cpu/elementwise.h"
 #include "ops/cpu/parallel.h"
 #include "ops/operator.h"
+#include "ops/pad.h"
 
 namespace mxlite {
-namespace {
 
-enum class PadMode { kConstant, kEdge, kReflect };
-
-PadMode ModeOf(const Attributes& attrs) {
+PadMode PadModeOf(const Attributes& attrs) {
   const std::string& mode = attrs.GetString("mode");
   return mode == "constant" ? PadMode::kConstant
          : mode == "edge"   ? PadMode::kEdge
                             : PadMode::kReflect;
 }
+
+namespace {
 
 void PadShape(const Attributes& attrs, ShapeInference& shapes) {
   const Shape& data = shapes.Input(0);
@@ -37,7 +37,7 @@ void PadShape(const Attributes& attrs, ShapeInference& shapes) {
   MX_CHECK(static_cast<int>(pads.size()) == 2 * data.ndim())
       << where << ": pad_width needs 2 values (before, after) per axis, " << 2 * data.ndim()
       << " in all";
-  const PadMode mode = ModeOf(attrs);
+  const PadMode mode = PadModeOf(attrs);
   Shape output = data;
   for (int axis = 0; axis < data.ndim(); ++axis) {
     const int64_t before = pads[2 * axis], after = pads[2 * axis + 1];
@@ -68,18 +68,7 @@ PadMaps MakeMaps(const Shape& in, const Shape& out, const std::vector<int64_t>& 
   for (int axis = 0; axis < in.ndim(); ++axis) {
     int64_t* map = scratch->GetArray<int64_t>(std::max<int64_t>(1, out[axis]));
     const int64_t extent = in[axis], before = pads[2 * axis];
-    for (int64_t j = 0; j < out[axis]; ++j) {
-      const int64_t i = j - before;
-      if (i >= 0 && i < extent) {
-        map[j] = i;
-      } else if (mode == PadMode::kConstant) {
-        map[j] = -1;
-      } else if (mode == PadMode::kEdge) {
-        map[j] = std::clamp<int64_t>(i, 0, extent - 1);
-      } else {
-        map[j] = i < 0 ? -i : 2 * (extent - 1) - i;
-      }
-    }
+    for (int64_t j = 0; j < out[axis]; ++j) map[j] = PadSourceIndex(mode, j, before, extent);
     maps.source[axis] = map;
   }
   return maps;
@@ -102,7 +91,7 @@ void PadForward(const OpContext& ctx, const Attributes& attrs, const TensorView&
   const Shape& in = in_view.shape;
   const Shape& out = out_view.shape;
   const std::vector<int64_t>& pads = attrs.GetInts("pad_width");
-  const PadMaps maps = MakeMaps(in, out, pads, ModeOf(attrs), ctx.scratch);
+  const PadMaps maps = MakeMaps(in, out, pads, PadModeOf(attrs), ctx.scratch);
   const T* x = in_view.data_as<T>();
   T* y = out_view.data_as<T>();
   const T fill = static_cast<T>(attrs.GetFloat("constant_value"));
@@ -165,7 +154,7 @@ void PadBackward(const OpContext& ctx, const Attributes& attrs, const TensorView
                  const TensorView& dx_view) {
   const Shape& in = dx_view.shape;
   const Shape& out = dy_view.shape;
-  const PadMaps maps = MakeMaps(in, out, attrs.GetInts("pad_width"), ModeOf(attrs), ctx.scratch);
+  const PadMaps maps = MakeMaps(in, out, attrs.GetInts("pad_width"), PadModeOf(attrs), ctx.scratch);
   const InverseMaps inverse = Invert(maps, in, out, ctx.scratch);
   const T* dy = dy_view.data_as<T>();
   T* dx = dx_view.data_as<T>();

@@ -36,47 +36,19 @@
 #include "ops/cpu/int_math.h"
 #include "ops/cpu/parallel.h"
 #include "ops/operator.h"
+#include "ops/pooling.h"
 
 namespace mxlite {
 namespace {
 
-enum class PoolType { kMax, kAvg, kSum };
-
-constexpr int kMaxSpatialDims = 3;
 // Channels-last kernels process this many channels together (contiguous in memory).
 constexpr int64_t kChannelsPerTask = 64;
 static_assert(kChannelBlock <= kChannelsPerTask, "an NCHW16c block is one task");
 
-using Extents = std::array<int64_t, kMaxSpatialDims>;
-
-// Everything a kernel needs about one pooling call. Spatial dims are right-aligned into three
-// (depth, height, width); missing leading dims have extent 1, kernel 1, stride 1, pad 0.
-struct PoolingGeometry {
-  int64_t batch = 0, channels = 0;
-  Extents in{1, 1, 1}, out{1, 1, 1}, kernel{1, 1, 1}, stride{1, 1, 1}, pad{0, 0, 0};
-  int spatial_dims = 0;
-  bool channels_last = false;
-  bool blocked = false;  // NCHW16c: (N, C/16, H, W, 16)
-  PoolType type = PoolType::kMax;
-  bool count_include_pad = true;
-
-  int64_t in_positions() const { return in[0] * in[1] * in[2]; }
-  int64_t out_positions() const { return out[0] * out[1] * out[2]; }
-
-  // Where a task's channels live, in elements, for planes of `plane` positions: the step between
-  // positions, between the task's channels, and the offset of channel c0 (a task's first) in an
-  // image.
-  int64_t position_step() const { return channels_last ? channels : blocked ? kChannelBlock : 1; }
-  int64_t lane_stride(int64_t plane) const { return channels_last || blocked ? 1 : plane; }
-  int64_t channel_offset(int64_t c0, int64_t plane) const {
-    return channels_last ? c0 : c0 * plane;
-  }
-};
-
-PoolType ParsePoolType(const std::string& text) {
-  if (text == "max") return PoolType::kMax;
-  if (text == "avg") return PoolType::kAvg;
-  return PoolType::kSum;
+PoolingType ParsePoolType(const std::string& text) {
+  if (text == "max") return PoolingType::kMax;
+  if (text == "avg") return PoolingType::kAvg;
+  return PoolingType::kSum;
 }
 
 std::string DefaultLayout(int ndim) { return ndim == 3 ? "NCW" : ndim == 4 ? "NCHW" : "NCDHW"; }
@@ -105,8 +77,10 @@ int64_t OutputExtent(int64_t in, int64_t kernel, int64_t stride, int64_t pad, bo
   return out;
 }
 
-// Validates the attributes against the data shape; `owner` is "Pooling <node>" for messages.
-PoolingGeometry MakeGeometry(const Attributes& attrs, const Shape& data, const std::string& owner) {
+}  // namespace
+
+PoolingGeometry PoolingGeometryOf(const Attributes& attrs, const Shape& data,
+                                  const std::string& owner) {
   const int ndim = data.ndim();
   MX_CHECK(ndim >= 3 && ndim <= 5) << owner << ": data must be 3-D (N,C,W), 4-D (N,C,H,W) or 5-D "
                                    << "(N,C,D,H,W); got shape " << data;
@@ -124,7 +98,7 @@ PoolingGeometry MakeGeometry(const Attributes& attrs, const Shape& data, const s
   g.type = ParsePoolType(attrs.GetString("pool_type"));
   g.count_include_pad = !attrs.Has("count_include_pad") || attrs.GetBool("count_include_pad");
   const int first_spatial = g.channels_last ? 1 : 2;
-  const int offset = kMaxSpatialDims - g.spatial_dims;
+  const int offset = kMaxPoolingSpatialDims - g.spatial_dims;
   for (int i = 0; i < g.spatial_dims; ++i) g.in[offset + i] = data[first_spatial + i];
 
   if (attrs.GetBool("global_pool")) {
@@ -150,30 +124,32 @@ PoolingGeometry MakeGeometry(const Attributes& attrs, const Shape& data, const s
   return g;
 }
 
+namespace {
+
 Shape OutputShape(const PoolingGeometry& g, const Shape& data) {
   std::vector<int64_t> dims = data.to_vector();
   const int first_spatial = g.channels_last ? 1 : 2;
-  const int offset = kMaxSpatialDims - g.spatial_dims;
+  const int offset = kMaxPoolingSpatialDims - g.spatial_dims;
   for (int i = 0; i < g.spatial_dims; ++i) dims[first_spatial + i] = g.out[offset + i];
   return Shape(dims);
 }
 
 void PoolingInferShape(const Attributes& attrs, ShapeInference& shapes) {
   const Shape& data = shapes.Input(0);
-  PoolingGeometry g = MakeGeometry(attrs, data, shapes.op + " " + shapes.node);
+  PoolingGeometry g = PoolingGeometryOf(attrs, data, shapes.op + " " + shapes.node);
   shapes.AssignOutput(0, OutputShape(g, data));
 }
 
 // One window, clipped to the real input: [begin, end) per dim, and what avg divides by.
 struct Window {
-  Extents begin, end;
+  PoolingExtents begin, end;
   int64_t divisor = 0;  // 0 when nothing is to be divided by (see the file comment)
 };
 
-Window WindowAt(const PoolingGeometry& g, const Extents& position) {
+Window WindowAt(const PoolingGeometry& g, const PoolingExtents& position) {
   Window w;
   int64_t padded_count = 1, real_count = 1;
-  for (int d = 0; d < kMaxSpatialDims; ++d) {
+  for (int d = 0; d < kMaxPoolingSpatialDims; ++d) {
     const int64_t start = position[d] * g.stride[d] - g.pad[d];
     const int64_t padded_end = std::min(start + g.kernel[d], g.in[d] + g.pad[d]);
     w.begin[d] = std::max<int64_t>(start, 0);
@@ -181,7 +157,7 @@ Window WindowAt(const PoolingGeometry& g, const Extents& position) {
     padded_count *= padded_end - start;
     real_count *= std::max<int64_t>(w.end[d] - w.begin[d], 0);
   }
-  if (g.type == PoolType::kSum) {
+  if (g.type == PoolingType::kSum) {
     w.divisor = 1;
   } else if (real_count > 0) {
     w.divisor = g.count_include_pad ? padded_count : real_count;
@@ -301,7 +277,7 @@ void PoolPlane(const PoolingGeometry& g, const std::vector<Window>& windows, int
   const int64_t row = g.in[2], plane_rows = g.in[1];
   for (int64_t i = first; i < end; ++i) {
     const Window& w = windows[i];
-    if (g.type == PoolType::kMax) {
+    if (g.type == PoolingType::kMax) {
       const bool empty = w.begin[0] >= w.end[0] || w.begin[1] >= w.end[1] || w.begin[2] >= w.end[2];
       if (empty) {
         y[i] = T(0);
@@ -339,7 +315,7 @@ template <typename T>
 void PoolLanes(const PoolingGeometry& g, const std::vector<Window>& windows, int64_t first,
                int64_t end, const T* x, T* y, int64_t step, int64_t lanes) {
   const int64_t row = g.in[2], plane_rows = g.in[1];
-  const bool max = g.type == PoolType::kMax;
+  const bool max = g.type == PoolingType::kMax;
   T acc[kChannelsPerTask];
   for (int64_t i = first; i < end; ++i) {
     const Window& w = windows[i];
@@ -380,7 +356,7 @@ MXLITE_AVX512 void PoolLanesAvx512(const PoolingGeometry& g, const std::vector<W
                                    int64_t first, int64_t end, const float* x, float* y,
                                    int64_t step, int64_t lanes) {
   const int64_t row = g.in[2], plane_rows = g.in[1];
-  const bool max = g.type == PoolType::kMax;
+  const bool max = g.type == PoolingType::kMax;
   for (int64_t i = first; i < end; ++i) {
     const Window& w = windows[i];
     float* out = y + i * step;
@@ -467,7 +443,7 @@ void PoolingBackward(const PoolingGeometry& g, const T* x, const T* dy, T* dx) {
     int64_t best_position[kChannelsPerTask];
     ForEachOutputPosition(g, [&](int64_t out_index, const Window& w) {
       const T* grad = dy_block + out_index * out_position_step;
-      if (g.type == PoolType::kMax) {
+      if (g.type == PoolingType::kMax) {
         FindWindowMaxima(g, w, x + in_offset, in_position_step, in_channel_stride, count, best,
                          best_position);
         for (int64_t c = 0; c < count; ++c) {
@@ -495,7 +471,7 @@ void PoolingForwardCpu(const OpContext& ctx, const Attributes& attrs,
                        const std::vector<TensorView>& inputs,
                        const std::vector<TensorView>& outputs, const std::vector<WriteMode>& req) {
   if (req[0] == WriteMode::kNull) return;
-  const PoolingGeometry g = MakeGeometry(attrs, inputs[0].shape, Owner(ctx));
+  const PoolingGeometry g = PoolingGeometryOf(attrs, inputs[0].shape, Owner(ctx));
   MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, "Pooling", {
     PoolingForward<T>(g, inputs[0].data_as<T>(), outputs[0].data_as<T>());
   });
@@ -509,9 +485,9 @@ void PoolingBackwardCpu(const OpContext& ctx, const Attributes& attrs,
                         const std::vector<TensorView>& input_grads,
                         const std::vector<WriteMode>& req) {
   if (req[0] == WriteMode::kNull) return;
-  const PoolingGeometry g = MakeGeometry(attrs, input_grads[0].shape, Owner(ctx));
+  const PoolingGeometry g = PoolingGeometryOf(attrs, input_grads[0].shape, Owner(ctx));
   MXLITE_FLOAT_TYPE_SWITCH(input_grads[0].dtype, T, "Pooling", {
-    const T* x = g.type == PoolType::kMax ? inputs[0].data_as<T>() : nullptr;
+    const T* x = g.type == PoolingType::kMax ? inputs[0].data_as<T>() : nullptr;
     PoolingBackward<T>(g, x, output_grads[0].data_as<T>(), input_grads[0].data_as<T>());
   });
 }

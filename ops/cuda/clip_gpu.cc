@@ -1,6 +1,5 @@
 // clip's GPU kernels (ops/clip.cc; ops/cuda/clip_kernels.cu).
-#include <limits>
-
+#include "ops/clip.h"
 #include "ops/cuda/clip_kernels.h"
 #include "ops/cuda/cuda_util.h"
 #include "ops/operator.h"
@@ -10,24 +9,17 @@ namespace {
 
 using cuda::Owner;
 
-double LowerBound(const Attributes& attrs) {
-  return attrs.Has("a_min") ? attrs.GetFloat("a_min") : -std::numeric_limits<double>::infinity();
-}
-double UpperBound(const Attributes& attrs) {
-  return attrs.Has("a_max") ? attrs.GetFloat("a_max") : std::numeric_limits<double>::infinity();
-}
-
 void ClipForwardGpu(const OpContext& ctx, const Attributes& attrs,
                     const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
                     const std::vector<WriteMode>& req) {
   if (req[0] == WriteMode::kNull) return;
   const std::string owner = Owner("clip", ctx);
   cudaStream_t stream = cuda::PrepareStream(ctx, owner);
+  const ClipBounds bounds = ClipBoundsOf(attrs);
   MXLITE_GPU_FLOAT_TYPE_SWITCH(outputs[0].dtype, T, owner, {
-    MXLITE_CUDA_CALL(
-        cuda::ClipForward(inputs[0].data_as<T>(), outputs[0].data_as<T>(), outputs[0].size(),
-                          LowerBound(attrs), UpperBound(attrs), stream),
-        owner);
+    MXLITE_CUDA_CALL(cuda::ClipForward(inputs[0].data_as<T>(), outputs[0].data_as<T>(),
+                                       outputs[0].size(), bounds.low, bounds.high, stream),
+                     owner);
   });
 }
 
@@ -39,10 +31,11 @@ void ClipBackwardGpu(const OpContext& ctx, const Attributes& attrs,
   if (req[0] == WriteMode::kNull) return;
   const std::string owner = Owner("clip", ctx);
   cudaStream_t stream = cuda::PrepareStream(ctx, owner);
+  const ClipBounds bounds = ClipBoundsOf(attrs);
   MXLITE_GPU_FLOAT_TYPE_SWITCH(input_grads[0].dtype, T, owner, {
     MXLITE_CUDA_CALL(cuda::ClipBackward(inputs[0].data_as<T>(), output_grads[0].data_as<T>(),
                                         input_grads[0].data_as<T>(), input_grads[0].size(),
-                                        LowerBound(attrs), UpperBound(attrs), stream),
+                                        bounds.low, bounds.high, stream),
                      owner);
   });
 }

@@ -1,6 +1,7 @@
 // Concat's GPU kernels (ops/concat.cc): strided 2-D copies.
 #include <vector>
 
+#include "ops/concat.h"
 #include "ops/cuda/cuda_util.h"
 #include "ops/operator.h"
 
@@ -16,8 +17,7 @@ void ConcatCopies(const OpContext& ctx, const Attributes& attrs, const TensorVie
   const std::string owner = Owner("Concat", ctx);
   cudaStream_t stream = cuda::PrepareStream(ctx, owner);
   const int ndim = whole.shape.ndim();
-  const int64_t dim = attrs.GetInt("dim");
-  const int axis = static_cast<int>(dim < 0 ? dim + ndim : dim);
+  const int axis = ConcatAxisOf(attrs, ndim);
   const int64_t outer = whole.shape.size(0, axis);
   const size_t element = DTypeSize(whole.dtype);
   const size_t whole_row = static_cast<size_t>(whole.shape.size(axis, ndim)) * element;

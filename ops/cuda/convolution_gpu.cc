@@ -25,6 +25,7 @@
 #include "ops/cuda/convolution_kernels.h"
 #include "ops/cuda/cuda_util.h"
 #include "ops/cuda/cudnn_convolution.h"
+#include "ops/deconvolution.h"
 #include "ops/operator.h"
 
 namespace mxlite {
@@ -441,27 +442,18 @@ void ConvolutionBackwardGpu(const OpContext& ctx, const Attributes& attrs,
 
 // ---- Deconvolution -------------------------------------------------------------------------
 
-// The padding of the adjoint convolution (ops/deconvolution.cc): the given pad, or, when
-// target_shape is given, ceil((full - target) / 2) per axis.
+// The padding of the adjoint convolution per spatial axis, read as on the CPU
+// (ops/deconvolution.h): the given pad, or, when target_shape is given, ceil((full - target) / 2).
 std::vector<int64_t> DeconvolutionPad(const Attributes& attrs, const ConvWindow& window,
                                       const Shape& data_shape, const std::string& owner) {
-  const std::vector<int64_t>& target = attrs.GetInts("target_shape");
-  if (std::none_of(target.begin(), target.end(), [](int64_t t) { return t != 0; })) {
-    return window.pad;
-  }
-  MX_CHECK(static_cast<int>(target.size()) == window.rank)
-      << owner << ": target_shape=" << FormatIntTuple(target) << " has " << target.size()
-      << " values but the kernel " << FormatIntTuple(window.kernel) << " has " << window.rank;
-  MX_CHECK(data_shape.ndim() == window.rank + 2)
+  const int first_spatial = window.channels_last ? 1 : 2;
+  MX_CHECK(data_shape.ndim() >= first_spatial + window.rank)  // NCHW16c's has one more
       << owner << ": data has shape " << data_shape << " but the kernel "
       << FormatIntTuple(window.kernel) << " needs a " << window.rank + 2 << "-D tensor";
-  const int first_spatial = window.channels_last ? 1 : 2;
   std::vector<int64_t> pad(window.rank);
   for (int axis = 0; axis < window.rank; ++axis) {
-    const int64_t extent = data_shape[first_spatial + axis];
-    const int64_t full =
-        window.stride[axis] * (extent - 1) + window.dilate[axis] * (window.kernel[axis] - 1) + 1;
-    pad[axis] = (full - target[axis] + 1) / 2;
+    pad[axis] =
+        DeconvolutionAxisOf(attrs, window, axis, data_shape[first_spatial + axis], owner).pad;
   }
   return pad;
 }

@@ -1,11 +1,11 @@
 // Dropout's GPU kernels (ops/dropout.cc): the CPU op's draws, bit for bit
 // (ops/cuda/dropout_kernels.cu).
-#include <cmath>
 #include <vector>
 
 #include "ops/cuda/array_kernels.h"
 #include "ops/cuda/cuda_util.h"
 #include "ops/cuda/dropout_kernels.h"
+#include "ops/dropout.h"
 #include "ops/operator.h"
 
 namespace mxlite {
@@ -17,29 +17,27 @@ void DropoutForwardGpu(const OpContext& ctx, const Attributes& attrs,
   if (req[0] == WriteMode::kNull) return;
   const std::string owner = "Dropout " + ctx.node_name;
   cudaStream_t stream = cuda::PrepareStream(ctx, owner);
-  const double p = attrs.GetFloat("p");
-  const double scale = p < 1 ? 1.0 / (1.0 - p) : 0.0;
-  const bool active = p > 0 && (ctx.is_train || attrs.GetString("mode") == "always");
+  const DropoutSettings settings = DropoutSettingsOf(attrs, ctx.is_train);
   const Shape& shape = inputs[0].shape;
-  if (!active) {
+  if (!settings.active) {
     cuda::CopyDeviceAsync(inputs[0].data, outputs[0].data, outputs[0].bytes(), stream, owner);
     return;
   }
   MX_CHECK(ctx.random != nullptr) << owner << ": no random generator in the op context";
   const uint64_t seed = (*ctx.random)();  // the CPU op's draw: the same mask for the same seed
+  const Shape drawn = DropoutDrawShape(attrs, shape, owner);
   cuda::DropoutGeometry g;
   g.ndim = shape.ndim();
-  for (int d = 0; d < shape.ndim(); ++d) g.extents[d] = g.drawn[d] = shape[d];
-  for (int64_t axis : attrs.GetInts("axes")) {
-    MX_CHECK(axis >= -shape.ndim() && axis < shape.ndim())
-        << owner << ": axis " << axis << " of axes is out of range for data of shape " << shape;
-    g.drawn[axis < 0 ? axis + shape.ndim() : axis] = 1;
+  for (int d = 0; d < shape.ndim(); ++d) {
+    g.extents[d] = shape[d];
+    g.drawn[d] = drawn[d];
   }
   MXLITE_GPU_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
     T* mask = req[1] == WriteMode::kNull ? nullptr : outputs[1].data_as<T>();
-    MXLITE_CUDA_CALL(cuda::DropoutForward(g, seed, p, scale, inputs[0].data_as<T>(),
-                                          outputs[0].data_as<T>(), mask, shape.size(), stream),
-                     owner);
+    MXLITE_CUDA_CALL(
+        cuda::DropoutForward(g, seed, settings.p, settings.scale, inputs[0].data_as<T>(),
+                             outputs[0].data_as<T>(), mask, shape.size(), stream),
+        owner);
   });
 }
 
@@ -51,9 +49,7 @@ void DropoutBackwardGpu(const OpContext& ctx, const Attributes& attrs,
   if (req[0] == WriteMode::kNull) return;
   const std::string owner = "Dropout " + ctx.node_name;
   cudaStream_t stream = cuda::PrepareStream(ctx, owner);
-  const double p = attrs.GetFloat("p");
-  const bool active = p > 0 && (ctx.is_train || attrs.GetString("mode") == "always");
-  if (!active) {
+  if (!DropoutSettingsOf(attrs, ctx.is_train).active) {
     cuda::CopyDeviceAsync(output_grads[0].data, input_grads[0].data, input_grads[0].bytes(), stream,
                           owner);
     return;

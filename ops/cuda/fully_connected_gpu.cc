@@ -5,6 +5,7 @@
 #include "ops/cuda/array_kernels.h"
 #include "ops/cuda/cublas_gemm.h"
 #include "ops/cuda/cuda_util.h"
+#include "ops/fully_connected.h"
 #include "ops/operator.h"
 
 namespace mxlite {
@@ -12,22 +13,13 @@ namespace {
 
 using cuda::GemmRowMajor;
 
-struct MatrixExtents {
-  int64_t rows, inner;
-};
-
-MatrixExtents DataMatrix(const Attributes& attrs, const Shape& data) {
-  if (attrs.GetBool("flatten")) return {data[0], data.size(1, data.ndim())};
-  return {data.size(0, data.ndim() - 1), data.dim(-1)};
-}
-
 void FullyConnectedForwardGpu(const OpContext& ctx, const Attributes& attrs,
                               const std::vector<TensorView>& inputs,
                               const std::vector<TensorView>& outputs,
                               const std::vector<WriteMode>& req) {
   if (req[0] == WriteMode::kNull) return;
   const std::string owner = "FullyConnected " + ctx.node_name;
-  const MatrixExtents m = DataMatrix(attrs, inputs[0].shape);
+  const FullyConnectedMatrix m = FullyConnectedMatrixOf(attrs, inputs[0].shape, owner);
   const int64_t hidden = attrs.GetInt("num_hidden");
   const bool has_bias = !attrs.GetBool("no_bias");
   cublasHandle_t handle = cuda::CublasHandle(ctx, inputs[0].dtype, owner);
@@ -54,7 +46,7 @@ void FullyConnectedBackwardGpu(const OpContext& ctx, const Attributes& attrs,
                                const std::vector<TensorView>& input_grads,
                                const std::vector<WriteMode>& req) {
   const std::string owner = "FullyConnected " + ctx.node_name;
-  const MatrixExtents m = DataMatrix(attrs, inputs[0].shape);
+  const FullyConnectedMatrix m = FullyConnectedMatrixOf(attrs, inputs[0].shape, owner);
   const int64_t hidden = attrs.GetInt("num_hidden");
   cublasHandle_t handle = cuda::CublasHandle(ctx, inputs[0].dtype, owner);
   cudaStream_t stream = cuda::PrepareStream(ctx, owner);

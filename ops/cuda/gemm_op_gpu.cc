@@ -5,6 +5,7 @@
 #include "ops/cuda/array_kernels.h"
 #include "ops/cuda/cublas_gemm.h"
 #include "ops/cuda/cuda_util.h"
+#include "ops/gemm_op.h"
 #include "ops/operator.h"
 
 namespace mxlite {
@@ -20,8 +21,8 @@ void GemmForwardGpu(const OpContext& ctx, const Attributes& attrs,
   const TensorView& a = inputs[0];
   const TensorView& b = inputs[1];
   const bool trans_a = attrs.GetBool("transA"), trans_b = attrs.GetBool("transB");
-  const int64_t m = trans_a ? a.shape[1] : a.shape[0], n = trans_b ? b.shape[0] : b.shape[1],
-                k = trans_a ? a.shape[0] : a.shape[1];
+  const GemmSizes sizes = GemmSizesOf(attrs, a.shape, b.shape);
+  const int64_t m = sizes.m, n = sizes.n, k = sizes.k;
   const double alpha = attrs.GetFloat("alpha"), beta = attrs.GetFloat("beta");
   const bool add_c = !attrs.GetBool("no_bias") && beta != 0;
   cublasHandle_t handle = cuda::CublasHandle(ctx, outputs[0].dtype, owner);
@@ -48,8 +49,8 @@ void GemmBackwardGpu(const OpContext& ctx, const Attributes& attrs,
   const TensorView& a = inputs[0];
   const TensorView& b = inputs[1];
   const bool trans_a = attrs.GetBool("transA"), trans_b = attrs.GetBool("transB");
-  const int64_t m = trans_a ? a.shape[1] : a.shape[0], n = trans_b ? b.shape[0] : b.shape[1],
-                k = trans_a ? a.shape[0] : a.shape[1];
+  const GemmSizes sizes = GemmSizesOf(attrs, a.shape, b.shape);
+  const int64_t m = sizes.m, n = sizes.n, k = sizes.k;
   const double alpha = attrs.GetFloat("alpha"), beta = attrs.GetFloat("beta");
   cublasHandle_t handle = cuda::CublasHandle(ctx, output_grads[0].dtype, owner);
   cudaStream_t stream = cuda::PrepareStream(ctx, owner);

@@ -5,18 +5,19 @@
 #include "ops/cuda/cuda_util.h"
 #include "ops/cuda/pad_kernels.h"
 #include "ops/operator.h"
+#include "ops/pad.h"
 
 namespace mxlite {
 namespace {
 
 using cuda::Owner;
 
-// The per-axis maps of ops/pad.cc (source index per output index; CSR list of output indices per
-// input index), built on the host and copied into scratch device memory.
+// The per-axis maps of ops/pad.cc (source index per output index, ops/pad.h's PadSourceIndex; CSR
+// list of output indices per input index), built on the host and copied into scratch device memory.
 cuda::PadGeometry PadMaps(const OpContext& ctx, const Attributes& attrs, const Shape& in,
                           const Shape& out, cudaStream_t stream, const std::string& owner) {
   const std::vector<int64_t>& pads = attrs.GetInts("pad_width");
-  const std::string& mode = attrs.GetString("mode");
+  const PadMode mode = PadModeOf(attrs);
   const int ndim = in.ndim();
   std::vector<int64_t> host;
   std::vector<size_t> source_at(ndim), first_at(ndim), outputs_at(ndim);
@@ -24,18 +25,7 @@ cuda::PadGeometry PadMaps(const OpContext& ctx, const Attributes& attrs, const S
     const int64_t extent = in[axis], before = pads[2 * axis], out_extent = out[axis];
     source_at[axis] = host.size();
     for (int64_t j = 0; j < out_extent; ++j) {
-      const int64_t i = j - before;
-      int64_t source;
-      if (i >= 0 && i < extent) {
-        source = i;
-      } else if (mode == "constant") {
-        source = -1;
-      } else if (mode == "edge") {
-        source = std::clamp<int64_t>(i, 0, extent - 1);
-      } else {
-        source = i < 0 ? -i : 2 * (extent - 1) - i;
-      }
-      host.push_back(source);
+      host.push_back(PadSourceIndex(mode, j, before, extent));
     }
     first_at[axis] = host.size();
     std::vector<int64_t> first(extent + 1, 0), outputs(std::max<int64_t>(out_extent, 0));
