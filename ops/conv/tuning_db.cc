@@ -615,4 +615,81 @@ bool TuningDb::has_system_db() const {
   return system_ != nullptr;
 }
 
+namespace {
+
+// Runs `sql` on `db` or throws naming `what`.
+void ExecOrThrow(sqlite3* db, const std::string& sql, const std::string& what) {
+  char* message = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &message);
+  const std::string detail = message != nullptr ? message : sqlite3_errstr(rc);
+  sqlite3_free(message);
+  MX_CHECK(rc == SQLITE_OK) << what << ": " << detail;
+}
+
+}  // namespace
+
+std::optional<std::string> TuningDbFileProblem(const std::string& path) {
+  if (IsForeignFile(path)) return "not an SQLite file";
+  sqlite3* db = nullptr;
+  const int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  std::optional<std::string> problem;
+  if (rc != SQLITE_OK) {
+    problem = sqlite3_errstr(rc);
+  } else {
+    sqlite3_busy_timeout(db, kBusyTimeoutMs);
+    const SchemaCheck check = CheckSchema(db);
+    if (check.state == SchemaCheck::State::kForeign || check.state == SchemaCheck::State::kError) {
+      problem = check.detail;
+    }
+  }
+  sqlite3_close_v2(db);
+  return problem;
+}
+
+void ExportTuningDb(const std::string& source, const std::string& destination) {
+  MX_CHECK(fs::exists(source)) << "tuning DB " << source << " does not exist";
+  if (std::optional<std::string> problem = TuningDbFileProblem(source)) {
+    MX_THROW() << "tuning DB " << source << " cannot be exported: " << *problem;
+  }
+  const std::string temporary = destination + ".writing-" + std::to_string(getpid());
+  fs::remove(temporary);
+  sqlite3* db = nullptr;
+  const int opened = sqlite3_open_v2(source.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  if (opened != SQLITE_OK) {
+    sqlite3_close_v2(db);
+    MX_THROW() << "tuning DB " << source << " cannot be exported: " << sqlite3_errstr(opened);
+  }
+  sqlite3_busy_timeout(db, kBusyTimeoutMs);
+  char* quoted = sqlite3_mprintf("VACUUM INTO %Q", temporary.c_str());
+  const std::string vacuum = quoted;
+  sqlite3_free(quoted);
+  try {
+    ExecOrThrow(db, vacuum, "writing " + temporary);
+  } catch (...) {
+    sqlite3_close_v2(db);
+    fs::remove(temporary);
+    throw;
+  }
+  sqlite3_close_v2(db);
+  // VACUUM INTO keeps the source's WAL mode in the file's header; a system DB is opened read-only,
+  // where WAL would need a writable -shm file beside it.
+  sqlite3* out = nullptr;
+  const int rc = sqlite3_open_v2(temporary.c_str(), &out, SQLITE_OPEN_READWRITE, nullptr);
+  try {
+    MX_CHECK(rc == SQLITE_OK) << "opening " << temporary << ": " << sqlite3_errstr(rc);
+    ExecOrThrow(out, "PRAGMA journal_mode=DELETE", "setting the journal mode of " + temporary);
+  } catch (...) {
+    sqlite3_close_v2(out);
+    fs::remove(temporary);
+    throw;
+  }
+  sqlite3_close_v2(out);
+  std::error_code error;
+  fs::rename(temporary, destination, error);
+  if (error) {
+    fs::remove(temporary);
+    MX_THROW() << "cannot write " << destination << ": " << error.message();
+  }
+}
+
 }  // namespace mxlite::conv

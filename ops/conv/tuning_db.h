@@ -190,4 +190,16 @@ class TuningDb {
   std::unordered_map<std::string, std::optional<TuningDbHit>> cache_;  // GUARDED_BY(mutex_)
 };
 
+// Writes the user DB at `source` (WAL mode, what was committed to its -wal file included) to
+// `destination` as one self-contained file in rollback-journal mode, fit to be installed as a
+// read-only system DB (MXNET_TUNING_SYSTEM_DB_PATH) on machines of the same type: compacted,
+// written under a temporary name beside `destination` and renamed over it, so a reader never
+// meets half a file. Throws mxlite::Error naming the file when `source` is not a tuning DB or
+// `destination` cannot be written.
+void ExportTuningDb(const std::string& source, const std::string& destination);
+
+// Why the existing file at `path` is not a tuning DB mxlite can use ("not an SQLite file", "schema
+// version 1, expected 3", an SQLite error), or nullopt when it is one (an empty file counts).
+std::optional<std::string> TuningDbFileProblem(const std::string& path);
+
 }  // namespace mxlite::conv

@@ -1,9 +1,11 @@
 // `mxlite tune` as a user runs it: the report per layer, --verbose candidates, and a second run (a
-// new process over the same tuning DB) that benchmarks nothing and picks the same algorithms.
+// new process over the same tuning DB) that benchmarks nothing and picks the same algorithms; a
+// system DB built with --system-db, installed read-only, that answers a fresh user's tuning.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "tests/tools/cli_runner.h"
@@ -102,6 +104,61 @@ TEST_F(TuneCommandTest, PrintsTheLayoutPlanItWasAskedFor) {
   CliResult bad = RunCli(environment_, "tune " + kModel + " --plan fastest");
   EXPECT_NE(bad.status, 0);
   EXPECT_TRUE(Contains(bad.output, "--plan fastest: expected none, local or global")) << bad.output;
+}
+
+const std::string kSecondModel =
+    "/usr/share/libonnx-testdata/data/node/test_conv_with_strides_no_padding/model.onnx";
+
+TEST_F(TuneCommandTest, ASystemDbAnswersAFreshUsersTuningReadOnly) {
+  const std::string system_db = (folder_ / "system.sqlite").string();
+  CliResult built = RunCli(environment_, "tune --system-db " + system_db + " " + kModel);
+  ASSERT_EQ(built.status, 0) << built.output;
+  EXPECT_TRUE(Contains(built.output, kModel + ": tuned 1 convolution")) << built.output;
+  EXPECT_TRUE(Contains(built.output, "wrote the system DB " + system_db)) << built.output;
+  EXPECT_FALSE(fs::exists(folder_ / "tuning.sqlite")) << "the user DB was opened";
+  // A second run adds the other model to what the file holds.
+  built = RunCli(environment_, "tune --system-db " + system_db + " " + kSecondModel + " " + kModel);
+  ASSERT_EQ(built.status, 0) << built.output;
+  EXPECT_TRUE(Contains(built.output, kSecondModel + ": tuned 1 convolution")) << built.output;
+  EXPECT_TRUE(Contains(built.output, kModel + ": tuned 1 convolution: 1 from DB, 0 benchmarked"))
+      << built.output;
+  for (const auto& entry : fs::directory_iterator(folder_)) {
+    EXPECT_EQ(entry.path().filename(), "system.sqlite") << "left behind: " << entry.path();
+  }
+
+  // Installed read-only (file and folder), it answers both models for a user with an empty DB.
+  const fs::path installed = folder_ / "installed";
+  fs::create_directories(installed);
+  fs::copy_file(system_db, installed / "system.sqlite");
+  fs::permissions(installed / "system.sqlite", fs::perms::owner_read);
+  fs::permissions(installed, fs::perms::owner_read | fs::perms::owner_exec);
+  const std::string user = "MXNET_TUNING_DB_PATH=" + (folder_ / "user.sqlite").string() +
+                           " MXNET_TUNING_SYSTEM_DB_PATH=" + (installed / "system.sqlite").string();
+  for (const std::string& model : {kModel, kSecondModel}) {
+    CliResult tuned = RunCli(user, "tune " + model);
+    fs::permissions(installed, fs::perms::owner_all);
+    ASSERT_EQ(tuned.status, 0) << tuned.output;
+    EXPECT_TRUE(Contains(tuned.output, "1 from DB, 0 benchmarked")) << tuned.output;
+    EXPECT_TRUE(Contains(tuned.output, "from system DB")) << tuned.output;
+    fs::permissions(installed, fs::perms::owner_read | fs::perms::owner_exec);
+  }
+  fs::permissions(installed, fs::perms::owner_all);
+}
+
+TEST_F(TuneCommandTest, ASystemDbIntoAMissingFolderOrFromAForeignFileIsAClearError) {
+  CliResult missing = RunCli(environment_, "tune --system-db /nonexistent/dir/s.sqlite " + kModel);
+  EXPECT_NE(missing.status, 0);
+  EXPECT_TRUE(Contains(missing.output, "/nonexistent/dir")) << missing.output;
+  const fs::path foreign = folder_ / "notes.sqlite";
+  std::ofstream(foreign) << "not a database";
+  CliResult refused = RunCli(environment_, "tune --system-db " + foreign.string() + " " + kModel);
+  EXPECT_NE(refused.status, 0) << refused.output;
+  EXPECT_TRUE(Contains(refused.output, foreign.string())) << refused.output;
+  std::ifstream kept(foreign);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(kept), {}), "not a database");
+  CliResult none = RunCli(environment_, "tune --system-db " + (folder_ / "s.sqlite").string());
+  EXPECT_EQ(none.status, 2);
+  EXPECT_TRUE(Contains(none.output, "at least one model file")) << none.output;
 }
 
 TEST_F(TuneCommandTest, BadInputIsAClearError) {

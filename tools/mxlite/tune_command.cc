@@ -3,11 +3,19 @@
 // MXNET_CUDNN_AUTOTUNE_DEFAULT and the tuning DB), and prints the plan and the report: a line per
 // layer and direction, every candidate with --verbose, then the one-line summary. A second run
 // finds everything in the DB and benchmarks nothing.
+//
+// `mxlite tune --system-db OUT.sqlite MODEL...` tunes every model into a DB of its own (OUT's
+// entries first, when OUT exists; never the user's DB) and writes it to OUT as a read-only system
+// DB for machines of this type (MXNET_TUNING_SYSTEM_DB_PATH), printing one summary per model.
+#include <unistd.h>
+
+#include <filesystem>
 #include <iostream>
 #include <string>
 
 #include "core/error.h"
 #include "core/settings.h"
+#include "ops/conv/tuning_db.h"
 #include "ops/cpu_runtime.h"
 #include "scheduler/graph/executor.h"
 #include "scheduler/onnx/onnx_import.h"
@@ -20,7 +28,8 @@ namespace {
 
 const std::vector<FlagSpec> kTuneFlags = {
     {"verbose", false, "list every candidate with its time and workspace, or why it was skipped"},
-    {"batch", true, "batch size: replaces the first dimension of every input (default: as declared)"},
+    {"batch", true,
+     "batch size: replaces the first dimension of every input (default: as declared)"},
     {"training", false, "tune the backward directions too (backward_data, backward_filter)"},
     {"mode", true,
      "tuning mode for layers without cudnn_tune: off, limited_workspace or fastest "
@@ -28,43 +37,32 @@ const std::vector<FlagSpec> kTuneFlags = {
     DeviceFlag(),
     PlanFlag(),
     {"threads", true, "intra-op threads (MXNET_OMP_MAX_THREADS; default: one per core)"},
+    {"system-db", true,
+     "tune every MODEL given into this file, a system DB to install on machines of this type "
+     "(MXNET_TUNING_SYSTEM_DB_PATH); its entries are kept and added to"},
     {"help", false, "show this help"},
 };
 
 constexpr const char* kTuneUsage =
     "usage: mxlite tune MODEL.onnx [--verbose] [--batch N] [--training] [--mode MODE]\n"
-    "                              [--device cpu|gpu] [--threads N] [--plan none|local|global]\n\n"
+    "                              [--device cpu|gpu] [--threads N] [--plan none|local|global]\n"
+    "       mxlite tune --system-db OUT.sqlite MODEL.onnx... [the flags above]\n\n"
     "Tunes every convolution of the model, plans the layouts (--plan, default MXNET_CONV_PLAN)\n"
     "and prints the plan (per layer its layout and algorithms, the transforms inserted) and the\n"
     "tuning report. Results are stored in the tuning DB (MXNET_TUNING_DB_PATH, mode\n"
-    "MXNET_TUNING_DB_MODE), so a second run is instant.\n\n";
+    "MXNET_TUNING_DB_MODE), so a second run is instant.\n\n"
+    "With --system-db, every model is tuned into OUT.sqlite instead (starting from its entries\n"
+    "when it exists; the user DB is neither read nor written), one summary line per model, and\n"
+    "OUT.sqlite is written as a read-only system DB: install it on machines of the same CPU (or\n"
+    "GPU) and library versions with MXNET_TUNING_SYSTEM_DB_PATH. Run it once per thread count\n"
+    "and batch size to cover them.\n\n";
 
-}  // namespace
-
-int RunTuneCommand(const std::vector<std::string>& args) {
-  const ParsedArgs parsed = Parse("mxlite tune", kTuneFlags, args);
-  if (parsed.Has("help")) {
-    std::cout << kTuneUsage << FlagsHelp(kTuneFlags);
-    return 0;
-  }
-  if (parsed.positional().size() != 1) {
-    std::cerr << "mxlite tune: expected one model file, got " << parsed.positional().size()
-              << "\n\n"
-              << kTuneUsage;
-    return 2;
-  }
-  if (auto mode = parsed.Value("mode")) settings().Set("MXNET_CUDNN_AUTOTUNE_DEFAULT", *mode);
-  const int64_t threads = IntFlag(parsed, "threads", 0, 1, 1024);
-  if (threads > 0) {
-    settings().Set("MXNET_OMP_MAX_THREADS", std::to_string(threads));
-    SetCpuIntraOpThreads(static_cast<int>(threads));
-  }
+// The model at `model_path`, imported as `mxlite run` would (a dynamic batch dim gets --batch,
+// default 1; with --batch the first input's batch dim is replaced) and bound per the flags: the
+// binding plans and tunes.
+std::unique_ptr<Executor> BindForTuning(const ParsedArgs& parsed, const std::string& model_path,
+                                        const Context& ctx) {
   const int64_t batch = IntFlag(parsed, "batch", 1, 1, 1 << 20);
-  const Context ctx = ParseDevice(parsed.Value("device"));
-
-  // Shapes are fixed at import: a dynamic batch dim gets --batch (default 1), and with --batch
-  // the first input's batch dim is replaced.
-  const std::string model_path = ModelPath(parsed, "mxlite tune");
   const OnnxModelFile file(model_path);  // read and parsed once
   const std::vector<OnnxInputInfo> declared = file.Inputs();
   ImportOptions import;
@@ -78,9 +76,82 @@ int RunTuneCommand(const std::vector<std::string>& args) {
   options.ctx = ctx;
   options.training = parsed.Has("training");
   options.conv_plan = ParsePlanFlag(parsed);
+  return Executor::Bind(model.graph, options);
+}
+
+// --system-db: every model tuned into a DB beside `out` that starts as a copy of it, then written
+// over `out` (conv::ExportTuningDb: one self-contained file, renamed into place).
+int BuildSystemDb(const ParsedArgs& parsed, const std::string& out, const Context& ctx) {
+  namespace fs = std::filesystem;
+  const fs::path target = fs::absolute(out);
+  MX_CHECK(fs::is_directory(target.parent_path()))
+      << out << ": the folder " << target.parent_path().string() << " does not exist";
+  const std::string building = target.string() + ".building-" + std::to_string(getpid());
+  auto remove_building = [&] {
+    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(building + suffix);
+  };
+  if (fs::exists(target)) {
+    // Refused before anything is written: the tuning DB would set a foreign file aside and start
+    // afresh, and the rename at the end would replace it.
+    if (std::optional<std::string> problem = conv::TuningDbFileProblem(target.string())) {
+      MX_THROW() << out << " is not a tuning DB (" << *problem
+                 << "); name a new file or an earlier system DB";
+    }
+  }
+  remove_building();
+  if (fs::exists(target)) fs::copy_file(target, building);
+  settings().Set("MXNET_TUNING_DB_PATH", building);
+  settings().Set("MXNET_TUNING_SYSTEM_DB_PATH", "");
+  if (settings().GetString("MXNET_TUNING_DB_MODE") != "refresh") {
+    settings().Set("MXNET_TUNING_DB_MODE", "update");
+  }
+  try {
+    for (const std::string& model_path : parsed.positional()) {
+      const std::unique_ptr<Executor> executor = BindForTuning(parsed, model_path, ctx);
+      std::cout << model_path << ": " << conv::FormatTuningSummary(executor->TuningDecisions())
+                << "\n";
+    }
+    conv::ExportTuningDb(building, target.string());
+  } catch (...) {
+    remove_building();
+    throw;
+  }
+  remove_building();
+  std::cout << "wrote the system DB " << out
+            << " (install with MXNET_TUNING_SYSTEM_DB_PATH=" << target.string() << ")\n";
+  return 0;
+}
+
+}  // namespace
+
+int RunTuneCommand(const std::vector<std::string>& args) {
+  const ParsedArgs parsed = Parse("mxlite tune", kTuneFlags, args);
+  if (parsed.Has("help")) {
+    std::cout << kTuneUsage << FlagsHelp(kTuneFlags);
+    return 0;
+  }
+  const std::optional<std::string> system_db = parsed.Value("system-db");
+  const size_t models = parsed.positional().size();
+  if (system_db ? models == 0 : models != 1) {
+    std::cerr << "mxlite tune: expected "
+              << (system_db ? "at least one model file" : "one model file") << ", got " << models
+              << "\n\n"
+              << kTuneUsage;
+    return 2;
+  }
+  if (auto mode = parsed.Value("mode")) settings().Set("MXNET_CUDNN_AUTOTUNE_DEFAULT", *mode);
+  const int64_t threads = IntFlag(parsed, "threads", 0, 1, 1024);
+  if (threads > 0) {
+    settings().Set("MXNET_OMP_MAX_THREADS", std::to_string(threads));
+    SetCpuIntraOpThreads(static_cast<int>(threads));
+  }
+  const Context ctx = ParseDevice(parsed.Value("device"));
   // The report below replaces the summary binding would log.
   settings().Set("MXNET_TUNING_REPORT", "off");
-  const std::unique_ptr<Executor> executor = Executor::Bind(model.graph, options);
+  if (system_db) return BuildSystemDb(parsed, *system_db, ctx);
+
+  const std::unique_ptr<Executor> executor =
+      BindForTuning(parsed, ModelPath(parsed, "mxlite tune"), ctx);
   std::cout << executor->conv_plan().Format(parsed.Has("verbose"));
   std::cout << executor->TuningReport(parsed.Has("verbose"));
   return 0;
