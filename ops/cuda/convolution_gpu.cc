@@ -7,20 +7,19 @@
 // Algorithms: a bound Convolution node runs the algorithms its plan chose per direction
 // (cudnn_tuning.cc: the tuner over cuDNN's Find, per cudnn_tune / MXNET_CUDNN_AUTOTUNE_DEFAULT and
 // the tuning DB), a bound Deconvolution node its adjoint's. Without a plan for the call's shapes
-// (imperative calls), cuDNN's
-// heuristic (cudnnGet*Algorithm_v7) picks: the first candidate that succeeds, fits the layer's
-// `workspace` limit (MB), uses an allowed math type (cuda_util.h: float32 stays FMA unless
-// MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION=1) and, with MXNET_ENFORCE_DETERMINISM=1, is
-// deterministic. The workspace comes from the op's scratch space. Bias: cudnnAddTensor forward,
-// cudnnConvolutionBackwardBias backward; with a fused clamp (act_min / act_max) or residual
-// addition, one epilogue kernel adds the bias and the residual and clamps (cuda::ConvEpilogue). A
-// bound node describes its tensors once (TunedConvolutionGpuState). cudnn_off=true is refused
-// (there is no non-cuDNN GPU convolution) with an error naming the layer.
+// (imperative calls), cuDNN's heuristic (cudnnGet*Algorithm_v7) picks: the first candidate that
+// succeeds, fits the layer's tuning policy (conv::LayerTuningRequestFor, the one the tuner gets:
+// the `workspace` limit (MB) and, with MXNET_ENFORCE_DETERMINISM=1, determinism) and uses an
+// allowed math type (cuda_util.h: float32 stays FMA unless
+// MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION=1). The workspace comes from the op's scratch space.
+// Bias: cudnnAddTensor forward, cudnnConvolutionBackwardBias backward; with a fused clamp
+// (act_min / act_max) or residual addition, one epilogue kernel adds the bias and the residual and
+// clamps (cuda::ConvEpilogue). A bound node describes its tensors once (TunedConvolutionGpuState).
+// cudnn_off=true is refused (there is no non-cuDNN GPU convolution) with an error naming the layer.
 #include <algorithm>
 #include <array>
 #include <vector>
 
-#include "core/settings.h"
 #include "ops/conv_attributes.h"
 #include "ops/cuda/convolution_kernels.h"
 #include "ops/cuda/cuda_util.h"
@@ -79,13 +78,13 @@ void DescribeVolume(CudnnConvolution& c, const ConvWindow& window, DType dtype,
 }  // namespace
 
 void DescribeConvolution(CudnnConvolution& c, const Attributes& attrs, const ConvWindow& window,
-                         DType dtype, const Shape& x_shape, const Shape& y_shape,
-                         const std::vector<int64_t>& pad) {
+                         const conv::TuningPolicy& policy, DType dtype, const Shape& x_shape,
+                         const Shape& y_shape, const std::vector<int64_t>& pad) {
   MX_CHECK(!attrs.GetBool("cudnn_off"))
       << c.owner << ": cudnn_off=true is not supported on the GPU (convolutions run on cuDNN)";
   MX_CHECK(window.data_layout != ActivationLayout::kNCHW16c)
       << c.owner << ": layout NCHW16c runs on the CPU only (the GPU runs NCHW and NHWC)";
-  c.workspace_limit = static_cast<size_t>(attrs.GetInt("workspace")) << 20;
+  c.policy = policy;
   if (window.rank == 3) return DescribeVolume(c, window, dtype, x_shape, y_shape, pad);
   const ActivationExtents in = ReadActivation(window, x_shape, c.owner, "input");
   const ActivationExtents out = ReadActivation(window, y_shape, c.owner, "output");
@@ -131,22 +130,23 @@ using conv::ConvDirection;
 using cuda::CudnnAlgorithm;
 using cuda::CudnnConvolution;
 
-// `planned` when the node's plan chose one, else the first heuristic candidate that cuDNN can run
-// within the limits.
+// The first heuristic candidate that cuDNN can run within the layer's policy (its workspace limit
+// and, with MXNET_ENFORCE_DETERMINISM=1, determinism) in an allowed math type.
 template <typename Perf>
 CudnnAlgorithm PickCandidate(const CudnnConvolution& c, const std::vector<Perf>& candidates,
                              int returned, const char* pass) {
-  const bool deterministic = Settings::Global().GetBool("MXNET_ENFORCE_DETERMINISM");
+  const conv::TuningPolicy& policy = c.policy;
   for (int i = 0; i < returned; ++i) {
     const Perf& p = candidates[i];
-    if (p.status != CUDNN_STATUS_SUCCESS || p.memory > c.workspace_limit) continue;
+    if (p.status != CUDNN_STATUS_SUCCESS || p.memory > policy.workspace_limit_bytes) continue;
     if (!cuda::ConvolutionMathTypeAllowed(p.mathType, c.dtype)) continue;
-    if (deterministic && p.determinism != CUDNN_DETERMINISTIC) continue;
+    if (policy.deterministic_only && p.determinism != CUDNN_DETERMINISTIC) continue;
     return {static_cast<int>(p.algo), p.mathType};
   }
   MX_THROW() << c.owner << ": cuDNN offers no " << pass
-             << " algorithm within workspace=" << (c.workspace_limit >> 20) << " MB"
-             << (deterministic ? " that is deterministic (MXNET_ENFORCE_DETERMINISM=1)" : "")
+             << " algorithm within workspace=" << (policy.workspace_limit_bytes >> 20) << " MB"
+             << (policy.deterministic_only ? " that is deterministic (MXNET_ENFORCE_DETERMINISM=1)"
+                                           : "")
              << "; raise the layer's workspace attribute";
 }
 
@@ -336,14 +336,12 @@ std::unique_ptr<OpState> CreateConvolutionStateGpu(const StateRequest& request) 
   const Shape& data_shape = request.input_shapes.at(0);
   const Shape& output_shape = request.output_shapes.at(0);
   const DType dtype = request.input_dtypes.empty() ? DType::kFloat32 : request.input_dtypes[0];
-  cuda::DescribeConvolution(*c, request.attrs, window, dtype, data_shape, output_shape, window.pad);
-  cuda::CudnnTuningRequest tuning{conv::LayerTuningRequestFor(request.attrs, request.node_name),
-                                  request.ctx,
-                                  data_shape,
-                                  request.input_shapes.at(1),
-                                  output_shape,
-                                  window,
-                                  window.pad};
+  const conv::LayerTuningRequest layer =
+      conv::LayerTuningRequestFor(request.attrs, request.node_name);
+  cuda::DescribeConvolution(*c, request.attrs, window, layer.policy, dtype, data_shape,
+                            output_shape, window.pad);
+  cuda::CudnnTuningRequest tuning{layer,        request.ctx, data_shape, request.input_shapes.at(1),
+                                  output_shape, window,      window.pad};
   if (request.training) tuning.directions = AllDirections();
   cuda::CudnnConvPlan plan = cuda::TuneCudnnConvolution(tuning, *c);
   plan.data_shape = data_shape;
@@ -375,7 +373,9 @@ ConvolutionCall PrepareConvolution(const OpContext& ctx, const Attributes& attrs
   if (state != nullptr && state->Binds(data, output, dtype)) return {&state->described(), state};
   local.owner = "Convolution " + ctx.node_name;
   const ConvWindow window = ReadConvWindow(attrs, local.owner);
-  cuda::DescribeConvolution(local, attrs, window, dtype, data, output, window.pad);
+  cuda::DescribeConvolution(local, attrs, window,
+                            conv::LayerTuningRequestFor(attrs, ctx.node_name).policy, dtype, data,
+                            output, window.pad);
   return {&local, nullptr};
 }
 
@@ -460,10 +460,11 @@ std::vector<int64_t> DeconvolutionPad(const Attributes& attrs, const ConvWindow&
 
 // The adjoint convolution maps the Deconvolution's output (x) to its data (y); the bias runs over
 // the Deconvolution's output channels, the adjoint's input.
-void DescribeDeconvolution(CudnnConvolution& c, const Attributes& attrs, DType dtype,
-                           const Shape& data_shape, const Shape& output_shape) {
+void DescribeDeconvolution(CudnnConvolution& c, const Attributes& attrs,
+                           const conv::TuningPolicy& policy, DType dtype, const Shape& data_shape,
+                           const Shape& output_shape) {
   const ConvWindow window = ReadConvWindow(attrs, c.owner);
-  cuda::DescribeConvolution(c, attrs, window, dtype, output_shape, data_shape,
+  cuda::DescribeConvolution(c, attrs, window, policy, dtype, output_shape, data_shape,
                             DeconvolutionPad(attrs, window, data_shape, c.owner));
   if (window.rank == 3) {
     c.bias.SetVolume(dtype, Shape{1, attrs.GetInt("num_filter"), 1, 1, 1}, c.owner);
@@ -482,8 +483,10 @@ std::unique_ptr<OpState> CreateDeconvolutionStateGpu(const StateRequest& request
   const Shape& output_shape = request.output_shapes.at(0);
   const DType dtype = request.input_dtypes.empty() ? DType::kFloat32 : request.input_dtypes[0];
   const ConvWindow window = ReadConvWindow(request.attrs, c->owner);
-  DescribeDeconvolution(*c, request.attrs, dtype, data_shape, output_shape);
-  cuda::CudnnTuningRequest tuning{conv::LayerTuningRequestFor(request.attrs, request.node_name),
+  const conv::LayerTuningRequest layer =
+      conv::LayerTuningRequestFor(request.attrs, request.node_name);
+  DescribeDeconvolution(*c, request.attrs, layer.policy, dtype, data_shape, output_shape);
+  cuda::CudnnTuningRequest tuning{layer,
                                   request.ctx,
                                   output_shape,  // the adjoint's input
                                   request.input_shapes.at(1),
@@ -508,7 +511,8 @@ ConvolutionCall PrepareDeconvolution(const OpContext& ctx, const Attributes& att
   auto* state = dynamic_cast<TunedConvolutionGpuState*>(ctx.state);
   if (state != nullptr && state->Binds(data, output, dtype)) return {&state->described(), state};
   local.owner = "Deconvolution " + ctx.node_name;
-  DescribeDeconvolution(local, attrs, dtype, data, output);
+  DescribeDeconvolution(local, attrs, conv::LayerTuningRequestFor(attrs, ctx.node_name).policy,
+                        dtype, data, output);
   return {&local, nullptr};
 }
 

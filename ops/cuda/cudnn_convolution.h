@@ -27,7 +27,10 @@ struct CudnnConvolution {
   FilterDescriptor w;
   ConvolutionDescriptor conv;
   DType dtype = DType::kFloat32;
-  size_t workspace_limit = 0;
+  // The layer's tuning policy (conv::LayerTuningRequestFor, resolved once from cudnn_tune,
+  // workspace and the settings): its workspace limit and determinism bound the heuristic's pick
+  // when no tuned plan applies, as they bound the tuner's.
+  conv::TuningPolicy policy;
   std::string owner;
   // y's channels and the elements of one channel's run in it (H*W channels-first, 1
   // channels-last): where a per-channel bias goes in an element-wise pass over y.
@@ -35,11 +38,11 @@ struct CudnnConvolution {
 };
 
 // Sets up the descriptors of the convolution from x_shape to y_shape (shapes of the op's tensors
-// in the window's layout) with `pad` per axis (Deconvolution derives its own). Errors name
-// c.owner.
+// in the window's layout) with `pad` per axis (Deconvolution derives its own), and keeps the
+// layer's `policy`. Errors name c.owner.
 void DescribeConvolution(CudnnConvolution& c, const Attributes& attrs, const ConvWindow& window,
-                         DType dtype, const Shape& x_shape, const Shape& y_shape,
-                         const std::vector<int64_t>& pad);
+                         const conv::TuningPolicy& policy, DType dtype, const Shape& x_shape,
+                         const Shape& y_shape, const std::vector<int64_t>& pad);
 
 // An algorithm of one direction with the math type it runs in; algo < 0: none chosen.
 struct CudnnAlgorithm {
