@@ -107,6 +107,16 @@ size_t Profiler::event_count() const {
       std::count_if(events_.begin(), events_.end(), [](const Event& e) { return e.phase == 'X'; }));
 }
 
+std::vector<Profiler::RecordedOp> Profiler::RecordedOps() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::vector<RecordedOp> ops;
+  for (const Event& event : events_) {
+    if (event.phase != 'X') continue;
+    ops.push_back({event.name, event.category, event.ctx, event.start_us, event.duration_us});
+  }
+  return ops;
+}
+
 int Profiler::CurrentThreadIndex() {
   static std::atomic<int> next_index{0};
   thread_local int index = next_index.fetch_add(1, std::memory_order_relaxed);

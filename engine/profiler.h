@@ -68,6 +68,17 @@ class Profiler {
   // Op events (not counters) recorded so far (for tests).
   size_t event_count() const;
 
+  // One recorded op event.
+  struct RecordedOp {
+    std::string name;
+    std::string category;  // "operator" or "copy"
+    Context ctx;
+    int64_t start_us = 0;
+    int64_t duration_us = 0;
+  };
+  // The op events recorded since the last Clear(), in the order they were recorded.
+  std::vector<RecordedOp> RecordedOps() const;
+
  private:
   Profiler();
   static constexpr int kOff = -1;

@@ -6,11 +6,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include "core/error.h"
 #include "engine/engine.h"
@@ -342,6 +344,29 @@ TEST_P(ProfilerTest, FailedOpsAreRecordedToo) {
                     "failing");
   EXPECT_THROW(engine_->WaitForAll(), Error);
   EXPECT_EQ(Profiler::Get().event_count(), 1u);
+}
+
+TEST_P(ProfilerTest, RecordedOpsListTheOpEventsWithTheirDurations) {
+  Profiler& profiler = Profiler::Get();
+  profiler.Start(ProfilerMode::kAll);
+  VarHandle a = engine_->NewVar();
+  for (const char* name : {"first", "second"}) {
+    engine_->PushSync([](RunContext) { std::this_thread::sleep_for(std::chrono::milliseconds(2)); },
+                      Context::CPU(), {}, {a}, 0, name);
+  }
+  engine_->WaitForAll();
+  profiler.Stop();
+  const std::vector<Profiler::RecordedOp> ops = profiler.RecordedOps();
+  ASSERT_EQ(ops.size(), 2u);
+  EXPECT_EQ(ops[0].name, "first");
+  EXPECT_EQ(ops[1].name, "second");
+  for (const Profiler::RecordedOp& op : ops) {
+    EXPECT_EQ(op.category, "operator");
+    EXPECT_GE(op.duration_us, 2000);  // it slept 2 ms
+  }
+  EXPECT_LE(ops[0].start_us + ops[0].duration_us, ops[1].start_us);  // they wrote one var
+  profiler.Clear();
+  EXPECT_TRUE(profiler.RecordedOps().empty());
 }
 
 INSTANTIATE_TEST_SUITE_P(AllEngines, ProfilerTest,

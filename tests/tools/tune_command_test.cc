@@ -161,6 +161,21 @@ TEST_F(TuneCommandTest, ASystemDbIntoAMissingFolderOrFromAForeignFileIsAClearErr
   EXPECT_TRUE(Contains(none.output, "at least one model file")) << none.output;
 }
 
+TEST_F(TuneCommandTest, ExplainPrintsEachNodesPredictionBesideItsMeasurement) {
+  CliResult result = RunCli(environment_, "tune " + kModel + " --plan global --explain --passes 3");
+  ASSERT_EQ(result.status, 0) << result.output;
+  EXPECT_TRUE(Contains(result.output, "explain: 3 profiled passes, medians per pass"))
+      << result.output;
+  // The one convolution: a prediction and a measurement.
+  EXPECT_TRUE(Contains(LinesWith(result.output, "  Convolution "), "predicted ")) << result.output;
+  EXPECT_TRUE(Contains(LinesWith(result.output, "  Convolution "), ", measured ")) << result.output;
+  EXPECT_TRUE(Contains(result.output, "costed nodes: predicted ")) << result.output;
+  EXPECT_TRUE(Contains(result.output, "a whole pass: ")) << result.output;
+  CliResult training = RunCli(environment_, "tune " + kModel + " --explain --training");
+  EXPECT_NE(training.status, 0);
+  EXPECT_TRUE(Contains(training.output, "--explain runs inference passes")) << training.output;
+}
+
 TEST_F(TuneCommandTest, BadInputIsAClearError) {
   CliResult missing = RunCli(environment_, "tune /nonexistent/model.onnx");
   EXPECT_NE(missing.status, 0);

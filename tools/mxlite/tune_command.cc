@@ -9,16 +9,23 @@
 // DB for machines of this type (MXNET_TUNING_SYSTEM_DB_PATH), printing one summary per model.
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <random>
 #include <string>
 
 #include "core/error.h"
 #include "core/settings.h"
+#include "engine/profiler.h"
 #include "ops/conv/tuning_db.h"
 #include "ops/cpu_runtime.h"
 #include "scheduler/graph/executor.h"
 #include "scheduler/onnx/onnx_import.h"
+#include "scheduler/planning/plan_explain.h"
+#include "scheduler/train/initializer.h"
 #include "tools/mxlite/command_line.h"
 #include "tools/mxlite/commands.h"
 #include "tools/mxlite/model_session.h"
@@ -37,6 +44,10 @@ const std::vector<FlagSpec> kTuneFlags = {
     DeviceFlag(),
     PlanFlag(),
     {"threads", true, "intra-op threads (MXNET_OMP_MAX_THREADS; default: one per core)"},
+    {"explain", false,
+     "after tuning, run profiled passes and print per node the planner's predicted time beside "
+     "the measured one, with the totals"},
+    {"passes", true, "profiled passes for --explain (default 20)"},
     {"system-db", true,
      "tune every MODEL given into this file, a system DB to install on machines of this type "
      "(MXNET_TUNING_SYSTEM_DB_PATH); its entries are kept and added to"},
@@ -46,11 +57,15 @@ const std::vector<FlagSpec> kTuneFlags = {
 constexpr const char* kTuneUsage =
     "usage: mxlite tune MODEL.onnx [--verbose] [--batch N] [--training] [--mode MODE]\n"
     "                              [--device cpu|gpu] [--threads N] [--plan none|local|global]\n"
+    "                              [--explain [--passes N]]\n"
     "       mxlite tune --system-db OUT.sqlite MODEL.onnx... [the flags above]\n\n"
     "Tunes every convolution of the model, plans the layouts (--plan, default MXNET_CONV_PLAN)\n"
     "and prints the plan (per layer its layout and algorithms, the transforms inserted) and the\n"
     "tuning report. Results are stored in the tuning DB (MXNET_TUNING_DB_PATH, mode\n"
     "MXNET_TUNING_DB_MODE), so a second run is instant.\n\n"
+    "With --explain, the planned graph then runs --passes profiled inference passes (after 5\n"
+    "untimed ones, inputs uniform in [-1, 1)) and each node's predicted time is printed beside\n"
+    "its measured median, with the totals of what the planner costs and of what it does not.\n\n"
     "With --system-db, every model is tuned into OUT.sqlite instead (starting from its entries\n"
     "when it exists; the user DB is neither read nor written), one summary line per model, and\n"
     "OUT.sqlite is written as a read-only system DB: install it on machines of the same CPU (or\n"
@@ -77,6 +92,51 @@ std::unique_ptr<Executor> BindForTuning(const ParsedArgs& parsed, const std::str
   options.training = parsed.Has("training");
   options.conv_plan = ParsePlanFlag(parsed);
   return Executor::Bind(model.graph, options);
+}
+
+// Median of `values` (not empty).
+double Median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+// --explain: `passes` profiled inference passes of the bound model after five untimed ones; per
+// node the median of its ops' durations per pass, and the median wall time of a pass.
+void Explain(Executor& executor, int64_t passes) {
+  std::mt19937_64 random(42);
+  for (int id : executor.graph().Variables(VariableRole::kInput)) {
+    FillArray(executor.Arg(executor.graph().node(id).name), Uniform{1.0}, random);
+  }
+  for (int i = 0; i < 5; ++i) RunForward(executor);
+  Profiler& profiler = Profiler::Get();
+  const bool was_running = profiler.running();
+  profiler.Stop();
+  profiler.Clear();
+  profiler.Start(ProfilerMode::kSymbolic);
+  std::vector<double> pass_ms;
+  for (int64_t i = 0; i < passes; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    RunForward(executor);
+    pass_ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
+  }
+  profiler.Stop();
+  std::map<std::string, std::vector<double>> per_pass;  // an op's total per pass, by node
+  std::map<std::string, int> seen;
+  for (const Profiler::RecordedOp& op : profiler.RecordedOps()) {
+    if (op.category != "operator") continue;
+    const size_t pass = static_cast<size_t>(seen[op.name]++);
+    std::vector<double>& totals = per_pass[op.name];
+    if (totals.size() <= pass) totals.resize(pass + 1, 0.0);
+    totals[pass] += static_cast<double>(op.duration_us) / 1e3;
+  }
+  profiler.Clear();
+  if (was_running) profiler.Start();
+  std::map<std::string, double> measured;
+  for (const auto& [node, totals] : per_pass) measured[node] = Median(totals);
+  std::cout << "explain: " << passes << " profiled passes, medians per pass\n"
+            << ExplainPlan(executor.conv_plan(), measured, Median(pass_ms)).Format();
 }
 
 // --system-db: every model tuned into a DB beside `out` that starts as a copy of it, then written
@@ -150,10 +210,15 @@ int RunTuneCommand(const std::vector<std::string>& args) {
   settings().Set("MXNET_TUNING_REPORT", "off");
   if (system_db) return BuildSystemDb(parsed, *system_db, ctx);
 
+  const int64_t passes = IntFlag(parsed, "passes", 20, 1, 1 << 20);
   const std::unique_ptr<Executor> executor =
       BindForTuning(parsed, ModelPath(parsed, "mxlite tune"), ctx);
   std::cout << executor->conv_plan().Format(parsed.Has("verbose"));
   std::cout << executor->TuningReport(parsed.Has("verbose"));
+  if (parsed.Has("explain")) {
+    MX_CHECK(!parsed.Has("training")) << "--explain runs inference passes: drop --training";
+    Explain(*executor, passes);
+  }
   return 0;
 }
 
