@@ -374,6 +374,14 @@ std::pair<std::string, Graph> BlockGraph(const Graph& nhwc, const GraphShapes& s
   return {key.str(), std::move(block)};
 }
 
+// The stages' tuned costs in NHWC.
+double StagesCostMs(const std::vector<std::string>& stages,
+                    const std::map<std::string, const PlannedLayer*>& layers) {
+  double sum = 0.0;
+  for (const std::string& stage : stages) sum += layers.at(stage)->cost_ms[Index(L::kNHWC)];
+  return sum;
+}
+
 // Costs the depthwise blocks the executor would fuse (header: "Depthwise blocks") and credits
 // each one that is faster fused to keeping its stages NHWC together. Returns the credits' sum:
 // every assignment's cost in `p.problem` is that much over what it predicts.
@@ -410,7 +418,11 @@ double CostDepthwiseBlocks(const Graph& graph, const GraphShapes& shapes,
     const PlannedDepthwiseBlock planned{block, apart.ms, fused.ms};
     report.depthwise_blocks.push_back(planned);
     if (!planned.fuses()) continue;
-    const double saving = planned.apart_ms - planned.fused_ms;
+    // The saving in the planner's own terms: the fraction of the stages' time that fusing saves,
+    // of their costs as tuned. The measured difference itself would mix two clocks (a small
+    // block's graph pays engine steps its tuned stages never see) and could predict a plan below
+    // zero.
+    const double saving = StagesCostMs(stages, layers) * planned.SavedFraction();
     const size_t edges = stages.size() - 1;
     for (size_t i = 0; i < edges; ++i) {
       CostMatrix broken(kNumActivationLayouts, kNumActivationLayouts,

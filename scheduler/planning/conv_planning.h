@@ -56,9 +56,11 @@
 // The planner finds every block that would form were every node NHWC, whatever its size (the
 // executor's size rule, ops/cpu/depthwise_block.h, is for blocks nobody measured), times each
 // fused and its stages one after the other (MeasureFusedAndApartMs, kept in the DB) and credits
-// the difference to keeping its stages NHWC together: each edge between two stages costs the
-// saving (split over the block's edges) unless both ends are NHWC, and the predicted totals are
-// shifted back by the savings, so a plan that keeps a block whole is predicted at its fused time.
+// the saving to keeping its stages NHWC together: the fraction of the time the measurement saw
+// fusing save (1 - fused / apart) of the stages' tuned NHWC costs. Each edge between two stages
+// costs the saving (split over the block's edges) unless both ends are NHWC, and the predicted
+// totals are shifted back by the savings, so a plan that keeps a block whole is predicted at its
+// stages' cost times fused / apart (never below zero).
 // A block measured slower fused is reported and kept apart.
 //
 // Rewriting. Chosen layouts become attributes (Convolution/Pooling `layout`, BatchNorm `axis` and
@@ -124,6 +126,8 @@ struct PlannedDepthwiseBlock {
   double apart_ms = 0.0;  // the stages one after the other, timed as a graph
   double fused_ms = 0.0;  // the fused op, timed likewise
   bool fuses() const { return fused_ms < apart_ms; }
+  // 1 - fused / apart: what fusing saves of the stages' time (0 when it does not fuse).
+  double SavedFraction() const { return fuses() ? 1.0 - fused_ms / apart_ms : 0.0; }
 };
 
 // One transform the rewritten graph runs.

@@ -8,7 +8,8 @@
 // Rows, in the plan's order: every planned layer (convolution, pooling) in its chosen layout with
 // its predicted time (its tuned algorithm's, or the node's measured time there); every depthwise
 // block the plan keeps fused, as one row named after its depthwise convolution (the fused op's
-// name when it runs) with the block's fused time, its stages' own rows left out; every transform
+// name when it runs) predicted as the plan counts it (its stages' NHWC costs times fused / apart),
+// its stages' own rows left out; every transform
 // the plan inserts that runs each pass (a weight's transform at inference is computed once and
 // kept: not a per-pass cost, not listed). Then every other node the passes ran (what the planner
 // does not cost: element-wise ops, BatchNorm, Concat, fully connected layers...), measured only.
