@@ -1,8 +1,8 @@
 // Resize (ops/resize.h): the OpDef, the taps, and the CPU kernels. Each resized axis is one pass
-// over the data seen as (outer, axis, inner): an output row is a weighted sum of two input rows
-// of `inner` elements (Eigen, vectorised), rows split over the intra-op threads; passes between
-// the first and the last write to scratch. Backward runs the passes in reverse, each input row
-// gathering the output rows that read it (no two threads write one element).
+// over the data seen as (outer, axis, inner): an output row is a weighted sum of one, two or four
+// input rows of `inner` elements (Eigen, vectorised), rows split over the intra-op threads;
+// passes between the first and the last write to scratch. Backward runs the passes in reverse,
+// each input row gathering the output rows that read it (no two threads write one element).
 #include "ops/resize.h"
 
 #include <algorithm>
@@ -108,6 +108,16 @@ int64_t NearestIndex(const std::string& rounding, double coordinate) {
   return static_cast<int64_t>(std::round(coordinate));
 }
 
+// ONNX's cubic weights of the four taps floor(c) - 1 .. floor(c) + 2 for t = c - floor(c) (its
+// reference's expressions, so that the float64 weights round alike).
+void CubicWeights(double t, double a, double* w) {
+  const double u = 1 - t;
+  w[0] = ((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a;
+  w[1] = ((a + 2) * t - (a + 3)) * t * t + 1;
+  w[2] = ((a + 2) * u - (a + 3)) * u * u + 1;
+  w[3] = ((a * (u + 1) - 5 * a) * (u + 1) + 8 * a) * (u + 1) - 4 * a;
+}
+
 }  // namespace
 
 ResizeTaps TapsOf(const Attributes& attrs, const ResizeAxis& a) {
@@ -115,21 +125,48 @@ ResizeTaps TapsOf(const Attributes& attrs, const ResizeAxis& a) {
   const std::string transform = attrs.GetString("coordinate_transformation_mode");
   const std::string rounding = attrs.GetString("nearest_mode");
   ResizeTaps taps;
-  taps.first.resize(static_cast<size_t>(a.out));
-  taps.second.resize(static_cast<size_t>(a.out));
-  taps.frac.assign(static_cast<size_t>(a.out), 0.0);
+  taps.count = mode == "cubic" ? 4 : mode == "linear" ? 2 : 1;
+  const size_t count = static_cast<size_t>(taps.count);
+  taps.index.resize(static_cast<size_t>(a.out) * count);
+  taps.weight.assign(taps.index.size(), 0.0);
   const auto clamp = [&](int64_t i) { return std::clamp<int64_t>(i, 0, a.in - 1); };
+  const double cubic_a = mode == "cubic" ? attrs.GetFloat("cubic_coeff_a") : 0.0;
+  const bool exclude_outside = mode == "cubic" && attrs.GetBool("exclude_outside");
   for (int64_t x = 0; x < a.out; ++x) {
     const double c = SourceCoordinate(transform, a, x);
+    int64_t* index = &taps.index[static_cast<size_t>(x) * count];
+    double* weight = &taps.weight[static_cast<size_t>(x) * count];
     if (mode == "nearest") {
-      taps.first[x] = taps.second[x] = clamp(NearestIndex(rounding, c));
-      continue;
+      index[0] = clamp(NearestIndex(rounding, c));
+      weight[0] = 1.0;
+    } else if (mode == "linear") {
+      const double inside = std::clamp(c, 0.0, static_cast<double>(a.in - 1));
+      const int64_t below = static_cast<int64_t>(std::floor(inside));
+      const double t = inside - static_cast<double>(below);
+      index[0] = below;
+      index[1] = clamp(below + 1);
+      weight[0] = 1.0 - t;
+      weight[1] = t;
+    } else {
+      // ONNX takes t in (0, 1] (an integral c as floor(c) - 1 + 1); t in [0, 1) gives the same
+      // sum: weights (0, 1, 0, 0) on the tap at c instead of (0, 0, 1, 0).
+      const double below = std::floor(c);
+      CubicWeights(c - below, cubic_a, weight);
+      const int64_t first = static_cast<int64_t>(below) - 1;
+      double sum = 0;
+      for (size_t k = 0; k < count; ++k) {
+        const int64_t i = first + static_cast<int64_t>(k);
+        if (exclude_outside && (i < 0 || i >= a.in)) weight[k] = 0.0;
+        sum += weight[k];
+        index[k] = clamp(i);
+      }
+      // Renormalised as ONNX's reference does (always, not only where a tap was dropped); a
+      // coordinate so far out that every tap is (only from a `scale` at odds with `size`) reads
+      // nothing.
+      if (exclude_outside) {
+        for (size_t k = 0; k < count; ++k) weight[k] = sum != 0.0 ? weight[k] / sum : 0.0;
+      }
     }
-    const double inside = std::clamp(c, 0.0, static_cast<double>(a.in - 1));
-    const int64_t below = static_cast<int64_t>(std::floor(inside));
-    taps.first[x] = below;
-    taps.second[x] = clamp(below + 1);
-    taps.frac[x] = inside - static_cast<double>(below);
   }
   return taps;
 }
@@ -147,11 +184,14 @@ std::vector<Shape> ResizePassShapes(const Shape& data, const ResizePlan& plan) {
 ResizeReaders ReadersOf(const ResizeTaps& taps, int64_t in) {
   ResizeReaders readers;
   readers.begin.assign(static_cast<size_t>(in + 1), 0);
-  const int64_t out = static_cast<int64_t>(taps.first.size());
+  const size_t count = static_cast<size_t>(taps.count);
+  const int64_t out = static_cast<int64_t>(taps.index.size() / count);
   const auto each_read = [&](auto&& visit) {
     for (int64_t o = 0; o < out; ++o) {
-      visit(taps.first[o], o, 1.0 - taps.frac[o]);
-      if (taps.frac[o] != 0.0) visit(taps.second[o], o, taps.frac[o]);
+      for (size_t k = 0; k < count; ++k) {
+        const size_t tap = static_cast<size_t>(o) * count + k;
+        if (taps.weight[tap] != 0.0) visit(taps.index[tap], o, taps.weight[tap]);
+      }
     }
   };
   each_read([&](int64_t i, int64_t, double) { ++readers.begin[i + 1]; });
@@ -179,18 +219,35 @@ PassShape PassShapeOf(const Shape& before, const ResizeAxis& a) {
   return {before.size(0, a.axis), a.in, a.out, before.size(a.axis + 1, before.ndim())};
 }
 
-// The last axis (inner 1): each output element a weighted pair of one input row's elements.
+// The work of a row of `elements` outputs, for the intra-op chunks: cubic reads twice what linear
+// does.
+int64_t WorkPerRow(int64_t elements, const ResizeTaps& taps) {
+  return elements * std::max(1, taps.count / 2);
+}
+
+// The last axis (inner 1): each output element a weighted sum of one input row's elements.
 template <typename T>
 void ForwardLastAxis(const PassShape& p, const ResizeTaps& taps, const T* src, T* dst) {
-  std::vector<T> weight(taps.frac.begin(), taps.frac.end());
-  cpu::ForEachRowRange(p.outer, p.out, [&](int64_t first, int64_t last) {
+  const std::vector<T> weight(taps.weight.begin(), taps.weight.end());
+  const int64_t* index = taps.index.data();
+  cpu::ForEachRowRange(p.outer, WorkPerRow(p.out, taps), [&](int64_t first, int64_t last) {
     for (int64_t o = first; o < last; ++o) {
       const T* in = src + o * p.in;
       T* out = dst + o * p.out;
-      for (int64_t x = 0; x < p.out; ++x) {
-        const T w = weight[static_cast<size_t>(x)];
-        const T a = in[taps.first[x]];
-        out[x] = w == T(0) ? a : a * (T(1) - w) + in[taps.second[x]] * w;
+      if (taps.count == 1) {
+        for (int64_t x = 0; x < p.out; ++x) out[x] = in[index[x]];
+      } else if (taps.count == 2) {
+        for (int64_t x = 0; x < p.out; ++x) {
+          const T w = weight[2 * x + 1];
+          const T a = in[index[2 * x]];
+          out[x] = w == T(0) ? a : a * (T(1) - w) + in[index[2 * x + 1]] * w;
+        }
+      } else {
+        for (int64_t x = 0; x < p.out; ++x) {
+          const int64_t* i = index + 4 * x;
+          const T* w = weight.data() + 4 * x;
+          out[x] = in[i[0]] * w[0] + in[i[1]] * w[1] + in[i[2]] * w[2] + in[i[3]] * w[3];
+        }
       }
     }
   });
@@ -202,17 +259,26 @@ void ForwardPass(const PassShape& p, const ResizeTaps& taps, const T* src, T* ds
     ForwardLastAxis(p, taps, src, dst);
     return;
   }
-  cpu::ForEachRowRange(p.outer * p.out, p.inner, [&](int64_t first, int64_t last) {
+  const int64_t work = WorkPerRow(p.inner, taps);
+  cpu::ForEachRowRange(p.outer * p.out, work, [&](int64_t first, int64_t last) {
     for (int64_t row = first; row < last; ++row) {
       const int64_t o = row / p.out, x = row % p.out;
-      const T w = static_cast<T>(taps.frac[x]);
-      const auto a = EigenArray<const T>(src + (o * p.in + taps.first[x]) * p.inner, p.inner);
+      const int64_t* index = &taps.index[static_cast<size_t>(x * taps.count)];
+      const double* weight = &taps.weight[static_cast<size_t>(x * taps.count)];
+      const auto in = [&](int k) {
+        return EigenArray<const T>(src + (o * p.in + index[k]) * p.inner, p.inner);
+      };
       auto y = EigenArray<T>(dst + row * p.inner, p.inner);
+      if (taps.count == 4) {
+        y = in(0) * static_cast<T>(weight[0]) + in(1) * static_cast<T>(weight[1]) +
+            in(2) * static_cast<T>(weight[2]) + in(3) * static_cast<T>(weight[3]);
+        continue;
+      }
+      const T w = taps.count == 2 ? static_cast<T>(weight[1]) : T(0);
       if (w == T(0)) {
-        y = a;
+        y = in(0);
       } else {
-        y = a * (T(1) - w) +
-            EigenArray<const T>(src + (o * p.in + taps.second[x]) * p.inner, p.inner) * w;
+        y = in(0) * (T(1) - w) + in(1) * w;
       }
     }
   });
@@ -325,14 +391,19 @@ MXLITE_REGISTER_OP(Resize) {
   OpDef op;
   op.name = "Resize";
   op.name_prefix = FixedNamePrefix("resize");
-  op.doc = "The trailing axes resampled to `size` (nearest or linear; ONNX's coordinate modes).";
+  op.doc =
+      "The trailing axes resampled to `size` (nearest, linear or cubic; ONNX's coordinate modes).";
   op.attributes.IntTuple("size", "output extents of the trailing axes", Required())
-      .Enum("mode", {"nearest", "linear"}, "the interpolation", Default("nearest"))
+      .Enum("mode", {"nearest", "linear", "cubic"}, "the interpolation", Default("nearest"))
       .Enum("coordinate_transformation_mode",
             {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"},
             "how an output index maps to an input coordinate", Default("half_pixel"))
       .Enum("nearest_mode", {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"},
             "how nearest rounds the coordinate", Default("round_prefer_floor"))
+      .Float("cubic_coeff_a", "cubic's a: -0.75 is PyTorch's bicubic, -0.5 Keys' own",
+             Default("-0.75"))
+      .Bool("exclude_outside", "cubic: taps outside the axis weigh 0, the rest renormalised",
+            Default("false"))
       .String("scale", "per resized axis, the transform's scale, e.g. (2,2); () uses out / in",
               Default("()"));
   op.input_names = [](const Attributes&) { return std::vector<std::string>{"data"}; };

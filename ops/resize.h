@@ -1,23 +1,35 @@
 // Resize (ONNX's Resize and Upsample import to it; PyTorch's interpolate): the trailing axes of
 // the data resampled to new extents, one axis at a time (separable: linear on two axes is
-// bilinear, to rounding), the axis that grows the data least first.
+// bilinear, cubic bicubic, to rounding), the axis that grows the data least first.
 //
 //   size     the output extents of the trailing len(size) axes (the leading ones are kept)
-//   mode     nearest (default) or linear
+//   mode     nearest (default), linear or cubic
 //   coordinate_transformation_mode  how output index x maps to an input coordinate, with
 //            scale = out / in (or the `scale` given) and resized = in * scale (out, unless a
 //            scale was given: ONNX's rule):
 //              half_pixel (default)  (x + 0.5) / scale - 0.5
-//              pytorch_half_pixel    the same, but 0 where resized is 1 or less
+//              pytorch_half_pixel    the same, but 0 where resized is 1 or less (ONNX's text
+//                                    and ONNX Runtime; ONNX's Python reference takes -0.5, which
+//                                    only cubic would tell apart)
 //              align_corners         x * (in - 1) / (resized - 1) (0 where resized is 1)
 //              asymmetric            x / scale
 //   nearest_mode  round_prefer_floor (default), round_prefer_ceil, floor or ceil
+//   cubic_coeff_a    cubic's a (default -0.75, as PyTorch's bicubic; -0.5 is Keys' own)
+//   exclude_outside  cubic: taps outside the axis weigh 0 and the rest are renormalised to sum
+//            1 (default false: they read the edge value)
 //   scale    per resized axis, the scale of the transform (ONNX's scales when they were given,
 //            which may differ from out / in); () uses out / in
 //
 // Linear reads the two inputs around the coordinate, clamped to the axis (the edge value
-// repeats); nearest reads the one its rounding picks, clamped. Backward gives each input element
-// the sum of the output gradients that read it, times the weights they read it with.
+// repeats); nearest reads the one its rounding picks, clamped. Cubic (ONNX's Resize, Keys'
+// cubic convolution) reads the four inputs floor(c) - 1 .. floor(c) + 2 around coordinate c,
+// with t = c - floor(c), weights
+//   W(1 + t), W(t), W(1 - t), W(2 - t),
+//   W(d) = ((a + 2) d - (a + 3)) d^2 + 1 for |d| <= 1, ((a d - 5a) d + 8a) d - 4a for 1 < |d| < 2,
+// its indices clamped to the axis (the edge value repeats, as ONNX's reference pads with it)
+// unless exclude_outside drops them; the coordinate itself is not clamped. Backward gives each
+// input element the sum of the output gradients that read it, times the weights they read it
+// with (the adjoint of the forward's taps).
 //
 // What the attributes mean for a tensor, shared by the CPU kernels (ops/resize.cc) and the GPU
 // kernels (ops/cuda/resize_gpu.cc): each resized axis as taps (which inputs each output reads)
@@ -54,16 +66,20 @@ ResizePlan ResizePlanOf(const Attributes& attrs, const Shape& data, const std::s
 // after resizing plan.axes[k].
 std::vector<Shape> ResizePassShapes(const Shape& data, const ResizePlan& plan);
 
-// Output index o of one axis reads input `first[o]` with weight 1 - frac[o] and `second[o]` with
-// weight frac[o] (nearest: first == second, frac 0).
+// Output index o of one axis reads `count` inputs, index[o * count + k] with weight
+// weight[o * count + k] for k < count: nearest 1 (weight 1); linear 2, 1 - t and t (the kernels
+// compute a * (1 - t) + b * t from the second weight, and read only a where t is 0); cubic 4,
+// summed in tap order.
 struct ResizeTaps {
-  std::vector<int64_t> first, second;
-  std::vector<double> frac;
+  int count = 1;
+  std::vector<int64_t> index;
+  std::vector<double> weight;
 };
 ResizeTaps TapsOf(const Attributes& attrs, const ResizeAxis& axis);
 
 // The taps read backwards: input index i is read by outputs reader[k] with weight weight[k] for k
-// in [begin[i], begin[i + 1]), in increasing order of output.
+// in [begin[i], begin[i + 1]), in increasing order of output (and of tap, where an output reads i
+// through two clamped taps); taps of weight 0 are left out.
 struct ResizeReaders {
   std::vector<int64_t> begin, reader;
   std::vector<double> weight;

@@ -49,12 +49,11 @@ void ResizeForwardGpu(const OpContext& ctx, const Attributes& attrs,
       const ResizeTaps taps = TapsOf(attrs, plan.axes[k]);
       const bool last = k + 1 == plan.axes.size();
       T* dst = last ? outputs[0].data_as<T>() : ctx.scratch->GetArray<T>(shapes[k + 1].size());
-      MXLITE_CUDA_CALL(cuda::ResizeForwardPass<T>(PassOf(shapes[k], plan.axes[k]),
-                                                  ToDevice(ctx, taps.first, stream, owner),
-                                                  ToDevice(ctx, taps.second, stream, owner),
-                                                  ToDevice(ctx, taps.frac, stream, owner), src,
-                                                  dst, stream),
-                       owner);
+      MXLITE_CUDA_CALL(
+          cuda::ResizeForwardPass<T>(PassOf(shapes[k], plan.axes[k]), taps.count,
+                                     ToDevice(ctx, taps.index, stream, owner),
+                                     ToDevice(ctx, taps.weight, stream, owner), src, dst, stream),
+          owner);
       src = dst;
     }
   });

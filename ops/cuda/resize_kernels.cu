@@ -6,15 +6,26 @@ namespace mxlite::cuda {
 namespace {
 
 template <typename T>
-__global__ void ForwardKernel(ResizePass p, const int64_t* first, const int64_t* second,
-                              const double* frac, const T* src, T* dst) {
+__global__ void ForwardKernel(ResizePass p, int count, const int64_t* index, const double* weight,
+                              const T* src, T* dst) {
   using C = ComputeType<T>;
   MXLITE_GRID_LOOP(e, p.outer * p.out * p.inner) {
     const int64_t i = e % p.inner, x = (e / p.inner) % p.out, o = e / (p.inner * p.out);
-    const C w = static_cast<C>(frac[x]);
-    const C a = static_cast<C>(src[(o * p.in + first[x]) * p.inner + i]);
-    const C b = static_cast<C>(src[(o * p.in + second[x]) * p.inner + i]);
-    dst[e] = static_cast<T>(w == C(0) ? a : a * (C(1) - w) + b * w);
+    const int64_t* taps = index + x * count;
+    const double* w = weight + x * count;
+    const T* row = src + o * p.in * p.inner + i;  // element i of input row 0 of this outer
+    const C a = static_cast<C>(row[taps[0] * p.inner]);
+    if (count == 4) {
+      const C b = static_cast<C>(row[taps[1] * p.inner]);
+      const C c = static_cast<C>(row[taps[2] * p.inner]);
+      const C d = static_cast<C>(row[taps[3] * p.inner]);
+      dst[e] = static_cast<T>(a * static_cast<C>(w[0]) + b * static_cast<C>(w[1]) +
+                              c * static_cast<C>(w[2]) + d * static_cast<C>(w[3]));
+      continue;
+    }
+    const C t = count == 2 ? static_cast<C>(w[1]) : C(0);
+    dst[e] =
+        static_cast<T>(t == C(0) ? a : a * (C(1) - t) + static_cast<C>(row[taps[1] * p.inner]) * t);
   }
 }
 
@@ -35,10 +46,10 @@ __global__ void BackwardKernel(ResizePass p, const int64_t* begin, const int64_t
 }  // namespace
 
 template <typename T>
-cudaError_t ResizeForwardPass(const ResizePass& p, const int64_t* first, const int64_t* second,
-                              const double* frac, const T* src, T* dst, cudaStream_t s) {
+cudaError_t ResizeForwardPass(const ResizePass& p, int count, const int64_t* index,
+                              const double* weight, const T* src, T* dst, cudaStream_t s) {
   const int64_t n = p.outer * p.out * p.inner;
-  if (n > 0) ForwardKernel<T><<<Blocks(n), kThreads, 0, s>>>(p, first, second, frac, src, dst);
+  if (n > 0) ForwardKernel<T><<<Blocks(n), kThreads, 0, s>>>(p, count, index, weight, src, dst);
   return cudaGetLastError();
 }
 
@@ -50,10 +61,10 @@ cudaError_t ResizeBackwardPass(const ResizePass& p, const int64_t* begin, const 
   return cudaGetLastError();
 }
 
-#define MXLITE_INSTANTIATE_RESIZE(T)                                                             \
-  template cudaError_t ResizeForwardPass(const ResizePass&, const int64_t*, const int64_t*,      \
-                                         const double*, const T*, T*, cudaStream_t);             \
-  template cudaError_t ResizeBackwardPass(const ResizePass&, const int64_t*, const int64_t*,     \
+#define MXLITE_INSTANTIATE_RESIZE(T)                                                            \
+  template cudaError_t ResizeForwardPass(const ResizePass&, int, const int64_t*, const double*, \
+                                         const T*, T*, cudaStream_t);                           \
+  template cudaError_t ResizeBackwardPass(const ResizePass&, const int64_t*, const int64_t*,    \
                                           const double*, const T*, T*, cudaStream_t);
 MXLITE_INSTANTIATE_RESIZE(float)
 MXLITE_INSTANTIATE_RESIZE(double)

@@ -14,11 +14,13 @@ struct ResizePass {
   int64_t outer, in, out, inner;
 };
 
-// dst (outer, out, inner)[o, x, i] = src[o, first[x], i] * (1 - frac[x]) + src[o, second[x], i] *
-// frac[x].
+// dst (outer, out, inner)[o, x, i] = the sum over taps k < count of
+// src[o, index[x * count + k], i] * weight[x * count + k], in tap order (ResizeTaps, ops/resize.h):
+// count 1 copies; count 2 is a * (1 - t) + b * t with t = weight[2x + 1] (a where t is 0);
+// count 4, cubic, ((a w0 + b w1) + c w2) + d w3.
 template <typename T>
-cudaError_t ResizeForwardPass(const ResizePass& p, const int64_t* first, const int64_t* second,
-                              const double* frac, const T* src, T* dst, cudaStream_t s);
+cudaError_t ResizeForwardPass(const ResizePass& p, int count, const int64_t* index,
+                              const double* weight, const T* src, T* dst, cudaStream_t s);
 
 // dx (outer, in, inner)[o, j, i] = sum over k in [begin[j], begin[j + 1]) of
 // dy[o, reader[k], i] * weight[k].

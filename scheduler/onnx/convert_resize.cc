@@ -2,9 +2,10 @@
 // output extents come from `sizes`, or from `scales` (floor(in * scale), the scale then kept for
 // the coordinate transform), both known at load; the axes from the first that changes on are
 // resized. From opset 18 `axes` names the axes sizes or scales are given for (the others keep
-// their extent). Cubic interpolation, the TensorFlow coordinate modes, half_pixel_symmetric
-// (opset 19), antialias=1 and a keep_aspect_ratio_policy other than stretch (opset 18) are
-// refused, naming the node.
+// their extent). Cubic takes cubic_coeff_a and exclude_outside (which changes nothing for nearest
+// within the axis and linear, so only cubic is given it). The TensorFlow coordinate modes,
+// half_pixel_symmetric (opset 19), antialias=1 and a keep_aspect_ratio_policy other than stretch
+// (opset 18) are refused, naming the node.
 #include <cmath>
 
 #include "core/error.h"
@@ -17,6 +18,8 @@ struct ResizeRequest {
   std::string mode = "nearest";
   std::string transform = "half_pixel";
   std::string rounding = "round_prefer_floor";
+  double cubic_a = -0.75;
+  bool exclude_outside = false;
   std::vector<int64_t> out;   // every axis
   std::vector<double> scale;  // every axis, empty when the extents were given
 };
@@ -32,8 +35,9 @@ std::string NumbersText(const std::vector<double>& values) {
 
 void EmitResize(OnnxNode& node, const ResizeRequest& r) {
   const Shape in = node.InputShape(0);
-  MX_CHECK(r.mode == "nearest" || r.mode == "linear")
-      << node.where() << ": mode '" << r.mode << "' is not supported (nearest and linear are)";
+  MX_CHECK(r.mode == "nearest" || r.mode == "linear" || r.mode == "cubic")
+      << node.where() << ": mode '" << r.mode
+      << "' is not supported (nearest, linear and cubic are)";
   MX_CHECK(r.transform == "half_pixel" || r.transform == "pytorch_half_pixel" ||
            r.transform == "align_corners" || r.transform == "asymmetric")
       << node.where() << ": coordinate_transformation_mode '" << r.transform
@@ -56,6 +60,10 @@ void EmitResize(OnnxNode& node, const ResizeRequest& r) {
                     {"mode", r.mode},
                     {"coordinate_transformation_mode", r.transform},
                     {"nearest_mode", r.rounding}};
+  if (r.mode == "cubic") {
+    attrs["cubic_coeff_a"] = Number(r.cubic_a);
+    attrs["exclude_outside"] = r.exclude_outside ? "true" : "false";
+  }
   if (!r.scale.empty()) {
     attrs["scale"] = NumbersText(std::vector<double>(r.scale.begin() + first, r.scale.end()));
   }
@@ -112,6 +120,11 @@ void ConvertResize(OnnxNode& node) {
   r.mode = a.String("mode", "nearest");
   r.transform = a.String("coordinate_transformation_mode", "half_pixel");
   r.rounding = a.String("nearest_mode", "round_prefer_floor");
+  r.cubic_a = a.Float("cubic_coeff_a", -0.75);
+  const int64_t exclude_outside = a.Int("exclude_outside", 0);
+  MX_CHECK(exclude_outside == 0 || exclude_outside == 1)
+      << node.where() << ": exclude_outside is " << exclude_outside << "; it must be 0 or 1";
+  r.exclude_outside = exclude_outside == 1;
   const Shape in = node.InputShape(0);
   const HostTensor* sizes = node.has_input(3) ? node.ConstantInput(3) : nullptr;
   if (node.has_input(3) && (sizes == nullptr || sizes->shape.size() > 0)) {

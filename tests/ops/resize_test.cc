@@ -1,7 +1,7 @@
-// Resize (ops/resize.h): nearest and linear against a direct float64 reference on every
-// coordinate mode (one and two resized axes, up and down), gradients by finite differences,
-// PyTorch's bilinear (align_corners False and True) on a known case, errors naming the node, and
-// GPU cases.
+// Resize (ops/resize.h): nearest, linear and cubic against a direct float64 reference on every
+// coordinate mode (one and two resized axes, up and down; cubic with exclude_outside and other
+// values of a), gradients by finite differences, PyTorch's bilinear (align_corners False and
+// True) and ONNX's cubic on known 1-D cases, errors naming the node, and GPU cases.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -45,6 +45,28 @@ std::vector<std::vector<std::pair<int64_t, double>>> AxisWeights(const Attrs& at
                  : (c - std::floor(c) == 0.5) ? (rounding == "round_prefer_ceil" ? std::ceil(c) : std::floor(c))
                                               : std::round(c);
       weights[x] = {{std::clamp<int64_t>(static_cast<int64_t>(r), 0, in - 1), 1.0}};
+    } else if (mode == "cubic") {
+      // Keys' kernel W(d) on the four inputs around c, indices clamped to the axis, or dropped
+      // and the rest renormalised (exclude_outside).
+      const double a = std::stod(AttrOr(attrs, "cubic_coeff_a", "-0.75"));
+      const bool exclude = AttrOr(attrs, "exclude_outside", "false") == "true";
+      const auto kernel = [a](double d) {
+        d = std::abs(d);
+        if (d <= 1) return (a + 2) * d * d * d - (a + 3) * d * d + 1;
+        if (d < 2) return a * d * d * d - 5 * a * d * d + 8 * a * d - 4 * a;
+        return 0.0;
+      };
+      const int64_t below = static_cast<int64_t>(std::floor(c));
+      double sum = 0;
+      for (int64_t j = below - 1; j <= below + 2; ++j) {
+        const bool outside = j < 0 || j >= in;
+        const double w = exclude && outside ? 0.0 : kernel(c - static_cast<double>(j));
+        weights[x].push_back({std::clamp<int64_t>(j, 0, in - 1), w});
+        sum += w;
+      }
+      if (exclude) {
+        for (auto& tap : weights[x]) tap.second /= sum;
+      }
     } else {
       const double inside = std::clamp(c, 0.0, double(in - 1));
       const int64_t below = static_cast<int64_t>(std::floor(inside));
@@ -92,7 +114,7 @@ void CheckResize(const Attrs& base, const Shape& data, const std::vector<int64_t
 }
 
 TEST(ResizeTest, EveryModeAndCoordinateTransformMatchesTheReference) {
-  for (const char* mode : {"nearest", "linear"}) {
+  for (const char* mode : {"nearest", "linear", "cubic"}) {
     for (const char* transform : {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"}) {
       SCOPED_TRACE(transform);
       const Attrs attrs = {{"mode", mode}, {"coordinate_transformation_mode", transform}};
@@ -107,6 +129,61 @@ TEST(ResizeTest, EveryModeAndCoordinateTransformMatchesTheReference) {
     CheckResize({{"nearest_mode", rounding}, {"coordinate_transformation_mode", "asymmetric"}},
                 {1, 1, 4, 6}, {10, 9});
   }
+}
+
+TEST(ResizeTest, CubicWithExcludeOutsideAndOtherCoefficientsMatchesTheReference) {
+  for (const char* transform :
+       {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"}) {
+    for (const char* exclude : {"false", "true"}) {
+      for (const char* a : {"-0.75", "-0.5", "-1.25"}) {
+        SCOPED_TRACE(std::string(transform) + " exclude_outside " + exclude + " a " + a);
+        const Attrs attrs = {{"mode", "cubic"},
+                             {"coordinate_transformation_mode", transform},
+                             {"exclude_outside", exclude},
+                             {"cubic_coeff_a", a}};
+        CheckResize(attrs, {2, 3, 4, 5}, {9, 11});   // up
+        CheckResize(attrs, {1, 2, 9, 13}, {4, 5});   // down
+        CheckResize(attrs, {2, 3, 6}, {13});         // the last axis alone
+        CheckResize(attrs, {1, 3, 1, 2}, {3, 1});    // from and to one element
+        CheckResize(attrs, {1, 2, 3, 24}, {7, 10});  // up one axis, down the other
+      }
+    }
+  }
+}
+
+// ONNX's reference (onnx.reference.ops.op_resize) on [1, 2, 4, 8] resized to 8 elements; the
+// first two half_pixel values by hand: coordinates -0.25 and 0.25 read inputs (0, 0, 0, 1) and
+// (0, 0, 1, 2) with weights W(1.75), W(0.75), W(0.25), W(1.25) = -0.03515625, 0.26171875,
+// 0.87890625, -0.10546875 (and reversed). half_pixel with a = -0.75 is PyTorch's bicubic with
+// align_corners=False.
+TEST(ResizeTest, CubicMatchesKnownValues) {
+  const std::vector<double> x = {1, 2, 4, 8};
+  auto run = [&](Attrs attrs) {
+    attrs["size"] = "(8)";
+    attrs["mode"] = "cubic";
+    OpCase c = ResizeCase(attrs, {1, 4});
+    std::vector<HostTensor> inputs = MakeInputs(c, DType::kFloat64);
+    for (int i = 0; i < 4; ++i) inputs[0].Set(i, x[i]);
+    return RunForward(c, inputs).outputs[0].Values();
+  };
+  const auto expect = [](const std::vector<double>& actual, const std::vector<double>& expected) {
+    ASSERT_EQ(actual.size(), expected.size());
+    for (size_t i = 0; i < expected.size(); ++i) EXPECT_NEAR(actual[i], expected[i], 1e-12) << i;
+  };
+  SCOPED_TRACE("half_pixel");
+  expect(run({}),
+         {0.89453125, 1.15625, 1.5625, 2.41796875, 3.16015625, 5.1171875, 7.1640625, 8.421875});
+  SCOPED_TRACE("half_pixel, exclude_outside");
+  expect(run({{"exclude_outside", "true"}}),
+         {0.8636363636363638, 1.1413427561837455, 1.5433962264150942, 2.41796875, 3.16015625,
+          5.215094339622642, 7.243816254416961, 8.545454545454547});
+  SCOPED_TRACE("align_corners, a = -0.5");
+  expect(run({{"coordinate_transformation_mode", "align_corners"}, {"cubic_coeff_a", "-0.5"}}),
+         {1.0, 1.3061224489795937, 1.7959183673469385, 2.4402332361515997, 3.2536443148688057,
+          4.501457725947519, 6.4606413994169145, 8.0});
+  SCOPED_TRACE("asymmetric");
+  expect(run({{"coordinate_transformation_mode", "asymmetric"}}),
+         {1.0, 1.3125, 2.0, 2.71875, 4.0, 6.1875, 8.0, 8.375});
 }
 
 // torch.nn.functional.interpolate of [[1, 2], [3, 4]] to 3x3, bilinear, align_corners=False
@@ -137,6 +214,31 @@ TEST(ResizeTest, GradientsOfNearestAndLinear) {
                             {3, 4}));
 }
 
+TEST(ResizeTest, GradientsOfCubic) {
+  for (const char* transform :
+       {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"}) {
+    for (const char* exclude : {"false", "true"}) {
+      SCOPED_TRACE(std::string(transform) + " exclude_outside " + exclude);
+      const Attrs attrs = {{"mode", "cubic"},
+                           {"coordinate_transformation_mode", transform},
+                           {"exclude_outside", exclude}};
+      const auto with = [&](Attrs more) {
+        more.insert(attrs.begin(), attrs.end());
+        return more;
+      };
+      CheckGradients(ResizeCase(with({{"size", "(7,9)"}}), {1, 2, 3, 4}));  // up
+      CheckGradients(
+          ResizeCase(with({{"size", "(3,2)"}, {"cubic_coeff_a", "-0.5"}}), {2, 1, 7, 6}));  // down
+      CheckGradients(ResizeCase(with({{"size", "(11)"}, {"cubic_coeff_a", "-1"}}), {3, 2}));
+    }
+  }
+  CheckGradients(ResizeCase({{"size", "(7)"},
+                             {"mode", "cubic"},
+                             {"scale", "(2.5)"},
+                             {"coordinate_transformation_mode", "align_corners"}},
+                            {3, 4}));
+}
+
 TEST(ResizeTest, ErrorsNameTheNode) {
   ExpectShapeError(ResizeCase({{"size", "(2,3,4,5)"}}, {3, 4, 5}), {"size (2,3,4,5) names 4 axes"});
   ExpectShapeError(ResizeCase({{"size", "(2,-1)"}}, {3, 4, 5}), {"negative extent"});
@@ -148,9 +250,25 @@ TEST(ResizeTest, ErrorsNameTheNode) {
 MXLITE_GPU_CASES(Resize) {
   return {ResizeCase({{"size", "(7,9)"}, {"mode", "linear"}}, {2, 3, 4, 5}),
           ResizeCase({{"size", "(3,2)"}}, {1, 2, 6, 5}),
-          ResizeCase({{"size", "(9)"}, {"mode", "linear"},
+          ResizeCase({{"size", "(9)"},
+                      {"mode", "linear"},
                       {"coordinate_transformation_mode", "align_corners"}},
-                     {2, 3, 4})};
+                     {2, 3, 4}),
+          ResizeCase({{"size", "(9,11)"}, {"mode", "cubic"}}, {2, 3, 4, 5}),
+          ResizeCase({{"size", "(4,3)"},
+                      {"mode", "cubic"},
+                      {"exclude_outside", "true"},
+                      {"cubic_coeff_a", "-0.5"}},
+                     {1, 2, 9, 7}),
+          ResizeCase({{"size", "(13)"},
+                      {"mode", "cubic"},
+                      {"coordinate_transformation_mode", "align_corners"}},
+                     {2, 3, 6}),
+          ResizeCase({{"size", "(10,5)"},
+                      {"mode", "cubic"},
+                      {"exclude_outside", "true"},
+                      {"coordinate_transformation_mode", "asymmetric"}},
+                     {1, 2, 4, 9})};
 }
 
 }  // namespace
