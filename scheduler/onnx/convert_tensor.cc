@@ -18,7 +18,9 @@ namespace mxlite {
 namespace {
 
 void ConvertIdentity(OnnxNode& node) {
-  if (const HostTensor* constant = node.ConstantInput(0)) {
+  if (node.values().Sequence(node.input_name(0)) != nullptr) {  // a sequence: the same list
+    node.values().Alias(node.proto().output(0), node.input_name(0));
+  } else if (const HostTensor* constant = node.ConstantInput(0)) {
     node.SetConstantOutput(*constant);
   } else {
     node.SetOutput(0, node.Emit("identity", {}, {node.Input(0)}));

@@ -51,6 +51,11 @@ const onnx::TensorProto* NodeAttributes::Tensor(const std::string& name) const {
   return attr ? &attr->t() : nullptr;
 }
 
+const onnx::GraphProto* NodeAttributes::Graph(const std::string& name) const {
+  const onnx::AttributeProto* attribute = Get(name, onnx::AttributeProto::GRAPH);
+  return attribute != nullptr ? &attribute->g() : nullptr;
+}
+
 const onnx::AttributeProto* NodeAttributes::Get(const std::string& name,
                                                 onnx::AttributeProto::AttributeType type) const {
   auto it = by_name_.find(name);

@@ -52,6 +52,8 @@ class NodeAttributes {
   std::vector<int64_t> Ints(const std::string& name, std::vector<int64_t> fallback = {}) const;
   std::vector<float> Floats(const std::string& name) const;
   const onnx::TensorProto* Tensor(const std::string& name) const;
+  // A graph attribute (a Loop's body, an If's branches), or nullptr when absent.
+  const onnx::GraphProto* Graph(const std::string& name) const;
 
  private:
   const onnx::AttributeProto* Get(const std::string& name,
@@ -85,6 +87,23 @@ class OnnxValues {
                          const std::vector<NodeEntry>& inputs) = 0;
   // The folder external tensor data is read from.
   virtual const std::string& model_dir() const = 0;
+
+  // ---- Sequences and subgraphs (convert_sequence.cc, convert_control_flow.cc) ----
+  // A sequence is known at load as the list of its elements, each an ONNX value of its own (a
+  // tensor, computed or known at load); what reads an element reads that value.
+  // The element names of sequence `name`, or nullptr when `name` is not a sequence.
+  virtual const std::vector<std::string>* Sequence(const std::string& name) = 0;
+  virtual void DefineSequence(const std::string& name, std::vector<std::string> elements) = 0;
+  // `name` becomes another name of `source`'s value (a tensor, a constant or a sequence).
+  virtual void Alias(const std::string& name, const std::string& source) = 0;
+  // Converts the nodes of `graph` (a Loop's body, an If's branch) in their order into the model
+  // being imported, its inputs bound in order to the values named in `inputs` (as many). Every
+  // name the subgraph defines (its inputs and its nodes' outputs, nested subgraphs included) is
+  // imported as `prefix` + name, so one body can be converted once per iteration; the names it
+  // reads from enclosing graphs stay as they are. Returns the names its outputs have now.
+  virtual std::vector<std::string> ConvertSubgraph(const onnx::GraphProto& graph,
+                                                   const std::vector<std::string>& inputs,
+                                                   const std::string& prefix) = 0;
 };
 
 // One ONNX node as its converter sees it.
@@ -134,6 +153,9 @@ class OnnxNode {
   void SetConstantOutput(HostTensor tensor);
   // Outputs from `first` on are values mxlite does not compute (`why` says so to their readers).
   void OutputsUnsupported(int first, const std::string& why);
+  // The importer's values, for converters that work on names rather than tensors (sequences,
+  // control flow).
+  OnnxValues& values() { return values_; }
 
  private:
   const onnx::NodeProto& proto_;

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <set>
@@ -27,12 +29,86 @@ constexpr uint64_t kMaxModelBytes = (uint64_t{1} << 31) - 1;
 constexpr int64_t kMaxFoldElements = int64_t{1} << 20;
 
 // A value of the ONNX graph during import: an entry of the mxlite graph, a constant known at load,
-// or an output mxlite cannot produce (with the reason).
+// a sequence (the names of its elements), or an output mxlite cannot produce (with the reason).
 struct Value {
   std::optional<NodeEntry> entry;
   std::optional<HostTensor> constant;
+  std::optional<std::vector<std::string>> sequence;
   std::string unsupported;
 };
+
+// The graphs held by `node`'s attributes (a Loop's body, an If's branches).
+std::vector<const onnx::GraphProto*> Subgraphs(const onnx::NodeProto& node) {
+  std::vector<const onnx::GraphProto*> graphs;
+  for (const onnx::AttributeProto& attribute : node.attribute()) {
+    if (attribute.type() == onnx::AttributeProto::GRAPH) graphs.push_back(&attribute.g());
+    for (const onnx::GraphProto& graph : attribute.graphs()) graphs.push_back(&graph);
+  }
+  return graphs;
+}
+
+// Every name `graph` defines: its inputs, initialisers and nodes' outputs, nested graphs included.
+void CollectDefined(const onnx::GraphProto& graph, std::set<std::string>& defined) {
+  for (const onnx::ValueInfoProto& input : graph.input()) defined.insert(input.name());
+  for (const onnx::TensorProto& tensor : graph.initializer()) defined.insert(tensor.name());
+  for (const onnx::NodeProto& node : graph.node()) {
+    for (const std::string& output : node.output()) {
+      if (!output.empty()) defined.insert(output);
+    }
+    for (const onnx::GraphProto* nested : Subgraphs(node)) CollectDefined(*nested, defined);
+  }
+}
+
+// The names `graph` (nested graphs included) reads from the graphs around it.
+void CollectOuterReads(const onnx::GraphProto& graph, const std::set<std::string>& defined,
+                       std::set<std::string>& reads) {
+  for (const onnx::NodeProto& node : graph.node()) {
+    for (const std::string& input : node.input()) {
+      if (!input.empty() && !defined.count(input)) reads.insert(input);
+    }
+    for (const onnx::GraphProto* nested : Subgraphs(node)) {
+      CollectOuterReads(*nested, defined, reads);
+    }
+  }
+  for (const onnx::ValueInfoProto& output : graph.output()) {
+    if (!defined.count(output.name())) reads.insert(output.name());
+  }
+}
+
+// What `node` reads: its inputs, and the names its subgraphs read from the enclosing graphs.
+std::vector<std::string> NodeReads(const onnx::NodeProto& node) {
+  std::vector<std::string> reads(node.input().begin(), node.input().end());
+  for (const onnx::GraphProto* graph : Subgraphs(node)) {
+    std::set<std::string> defined, outer;
+    CollectDefined(*graph, defined);
+    CollectOuterReads(*graph, defined, outer);
+    reads.insert(reads.end(), outer.begin(), outer.end());
+  }
+  return reads;
+}
+
+// Renames every name `graph` defines or reads through `rename` (which keeps the names it does not
+// own), nested graphs included.
+void RenameGraph(onnx::GraphProto& graph,
+                 const std::function<std::string(const std::string&)>& rename) {
+  for (onnx::ValueInfoProto& input : *graph.mutable_input()) input.set_name(rename(input.name()));
+  for (onnx::ValueInfoProto& output : *graph.mutable_output()) {
+    output.set_name(rename(output.name()));
+  }
+  for (onnx::TensorProto& tensor : *graph.mutable_initializer()) {
+    tensor.set_name(rename(tensor.name()));
+  }
+  for (onnx::NodeProto& node : *graph.mutable_node()) {
+    for (std::string& input : *node.mutable_input()) input = rename(input);
+    for (std::string& output : *node.mutable_output()) output = rename(output);
+    for (onnx::AttributeProto& attribute : *node.mutable_attribute()) {
+      if (attribute.type() == onnx::AttributeProto::GRAPH) {
+        RenameGraph(*attribute.mutable_g(), rename);
+      }
+      for (onnx::GraphProto& nested : *attribute.mutable_graphs()) RenameGraph(nested, rename);
+    }
+  }
+}
 
 // Reads the model's declarations, then converts its nodes in topological order, each by the
 // converter of its op type at the model's opset (onnx_converter.h).
@@ -120,7 +196,7 @@ class Importer final : public OnnxValues {
     std::vector<int> pending(static_cast<size_t>(graph.node_size()), 0);
     std::vector<std::vector<int>> consumers(static_cast<size_t>(graph.node_size()));
     for (int i = 0; i < graph.node_size(); ++i) {
-      for (const std::string& input : graph.node(i).input()) {
+      for (const std::string& input : NodeReads(graph.node(i))) {
         if (input.empty() || values_.count(input) || graph_inputs_.count(input)) continue;
         auto it = producer.find(input);
         MX_CHECK(it != producer.end())
@@ -159,10 +235,13 @@ class Importer final : public OnnxValues {
     std::vector<std::string> types;  // in order of first appearance
     std::map<std::string, Missing> missing;
     int count = 0;
-    for (int index : order) {
-      const onnx::NodeProto& node = graph.node(index);
+    std::function<void(const onnx::NodeProto&, int)> check = [&](const onnx::NodeProto& node,
+                                                                 int index) {
+      for (const onnx::GraphProto* subgraph : Subgraphs(node)) {
+        for (int i = 0; i < subgraph->node_size(); ++i) check(subgraph->node(i), i);
+      }
       const bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
-      if (default_domain && OnnxConverterRegistry::Global().Find(node.op_type(), opset_)) continue;
+      if (default_domain && OnnxConverterRegistry::Global().Find(node.op_type(), opset_)) return;
       const std::string type = default_domain ? node.op_type() : node.domain() + "." + node.op_type();
       auto [it, first] = missing.try_emplace(type);
       if (first) {
@@ -172,7 +251,8 @@ class Importer final : public OnnxValues {
       }
       it->second.nodes.push_back(Quoted(NodeName(node, index)));
       ++count;
-    }
+    };
+    for (int index : order) check(graph.node(index), index);
     if (count == 0) return;
     constexpr size_t kNodesNamed = 3;
     std::ostringstream list;
@@ -264,6 +344,8 @@ class Importer final : public OnnxValues {
     Value& value = it->second;
     MX_CHECK(value.unsupported.empty())
         << where << ": uses '" << name << "': " << value.unsupported;
+    MX_CHECK(!value.sequence) << where << ": uses the sequence '" << name
+                              << "' where a tensor is expected";
     if (!value.entry) {
       const HostTensor& tensor = *value.constant;
       const std::string var = UniqueName(name, true);
@@ -343,6 +425,62 @@ class Importer final : public OnnxValues {
     return NodeEntry{id, 0};
   }
   const std::string& model_dir() const override { return dir_; }
+
+  const std::vector<std::string>* Sequence(const std::string& name) override {
+    auto it = values_.find(name);
+    return it != values_.end() && it->second.sequence ? &*it->second.sequence : nullptr;
+  }
+  void DefineSequence(const std::string& name, std::vector<std::string> elements) override {
+    Value value;
+    value.sequence = std::move(elements);
+    values_[name] = std::move(value);
+  }
+  void Alias(const std::string& name, const std::string& source) override {
+    if (name == source) return;
+    if (!values_.count(source)) {
+      if (const HostTensor* given = Constant(source)) {
+        values_[name].constant = *given;
+        return;
+      }
+      Entry(source, file_ + ": value '" + name + "'", VariableRole::kParameter);
+    }
+    values_[name] = values_.at(source);
+  }
+
+  std::vector<std::string> ConvertSubgraph(const onnx::GraphProto& graph,
+                                           const std::vector<std::string>& inputs,
+                                           const std::string& prefix) override {
+    MX_CHECK(static_cast<int>(inputs.size()) == graph.input_size())
+        << file_ << ": subgraph '" << graph.name() << "' takes " << graph.input_size()
+        << " inputs, given " << inputs.size();
+    std::set<std::string> local;
+    CollectDefined(graph, local);
+    auto rename = [&](const std::string& name) {
+      return name.empty() || !local.count(name) ? name : prefix + name;
+    };
+    onnx::GraphProto renamed = graph;
+    RenameGraph(renamed, rename);
+    for (int i = 0; i < renamed.input_size(); ++i) {
+      Alias(renamed.input(i).name(), inputs[static_cast<size_t>(i)]);
+    }
+    for (const onnx::TensorProto& tensor : renamed.initializer()) {
+      DefineConstant(
+          tensor.name(),
+          TensorFromProto(tensor, file_ + ": initializer '" + tensor.name() + "'", dir_));
+    }
+    for (int i = 0; i < renamed.node_size(); ++i) {
+      onnx::NodeProto& node = *renamed.mutable_node(i);
+      node.set_name(prefix +
+                    (node.name().empty() ? node.op_type() + "_" + std::to_string(i) : node.name()));
+      subgraph_nodes_.push_back(node);  // kept: converters may keep pointers into it
+      const int first = graph_.num_nodes();
+      ConvertNode(subgraph_nodes_.back(), i);
+      FoldAtLoad(subgraph_nodes_.back(), first);
+    }
+    std::vector<std::string> outputs;
+    for (const onnx::ValueInfoProto& output : renamed.output()) outputs.push_back(output.name());
+    return outputs;
+  }
 
   // ---- Nodes -------------------------------------------------------------------------------
 
@@ -457,6 +595,7 @@ class Importer final : public OnnxValues {
   std::map<std::string, Value> values_;
   std::map<std::string, const onnx::ValueInfoProto*> graph_inputs_;
   std::set<std::string> reserved_;  // names of initialisers and inputs (future variables)
+  std::deque<onnx::NodeProto> subgraph_nodes_;  // the renamed nodes of converted subgraphs
   GraphShapes shapes_;
   int shapes_nodes_ = -1;
 };

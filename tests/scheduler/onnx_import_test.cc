@@ -974,5 +974,144 @@ TEST(OnnxImport, ArgMaxAndArgMinOfRunTimeDataFindTheFirstOrLastExtreme) {
   }
 }
 
+// Every output of `model` run once on input "x".
+std::vector<std::vector<double>> RunAll(const ImportedModel& model, const HostTensor& x) {
+  BindOptions bind{.ctx = Context::CPU(), .arrays = ParameterArrays(model, Context::CPU())};
+  bind.arrays[model.inputs.at("x")] = ToNDArray(x, Context::CPU());
+  auto executor = Executor::Bind(model.graph, bind);
+  executor->Forward(/*is_train=*/false);
+  std::vector<std::vector<double>> outputs;
+  for (const NDArray& y : executor->outputs()) {
+    std::vector<float> values(static_cast<size_t>(y.shape().size()));
+    y.SyncCopyToCPU(values.data(), values.size() * sizeof(float));
+    outputs.emplace_back(values.begin(), values.end());
+  }
+  return outputs;
+}
+
+onnx::TensorProto* AddBoolInitializer(onnx::GraphProto* graph, const std::string& name,
+                                      bool value) {
+  onnx::TensorProto* tensor = graph->add_initializer();
+  tensor->set_name(name);
+  tensor->set_data_type(onnx::TensorProto::BOOL);
+  tensor->add_int32_data(value ? 1 : 0);
+  return tensor;
+}
+
+onnx::TensorProto* AddInt64Initializer(onnx::GraphProto* graph, const std::string& name,
+                                       const std::vector<int64_t>& dims,
+                                       const std::vector<int64_t>& values) {
+  onnx::TensorProto* tensor = graph->add_initializer();
+  tensor->set_name(name);
+  tensor->set_data_type(onnx::TensorProto::INT64);
+  for (int64_t dim : dims) tensor->add_dims(dim);
+  for (int64_t value : values) tensor->add_int64_data(value);
+  return tensor;
+}
+
+// As PyTorch exports a Python loop over a list (torchvision's MViT): a Loop whose trip count and
+// condition are known at load, its body slicing rows 2i..2i+2 of x (read from the enclosing
+// graph) into a loop-carried sequence and a scan output; then SequenceAt, ConcatFromSequence,
+// SequenceLength, and an If on a condition computed at load from the sequence's length.
+onnx::ModelProto LoopOverRowsModel(int64_t trips) {
+  onnx::ModelProto model;
+  model.add_opset_import()->set_version(17);
+  onnx::GraphProto* graph = model.mutable_graph();
+  AddTensorInput(graph, "x", {6, 4});
+  AddInt64Initializer(graph, "trips", {}, {trips});
+  AddBoolInitializer(graph, "go", true);
+  AddInt64Initializer(graph, "one", {}, {1});
+  AddInt64Initializer(graph, "three", {}, {3});
+  AddNode(graph, "SequenceEmpty", "empty", {}, {"rows0"});
+  onnx::NodeProto* loop =
+      AddNode(graph, "Loop", "loop", {"trips", "go", "rows0"}, {"rows", "scanned"});
+  onnx::AttributeProto* body_attribute = loop->add_attribute();
+  body_attribute->set_name("body");
+  body_attribute->set_type(onnx::AttributeProto::GRAPH);
+  onnx::GraphProto* body = body_attribute->mutable_g();
+  body->add_input()->set_name("i");
+  body->add_input()->set_name("cond_in");
+  body->add_input()->set_name("rows_in");
+  AddInt64Initializer(body, "two", {1}, {2});
+  AddInt64Initializer(body, "axis0", {1}, {0});
+  AddNode(body, "Mul", "start", {"i", "two"}, {"begin"});
+  AddNode(body, "Add", "stop", {"begin", "two"}, {"end"});
+  AddNode(body, "Slice", "rows_of_i", {"x", "begin", "end", "axis0"}, {"slice"});
+  AddNode(body, "Relu", "relu", {"slice"}, {"positive"});
+  AddNode(body, "SequenceInsert", "insert", {"rows_in", "positive"}, {"rows_out"});
+  AddNode(body, "Identity", "keep_going", {"cond_in"}, {"cond_out"});
+  AddNode(body, "Neg", "negate", {"slice"}, {"negated"});
+  body->add_output()->set_name("cond_out");
+  body->add_output()->set_name("rows_out");
+  body->add_output()->set_name("negated");
+  AddNode(graph, "SequenceAt", "second", {"rows", "one"}, {"rows_1"});
+  onnx::NodeProto* concat = AddNode(graph, "ConcatFromSequence", "join", {"rows"}, {"all"});
+  AddIntAttribute(concat, "axis", 0);
+  AddNode(graph, "SequenceLength", "count", {"rows"}, {"length"});
+  AddNode(graph, "Equal", "three_rows", {"length", "three"}, {"is_three"});
+  onnx::NodeProto* branch = AddNode(graph, "If", "choose", {"is_three"}, {"chosen"});
+  for (const char* name : {"then_branch", "else_branch"}) {
+    onnx::AttributeProto* attribute = branch->add_attribute();
+    attribute->set_name(name);
+    attribute->set_type(onnx::AttributeProto::GRAPH);
+    onnx::GraphProto* taken = attribute->mutable_g();
+    const std::string out = std::string(name) + "_out";
+    AddNode(taken, std::string(name) == "then_branch" ? "Neg" : "Identity",
+            std::string(name) + "_node", {"rows_1"}, {out});
+    taken->add_output()->set_name(out);
+  }
+  graph->add_output()->set_name("all");
+  graph->add_output()->set_name("chosen");
+  graph->add_output()->set_name("scanned");
+  return model;
+}
+
+TEST(OnnxImport, LoopsAndIfsKnownAtLoadAreUnrolled) {
+  std::vector<double> x(24);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i % 7) - 3.0;
+  const ImportedModel imported = Import(LoopOverRowsModel(3));
+  const std::vector<std::vector<double>> outputs =
+      RunAll(imported, HostTensorOf(DType::kFloat32, Shape{6, 4}, x, "x"));
+  ASSERT_EQ(outputs.size(), 3u);
+  for (size_t i = 0; i < x.size(); ++i) {
+    EXPECT_EQ(outputs[0][i], std::max(x[i], 0.0)) << "all, element " << i;  // every row, relu
+    EXPECT_EQ(outputs[2][i], -x[i]) << "scanned, element " << i;            // (3, 2, 4) stacked
+  }
+  for (size_t i = 0; i < 8; ++i) {  // three rows: the then branch, -relu(x[2:4])
+    EXPECT_EQ(outputs[1][i], -std::max(x[8 + i], 0.0)) << "chosen, element " << i;
+  }
+  const GraphShapes shapes = InferGraphShapes(imported.graph);
+  EXPECT_EQ(shapes.of(imported.graph.outputs()[2]), Shape({3, 2, 4}));
+  // Two iterations: two rows in the sequence, so the else branch, and a (4, 4) join.
+  const ImportedModel two = Import(LoopOverRowsModel(2));
+  const std::vector<std::vector<double>> short_outputs =
+      RunAll(two, HostTensorOf(DType::kFloat32, Shape{6, 4}, x, "x"));
+  ASSERT_EQ(short_outputs[0].size(), 16u);
+  for (size_t i = 0; i < 8; ++i) EXPECT_EQ(short_outputs[1][i], std::max(x[8 + i], 0.0));
+}
+
+TEST(OnnxImport, ControlFlowDecidedAtRunTimeIsAnErrorNamingTheNode) {
+  onnx::ModelProto model = LoopOverRowsModel(3);
+  onnx::GraphProto* graph = model.mutable_graph();
+  // The If's condition from the data: not known at load.
+  AddNode(graph, "ReduceMax", "peak", {"x"}, {"x_max"});
+  AddScalar(graph, "zero", 0.0f);
+  AddNode(graph, "Greater", "positive_peak", {"x_max", "zero"}, {"data_says"});
+  for (onnx::NodeProto& node : *graph->mutable_node()) {
+    if (node.name() == "choose") node.set_input(0, "data_says");
+  }
+  const std::string error = ImportError(model);
+  EXPECT_NE(error.find("node 'choose' (If): the condition ('data_says') is computed at run time"),
+            std::string::npos)
+      << error;
+  // A position past the end of a sequence.
+  onnx::ModelProto past = LoopOverRowsModel(1);
+  const std::string past_error = ImportError(past);
+  EXPECT_NE(past_error.find("node 'second' (SequenceAt): position 1 is outside the sequence of 1 "
+                            "elements"),
+            std::string::npos)
+      << past_error;
+}
+
 }  // namespace
 }  // namespace mxlite
