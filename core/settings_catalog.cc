@@ -115,9 +115,11 @@ std::vector<SettingSpec> BuiltinSettingSpecs() {
            "User convolution tuning database (read-write SQLite; folders are created) (new in "
            "mxlite)."),
       Enum("MXNET_TUNING_DB_MODE", "update",
-           {{"off", {}}, {"read_only", {}}, {"update", {}}, {"refresh", {}}},
-           "Tuning database use: off, read_only, update (use hits, store new tunings) or refresh "
-           "(ignore stored entries, re-tune and overwrite) (new in mxlite)."),
+           {{"off", {}}, {"read_only", {}}, {"update", {}}, {"refresh", {}}, {"background", {}}},
+           "Tuning database use: off, read_only, update (use hits, store new tunings), refresh "
+           "(ignore stored entries, re-tune and overwrite) or background (lookups and stores as "
+           "update; a miss runs the heuristic's pick now and is tuned on a background thread for "
+           "the next bind) (new in mxlite)."),
       Path("MXNET_TUNING_SYSTEM_DB_PATH", "",
            "Read-only tuning database consulted after the user one; empty: none (new in mxlite)."),
       Enum("MXNET_CONV_PLAN", "global", {{"none", {}}, {"local", {}}, {"global", {}}},

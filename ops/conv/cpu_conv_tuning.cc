@@ -331,6 +331,25 @@ class CpuConvBackend final : public ConvTuningBackend {
         cpu::FindCpuConvAlgorithm(record.algorithm, request_.geometry.layout);
     return algorithm != nullptr && algorithm->Supports(request_.geometry, direction);
   }
+  // The same candidates over copies of the problem (they allocate their own tensors), run with
+  // this thread's intra-op thread count, the one the environment's key names: the background
+  // tuner's thread has its own.
+  std::function<std::vector<Candidate>()> DetachedCandidates(ConvDirection direction) override {
+    return [geometry = request_.geometry, direction, dtype = request_.dtype,
+            prepared = Prepared(direction), threads = cpu::IntraOpThreads()] {
+      std::vector<Candidate> candidates = CpuConvCandidates(geometry, direction, dtype, prepared);
+      for (Candidate& candidate : candidates) {
+        for (std::function<void()>* step : {&candidate.run, &candidate.before_run}) {
+          if (!*step) continue;
+          *step = [threads, original = std::move(*step)] {
+            cpu::ScopedIntraOpThreads scoped(threads);
+            original();
+          };
+        }
+      }
+      return candidates;
+    };
+  }
 
  private:
   bool Prepared(ConvDirection direction) const {

@@ -15,6 +15,12 @@
 // kernel for depthwise layers, plain GEMM for 1x1 stride-1 layers, Winograd for 3x3 stride-1
 // layers where its measured advantage holds (enough channels and pixels), then the lowering GEMM
 // of the layout. It is a pure function of the geometry, so `off` never times anything.
+//
+// In background mode (MXNET_TUNING_DB_MODE=background, ops/conv/tuner.h) a miss runs the
+// heuristic's pick and the problem is tuned on the background tuner's thread: the CPU gives it
+// detached candidates (CpuConvCandidates over copies of the geometry, direction, dtype and
+// prepared-weight flag, with tensors of their own), run with the binding thread's intra-op thread
+// count.
 #pragma once
 
 #include <optional>

@@ -4,12 +4,14 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
 
 #include "core/error.h"
 #include "core/logging.h"
+#include "ops/conv/background_tuner.h"
 
 namespace mxlite::conv {
 namespace {
@@ -218,6 +220,7 @@ Timing TimeCandidate(const std::function<void()>& run, const TimingOptions& opti
 
 std::vector<InterleavedTiming> TimeInterleaved(const std::vector<TimedRun>& runs,
                                                const TimingOptions& options) {
+  std::lock_guard<std::recursive_mutex> timing(TimingLock());
   const size_t count = runs.size();
   std::vector<InterleavedTiming> results(count);
   std::vector<std::vector<double>> samples(count);
@@ -306,7 +309,11 @@ Selection SelectCandidate(const std::string& label, const std::vector<Candidate>
   for (size_t i = 0; i < candidates.size(); ++i) {
     if (eligible[i]) timed.push_back(i);
   }
-  const std::vector<InterleavedTiming> timings = TimeEligible(candidates, timed, timer);
+  std::vector<InterleavedTiming> timings;
+  {
+    std::lock_guard<std::recursive_mutex> timing(TimingLock());
+    timings = TimeEligible(candidates, timed, timer);
+  }
   std::optional<size_t> best;
   for (size_t t = 0; t < timed.size(); ++t) {
     MeasuredCandidate& measured = record.candidates[timed[t]];
@@ -333,6 +340,8 @@ const char* PickOriginName(PickOrigin origin) {
     case PickOrigin::kSystemDb: return "system DB";
     case PickOrigin::kBenchmark: return "benchmark";
     case PickOrigin::kHeuristic: return "heuristic";
+    case PickOrigin::kBackground:
+      return "heuristic (tuning in background)";
   }
   return "?";
 }
@@ -349,7 +358,8 @@ std::string Milliseconds(double ms) {
 void WriteDecisionLine(std::ostream& out, const LayerTuning& d) {
   out << d.layer << " " << ConvDirectionName(d.problem.direction) << ": " << d.record.algorithm
       << " " << d.record.layout;
-  if (d.record.time_ms >= 0 && d.origin != PickOrigin::kHeuristic) {
+  if (d.record.time_ms >= 0 && d.origin != PickOrigin::kHeuristic &&
+      d.origin != PickOrigin::kBackground) {
     out << " " << Milliseconds(d.record.time_ms);
   }
   out << ", workspace " << Megabytes(d.record.workspace_bytes) << "; mode "
@@ -404,6 +414,9 @@ std::string FormatTuningSummary(const std::vector<LayerTuning>& decisions) {
   if (count[PickOrigin::kHeuristic] > 0) {
     out << ", " << count[PickOrigin::kHeuristic] << " by heuristic (off)";
   }
+  if (count[PickOrigin::kBackground] > 0) {
+    out << ", " << count[PickOrigin::kBackground] << " by heuristic (tuning in background)";
+  }
   char duration[32];
   std::snprintf(duration, sizeof(duration), "%.1f s", seconds);
   out << ", " << count[PickOrigin::kBenchmark] << " benchmarked in " << duration;
@@ -441,6 +454,30 @@ std::shared_ptr<TuningDb> ConvTuner::CurrentDb() {
   return db_;
 }
 
+namespace {
+
+// The heuristic's pick under the layer's policy, made as off makes it (nothing timed): what a miss
+// runs in background mode while its problem is tuned.
+TuningRecord HeuristicRecord(const std::string& label, const ConvTuner::Request& request) {
+  TuningPolicy untimed = request.policy;
+  untimed.mode = TuneMode::kOff;
+  // fastest lets any workspace run; off would hold the pick to the layer's limit.
+  if (request.policy.mode == TuneMode::kFastest) {
+    untimed.workspace_limit_bytes = std::numeric_limits<uint64_t>::max();
+  }
+  TuningRecord record =
+      SelectCandidate(label, request.candidates(), untimed, {}, request.heuristic).record;
+  record.tuning_mode = TuneModeName(request.policy.mode);
+  for (MeasuredCandidate& candidate : record.candidates) {
+    if (candidate.skip_reason == "not timed (off)") {
+      candidate.skip_reason = "not timed (tuning in background)";
+    }
+  }
+  return record;
+}
+
+}  // namespace
+
 LayerTuning ConvTuner::Tune(const Request& request) {
   LayerTuning decision;
   decision.layer = request.layer;
@@ -468,6 +505,17 @@ LayerTuning ConvTuner::Tune(const Request& request) {
       return decision;
     }
   }
+  if (db->options().mode == TuningDbMode::kBackground && request.detached_candidates) {
+    decision.record = HeuristicRecord(label, request);
+    const BackgroundTuner::Enqueued queued =
+        BackgroundTuner::Global().Enqueue({label, decision.problem, request.environment,
+                                           request.policy, request.detached_candidates, db});
+    // Refused (its tuning failed before, or the process is exiting): nothing will land, so the
+    // heuristic's pick stands as it does in off mode, and the planner treats it so.
+    decision.origin = queued == BackgroundTuner::Enqueued::kRefused ? PickOrigin::kHeuristic
+                                                                    : PickOrigin::kBackground;
+    return decision;
+  }
   const std::vector<Candidate> candidates = request.candidates();
   const auto runnable = std::count_if(candidates.begin(), candidates.end(),
                                       [](const Candidate& c) { return c.unsupported.empty(); });
@@ -487,6 +535,10 @@ LayerTuning ConvTuner::Tune(const Request& request) {
 
 CandidateTimer ConvTuningBackend::Timer(ConvDirection) { return {}; }
 
+std::function<std::vector<Candidate>()> ConvTuningBackend::DetachedCandidates(ConvDirection) {
+  return {};
+}
+
 std::vector<LayerTuning> TuneLayer(const LayerTuningRequest& request,
                                    const std::vector<ConvDirection>& directions,
                                    ConvTuningBackend& backend) {
@@ -503,6 +555,7 @@ std::vector<LayerTuning> TuneLayer(const LayerTuningRequest& request,
       return backend.Rank(direction, candidates);
     };
     tune.timer = backend.Timer(direction);
+    tune.detached_candidates = backend.DetachedCandidates(direction);
     tune.usable = [&backend, direction](const TuningRecord& record) {
       return backend.Usable(direction, record);
     };

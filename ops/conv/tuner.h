@@ -23,6 +23,15 @@
 // stored: they cost nothing to recompute. A stored pick the caller no longer accepts
 // (Request::usable, e.g. an algorithm that disappeared) counts as a miss.
 //
+// Background mode (MXNET_TUNING_DB_MODE=background; the DB itself behaves as in update). A miss
+// of a layer whose mode is not off, when the request can build detached candidates
+// (Request::detached_candidates), is answered at once with the heuristic's pick (as off would
+// pick it, nothing timed, nothing stored; origin kBackground) while the problem is queued on the
+// process's background tuner (ops/conv/background_tuner.h), which tunes it on a low-priority
+// thread with the same policy and timing rules and stores the record in the DB: the next bind
+// finds it there. Without detached candidates (cuDNN's, whose Find times on the layer's own
+// descriptors and device buffers) the miss is tuned at bind, as in update.
+//
 // Timing (TimeCandidate): warm-up runs, then repeated runs until the spread of the middle half is
 // within TimingOptions::max_spread of the median (noisy results are re-measured, up to max_runs),
 // with a cap on the time spent per candidate; the median is reported. A problem's candidates are
@@ -30,7 +39,10 @@
 // A candidate that throws is recorded as skipped with the error, not fatal.
 //
 // Thread safety: SelectCandidate and TimeCandidate are reentrant. ConvTuner serialises Tune calls
-// (timing two candidates at once would measure the contention, not the algorithms).
+// (timing two candidates at once would measure the contention, not the algorithms), and every
+// timing in the process (TimeInterleaved, SelectCandidate's timer, the background tuner's jobs)
+// holds TimingLock(), so a background job never times while a bind does. Lock order: ConvTuner's
+// own lock, then TimingLock(); nothing that tunes may run inside a timed run.
 #pragma once
 
 #include <cstdint>
@@ -166,6 +178,11 @@ struct InterleavedTiming {
 std::vector<InterleavedTiming> TimeInterleaved(const std::vector<TimedRun>& runs,
                                                const TimingOptions& options = {});
 
+// Held by every timing in the process while it runs (recursive: TimeInterleaved inside a held
+// SelectCandidate takes it again), so that no two timings overlap: a foreground tune, the
+// planner's transforms, the plan check and the background tuner take turns.
+std::recursive_mutex& TimingLock();
+
 // How candidates are timed: the real clock in production, chosen times in tests.
 using CandidateTimer = std::function<Timing(const Candidate&)>;
 // The heuristic: indices into `candidates`, most preferred first (it may leave some out).
@@ -188,8 +205,10 @@ Selection SelectCandidate(const std::string& label, const std::vector<Candidate>
 
 // ---- Decisions and the tuner ----
 
-enum class PickOrigin { kCache, kUserDb, kSystemDb, kBenchmark, kHeuristic };
-// "cache", "user DB", "system DB", "benchmark", "heuristic".
+// kBackground: the heuristic's pick, run while the problem is tuned in the background (a miss in
+// background mode); the next bind finds the tuned pick.
+enum class PickOrigin { kCache, kUserDb, kSystemDb, kBenchmark, kHeuristic, kBackground };
+// "cache", "user DB", "system DB", "benchmark", "heuristic", "heuristic (tuning in background)".
 const char* PickOriginName(PickOrigin origin);
 
 // What was decided for one layer and direction, for the report.
@@ -207,9 +226,10 @@ struct LayerTuning {
 // The report: one line per decision, or with `verbose` every candidate with its time and
 // workspace or why it was skipped.
 std::string FormatTuningReport(const std::vector<LayerTuning>& decisions, bool verbose);
-// "tuned 53 convolutions: 41 from DB, 12 benchmarked in 3.2 s" (cache hits and heuristic picks
-// are named when there are any; "0 benchmarked" when nothing was timed). With backward problems:
-// "tuned 159 convolution problems of 53 layers: ...".
+// "tuned 53 convolutions: 41 from DB, 12 benchmarked in 3.2 s" (cache hits, heuristic picks and
+// picks made while tuning in the background are named when there are any: "2 by heuristic (tuning
+// in background)"; "0 benchmarked" when nothing was timed). With backward problems: "tuned 159
+// convolution problems of 53 layers: ...".
 std::string FormatTuningSummary(const std::vector<LayerTuning>& decisions);
 
 // What an op state that ran the tuner exposes to the executor's report.
@@ -228,6 +248,11 @@ class ConvTuner {
     EffectiveMode mode;
     TuningPolicy policy;
     std::function<std::vector<Candidate>()> candidates;  // called on a miss only
+    // Background mode: builds the candidates again, owning everything they use (copies of the
+    // problem's geometry, their own tensors), so that it may be called later on another thread
+    // after the caller and its state are gone; they are timed by the clock (TimeInterleaved).
+    // Empty: this backend cannot, and a miss is tuned at bind as in update.
+    std::function<std::vector<Candidate>()> detached_candidates;
     HeuristicRanking heuristic;
     CandidateTimer timer;  // empty: TimeCandidate with default options
     // Whether a stored pick can still be run (empty: any).
@@ -272,6 +297,9 @@ class ConvTuningBackend {
   virtual bool Usable(ConvDirection direction, const TuningRecord& record) const = 0;
   // How a candidate of `direction` is timed; empty (the default): TimeCandidate.
   virtual CandidateTimer Timer(ConvDirection direction);
+  // The candidates of `direction` built detached (ConvTuner::Request::detached_candidates), for
+  // background tuning; empty (the default): none, the direction is tuned at bind.
+  virtual std::function<std::vector<Candidate>()> DetachedCandidates(ConvDirection direction);
 };
 
 // Tunes `directions` of the layer, in order, through ConvTuner::Global() (one decision each).

@@ -53,6 +53,18 @@ std::string JoinExtents(const std::vector<int64_t>& values) {
   return text.empty() ? "-" : text;
 }
 
+// Whether the user DB is written in `mode` (background tunes on a thread, and stores as update).
+bool Writes(TuningDbMode mode) {
+  return mode == TuningDbMode::kUpdate || mode == TuningDbMode::kRefresh ||
+         mode == TuningDbMode::kBackground;
+}
+
+// Whether lookups read the files in `mode` (refresh ignores what they hold).
+bool ReadsStores(TuningDbMode mode) {
+  return mode == TuningDbMode::kReadOnly || mode == TuningDbMode::kUpdate ||
+         mode == TuningDbMode::kBackground;
+}
+
 bool IsCorruption(int rc) {
   const int primary = rc & 0xff;
   return primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB;
@@ -430,16 +442,19 @@ const char* TuningDbModeName(TuningDbMode mode) {
       return "update";
     case TuningDbMode::kRefresh:
       return "refresh";
+    case TuningDbMode::kBackground:
+      return "background";
   }
   return "unknown";
 }
 
 TuningDbMode ParseTuningDbMode(const std::string& text) {
   for (TuningDbMode mode : {TuningDbMode::kOff, TuningDbMode::kReadOnly, TuningDbMode::kUpdate,
-                            TuningDbMode::kRefresh}) {
+                            TuningDbMode::kRefresh, TuningDbMode::kBackground}) {
     if (text == TuningDbModeName(mode)) return mode;
   }
-  MX_THROW() << "tuning DB mode '" << text << "': expected off, read_only, update or refresh";
+  MX_THROW() << "tuning DB mode '" << text
+             << "': expected off, read_only, update, refresh or background";
 }
 
 TuningDbOptions TuningDbOptions::FromSettings(const Settings& settings) {
@@ -484,7 +499,7 @@ TuningDb::~TuningDb() = default;
 
 std::unique_ptr<TuningDb::SqliteStore> TuningDb::OpenUser(const std::string& path,
                                                           TuningDbMode& mode) {
-  const bool writes = mode == TuningDbMode::kUpdate || mode == TuningDbMode::kRefresh;
+  const bool writes = Writes(mode);
   std::string detail;
   if (writes) {
     std::error_code error;
@@ -532,7 +547,7 @@ std::optional<TuningDbHit> TuningDb::LookupKey(const std::string& problem_text,
     return TuningDbHit{cached->second->record, TuningDbSource::kCache};
   }
   std::optional<TuningDbHit> hit;
-  if (mode_ == TuningDbMode::kReadOnly || mode_ == TuningDbMode::kUpdate) {
+  if (ReadsStores(mode_)) {
     hit = LookupStores(problem_text, environment);
   }
   cache_[key] = hit;
@@ -575,7 +590,7 @@ bool TuningDb::StoreKey(const std::string& problem_text, const TuningEnvironment
   const std::string key = problem_text + '\n' + environment.device + '\n' + environment.versions;
   std::lock_guard<std::mutex> lock(mutex_);
   cache_[key] = TuningDbHit{record, TuningDbSource::kCache};
-  const bool writes = mode_ == TuningDbMode::kUpdate || mode_ == TuningDbMode::kRefresh;
+  const bool writes = Writes(mode_);
   if (!writes || !user_) return false;
   int rc = user_->Put(problem_text, environment, record);
   if (IsCorruption(rc)) {
@@ -590,7 +605,7 @@ bool TuningDb::StoreKey(const std::string& problem_text, const TuningEnvironment
 
 void TuningDb::RecoverUserDb(const std::string& reason) {
   user_.reset();
-  const bool writes = mode_ == TuningDbMode::kUpdate || mode_ == TuningDbMode::kRefresh;
+  const bool writes = Writes(mode_);
   if (!writes) {
     MX_LOG(WARNING) << "tuning DB " << options_.user_path << " is corrupt (" << reason
                     << "); not using it";

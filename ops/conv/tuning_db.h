@@ -14,10 +14,14 @@
 // Stores. The user DB (read-write, MXNET_TUNING_DB_PATH, default $MXNET_HOME/mxlite/tuning.sqlite)
 // is looked up first, then the optional read-only system DB (MXNET_TUNING_SYSTEM_DB_PATH); a miss
 // in both is the caller's cue to use its heuristic or to tune. MXNET_TUNING_DB_MODE selects
-//   off        nothing is read or written (the in-process cache still serves this process's
-//   stores), read_only  both DBs are read, nothing is written, update     hits are used, Store()
-//   writes (the default), refresh    stored entries are ignored (lookups miss until this process
-//   stores), Store() overwrites.
+//   off         nothing is read or written (the in-process cache still serves this process's
+//               stores);
+//   read_only   both DBs are read, nothing is written;
+//   update      hits are used, Store() writes (the default);
+//   refresh     stored entries are ignored (lookups miss until this process stores), Store()
+//               overwrites;
+//   background  the DB behaves as in update; what changes is the tuner's answer to a miss
+//               (ops/conv/tuner.h: the heuristic's pick now, the tuning on a background thread).
 //
 // Durability and concurrency. Files are SQLite in WAL mode with a busy timeout; each Store() is one
 // IMMEDIATE transaction, so several processes may tune into one file at once and a process killed
@@ -110,8 +114,9 @@ struct TuningRecord {
   bool operator==(const TuningRecord&) const = default;
 };
 
-enum class TuningDbMode { kOff, kReadOnly, kUpdate, kRefresh };
-// "off", "read_only", "update", "refresh"; ParseTuningDbMode throws mxlite::Error on other text.
+enum class TuningDbMode { kOff, kReadOnly, kUpdate, kRefresh, kBackground };
+// "off", "read_only", "update", "refresh", "background"; ParseTuningDbMode throws mxlite::Error on
+// other text.
 const char* TuningDbModeName(TuningDbMode mode);
 TuningDbMode ParseTuningDbMode(const std::string& text);
 

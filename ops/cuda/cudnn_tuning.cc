@@ -295,6 +295,13 @@ namespace {
 
 // cuDNN's side of the front (conv::ConvTuningBackend): the algorithms cuDNN lists for each
 // direction of the described convolution, in its heuristic order, timed by its Find.
+//
+// It gives no detached candidates (DetachedCandidates stays empty): Find runs on the layer's own
+// descriptors (CudnnConvolution, owned by its op state), the calling thread's cuDNN handle and
+// device buffers from the GPU pool, and times every candidate in one call rather than through the
+// clock. A background job would need descriptors, a handle and a stream of its own on a thread
+// that has set the device, alive until the process's exit stops it. Until then a miss in
+// background mode is tuned at bind on the GPU, as in update.
 class CudnnBackend final : public conv::ConvTuningBackend {
  public:
   CudnnBackend(const CudnnTuningRequest& request, CudnnConvolution& c) : request_(request), c_(c) {}

@@ -249,7 +249,11 @@ std::vector<conv::LayerTuning> Executor::TuningDecisions() const {
     if (tuned == nullptr) continue;
     for (const conv::LayerTuning& decision : tuned->tuning_decisions()) {
       auto found = planned.find({decision.layer, decision.problem.ToString()});
-      decisions.push_back(found != planned.end() ? *found->second : decision);
+      // Unless the state runs another pick: a background tuning landed between the two.
+      const bool same = found != planned.end() &&
+                        found->second->record.algorithm == decision.record.algorithm &&
+                        found->second->record.layout == decision.record.layout;
+      decisions.push_back(same ? *found->second : decision);
     }
   }
   return decisions;
@@ -272,6 +276,7 @@ void Executor::LogTuning() const {
   if (!residuals_.empty()) {
     MX_LOG(INFO) << FormatResidualFusions(residuals_, what == "layers" || what == "verbose");
   }
+  if (conv_plan_.layers_tuning_in_background > 0) MX_LOG(INFO) << conv_plan_.Summary();
   if (conv_plan_.planned) {
     if (what == "summary") {
       MX_LOG(INFO) << conv_plan_.Summary();

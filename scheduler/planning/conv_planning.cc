@@ -173,10 +173,34 @@ bool AnyConvolutionTuned(const Graph& graph, const GraphShapes& shapes) {
 
 // ---- Node costs ----
 
+// What a tuned layer's op state decided in each layout it was tuned in (empty where it was not).
+struct LayerDecisions {
+  std::vector<conv::LayerTuning> in[kNumActivationLayouts];
+};
+
+// The tuned layers (convolutions) by node id.
+using TunedLayers = std::map<int, LayerDecisions>;
+
+bool TunedOff(const std::vector<conv::LayerTuning>& decisions) {
+  for (const conv::LayerTuning& decision : decisions) {
+    if (decision.origin == conv::PickOrigin::kHeuristic) return true;
+  }
+  return false;
+}
+
+bool TuningInBackground(const LayerDecisions& layer) {
+  for (const std::vector<conv::LayerTuning>& decisions : layer.in) {
+    for (const conv::LayerTuning& decision : decisions) {
+      if (decision.origin == conv::PickOrigin::kBackground) return true;
+    }
+  }
+  return false;
+}
+
 // The convolution tuned in `layout` through the op's own state creator, exactly as the executor
-// will bind it (so binding the planned graph finds every pick in the tuner's cache).
-void CostConvolution(const Node& node, const GraphShapes& shapes, int id, L layout,
-                     const ConvPlanOptions& options, PlannedLayer& layer, ConvPlanReport& report) {
+// will bind it (so binding the planned graph finds every pick in the tuner's cache): its decisions.
+std::vector<conv::LayerTuning> TuneIn(const Node& node, const GraphShapes& shapes, int id, L layout,
+                                      const ConvPlanOptions& options) {
   const Attributes attrs = ParseOpAttributes(*node.op, WithLayout(node, layout), node.name);
   StateRequest request{attrs, {}, {}, {}, options.ctx, node.name, options.training};
   for (size_t i = 0; i < node.inputs.size(); ++i) {
@@ -188,10 +212,41 @@ void CostConvolution(const Node& node, const GraphShapes& shapes, int id, L layo
   const auto* tuned = dynamic_cast<const conv::TunedState*>(state.get());
   MX_CHECK(tuned != nullptr) << "Convolution " << node.name << ": the op state on "
                              << options.ctx.ToString() << " has no tuning";
+  return tuned->tuning_decisions();
+}
+
+// Tunes every flexible convolution in its written layout and, unless its tuning is off, in every
+// other layout offered to it. Nothing is timed here but the tuner's own candidates (none at all
+// in background mode), so a bind that finds some layer still tuning in the background can stop
+// before anything else is measured.
+TunedLayers TuneFlexibleConvolutions(const Graph& graph, const GraphShapes& shapes,
+                                     const ConvPlanOptions& options) {
+  TunedLayers tuned;
+  for (int id = 0; id < graph.num_nodes(); ++id) {
+    const Node& node = graph.node(id);
+    if (node.is_variable() || !node.op->layout.tuned) continue;
+    if (RoleOf(node, shapes, id) != Role::kFlexible) continue;
+    LayerDecisions& layer = tuned[id];
+    layer.in[Index(L::kNCHW)] = TuneIn(node, shapes, id, L::kNCHW, options);
+    if (TunedOff(layer.in[Index(L::kNCHW)])) continue;  // no timings to plan with
+    for (L layout : {L::kNHWC, L::kNCHW16c}) {
+      if (Offered(node, shapes, id, layout, options)) {
+        layer.in[Index(layout)] = TuneIn(node, shapes, id, layout, options);
+      }
+    }
+  }
+  return tuned;
+}
+
+// The layer's cost in `layout` from its decisions there (forward, plus both backward directions
+// when training).
+void CostConvolution(const Node& node, const GraphShapes& shapes, L layout,
+                     const std::vector<conv::LayerTuning>& decisions,
+                     const ConvPlanOptions& options, PlannedLayer& layer, ConvPlanReport& report) {
   double total = 0.0;
   std::ostringstream algorithms;
-  const bool several = tuned->tuning_decisions().size() > 1;
-  for (const conv::LayerTuning& decision : tuned->tuning_decisions()) {
+  const bool several = decisions.size() > 1;
+  for (const conv::LayerTuning& decision : decisions) {
     if (decision.origin == conv::PickOrigin::kHeuristic) layer.fixed_reason = "tuning off";
     total += decision.record.time_ms;
     if (algorithms.tellp() > 0) algorithms << ", ";
@@ -212,26 +267,27 @@ void CostConvolution(const Node& node, const GraphShapes& shapes, int id, L layo
   layer.algorithms[Index(layout)] = algorithms.str();
 }
 
+// `tuned`: what TuneFlexibleConvolutions decided for a convolution (null for pooling).
 PlannedLayer CostFlexibleNode(const Node& node, const GraphShapes& shapes, int id,
-                              const ConvPlanOptions& options, ConvPlanReport& report) {
+                              const LayerDecisions* tuned, const ConvPlanOptions& options,
+                              ConvPlanReport& report) {
   PlannedLayer layer;
   layer.node = node.name;
   layer.op = node.op->name;
-  auto candidate = [&](L layout) { return Offered(node, shapes, id, layout, options); };
-  if (node.op->layout.tuned) {
-    CostConvolution(node, shapes, id, L::kNCHW, options, layer, report);
+  if (tuned != nullptr) {
+    for (L layout : kLayouts) {
+      const std::vector<conv::LayerTuning>& decisions = tuned->in[Index(layout)];
+      if (decisions.empty()) continue;
+      CostConvolution(node, shapes, layout, decisions, options, layer, report);
+    }
     if (!layer.fixed_reason.empty()) {       // tuning off: no timings to plan with
       layer.cost_ms[Index(L::kNCHW)] = 0.0;  // unknown; the same in every plan
-      return layer;
-    }
-    for (L layout : {L::kNHWC, L::kNCHW16c}) {
-      if (candidate(layout)) CostConvolution(node, shapes, id, layout, options, layer, report);
     }
     return layer;
   }
   const Shape& data = shapes.of(node.inputs[0]);
   for (L layout : kLayouts) {
-    if (!candidate(layout)) continue;
+    if (!Offered(node, shapes, id, layout, options)) continue;
     const MeasuredMs cost =
         MeasureNodeMs(node.op->name, WithLayout(node, layout), LayoutShape(data, layout),
                       shapes.dtype_of(node.inputs[0]), options.training, options.ctx);
@@ -277,7 +333,7 @@ std::vector<std::vector<double>> TransformMatrix(const Shape& written, DType dty
 }
 
 Planning BuildProblem(const Graph& graph, const GraphShapes& shapes, const ConvPlanOptions& options,
-                      ConvPlanReport& report) {
+                      const TunedLayers& tuned, ConvPlanReport& report) {
   Planning p;
   p.roles.resize(graph.num_nodes(), Role::kFixed);
   p.problem_node.resize(graph.num_nodes(), -1);
@@ -288,7 +344,10 @@ Planning BuildProblem(const Graph& graph, const GraphShapes& shapes, const ConvP
     std::vector<double> costs(kNumActivationLayouts, 0.0);
     int layer_index = -1;
     if (p.roles[id] == Role::kFlexible) {
-      PlannedLayer layer = CostFlexibleNode(node, shapes, id, options, report);
+      const auto decisions = tuned.find(id);
+      PlannedLayer layer = CostFlexibleNode(node, shapes, id,
+                                            decisions != tuned.end() ? &decisions->second : nullptr,
+                                            options, report);
       for (L layout : kLayouts) {
         const double cost = layer.cost_ms[Index(layout)];
         costs[Index(layout)] = cost < 0.0 ? kInfinity : cost;
@@ -666,6 +725,10 @@ std::string ConvPlanReport::Summary() const {
   out << ConvPlanKindName(kind) << " plan: ";
   if (!planned) {
     out << "layouts as written";
+    if (layers_tuning_in_background > 0) {
+      out << " (planning waits for " << layers_tuning_in_background
+          << (layers_tuning_in_background == 1 ? " layer" : " layers") << " tuning in background)";
+    }
     return out.str();
   }
   int nhwc = 0, blocked = 0;
@@ -732,7 +795,22 @@ PlannedGraph PlanConvolutions(const Graph& graph, const GraphShapes& shapes,
     return planned;  // nothing to choose, or nothing measured to choose by
   }
   const auto start = std::chrono::steady_clock::now();
-  Planning p = BuildProblem(graph, shapes, options, report);
+  const TunedLayers tuned = TuneFlexibleConvolutions(graph, shapes, options);
+  for (const auto& [id, layer] : tuned) {
+    report.layers_tuning_in_background += TuningInBackground(layer) ? 1 : 0;
+  }
+  if (report.layers_tuning_in_background > 0) {
+    // Background mode, and some layer runs its heuristic pick while it is tuned: planning waits
+    // for the bind that finds every tuning (a plan now would rest on guesses, and costing the
+    // pooling and transforms would time in this bind).
+    for (const auto& [id, layer] : tuned) {
+      for (const std::vector<conv::LayerTuning>& decisions : layer.in) {
+        report.decisions.insert(report.decisions.end(), decisions.begin(), decisions.end());
+      }
+    }
+    return planned;
+  }
+  Planning p = BuildProblem(graph, shapes, options, tuned, report);
   const double credited = CostDepthwiseBlocks(graph, shapes, options, p, report);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   report.planned = true;

@@ -24,6 +24,14 @@
 // A convolution whose tuning mode is `off` has no timings: it stays in its written layout (its
 // cost counted as 0 in every plan).
 //
+// Background tuning (MXNET_TUNING_DB_MODE=background, ops/conv/tuner.h). The convolutions are
+// tuned first, every one in each layout offered to it; when some pick came back as the
+// heuristic's while its tuning runs in the background (conv::PickOrigin::kBackground), each of
+// its other layouts has still been asked for (and so queued), and the graph comes back as written
+// with report.layers_tuning_in_background counting those layers: nothing else (pooling,
+// transforms, depthwise blocks) is timed in that bind, and a later bind that finds every tuning
+// plans as usual.
+//
 // NCHW16c is a candidate for CPU inference on a CPU with AVX-512F (its kernels are forward only;
 // without AVX-512 they run as plain C++), for nodes whose 4-D inputs and output all have whole
 // blocks of 16 channels: convolutions of one group or depthwise (direct_nchw16c, depthwise_direct
@@ -146,6 +154,8 @@ struct PlannedTransform {
 struct ConvPlanReport {
   ConvPlanKind kind = ConvPlanKind::kNone;
   bool planned = false;  // costs were measured (false for `none` and when nothing is flexible)
+  // Layers whose tuning was still running in the background: planning waited (planned false).
+  int layers_tuning_in_background = 0;
   // Predicted totals of the three plans on the costed work (0 when !planned).
   double predicted_none_ms = 0.0;
   double predicted_local_ms = 0.0;
@@ -163,7 +173,8 @@ struct ConvPlanReport {
 
   double predicted_ms() const;  // of `kind`
   // "global plan: 14 of 53 layers NHWC, 20 NCHW16c, 3 transforms; predicted 40.8 ms (none 44.0
-  // ms, local 47.3 ms, global 40.8 ms), measured in 2.1 s, proven optimal".
+  // ms, local 47.3 ms, global 40.8 ms), measured in 2.1 s, proven optimal"; unplanned, "global
+  // plan: layouts as written" (with "(planning waits for 3 layers tuning in background)").
   std::string Summary() const;
   // The summary, then per layer its layout and algorithms (with `verbose`, both layouts' costs),
   // then the transforms.
@@ -187,8 +198,9 @@ Graph RewriteLayouts(const Graph& graph, const GraphShapes& shapes,
                      const Context& ctx = Context::CPU());
 
 // Plans `graph` (whose shapes are `shapes`) per `options`. For `none`, a graph with no flexible
-// convolution whose tuning mode is not off, or one with layers not written channels-first, the
-// graph comes back unchanged with report.planned false.
+// convolution whose tuning mode is not off, one with layers not written channels-first, or one
+// with a layer tuning in the background, the graph comes back unchanged with report.planned
+// false.
 PlannedGraph PlanConvolutions(const Graph& graph, const GraphShapes& shapes,
                               const ConvPlanOptions& options);
 
