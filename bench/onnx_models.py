@@ -118,6 +118,24 @@ def flops_per_image(model):
     return total
 
 
+def register_missing_symbolics():
+    """Exporter gaps of Debian's PyTorch 1.13 filled with plain ONNX ops, so its models export.
+
+    aten::zero: Tensor.zero_() (Swin-V2 zeroes the key part of its qkv bias in forward; the
+    exporter makes the in-place op out of place, then has no symbolic for it). Zeros of the
+    input's shape, float32 as the parameters it is applied to."""
+    if getattr(register_missing_symbolics, "done", False):
+        return
+
+    def zero(g, self):
+        return g.op("ConstantOfShape", g.op("Shape", self),
+                    value_t=torch.zeros(1, dtype=torch.float32))
+
+    for opset in range(9, 18):
+        torch.onnx.register_custom_op_symbolic("aten::zero", zero, opset)
+    register_missing_symbolics.done = True
+
+
 def legacy_exporter():
     """Newer PyTorch (2.9+) exports through dynamo by default; ask for the TorchScript exporter
     that Debian's PyTorch 1.13 uses, so every machine writes the same kind of graph."""

@@ -8,8 +8,10 @@
 //         outputs are the last iteration's and each scan output stacks its iterations' values
 //         along a new first axis.
 // A condition or trip count computed at run time is an error naming the node: mxlite's graphs are
-// static. A loop with no trip count stops when its condition turns false, after at most
-// kMaxUnrolledIterations iterations.
+// static. A loop runs at most kMaxUnrolledIterations iterations: one with no trip count, or a
+// larger one, must see its condition turn false by then.
+#include <algorithm>
+
 #include "core/error.h"
 #include "scheduler/onnx/onnx_converter.h"
 
@@ -42,8 +44,10 @@ void ConvertIf(OnnxNode& node) {
   MX_CHECK(branch->output_size() == node.num_outputs())
       << node.where() << ": " << branch_name << " has " << branch->output_size()
       << " outputs, the node " << node.num_outputs();
-  // Names are unique across an ONNX model's graphs, so the branch's keep theirs.
-  const std::vector<std::string> outputs = node.values().ConvertSubgraph(*branch, {}, "");
+  // Two Ifs' branches may define the same names (ONNX forbids reuse only along a nesting chain):
+  // the branch's names are made the If's own.
+  const std::vector<std::string> outputs =
+      node.values().ConvertSubgraph(*branch, {}, node.name() + "/" + branch_name + ":");
   for (int i = 0; i < node.num_outputs(); ++i) {
     if (!node.proto().output(i).empty()) {
       node.values().Alias(node.proto().output(i), outputs[static_cast<size_t>(i)]);
@@ -71,16 +75,16 @@ void ConvertLoop(OnnxNode& node) {
       << node.where() << ": " << node.num_outputs() << " outputs for " << carried
       << " loop-carried values and " << scans << " scan outputs";
 
+  // A trip count over the limit (TorchScript's while loops write INT64_MAX) is fine when the
+  // condition ends the loop before it.
   int64_t trips = kMaxUnrolledIterations;
-  const bool counted = node.has_input(0);
-  if (counted) {
+  bool counted = false;
+  if (node.has_input(0)) {
     const std::vector<int64_t> m =
         node.RequireConstant(0, "the trip count M").ToInt64s(node.where() + " M");
     MX_CHECK(m.size() == 1) << node.where() << ": the trip count M must be a scalar";
-    MX_CHECK(m[0] <= kMaxUnrolledIterations)
-        << node.where() << ": " << m[0] << " iterations; mxlite unrolls loops of up to "
-        << kMaxUnrolledIterations;
-    trips = m[0];
+    counted = m[0] <= kMaxUnrolledIterations;
+    trips = std::min(m[0], kMaxUnrolledIterations);
   }
   bool go = !node.has_input(1) || KnownCondition(node, node.input_name(1), "the condition");
   std::vector<std::string> state;

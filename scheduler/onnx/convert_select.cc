@@ -136,13 +136,39 @@ void ConvertWhere(OnnxNode& node) {
   node.SetConstantOutput(std::move(result));
 }
 
-// Expand broadcasts both ways: the output is the broadcast of the input's shape and `shape`.
+// Expand of run-time data: the input reshaped to the output's rank (leading 1s), then each axis
+// of extent 1 that grows copied by a Concat of that many of it (copies, exact for every dtype; the
+// gradient sums the copies).
+void EmitExpand(OnnxNode& node, const Shape& out) {
+  const Shape in = node.InputShape(0);
+  NodeEntry expanded = node.Input(0);
+  if (in.ndim() < out.ndim()) {
+    std::vector<int64_t> dims(static_cast<size_t>(out.ndim() - in.ndim()), 1);
+    for (int axis = 0; axis < in.ndim(); ++axis) dims.push_back(in[axis]);
+    expanded = node.Emit("Reshape", {{"shape", Tuple(dims)}}, {expanded}, "_rank");
+  }
+  const int offset = out.ndim() - in.ndim();
+  for (int axis = 0; axis < out.ndim(); ++axis) {
+    const int64_t extent = axis < offset ? 1 : in[axis - offset];
+    if (extent == out[axis]) continue;
+    std::string suffix = "_axis";  // appended: GCC 12 warns falsely on "_" + std::string
+    suffix += std::to_string(axis);
+    expanded = node.Emit("Concat",
+                         {{"dim", std::to_string(axis)}, {"num_args", std::to_string(out[axis])}},
+                         std::vector<NodeEntry>(static_cast<size_t>(out[axis]), expanded), suffix);
+  }
+  node.SetOutput(0, expanded);
+}
+
+// Expand broadcasts both ways: the output is the broadcast of the input's shape and `shape`,
+// which must be known at load.
 void ConvertExpand(OnnxNode& node) {
-  const HostTensor& data = KnownAtLoad(node, 0, "the input");
   const HostTensor& shape_tensor = KnownAtLoad(node, 1, "the shape");
   const Shape target = CheckedOnnxShape(shape_tensor.ToInt64s(node.where() + " shape"),
                                         node.where() + " shape");
-  node.SetConstantOutput(BroadcastTo(data, BroadcastOrThrow(node, data.shape, target)));
+  const HostTensor* data = node.ConstantInput(0);
+  if (data == nullptr) return EmitExpand(node, BroadcastOrThrow(node, node.InputShape(0), target));
+  node.SetConstantOutput(BroadcastTo(*data, BroadcastOrThrow(node, data->shape, target)));
 }
 
 // Booleans (uint8 0 / 1) as float32 0 / 1 for the arithmetic below, and back.

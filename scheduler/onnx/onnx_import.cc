@@ -406,8 +406,13 @@ class Importer final : public OnnxValues {
     }
   }
 
-  void Define(const std::string& name, NodeEntry entry) override { values_[name].entry = entry; }
+  // A definition replaces whatever the name held before (a subgraph imported again).
+  void Define(const std::string& name, NodeEntry entry) override {
+    values_[name] = Value{};
+    values_[name].entry = entry;
+  }
   void DefineConstant(const std::string& name, HostTensor tensor) override {
+    values_[name] = Value{};
     values_[name].constant = std::move(tensor);
   }
   void MarkUnsupported(const std::string& name, const std::string& why) override {
@@ -506,6 +511,9 @@ class Importer final : public OnnxValues {
   // stay the model's inputs: nodes that read them are not folded.)
   void FoldAtLoad(const onnx::NodeProto& node, int first) {
     if (graph_.num_nodes() == first || node.input_size() == 0) return;
+    // A Loop or If was imported node by node, each folded as it could be; its explicit inputs
+    // (a condition, a trip count) say nothing of what its subgraphs read.
+    if (!Subgraphs(node).empty()) return;
     int64_t input_elements = 0;
     for (const std::string& input : node.input()) {
       if (input.empty()) continue;
