@@ -70,6 +70,9 @@ void GraphTimer::MakeArrays(const Graph& graph) {
       request.input_dtypes.push_back(shapes.dtype_of(input));
       op.inputs.push_back(values.at(input));
     }
+    // Looked up now: a missing kernel is an error before anything runs.
+    op.forward = &ForwardKernelFor(*node.op, ctx_.device_type);
+    if (training_) op.backward = &BackwardKernelFor(*node.op, ctx_.device_type);
     op.state = CreateOpState(*node.op, request);
     if (node.op->needs_random) op.random = std::make_shared<std::mt19937_64>(42 + id);
     op.temp = std::make_shared<TempSpace>(ctx_);
@@ -77,11 +80,18 @@ void GraphTimer::MakeArrays(const Graph& graph) {
       const NDArray output(shapes.of({id, index}), ctx_, shapes.dtype_of({id, index}));
       values[{id, index}] = output;
       op.outputs.push_back(output);
-      waited_.push_back(output);
     }
     ops_.push_back(std::move(op));
   }
   for (const NodeEntry& output : graph.outputs()) graph_outputs_.push_back(values.at(output));
+  // A pass has ended when the values no node reads have been written: every operation leads to
+  // one of them (and an operation that failed passes its error on to them).
+  const std::map<NodeEntry, int> readers = ReadersOf(graph);
+  for (const OpNode& op : ops_) {
+    for (int index = 0; index < static_cast<int>(op.outputs.size()); ++index) {
+      if (!readers.count({op.id, index})) waited_.push_back(op.outputs[static_cast<size_t>(index)]);
+    }
+  }
 }
 
 void GraphTimer::MakeGradients(const Graph& graph) {
@@ -107,6 +117,8 @@ void GraphTimer::MakeGradients(const Graph& graph) {
       MX_CHECK(read_by == 1) << "timing a training pass: " << graph.EntryName(input)
                              << " is read by " << read_by
                              << " nodes (a timed training graph is a chain)";
+      // Every gradient is waited for: one whose reader's backward has nothing to write (a node
+      // fed by parameters only) ends a chain too.
       waited_.push_back(op.input_grads.back());
       if (source.is_variable()) input_gradients_[source.name] = op.input_grads.back();
     }
@@ -156,19 +168,20 @@ void GraphTimer::PushForward(const OpNode& op) const {
       if (roles[i] == InputRole::kAuxiliary) writes.push_back(op.inputs[i].var());
     }
   }
-  const ForwardKernel* kernel = &ForwardKernelFor(*node.op, ctx_.device_type);
   std::vector<VarHandle> versioned;  // an op with state may keep what it derived from an input
   if (op.state != nullptr) versioned = VarsOf(op.inputs);
+  // The operation holds what it uses (never the timer's OpNode): it may outlive a failed pass.
   Engine::Get().PushSync(
-      [kernel, &op, versioned, training = training_, inputs = ViewsOf(op.inputs),
+      [kernel = op.forward, node = op.node, state = op.state, random = op.random, temp = op.temp,
+       versioned, training = training_, inputs = ViewsOf(op.inputs),
        outputs = ViewsOf(op.outputs)](RunContext run) {
-        ScratchSpace scratch(run.ctx, run.stream, op.temp.get());
-        OpContext op_ctx{run.ctx,         training,       run.stream,   &scratch,
-                         op.random.get(), op.state.get(), op.node->name};
+        ScratchSpace scratch(run.ctx, run.stream, temp.get());
+        OpContext op_ctx{run.ctx,      training,    run.stream, &scratch,
+                         random.get(), state.get(), node->name};
         for (VarHandle var : versioned) {
           op_ctx.input_versions.push_back(Engine::Get().VarVersion(var));
         }
-        (*kernel)(op_ctx, op.node->attrs, inputs, outputs,
+        (*kernel)(op_ctx, node->attrs, inputs, outputs,
                   std::vector<WriteMode>(outputs.size(), WriteMode::kWrite));
       },
       ctx_, VarsOf(op.inputs), writes, 0, node.name);
@@ -183,16 +196,18 @@ void GraphTimer::PushBackward(const OpNode& op) const {
   for (const NDArray& grad : op.input_grads) {
     req.push_back(grad.is_none() ? WriteMode::kNull : WriteMode::kWrite);
   }
-  const BackwardKernel* kernel = &BackwardKernelFor(*node.op, ctx_.device_type);
+  const std::vector<VarHandle> writes = VarsOf(op.input_grads);
+  if (writes.empty()) return;  // no gradient wanted through this node
   Engine::Get().PushSync(
-      [kernel, &op, req, output_grads = ViewsOf(op.output_grads), inputs = ViewsOf(op.inputs),
+      [kernel = op.backward, node = op.node, state = op.state, random = op.random, temp = op.temp,
+       req, output_grads = ViewsOf(op.output_grads), inputs = ViewsOf(op.inputs),
        outputs = ViewsOf(op.outputs), input_grads = ViewsOf(op.input_grads)](RunContext run) {
-        ScratchSpace scratch(run.ctx, run.stream, op.temp.get());
-        OpContext op_ctx{run.ctx,         true,           run.stream,   &scratch,
-                         op.random.get(), op.state.get(), op.node->name};
-        (*kernel)(op_ctx, op.node->attrs, output_grads, inputs, outputs, input_grads, req);
+        ScratchSpace scratch(run.ctx, run.stream, temp.get());
+        OpContext op_ctx{run.ctx,      true,        run.stream, &scratch,
+                         random.get(), state.get(), node->name};
+        (*kernel)(op_ctx, node->attrs, output_grads, inputs, outputs, input_grads, req);
       },
-      ctx_, reads, VarsOf(op.input_grads), 0, "backward " + node.name);
+      ctx_, reads, writes, 0, "backward " + node.name);
 }
 
 void GraphTimer::RunPass() {
@@ -203,8 +218,8 @@ void GraphTimer::RunPass() {
   WaitForAll();
 }
 
-// Waits for every array the pass writes (the pushed operations capture this timer's nodes, so
-// none may be left running), then rethrows the first error.
+// Waits for the values that end a pass (so no operation of it is left running), then rethrows
+// the first error.
 void GraphTimer::WaitForAll() {
   std::exception_ptr first;
   for (const NDArray& array : waited_) {

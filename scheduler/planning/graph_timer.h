@@ -9,9 +9,12 @@
 // - each op node's state (a convolution's tuned algorithms, its packed weight) is made once, when
 //   the timer is made, as an executor makes it at bind; the nodes' kernels see the versions of
 //   their inputs, so what a state derives from a parameter is derived in the first pass only;
-// - every op node runs as one engine operation, in graph order (one push per node, as a bound
-//   pass pushes them), reading and writing arrays of its own (no memory is shared between
-//   values: the graphs are small);
+// - every op node runs as one engine operation, in graph order, reading and writing arrays of its
+//   own (no memory is shared between values: the graphs are small); a bound inference pass may
+//   run its operations as one recorded segment instead (MXNET_EXEC_BULK_EXEC_INFERENCE), which
+//   the timer does not, so a graph of many small nodes is timed a little dearer than it runs;
+// - the pass ends when the values no node reads (and in training the gradients) are written:
+//   the timer waits for those only;
 // - in training, after the forward, the backward of every op node in reverse order, from output
 //   gradients of ones to the gradient of each op input that has one and is not a parameter (the
 //   data input's gradient is what the pass ends with); parameters and auxiliary states get none.
@@ -64,6 +67,8 @@ class GraphTimer {
  private:
   struct OpNode {
     int id = -1;
+    const ForwardKernel* forward = nullptr;
+    const BackwardKernel* backward = nullptr;  // training only
     std::shared_ptr<const Node> node;
     std::shared_ptr<OpState> state;
     std::shared_ptr<std::mt19937_64> random;
@@ -87,7 +92,7 @@ class GraphTimer {
   std::vector<bool> variable_is_input_;
   std::vector<NDArray> graph_outputs_;
   std::map<std::string, NDArray> input_gradients_;
-  std::vector<NDArray> waited_;  // what RunPass waits for: every value the pass writes
+  std::vector<NDArray> waited_;  // what RunPass waits for: the values that end a pass
 };
 
 }  // namespace mxlite

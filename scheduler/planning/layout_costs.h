@@ -58,8 +58,9 @@ MeasuredMs LayoutTransformMs(const Shape& shape, ActivationLayout from, Activati
 // the two ways' passes are timed in turn (conv::TimeInterleaved), so that a slow spell of
 // the machine cannot decide between them, and on the CPU each with the caches as a network's pass
 // meets it (16 MiB written elsewhere, then the inputs read back in: the weights and the tensors
-// between the nodes cold, as they are in a pass). Kept in the tuning DB under `key` (+ " fused" /
-// " apart"), which must name everything that decides the time (ops, attributes, shapes, dtypes);
+// between the nodes cold, as they are in a pass). Kept in the planner's cost cache under "graph "
+// + `key` (+ " caches=evicted" on the CPU, then " fused=every" / " apart"), where `key` must name
+// everything that decides the time (ops, attributes, shapes, dtypes);
 // both are measured again when either is missing. The planner weighs depthwise blocks with it.
 struct FusedAndApartMs {
   MeasuredMs fused, apart;

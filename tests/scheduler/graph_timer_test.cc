@@ -80,6 +80,16 @@ TEST(GraphTimer, AForwardPassComputesWhatAnExecutorComputes) {
     ExpectValuesNear(HostValues(exec->outputs()[0]), HostValues(timer.Output(0)), 1e-6,
                      "pass " + std::to_string(pass));
   }
+  // A new weight between passes is seen (the convolution derives its packed weight again).
+  NDArray weight = exec->Arg("conv_weight");
+  std::vector<float> doubled = HostValues(weight);
+  for (float& w : doubled) w *= 2.0f;
+  weight.SyncCopyFromCPU(doubled.data(), doubled.size() * sizeof(float));
+  CopyInto(weight, timer.Variable("conv_weight"));
+  exec->Forward(false);
+  timer.RunPass();
+  ExpectValuesNear(HostValues(exec->outputs()[0]), HostValues(timer.Output(0)), 1e-6,
+                   "after the weight changed");
 }
 
 TEST(GraphTimer, ATrainingPassEndsWithTheDataGradientAnExecutorComputes) {

@@ -116,7 +116,8 @@ TEST_F(TuneCommandTest, ASystemDbAnswersAFreshUsersTuningReadOnly) {
   EXPECT_TRUE(Contains(built.output, kModel + ": tuned 1 convolution")) << built.output;
   EXPECT_TRUE(Contains(built.output, "wrote the system DB " + system_db)) << built.output;
   EXPECT_FALSE(fs::exists(folder_ / "tuning.sqlite")) << "the user DB was opened";
-  // A second run adds the other model to what the file holds.
+  // A second run adds the other model to what the file holds, installed read-only as it may be.
+  fs::permissions(system_db, fs::perms::owner_read);
   built = RunCli(environment_, "tune --system-db " + system_db + " " + kSecondModel + " " + kModel);
   ASSERT_EQ(built.status, 0) << built.output;
   EXPECT_TRUE(Contains(built.output, kSecondModel + ": tuned 1 convolution")) << built.output;

@@ -108,31 +108,36 @@ void Explain(Executor& executor, int64_t passes) {
     FillArray(executor.Arg(executor.graph().node(id).name), Uniform{1.0}, random);
   }
   for (int i = 0; i < 5; ++i) RunForward(executor);
+  // The profiler records the passes (it keeps what it recorded before, and stays as it was).
   Profiler& profiler = Profiler::Get();
+  const size_t recorded_before = profiler.RecordedOps().size();
   const bool was_running = profiler.running();
-  profiler.Stop();
-  profiler.Clear();
-  profiler.Start(ProfilerMode::kSymbolic);
+  if (!was_running) profiler.Start(ProfilerMode::kSymbolic);
   std::vector<double> pass_ms;
-  for (int64_t i = 0; i < passes; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    RunForward(executor);
-    pass_ms.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-            .count());
+  try {
+    for (int64_t i = 0; i < passes; ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      RunForward(executor);
+      pass_ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count());
+    }
+  } catch (...) {
+    if (!was_running) profiler.Stop();
+    throw;
   }
-  profiler.Stop();
+  if (!was_running) profiler.Stop();
+  std::vector<Profiler::RecordedOp> recorded = profiler.RecordedOps();
+  recorded.erase(recorded.begin(), recorded.begin() + static_cast<ptrdiff_t>(recorded_before));
   std::map<std::string, std::vector<double>> per_pass;  // an op's total per pass, by node
   std::map<std::string, int> seen;
-  for (const Profiler::RecordedOp& op : profiler.RecordedOps()) {
+  for (const Profiler::RecordedOp& op : recorded) {
     if (op.category != "operator") continue;
     const size_t pass = static_cast<size_t>(seen[op.name]++);
     std::vector<double>& totals = per_pass[op.name];
     if (totals.size() <= pass) totals.resize(pass + 1, 0.0);
     totals[pass] += static_cast<double>(op.duration_us) / 1e3;
   }
-  profiler.Clear();
-  if (was_running) profiler.Start();
   std::map<std::string, double> measured;
   for (const auto& [node, totals] : per_pass) measured[node] = Median(totals);
   std::cout << "explain: " << passes << " profiled passes, medians per pass\n"
@@ -148,7 +153,8 @@ int BuildSystemDb(const ParsedArgs& parsed, const std::string& out, const Contex
       << out << ": the folder " << target.parent_path().string() << " does not exist";
   const std::string building = target.string() + ".building-" + std::to_string(getpid());
   auto remove_building = [&] {
-    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(building + suffix);
+    std::error_code ignored;  // never in place of the error being reported
+    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(building + suffix, ignored);
   };
   if (fs::exists(target)) {
     // Refused before anything is written: the tuning DB would set a foreign file aside and start
@@ -159,13 +165,20 @@ int BuildSystemDb(const ParsedArgs& parsed, const std::string& out, const Contex
     }
   }
   remove_building();
-  if (fs::exists(target)) fs::copy_file(target, building);
+  // Its entries as one writable file (a copy would drop a WAL file's frames beside it and keep a
+  // read-only file read-only).
+  if (fs::exists(target)) conv::ExportTuningDb(target.string(), building);
   settings().Set("MXNET_TUNING_DB_PATH", building);
   settings().Set("MXNET_TUNING_SYSTEM_DB_PATH", "");
   if (settings().GetString("MXNET_TUNING_DB_MODE") != "refresh") {
     settings().Set("MXNET_TUNING_DB_MODE", "update");
   }
   try {
+    const conv::TuningDbMode mode =
+        conv::TuningDb(conv::TuningDbOptions::FromSettings(settings())).mode();
+    MX_CHECK(mode == conv::TuningDbMode::kUpdate || mode == conv::TuningDbMode::kRefresh)
+        << building << " cannot be written (the tuning DB is " << conv::TuningDbModeName(mode)
+        << "); nothing was tuned into " << out;
     for (const std::string& model_path : parsed.positional()) {
       const std::unique_ptr<Executor> executor = BindForTuning(parsed, model_path, ctx);
       std::cout << model_path << ": " << conv::FormatTuningSummary(executor->TuningDecisions())
@@ -199,6 +212,11 @@ int RunTuneCommand(const std::vector<std::string>& args) {
               << kTuneUsage;
     return 2;
   }
+  MX_CHECK(!(parsed.Has("explain") && parsed.Has("training")))
+      << "--explain runs inference passes: drop --training";
+  MX_CHECK(!(system_db && (parsed.Has("explain") || parsed.Has("passes"))))
+      << "--explain and --passes do not apply with --system-db";
+  MX_CHECK(!parsed.Has("passes") || parsed.Has("explain")) << "--passes needs --explain";
   if (auto mode = parsed.Value("mode")) settings().Set("MXNET_CUDNN_AUTOTUNE_DEFAULT", *mode);
   const int64_t threads = IntFlag(parsed, "threads", 0, 1, 1024);
   if (threads > 0) {
@@ -215,10 +233,7 @@ int RunTuneCommand(const std::vector<std::string>& args) {
       BindForTuning(parsed, ModelPath(parsed, "mxlite tune"), ctx);
   std::cout << executor->conv_plan().Format(parsed.Has("verbose"));
   std::cout << executor->TuningReport(parsed.Has("verbose"));
-  if (parsed.Has("explain")) {
-    MX_CHECK(!parsed.Has("training")) << "--explain runs inference passes: drop --training";
-    Explain(*executor, passes);
-  }
+  if (parsed.Has("explain")) Explain(*executor, passes);
   return 0;
 }
 
