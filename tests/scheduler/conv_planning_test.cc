@@ -194,6 +194,9 @@ TEST_F(ConvPlanningTest, GlobalIsPredictedNoSlowerAndReportsEveryLayer) {
   EXPECT_EQ(report.kind, ConvPlanKind::kGlobal);
   EXPECT_TRUE(report.proven_optimal);  // residual + concat: series-parallel
   EXPECT_EQ(report.reductions.rn, 0);
+  EXPECT_GE(report.predicted_global_ms, 0.0);
+  EXPECT_GE(report.predicted_local_ms, 0.0);
+  EXPECT_GE(report.predicted_none_ms, 0.0);
   EXPECT_LE(report.predicted_global_ms, report.predicted_local_ms * (1 + 1e-9));
   EXPECT_LE(report.predicted_global_ms, report.predicted_none_ms * (1 + 1e-9));
   EXPECT_DOUBLE_EQ(report.predicted_ms(), report.predicted_global_ms);
@@ -261,6 +264,9 @@ TEST_F(ConvPlanningTest, GpuPlansAreMeasuredThereAndComputeTheSameNetwork) {
   auto exec = Executor::Bind(net, {.ctx = Context::GPU(0), .conv_plan = ConvPlanKind::kGlobal});
   const ConvPlanReport& report = exec->conv_plan();
   ASSERT_TRUE(report.planned);
+  EXPECT_GE(report.predicted_global_ms, 0.0);
+  EXPECT_GE(report.predicted_local_ms, 0.0);
+  EXPECT_GE(report.predicted_none_ms, 0.0);
   EXPECT_LE(report.predicted_global_ms, report.predicted_local_ms * (1 + 1e-9));
   EXPECT_LE(report.predicted_global_ms, report.predicted_none_ms * (1 + 1e-9));
   // Each convolution tuned by cuDNN in both layouts.
@@ -518,8 +524,9 @@ TEST_F(ConvPlanningTest, PlansOfferBlockedForCpuInference) {
 }
 
 // With the depthwise fusion on (CPU inference), the planner times the MobileNet block that would
-// fuse in NHWC both fused and apart, credits the difference to keeping it NHWC, and the executor
-// keeps apart a block measured slower fused; every plan still computes the network.
+// fuse in NHWC both fused and apart, credits the fraction fusing saves of the stages' costs to
+// keeping it NHWC (no plan is predicted below zero), and the executor keeps apart a block
+// measured slower fused; every plan still computes the network.
 TEST_F(ConvPlanningTest, DepthwiseBlocksAreCostedAsTheyRun) {
   GraphBuilder g;
   // The expanded tensor (1 x 96 x 16 x 16 floats, 96 KB) is far below the size from which the
@@ -542,6 +549,9 @@ TEST_F(ConvPlanningTest, DepthwiseBlocksAreCostedAsTheyRun) {
   EXPECT_NE(report.Format(false).find("depthwise block expand -> depthwise -> project: fused "),
             std::string::npos)
       << report.Format(false);
+  EXPECT_GE(report.predicted_global_ms, 0.0);
+  EXPECT_GE(report.predicted_local_ms, 0.0);
+  EXPECT_GE(report.predicted_none_ms, 0.0);
   EXPECT_LE(report.predicted_global_ms, report.predicted_local_ms * (1 + 1e-9));
   EXPECT_LE(report.predicted_global_ms, report.predicted_none_ms * (1 + 1e-9));
   // The executor fuses the block only if it was measured faster fused (and planned NHWC whole),
