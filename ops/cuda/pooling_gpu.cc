@@ -17,6 +17,8 @@ cuda::PoolingGeometry KernelGeometry(const Attributes& attrs, const Shape& data,
   const PoolingGeometry op = PoolingGeometryOf(attrs, data, owner);
   MX_CHECK(!op.blocked) << owner << ": layout NCHW16c runs on the CPU only";
   cuda::PoolingGeometry g;
+  static_assert(sizeof(g.in) / sizeof(g.in[0]) == kMaxPoolingSpatialDims,
+                "the kernel's geometry holds as many spatial axes as the op's");
   g.batch = op.batch;
   g.channels = op.channels;
   for (int d = 0; d < kMaxPoolingSpatialDims; ++d) {
