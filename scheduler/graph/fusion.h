@@ -68,6 +68,14 @@ struct FusedDepthwiseBlock {
   std::string depthwise;  // the fused node's name
   std::string project;    // the 1x1 convolution after, or empty
   bool operator==(const FusedDepthwiseBlock&) const = default;
+  // The stages in order, an absent expansion or projection left out.
+  std::vector<std::string> Stages() const {
+    std::vector<std::string> stages;
+    for (const std::string* name : {&expand, &depthwise, &project}) {
+      if (!name->empty()) stages.push_back(*name);
+    }
+    return stages;
+  }
 };
 
 struct DepthwiseFusionResult {

@@ -94,7 +94,9 @@ void ConvertLoop(OnnxNode& node) {
       DefineScalar(node, "/cond", HostTensor::From(std::vector<uint8_t>{1}, Shape{}));
   int64_t iteration = 0;
   for (; iteration < trips && go; ++iteration) {
-    const std::string tag = "/" + std::to_string(iteration) + ":";
+    std::string tag = "/";  // appended: GCC 12 warns falsely on "/" + std::string
+    tag += std::to_string(iteration);
+    tag += ':';
     std::vector<std::string> inputs = {
         DefineScalar(node, tag + "iteration",
                      HostTensor::From(std::vector<int64_t>{iteration}, Shape{})),
@@ -120,18 +122,9 @@ void ConvertLoop(OnnxNode& node) {
     const std::vector<std::string>& values = scanned[static_cast<size_t>(k)];
     MX_CHECK(!values.empty()) << node.where() << ": no iteration ran, so scan output " << k
                               << " would be empty";
-    std::vector<NodeEntry> parts;
-    for (size_t i = 0; i < values.size(); ++i) {
-      std::vector<int64_t> dims = node.values().ShapeOf(values[i], node.where()).to_vector();
-      dims.insert(dims.begin(), 1);
-      parts.push_back(
-          node.Emit("Reshape", {{"shape", Tuple(dims)}},
-                    {node.values().Entry(values[i], node.where(), VariableRole::kParameter)},
-                    "_scan" + std::to_string(k) + "_" + std::to_string(i)));
-    }
-    node.SetOutput(carried + k,
-                   node.Emit("Concat", {{"dim", "0"}, {"num_args", std::to_string(parts.size())}},
-                             parts, "_scan" + std::to_string(k)));
+    std::string suffix = "_scan";  // appended, as above
+    suffix += std::to_string(k);
+    node.SetOutput(carried + k, JoinValues(node, values, 0, /*new_axis=*/true, suffix));
   }
 }
 

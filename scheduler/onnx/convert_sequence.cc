@@ -76,20 +76,7 @@ void ConvertConcatFromSequence(OnnxNode& node) {
   const int64_t rank = node.values().ShapeOf(elements[0], node.where()).ndim();
   const int64_t axis =
       NormalizeAxis(node.attrs().Int("axis", 0), rank + (new_axis ? 1 : 0), node.where());
-  std::vector<NodeEntry> parts;
-  for (size_t i = 0; i < elements.size(); ++i) {
-    NodeEntry part = node.values().Entry(elements[i], node.where(), VariableRole::kParameter);
-    if (new_axis) {
-      std::vector<int64_t> dims = node.values().ShapeOf(elements[i], node.where()).to_vector();
-      dims.insert(dims.begin() + axis, 1);
-      part = node.Emit("Reshape", {{"shape", Tuple(dims)}}, {part}, "_element" + std::to_string(i));
-    }
-    parts.push_back(part);
-  }
-  node.SetOutput(
-      0, node.Emit("Concat",
-                   {{"dim", std::to_string(axis)}, {"num_args", std::to_string(parts.size())}},
-                   parts));
+  node.SetOutput(0, JoinValues(node, elements, axis, new_axis));
 }
 
 }  // namespace

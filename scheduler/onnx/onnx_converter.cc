@@ -252,6 +252,26 @@ int64_t BroadcastOffset(const Shape& from, const Shape& to, int64_t index) {
   return offset;
 }
 
+NodeEntry JoinValues(OnnxNode& node, const std::vector<std::string>& names, int64_t axis,
+                     bool new_axis, const std::string& suffix) {
+  std::vector<NodeEntry> parts;
+  for (size_t i = 0; i < names.size(); ++i) {
+    NodeEntry part = node.values().Entry(names[i], node.where(), VariableRole::kParameter);
+    if (new_axis) {
+      std::vector<int64_t> dims = node.values().ShapeOf(names[i], node.where()).to_vector();
+      dims.insert(dims.begin() + axis, 1);
+      std::string name = suffix;  // appended: GCC 12 warns falsely on "_" + std::string
+      name += "_part";
+      name += std::to_string(i);
+      part = node.Emit("Reshape", {{"shape", Tuple(dims)}}, {part}, name);
+    }
+    parts.push_back(part);
+  }
+  return node.Emit("Concat",
+                   {{"dim", std::to_string(axis)}, {"num_args", std::to_string(parts.size())}},
+                   parts, suffix);
+}
+
 HostTensor Reshaped(HostTensor tensor, const Shape& shape) {
   tensor.shape = shape;
   return tensor;

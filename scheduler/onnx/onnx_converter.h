@@ -205,6 +205,10 @@ std::string Number(double value);
 // `axis` of a rank-`rank` value, negative counting from the end; an error naming `where`.
 int64_t NormalizeAxis(int64_t axis, int64_t rank, const std::string& where);
 HostTensor Reshaped(HostTensor tensor, const Shape& shape);
+// The values named `names` (one or more, of one rank) joined along `axis` by a Concat named after
+// `node` plus `suffix`; with `new_axis` each first gets an axis of extent 1 there (stacked).
+NodeEntry JoinValues(OnnxNode& node, const std::vector<std::string>& names, int64_t axis,
+                     bool new_axis, const std::string& suffix = "");
 // The offset in a tensor of shape `from` of the element that broadcasts (NumPy's rules) to
 // element `index` of shape `to`.
 int64_t BroadcastOffset(const Shape& from, const Shape& to, int64_t index);

@@ -395,15 +395,6 @@ Planning BuildProblem(const Graph& graph, const GraphShapes& shapes, const ConvP
 
 // ---- Depthwise blocks ----
 
-// The stages of a block, in order (an absent expansion or projection left out).
-std::vector<std::string> StagesOf(const FusedDepthwiseBlock& block) {
-  std::vector<std::string> stages;
-  for (const std::string& name : {block.expand, block.depthwise, block.project}) {
-    if (!name.empty()) stages.push_back(name);
-  }
-  return stages;
-}
-
 // A block's stages (nodes of `nhwc`, laid out NHWC) as a graph of their own: the first stage's data
 // the input, each stage's weight and bias parameters of the shapes they have there; and the tuning
 // DB key that names all of it.
@@ -461,7 +452,7 @@ double CostDepthwiseBlocks(const Graph& graph, const GraphShapes& shapes,
       FuseDepthwiseBlocks(nhwc, nhwc_shapes, {.min_intermediate_bytes = 0});  // every block
   double credited = 0.0;
   for (const FusedDepthwiseBlock& block : fusion.blocks) {
-    const std::vector<std::string> stages = StagesOf(block);
+    const std::vector<std::string> stages = block.Stages();
     bool costed = true;
     for (const std::string& stage : stages) {
       const auto layer = layers.find(stage);
@@ -474,14 +465,13 @@ double CostDepthwiseBlocks(const Graph& graph, const GraphShapes& shapes,
     const auto [key, block_graph] = BlockGraph(nhwc, nhwc_shapes, stages);
     const auto [fused, apart] = MeasureFusedAndApartMs(key, block_graph, options.ctx);
     report.timings_run += fused.timings_run + apart.timings_run;
-    const PlannedDepthwiseBlock planned{block, apart.ms, fused.ms};
+    const PlannedDepthwiseBlock planned{block, apart.ms, fused.ms, StagesCostMs(stages, layers)};
     report.depthwise_blocks.push_back(planned);
     if (!planned.fuses()) continue;
-    // The saving in the planner's own terms: the fraction of the stages' time that fusing saves,
-    // of their costs as tuned. The measured difference itself would mix two clocks (a small
-    // block's graph pays engine steps its tuned stages never see) and could predict a plan below
-    // zero.
-    const double saving = StagesCostMs(stages, layers) * planned.SavedFraction();
+    // The saving in the planner's own terms (PlannedDepthwiseBlock::SavingMs): the measured
+    // difference itself would mix two clocks (a small block's graph pays engine steps its tuned
+    // stages never see) and could predict a plan below zero.
+    const double saving = planned.SavingMs();
     const size_t edges = stages.size() - 1;
     for (size_t i = 0; i < edges; ++i) {
       CostMatrix broken(kNumActivationLayouts, kNumActivationLayouts,
@@ -774,7 +764,7 @@ std::string ConvPlanReport::Format(bool verbose) const {
   }
   for (const PlannedDepthwiseBlock& block : depthwise_blocks) {
     out << "  depthwise block";
-    const std::vector<std::string> stages = StagesOf(block.stages);
+    const std::vector<std::string> stages = block.stages.Stages();
     for (size_t i = 0; i < stages.size(); ++i) out << (i == 0 ? " " : " -> ") << stages[i];
     out << ": fused " << FormatMs(block.fused_ms) << ", apart " << FormatMs(block.apart_ms)
         << (block.fuses() ? "" : " (kept apart: slower fused)") << '\n';

@@ -133,9 +133,13 @@ struct PlannedDepthwiseBlock {
   FusedDepthwiseBlock stages;
   double apart_ms = 0.0;  // the stages one after the other, timed as a graph
   double fused_ms = 0.0;  // the fused op, timed likewise
+  double stages_ms = 0.0;  // the stages' tuned costs in NHWC (the planner's own terms)
   bool fuses() const { return fused_ms < apart_ms; }
   // 1 - fused / apart: what fusing saves of the stages' time (0 when it does not fuse).
   double SavedFraction() const { return fuses() ? 1.0 - fused_ms / apart_ms : 0.0; }
+  // What the planner credits a plan that keeps the block whole, and the block's predicted time.
+  double SavingMs() const { return stages_ms * SavedFraction(); }
+  double PredictedMs() const { return stages_ms - SavingMs(); }
 };
 
 // One transform the rewritten graph runs.

@@ -21,28 +21,13 @@ std::vector<const PlannedDepthwiseBlock*> FusedBlocks(const ConvPlanReport& repo
   for (const PlannedDepthwiseBlock& block : report.depthwise_blocks) {
     if (!block.fuses()) continue;
     bool all_nhwc = true;
-    for (const std::string& stage :
-         {block.stages.expand, block.stages.depthwise, block.stages.project}) {
-      if (stage.empty()) continue;
+    for (const std::string& stage : block.stages.Stages()) {
       const auto it = chosen.find(stage);
       all_nhwc = all_nhwc && it != chosen.end() && it->second == ActivationLayout::kNHWC;
     }
     if (all_nhwc) fused.push_back(&block);
   }
   return fused;
-}
-
-// A fused block as the plan predicts it: its stages' costs in NHWC, less the fraction fusing saves
-// (ConvPlanReport's totals count it so).
-double FusedBlockPredictionMs(const ConvPlanReport& report, const PlannedDepthwiseBlock& block) {
-  double stages = 0.0;
-  for (const PlannedLayer& layer : report.layers) {
-    if (layer.node == block.stages.expand || layer.node == block.stages.depthwise ||
-        layer.node == block.stages.project) {
-      stages += layer.cost_ms[static_cast<int>(ActivationLayout::kNHWC)];
-    }
-  }
-  return stages * (1.0 - block.SavedFraction());
 }
 
 std::string LayerWhat(const PlannedLayer& layer) {
@@ -69,10 +54,7 @@ PlanExplanation ExplainPlan(const ConvPlanReport& report,
   std::set<std::string> listed;
   std::map<std::string, const PlannedDepthwiseBlock*> block_of_stage;
   for (const PlannedDepthwiseBlock* block : FusedBlocks(report)) {
-    for (const std::string& stage :
-         {block->stages.expand, block->stages.depthwise, block->stages.project}) {
-      if (!stage.empty()) block_of_stage[stage] = block;
-    }
+    for (const std::string& stage : block->stages.Stages()) block_of_stage[stage] = block;
   }
   auto add = [&](const std::string& node, const std::string& what, double predicted) {
     const double measured = MeasuredOf(measured_ms, node);
@@ -90,7 +72,7 @@ PlanExplanation ExplainPlan(const ConvPlanReport& report,
     if (block != block_of_stage.end()) {
       // The block's row, once, where its depthwise stage is.
       if (layer.node == block->second->stages.depthwise) {
-        add(layer.node, "depthwise block (fused)", FusedBlockPredictionMs(report, *block->second));
+        add(layer.node, "depthwise block (fused)", block->second->PredictedMs());
       } else {
         listed.insert(layer.node);
       }
