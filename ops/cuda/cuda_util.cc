@@ -1,8 +1,10 @@
 #include "ops/cuda/cuda_util.h"
 
+#include <algorithm>
 #include <array>
 #include <climits>
 #include <map>
+#include <numeric>
 #include <utility>
 
 #include "core/settings.h"
@@ -119,6 +121,39 @@ void CopyDeviceAsync(const void* from, void* to, size_t bytes, cudaStream_t stre
   MXLITE_CUDA_CALL(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, stream), owner);
 }
 
+namespace {
+
+// The same broadcast over fewer axes: extent-1 axes dropped, and an axis merged into the one
+// outside it where each operand continues across the two as one axis (contiguous, or broadcast
+// over both). A bias over the last axis of (N, H, W, C) becomes (N*H*W, C): kernels divide once
+// per element instead of once per axis. At least one axis remains (a scalar: one element).
+BroadcastGeometry MergedAxes(const BroadcastGeometry& g) {
+  BroadcastGeometry merged;
+  for (int d = 0; d < g.ndim; ++d) {
+    if (g.extents[d] == 1) continue;
+    const int last = merged.ndim - 1;
+    const bool continues = last >= 0 && merged.strides[0][last] == g.strides[0][d] * g.extents[d] &&
+                           merged.strides[1][last] == g.strides[1][d] * g.extents[d];
+    if (continues) {
+      merged.extents[last] *= g.extents[d];
+      merged.strides[0][last] = g.strides[0][d];
+      merged.strides[1][last] = g.strides[1][d];
+      continue;
+    }
+    merged.extents[merged.ndim] = g.extents[d];
+    merged.strides[0][merged.ndim] = g.strides[0][d];
+    merged.strides[1][merged.ndim] = g.strides[1][d];
+    ++merged.ndim;
+  }
+  if (merged.ndim == 0) {
+    merged.ndim = 1;
+    merged.extents[0] = 1;
+  }
+  return merged;
+}
+
+}  // namespace
+
 BroadcastGeometry MakeBroadcastGeometry(const Shape& out, const Shape& a, const Shape& b) {
   BroadcastGeometry g;
   g.ndim = out.ndim();
@@ -134,9 +169,64 @@ BroadcastGeometry MakeBroadcastGeometry(const Shape& out, const Shape& a, const 
     }
   }
   for (int d = 0; d < out.ndim(); ++d) g.extents[d] = out[d];
-  if (g.ndim == 0) {  // a scalar output: one element
-    g.ndim = 1;
-    g.extents[0] = 1;
+  return MergedAxes(g);
+}
+
+TransposeGeometry MakeTransposeGeometry(const Shape& shape, const std::vector<int>& axes) {
+  const int ndim = shape.ndim();
+  // Input axes kept (extent > 1), renumbered in input order.
+  std::vector<int> renumbered(ndim, -1);
+  std::vector<int64_t> extents;
+  for (int d = 0; d < ndim; ++d) {
+    if (shape[d] == 1) continue;
+    renumbered[d] = static_cast<int>(extents.size());
+    extents.push_back(shape[d]);
+  }
+  std::vector<int> perm;
+  for (int axis : axes) {
+    if (renumbered[axis] >= 0) perm.push_back(renumbered[axis]);
+  }
+  // Runs of consecutive input axes in the output order become one axis each.
+  std::vector<std::vector<int>> groups;
+  for (int axis : perm) {
+    if (!groups.empty() && groups.back().back() + 1 == axis) {
+      groups.back().push_back(axis);
+    } else {
+      groups.push_back({axis});
+    }
+  }
+  // The merged input axes, in input order: group g's first axis orders them.
+  std::vector<int> order(groups.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(),
+            [&](int a, int b) { return groups[a].front() < groups[b].front(); });
+  const int merged = static_cast<int>(groups.size());
+  std::vector<int64_t> merged_extent(merged, 1), merged_stride(merged, 1);
+  for (int g = 0; g < merged; ++g) {
+    for (int axis : groups[g]) merged_extent[g] *= extents[axis];
+  }
+  int64_t stride = 1;
+  for (int i = merged - 1; i >= 0; --i) {  // input order, innermost last
+    merged_stride[order[i]] = stride;
+    stride *= merged_extent[order[i]];
+  }
+  TransposeGeometry g;
+  g.ndim = std::max(merged, 1);
+  g.out_extents[0] = 1;
+  for (int i = 0; i < merged; ++i) {
+    g.out_extents[i] = merged_extent[i];
+    g.in_strides_permuted[i] = merged_stride[i];
+  }
+  // order[i] = the output position of input axis i; a batched 2-D transpose keeps every axis but
+  // the last two in place and swaps those.
+  bool batched_swap =
+      merged >= 2 && order[merged - 2] == merged - 1 && order[merged - 1] == merged - 2;
+  for (int i = 0; batched_swap && i < merged - 2; ++i) batched_swap = order[i] == i;
+  if (batched_swap) {
+    g.cols = merged_extent[merged - 2];  // the input's inner axis, the output's outer
+    g.rows = merged_extent[merged - 1];
+    g.batch = 1;
+    for (int i = 0; i < merged - 2; ++i) g.batch *= merged_extent[i];
   }
   return g;
 }

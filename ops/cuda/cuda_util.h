@@ -26,12 +26,14 @@
 
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "core/dtype.h"
 #include "core/error.h"
 #include "ops/cuda/array_kernels.h"
 #include "ops/cuda/kernel_types.h"
 #include "ops/cuda/reduce_kernels.h"
+#include "ops/cuda/transpose_kernels.h"
 #include "ops/operator.h"
 
 #define MXLITE_CUDA_CALL(call, owner)                                                    \
@@ -172,6 +174,11 @@ void CopyDeviceAsync(const void* from, void* to, size_t bytes, cudaStream_t stre
 
 // Broadcast of operands `a` and `b` (right-aligned, NumPy rules, already validated) to `out`.
 BroadcastGeometry MakeBroadcastGeometry(const Shape& out, const Shape& a, const Shape& b);
+// Transpose of `in` by `axes` (output axis i is input axis axes[i]) over the fewest axes:
+// extent-1 axes dropped and input axes that stay neighbours merged (NCHW -> NHWC is (N, C, H*W)
+// -> (N, H*W, C)); when what is left swaps the last two axes under unmoved ones, batch / rows /
+// cols are set (the tiled kernel).
+TransposeGeometry MakeTransposeGeometry(const Shape& in, const std::vector<int>& axes);
 // Sum of `src` over the axes along which `dst` (which broadcasts to src) is broadcast.
 ReduceGeometry MakeReduceGeometry(const Shape& src, const Shape& dst);
 

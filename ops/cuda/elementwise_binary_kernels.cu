@@ -25,12 +25,13 @@ __device__ C ApplyBinary(BinaryKind kind, C x, C y) {
   }
 }
 
-template <typename T>
+template <typename T, typename Index>
 __global__ void BroadcastBinaryKernel(BinaryKind kind, BroadcastGeometry g, const T* lhs,
-                                      const T* rhs, T* out, int64_t n) {
+                                      const T* rhs, T* out, Index n) {
   using C = ComputeType<T>;
-  MXLITE_GRID_LOOP(i, n) {
-    int64_t a, b;
+  const Index step = static_cast<Index>(blockDim.x) * gridDim.x;
+  for (Index i = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
+    Index a, b;
     BroadcastOffsets(g, i, &a, &b);
     out[i] = static_cast<T>(ApplyBinary(kind, static_cast<C>(lhs[a]), static_cast<C>(rhs[b])));
   }
@@ -50,7 +51,13 @@ __global__ void ElementwiseBinaryKernel(BinaryKind kind, const T* lhs, const T* 
 template <typename T>
 cudaError_t BroadcastBinary(BinaryKind kind, const BroadcastGeometry& g, const T* lhs, const T* rhs,
                             T* out, int64_t n, cudaStream_t s) {
-  if (n > 0) BroadcastBinaryKernel<T><<<Blocks(n), kThreads, 0, s>>>(kind, g, lhs, rhs, out, n);
+  if (n <= 0) return cudaGetLastError();
+  if (FitsInt32(n)) {
+    BroadcastBinaryKernel<T, int32_t>
+        <<<Blocks(n), kThreads, 0, s>>>(kind, g, lhs, rhs, out, static_cast<int32_t>(n));
+  } else {
+    BroadcastBinaryKernel<T, int64_t><<<Blocks(n), kThreads, 0, s>>>(kind, g, lhs, rhs, out, n);
+  }
   return cudaGetLastError();
 }
 

@@ -61,19 +61,25 @@ __device__ T BlockMax(T value, T* shared) {
   return result;
 }
 
-// Offsets of output element i of g in its operands 0 and 1.
-__device__ inline void BroadcastOffsets(const BroadcastGeometry& g, int64_t i, int64_t* first,
-                                        int64_t* second) {
-  int64_t a = 0, b = 0;
+// Offsets of output element i of g in its operands 0 and 1, in the index type of the caller
+// (int32 where the tensor allows it: the GPU divides 32-bit integers several times faster).
+template <typename Index>
+__device__ inline void BroadcastOffsets(const BroadcastGeometry& g, Index i, Index* first,
+                                        Index* second) {
+  Index a = 0, b = 0;
   for (int d = g.ndim - 1; d >= 0; --d) {
-    const int64_t index = i % g.extents[d];
-    i /= g.extents[d];
-    a += index * g.strides[0][d];
-    b += index * g.strides[1][d];
+    const Index extent = static_cast<Index>(g.extents[d]);
+    const Index index = i % extent;
+    i /= extent;
+    a += index * static_cast<Index>(g.strides[0][d]);
+    b += index * static_cast<Index>(g.strides[1][d]);
   }
   *first = a;
   *second = b;
 }
+
+// Whether every index of an n-element tensor (and a grid-stride step past it) fits int32.
+inline bool FitsInt32(int64_t n) { return n <= (int64_t{1} << 30); }
 
 }  // namespace mxlite::cuda
 

@@ -1,5 +1,6 @@
 // MatMul's GPU kernels (ops/matmul.cc) on cuBLAS (ops/cuda/cublas_gemm.h), batched with
 // broadcasting; the gradients of broadcast operands summed by the reduction kernels.
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -56,6 +57,16 @@ std::vector<int64_t> OperandBatches(const Shape& batch, const Shape& own) {
   return result;
 }
 
+// Whether the batches are rows of one taller product (ops/matmul.cc's fold, as on the CPU): B has
+// no batch axes and every output batch has its own A matrix, A's and the output's matrices stored
+// back to back in the same order, so A is (count * M, K) and the output (count * M, N). One GEMM
+// of count * M rows instead of count small ones: a Linear layer on a (N, H, W, C) or (N, T, C)
+// activation, as ConvNeXt and the vision transformers export it.
+bool FoldsIntoOneGemm(const MatMulLayout& l) {
+  return l.batch_b.size() == 1 && l.batch_a.size() == l.batch.size() &&
+         l.batch.size() * l.m <= std::numeric_limits<int>::max();
+}
+
 // Runs the batch of products C_i (m x n) = op(A_{pa[i]}) op(B_{pb[i]}) — one strided-batched call
 // when each operand is either unbatched or fully batched, else one GEMM per output batch.
 template <typename T>
@@ -90,6 +101,12 @@ void MatMulForwardGpu(const OpContext& ctx, const Attributes&,
   const MatMulLayout l = LayoutOf(inputs[0].shape, inputs[1].shape, owner);
   cublasHandle_t handle = cuda::CublasHandle(ctx, outputs[0].dtype, owner);
   MXLITE_GPU_FLOAT_TYPE_SWITCH(outputs[0].dtype, T, owner, {
+    if (FoldsIntoOneGemm(l)) {
+      GemmRowMajor<T>(handle, false, false, l.batch.size() * l.m, l.n, l.k, 1.0,
+                      inputs[0].data_as<T>(), l.k, inputs[1].data_as<T>(), l.n, 0.0,
+                      outputs[0].data_as<T>(), l.n, owner);
+      return;
+    }
     BatchedProducts<T>(handle, l, false, false, l.m, l.n, l.k, inputs[0].data_as<T>(), l.k,
                        l.m * l.k, l.batch_a, inputs[1].data_as<T>(), l.n, l.k * l.n, l.batch_b,
                        outputs[0].data_as<T>(), owner);
@@ -116,6 +133,18 @@ void MatMulBackwardGpu(const OpContext& ctx, const Attributes&,
     const T* a = inputs[0].data_as<T>();
     const T* b = inputs[1].data_as<T>();
     const T* dy = output_grads[0].data_as<T>();
+    if (FoldsIntoOneGemm(l)) {  // the batches as rows: dB sums over them inside its GEMM
+      const int64_t rows = count * l.m;
+      if (req[0] != WriteMode::kNull) {  // dA (rows, K) = dY (rows, N) B^T
+        GemmRowMajor<T>(handle, false, true, rows, l.k, l.n, 1.0, dy, l.n, b, l.n, 0.0,
+                        grads[0].data_as<T>(), l.k, owner);
+      }
+      if (req[1] != WriteMode::kNull) {  // dB (K, N) = A^T (K, rows) dY (rows, N)
+        GemmRowMajor<T>(handle, true, false, l.k, l.n, rows, 1.0, a, l.k, dy, l.n, 0.0,
+                        grads[1].data_as<T>(), l.n, owner);
+      }
+      return;
+    }
     if (req[0] != WriteMode::kNull) {  // dA_i (M, K) = dY_i (M, N) B_i^T
       const bool broadcast = l.batch_a.size() != count;
       T* target = broadcast ? ctx.scratch->GetArray<T>(count * l.m * l.k) : grads[0].data_as<T>();

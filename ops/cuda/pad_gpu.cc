@@ -12,40 +12,45 @@ namespace {
 
 using cuda::Owner;
 
-// The per-axis maps of ops/pad.cc (source index per output index, ops/pad.h's PadSourceIndex; CSR
-// list of output indices per input index), built on the host and copied into scratch device memory.
-cuda::PadGeometry PadMaps(const OpContext& ctx, const Attributes& attrs, const Shape& in,
-                          const Shape& out, cudaStream_t stream, const std::string& owner) {
+// The kernels' geometry: extents, front pads and mode (pad_kernels.h).
+cuda::PadGeometry Geometry(const Attributes& attrs, const Shape& in, const Shape& out) {
   const std::vector<int64_t>& pads = attrs.GetInts("pad_width");
-  const PadMode mode = PadModeOf(attrs);
-  const int ndim = in.ndim();
+  cuda::PadGeometry g;
+  g.ndim = in.ndim();
+  g.mode = static_cast<int>(PadModeOf(attrs));
+  for (int axis = 0; axis < in.ndim(); ++axis) {
+    g.in_extents[axis] = in[axis];
+    g.out_extents[axis] = out[axis];
+    g.before[axis] = pads[2 * axis];
+  }
+  return g;
+}
+
+// Edge and reflect's backward lists (pad_kernels.h): per axis and input index, the output indices
+// copying it (CSR), built on the host and copied into scratch device memory.
+cuda::PadBackwardMaps BackwardMaps(const OpContext& ctx, const cuda::PadGeometry& g,
+                                   cudaStream_t stream, const std::string& owner) {
+  const PadMode mode = static_cast<PadMode>(g.mode);
   std::vector<int64_t> host;
-  std::vector<size_t> source_at(ndim), first_at(ndim), outputs_at(ndim);
-  for (int axis = 0; axis < ndim; ++axis) {
-    const int64_t extent = in[axis], before = pads[2 * axis], out_extent = out[axis];
-    source_at[axis] = host.size();
+  std::vector<size_t> first_at(g.ndim), outputs_at(g.ndim);
+  for (int axis = 0; axis < g.ndim; ++axis) {
+    const int64_t extent = g.in_extents[axis], out_extent = g.out_extents[axis];
+    std::vector<int64_t> source(std::max<int64_t>(out_extent, 0));
+    std::vector<int64_t> first(extent + 1, 0);
     for (int64_t j = 0; j < out_extent; ++j) {
-      host.push_back(PadSourceIndex(mode, j, before, extent));
-    }
-    first_at[axis] = host.size();
-    std::vector<int64_t> first(extent + 1, 0), outputs(std::max<int64_t>(out_extent, 0));
-    for (int64_t j = 0; j < out_extent; ++j) {
-      const int64_t s = host[source_at[axis] + j];
-      if (s >= 0) ++first[s + 1];
+      source[j] = PadSourceIndex(mode, j, g.before[axis], extent);
+      if (source[j] >= 0) ++first[source[j] + 1];
     }
     for (int64_t i = 0; i < extent; ++i) first[i + 1] += first[i];
+    std::vector<int64_t> outputs(static_cast<size_t>(first[extent]));
     std::vector<int64_t> cursor(first.begin(), first.end() - 1);
-    int64_t listed = 0;
     for (int64_t j = 0; j < out_extent; ++j) {
-      const int64_t s = host[source_at[axis] + j];
-      if (s >= 0) {
-        outputs[cursor[s]++] = j;
-        ++listed;
-      }
+      if (source[j] >= 0) outputs[cursor[source[j]]++] = j;
     }
+    first_at[axis] = host.size();
     host.insert(host.end(), first.begin(), first.end());
     outputs_at[axis] = host.size();
-    host.insert(host.end(), outputs.begin(), outputs.begin() + listed);
+    host.insert(host.end(), outputs.begin(), outputs.end());
   }
   int64_t* device =
       ctx.scratch->GetArray<int64_t>(static_cast<int64_t>(std::max<size_t>(host.size(), 1)));
@@ -53,16 +58,12 @@ cuda::PadGeometry PadMaps(const OpContext& ctx, const Attributes& attrs, const S
   MXLITE_CUDA_CALL(cudaMemcpyAsync(device, host.data(), host.size() * sizeof(int64_t),
                                    cudaMemcpyHostToDevice, stream),
                    owner);
-  cuda::PadGeometry g;
-  g.ndim = ndim;
-  for (int axis = 0; axis < ndim; ++axis) {
-    g.in_extents[axis] = in[axis];
-    g.out_extents[axis] = out[axis];
-    g.source[axis] = device + source_at[axis];
-    g.first[axis] = device + first_at[axis];
-    g.outputs[axis] = device + outputs_at[axis];
+  cuda::PadBackwardMaps maps;
+  for (int axis = 0; axis < g.ndim; ++axis) {
+    maps.first[axis] = device + first_at[axis];
+    maps.outputs[axis] = device + outputs_at[axis];
   }
-  return g;
+  return maps;
 }
 
 void PadForwardGpu(const OpContext& ctx, const Attributes& attrs,
@@ -71,7 +72,7 @@ void PadForwardGpu(const OpContext& ctx, const Attributes& attrs,
   if (req[0] == WriteMode::kNull || outputs[0].size() == 0) return;
   const std::string owner = Owner("Pad", ctx);
   cudaStream_t stream = cuda::PrepareStream(ctx, owner);
-  const cuda::PadGeometry g = PadMaps(ctx, attrs, inputs[0].shape, outputs[0].shape, stream, owner);
+  const cuda::PadGeometry g = Geometry(attrs, inputs[0].shape, outputs[0].shape);
   MXLITE_GPU_FLOAT_TYPE_SWITCH(outputs[0].dtype, T, owner, {
     MXLITE_CUDA_CALL(cuda::PadForward(g, inputs[0].data_as<T>(), outputs[0].data_as<T>(),
                                       attrs.GetFloat("constant_value"), outputs[0].size(), stream),
@@ -86,11 +87,13 @@ void PadBackwardGpu(const OpContext& ctx, const Attributes& attrs,
   if (req[0] == WriteMode::kNull || input_grads[0].size() == 0) return;
   const std::string owner = Owner("Pad", ctx);
   cudaStream_t stream = cuda::PrepareStream(ctx, owner);
-  const cuda::PadGeometry g =
-      PadMaps(ctx, attrs, input_grads[0].shape, output_grads[0].shape, stream, owner);
+  const cuda::PadGeometry g = Geometry(attrs, input_grads[0].shape, output_grads[0].shape);
+  const cuda::PadBackwardMaps maps = g.mode == static_cast<int>(PadMode::kConstant)
+                                         ? cuda::PadBackwardMaps{}
+                                         : BackwardMaps(ctx, g, stream, owner);
   MXLITE_GPU_FLOAT_TYPE_SWITCH(input_grads[0].dtype, T, owner, {
-    MXLITE_CUDA_CALL(cuda::PadBackward(g, output_grads[0].data_as<T>(), input_grads[0].data_as<T>(),
-                                       input_grads[0].size(), stream),
+    MXLITE_CUDA_CALL(cuda::PadBackward(g, maps, output_grads[0].data_as<T>(),
+                                       input_grads[0].data_as<T>(), input_grads[0].size(), stream),
                      owner);
   });
 }

@@ -1,5 +1,7 @@
 // Pooling on the GPU (pooling_kernels.h), following the CPU kernel: windows, ties and empty windows
-// as ops/pooling.cc.
+// as ops/pooling.cc. A window of few elements is one thread's loop; a large one (global pooling:
+// a whole plane) is split among a block's threads, or a thread per output would leave the GPU
+// nearly idle while each walks thousands of elements.
 #include "ops/cuda/grid.cuh"
 #include "ops/cuda/pooling_kernels.h"
 
@@ -99,6 +101,111 @@ __global__ void PoolingForwardKernel(PoolingGeometry g, const T* x, T* y, int64_
   }
 }
 
+// ---- Large windows (global pooling, big kernels): the window split among a block's threads ----
+
+// Windows of at least this many elements are split among threads; smaller ones are one thread's.
+constexpr int64_t kLargeWindow = 64;
+
+// The elements of a window, walked by flat index r (within one int: a window is one plane or
+// volume of the input).
+struct WindowWalk {
+  int begin[3], extent[3];
+  int volume;
+  __device__ explicit WindowWalk(const Window& w) {
+    volume = 1;
+    for (int d = 0; d < 3; ++d) {
+      begin[d] = static_cast<int>(w.begin[d]);
+      extent[d] = w.end[d] > w.begin[d] ? static_cast<int>(w.end[d] - w.begin[d]) : 0;
+      volume *= extent[d];
+    }
+  }
+  // The input position (within its plane) of element r.
+  __device__ int64_t Position(const PoolingGeometry& g, int r) const {
+    const int x = r % extent[2], rest = r / extent[2];
+    const int h = rest % extent[1], d = rest / extent[1];
+    return ((begin[0] + d) * g.in[1] + begin[1] + h) * g.in[2] + begin[2] + x;
+  }
+};
+
+template <typename C>
+__device__ C CombinePooled(int type, C acc, C value) {
+  return type == 0 ? (value > acc ? value : acc) : acc + value;
+}
+
+// The output from a window's combined elements: max (0 for an empty window) or the scaled sum.
+template <typename C>
+__device__ C PooledValue(int type, C combined, const Window& w, int volume) {
+  if (type == 0) return volume == 0 ? C(0) : combined;
+  return w.divisor == 0 ? C(0) : combined * (C(1) / static_cast<C>(w.divisor));
+}
+
+// NCHW: a block per output; consecutive threads read consecutive elements of the window's rows.
+template <typename T>
+__global__ void PoolingWindowBlockKernel(PoolingGeometry g, const T* x, T* y, int64_t total) {
+  using C = ComputeType<T>;
+  __shared__ C shared[kThreads];
+  const int64_t in_plane = g.in[0] * g.in[1] * g.in[2];
+  const int64_t out_plane = g.out[0] * g.out[1] * g.out[2];
+  for (int64_t i = blockIdx.x; i < total; i += gridDim.x) {
+    const int64_t position = i % out_plane, c = (i / out_plane) % g.channels,
+                  n = i / (out_plane * g.channels);
+    const int64_t at[3] = {position / (g.out[1] * g.out[2]), (position / g.out[2]) % g.out[1],
+                           position % g.out[2]};
+    const Window w = WindowAt(g, at);
+    const WindowWalk walk(w);
+    C acc = g.type == 0 ? C(-INFINITY) : C(0);
+    for (int r = threadIdx.x; r < walk.volume; r += blockDim.x) {
+      acc = CombinePooled(g.type, acc,
+                          static_cast<C>(x[PoolOffset(g, n, c, walk.Position(g, r), in_plane)]));
+    }
+    const C combined = g.type == 0 ? BlockMax(acc, shared) : BlockSum(acc, shared);
+    if (threadIdx.x == 0) y[i] = static_cast<T>(PooledValue(g.type, combined, w, walk.volume));
+  }
+}
+
+// NHWC: a block per (output position, 32 channels): threadIdx.x the channel (32 consecutive
+// channels read together), threadIdx.y one of kRows slices of the window, combined in shared
+// memory.
+constexpr int kChannelLanes = 32, kRows = kThreads / kChannelLanes;
+
+template <typename T>
+__global__ void PoolingWindowChannelsLastKernel(PoolingGeometry g, const T* x, T* y,
+                                                int64_t total_tiles) {
+  using C = ComputeType<T>;
+  __shared__ C shared[kRows][kChannelLanes];
+  const int lane = threadIdx.x, row = threadIdx.y;
+  const int64_t in_plane = g.in[0] * g.in[1] * g.in[2];
+  const int64_t out_plane = g.out[0] * g.out[1] * g.out[2];
+  const int64_t tiles = (g.channels + kChannelLanes - 1) / kChannelLanes;
+  for (int64_t t = blockIdx.x; t < total_tiles; t += gridDim.x) {
+    const int64_t c = (t % tiles) * kChannelLanes + lane, position = (t / tiles) % out_plane,
+                  n = t / (tiles * out_plane);
+    const int64_t at[3] = {position / (g.out[1] * g.out[2]), (position / g.out[2]) % g.out[1],
+                           position % g.out[2]};
+    const Window w = WindowAt(g, at);
+    const WindowWalk walk(w);
+    C acc = g.type == 0 ? C(-INFINITY) : C(0);
+    if (c < g.channels) {
+      for (int r = row; r < walk.volume; r += kRows) {
+        acc = CombinePooled(g.type, acc,
+                            static_cast<C>(x[PoolOffset(g, n, c, walk.Position(g, r), in_plane)]));
+      }
+    }
+    shared[row][lane] = acc;
+    __syncthreads();
+    for (int width = kRows / 2; width > 0; width /= 2) {
+      if (row < width)
+        shared[row][lane] = CombinePooled(g.type, shared[row][lane], shared[row + width][lane]);
+      __syncthreads();
+    }
+    if (row == 0 && c < g.channels) {
+      y[(n * out_plane + position) * g.channels + c] =
+          static_cast<T>(PooledValue(g.type, shared[0][lane], w, walk.volume));
+    }
+    __syncthreads();
+  }
+}
+
 // First and last output index along one dim whose window covers input index i.
 __device__ void CoveringOutputs(const PoolingGeometry& g, int d, int64_t i, int64_t* first,
                                 int64_t* last) {
@@ -158,8 +265,22 @@ __global__ void PoolingBackwardKernel(PoolingGeometry g, const T* x, const T* dy
 
 template <typename T>
 cudaError_t PoolingForward(const PoolingGeometry& g, const T* x, T* y, cudaStream_t s) {
-  const int64_t total = g.batch * g.channels * g.out[0] * g.out[1] * g.out[2];
-  if (total > 0) PoolingForwardKernel<T><<<Blocks(total), kThreads, 0, s>>>(g, x, y, total);
+  const int64_t outputs = g.batch * g.out[0] * g.out[1] * g.out[2];
+  const int64_t total = outputs * g.channels;
+  if (total <= 0) return cudaGetLastError();
+  const int64_t window = g.kernel[0] * g.kernel[1] * g.kernel[2];
+  const unsigned max_blocks = 65535 * 16;
+  if (window >= kLargeWindow && g.channels_last) {
+    const int64_t tiles = outputs * ((g.channels + kChannelLanes - 1) / kChannelLanes);
+    const unsigned blocks = tiles < max_blocks ? static_cast<unsigned>(tiles) : max_blocks;
+    PoolingWindowChannelsLastKernel<T>
+        <<<blocks, dim3(kChannelLanes, kRows), 0, s>>>(g, x, y, tiles);
+  } else if (window >= kLargeWindow) {
+    const unsigned blocks = total < max_blocks ? static_cast<unsigned>(total) : max_blocks;
+    PoolingWindowBlockKernel<T><<<blocks, kThreads, 0, s>>>(g, x, y, total);
+  } else {
+    PoolingForwardKernel<T><<<Blocks(total), kThreads, 0, s>>>(g, x, y, total);
+  }
   return cudaGetLastError();
 }
 

@@ -1,6 +1,5 @@
 // transpose's GPU kernels (ops/transpose.cc; ops/cuda/transpose_kernels.cu), the permutation read
 // as on the CPU (ops/transpose.h).
-#include <numeric>
 #include <vector>
 
 #include "ops/cuda/cuda_util.h"
@@ -15,21 +14,13 @@ using cuda::Owner;
 
 void Transpose(const TensorView& in, const std::vector<int>& axes, const TensorView& out,
                cudaStream_t stream, const std::string& owner) {
-  const int ndim = in.shape.ndim();
-  if (ndim == 0) {
+  if (in.shape.ndim() == 0) {
     cuda::CopyDeviceAsync(in.data, out.data, out.bytes(), stream, owner);
     return;
   }
-  std::vector<int64_t> strides(ndim, 1);
-  for (int d = ndim - 2; d >= 0; --d) strides[d] = strides[d + 1] * in.shape[d + 1];
-  cuda::TransposeGeometry g;
-  g.ndim = ndim;
-  for (int i = 0; i < ndim; ++i) {
-    g.out_extents[i] = in.shape[axes[i]];
-    g.in_strides_permuted[i] = strides[axes[i]];
-  }
-  MXLITE_CUDA_CALL(
-      cuda::TransposeCopy(g, in.data, out.data, DTypeSize(in.dtype), in.size(), stream), owner);
+  MXLITE_CUDA_CALL(cuda::TransposeCopy(cuda::MakeTransposeGeometry(in.shape, axes), in.data,
+                                       out.data, DTypeSize(in.dtype), in.size(), stream),
+                   owner);
 }
 
 void TransposeForwardGpu(const OpContext& ctx, const Attributes& attrs,

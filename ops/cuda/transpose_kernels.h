@@ -8,10 +8,14 @@
 namespace mxlite::cuda {
 
 // out (out_extents) = in permuted: output axis i is input axis perm[i]; in_strides_permuted[i]
-// is the input stride of axis perm[i].
+// is the input stride of axis perm[i]. When batch > 0 the permutation is a batch of 2-D
+// transposes, in (batch, rows, cols) -> out (batch, cols, rows), which runs tiled through shared
+// memory so that both the reads and the writes are coalesced (NCHW <-> NHWC, ConvNeXt's permutes,
+// a key's transpose in attention); other permutations run a thread per output element.
 struct TransposeGeometry {
   int ndim = 0;
   int64_t out_extents[kMaxKernelDims] = {}, in_strides_permuted[kMaxKernelDims] = {};
+  int64_t batch = 0, rows = 0, cols = 0;
 };
 cudaError_t TransposeCopy(const TransposeGeometry& g, const void* in, void* out,
                           size_t element_size, int64_t n, cudaStream_t s);

@@ -100,6 +100,10 @@ MXLITE_GPU_CASES(MatMul) {
   auto add = [&](OpCase c) { cases.push_back(std::move(c)); };
   add({"MatMul", {}, {{3, 4}, {4, 5}}});
   add({"MatMul", {}, {{2, 3, 4}, {4, 5}}});
+  // B without batches: the batches fold into one taller GEMM (forward, dA, and dB summed inside).
+  add({"MatMul", {}, {{2, 3, 3, 4}, {4, 5}}});
+  add({"MatMul", {}, {{2, 3, 4}, {1, 4, 5}}});
+  add({"MatMul", {}, {{2, 3, 4}, {2, 4, 5}}});
   add({"MatMul", {}, {{2, 1, 3, 4}, {5, 4, 2}}});
   add({"MatMul", {}, {{4}, {2, 4, 3}}});
   add({"MatMul", {}, {{4}, {4}}});

@@ -433,6 +433,24 @@ MXLITE_GPU_CASES(Pooling) {
         {"pooling_convention", "full"},
         {"stride", "(2,2)"}},
        {{1, 5, 5, 3}}});
+  // Windows of 64 elements and more are split among a block's threads (NCHW: a block per output;
+  // NHWC: per output position and 32 channels, here 40 so that one tile is partial).
+  for (const char* type : {"max", "avg", "sum"}) {
+    for (const char* layout : {"NCHW", "NHWC"}) {
+      const bool nhwc = std::string(layout) == "NHWC";
+      add({"Pooling",
+           {{"global_pool", "true"}, {"pool_type", type}, {"layout", layout}},
+           {nhwc ? Shape{2, 9, 10, 40} : Shape{2, 40, 9, 10}}});
+      add({"Pooling",
+           {{"kernel", "(9,8)"},
+            {"pool_type", type},
+            {"stride", "(4,5)"},
+            {"pad", "(3,2)"},
+            {"count_include_pad", "false"},
+            {"layout", layout}},
+           {nhwc ? Shape{1, 17, 19, 3} : Shape{1, 3, 17, 19}}});
+    }
+  }
   return cases;
 }
 
