@@ -45,7 +45,8 @@ ldd "${elf_files[@]}" 2>/dev/null | awk '$2 == "=>" {print $3}' | sort -u |
   while read -r library; do cp -L "$library" "$stage/lib/"; done
 
 mkdir -p .gpu
-tar -C "$stage" -cJf .gpu/bundle.tar.xz build lib
+# xz -9: its 64 MiB window holds a whole binary, so the library every binary links is packed once.
+XZ_OPT=-9 tar -C "$stage" -cJf .gpu/bundle.tar.xz build lib
 # Links are packed as the files they name (mpirun -> /etc/alternatives/mpirun -> orterun).
 rm -f .gpu/openmpi.tar.xz
 [ ${#mpi_files[@]} -eq 0 ] ||

@@ -42,8 +42,17 @@
 #      training steps at batch 32 and 128, fp32 and float16, beside PyTorch's; then `mxlite tune`
 #      again on each model (the tuning DB: nothing left to tune);
 #
+#  11. (stage `zoo`, not in the default set) the torchvision zoo on the GPU: ZOO_MODELS (default:
+#      models that together use every op the zoo's ONNX files hold, each family and 3-D
+#      convolution included) exported at opset 17 by this machine's PyTorch, run with `mxlite run
+#      --device gpu` and checked against PyTorch's CPU output (bench/onnx_zoo.py --device gpu,
+#      ZOO_JOBS at once, started beside the tests stage); then ZOO_BENCH_MODELS in turn while the
+#      run is under ZOO_BUDGET_S seconds: `mxlite bench --device gpu --plan global` with CUDA
+#      graphs at ZOO_BATCHES (default 1 16) in ZOO_MATHS (default fp32 fp16), and PyTorch
+#      (bench/torch_gpu_table.py, eager and CUDA-graphed) beside them;
+#
 #   bench/gpu_check.sh [STAGE ...]     # stages: tests nccl onnx train (default), fp16, layers,
-#                                      # planning, explain, fusion, graphs
+#                                      # planning, explain, fusion, graphs, zoo
 #
 # $OUT (default /tmp/gpu_check) gets summary.txt, logs.tar.gz (every log) and the profile summary;
 # the tail of the output is the summary. Python is the machine's python3 (PyTorch with CUDA).
@@ -99,14 +108,33 @@ missing=$(ldd build/tests/ops/ops_test build/bin/mxlite | grep "not found" | sor
 ldd build/bin/mxlite | grep -E "cudnn|cublas\.|cudart|nccl" | sed 's/^\s*/linked: /' | tee -a "$summary"
 export MXNET_HOME=$out/mxnet_home MXNET_TUNING_REPORT=off
 
+# --- 11a. the zoo's correctness on the GPU, beside the tests (CPU work: exports, references) ------
+zoo_check_pid=
+if [[ " $stages " == *" zoo "* ]]; then
+  zoo_models=${ZOO_MODELS-"alexnet convnext_tiny densenet121 efficientnet_b0 efficientnet_v2_s
+    googlenet inception_v3 maxvit_t mnasnet0_5 mobilenet_v2 mobilenet_v3_large regnet_y_400mf
+    resnet18 resnext50_32x4d shufflenet_v2_x1_0 squeezenet1_1 swin_t swin_v2_t vgg11_bn vit_b_16
+    fcn_resnet50 deeplabv3_mobilenet_v3_large lraspp_mobilenet_v3_large r3d_18 mc3_18
+    r2plus1d_18 s3d mvit_v1_b"}
+  if [ -n "${zoo_models// /}" ]; then  # ZOO_MODELS= (empty) checks none
+    # shellcheck disable=SC2086  # the list is words
+    timeout "${ZOO_CHECK_S:-300}" python3 bench/onnx_zoo.py "$out/zoo" --device gpu --opsets 17 \
+      --jobs "${ZOO_JOBS:-8}" --models $zoo_models >"$out/zoo-check.log" 2>&1 &
+    zoo_check_pid=$!
+  fi
+fi
+
 # --- 1. tests ------------------------------------------------------------------------------------
 if [[ " $stages " == *" tests "* ]]; then
   pids=()
   for binary in build/tests/*/*_test; do
     name=$(basename "$binary")
     # ONNX conformance reads Debian's libonnx-testdata, absent here; MPI tests need mpirun.
-    (MXNET_HOME=$out/home_$name timeout 240 "$binary" --gtest_brief=1 \
-       --gtest_filter='-OnnxConformance*' >"$out/$name.log" 2>&1; echo "exit $?" >>"$out/$name.log") &
+    # GPU_TEST_FILTER (a GoogleTest filter) narrows every binary to the tests named. The plan
+    # check off, as CTest runs them (tests/CMakeLists.txt): tests assert on the plans they bind.
+    (MXNET_HOME=$out/home_$name MXNET_CONV_PLAN_GUARD=0 timeout 240 "$binary" --gtest_brief=1 \
+       --gtest_filter="${GPU_TEST_FILTER:--OnnxConformance*}" >"$out/$name.log" 2>&1
+     echo "exit $?" >>"$out/$name.log") &
     pids+=($!)
   done
   wait "${pids[@]}"
@@ -115,7 +143,11 @@ if [[ " $stages " == *" tests "* ]]; then
     passed=$(grep -oE "\[  PASSED  \] [0-9]+" "$log" | grep -oE "[0-9]+$")
     skipped=$(grep -oE "\[  SKIPPED \] [0-9]+ test" "$log" | grep -oE "[0-9]+" | head -1)
     note "tests $name: passed ${passed:-?}, skipped ${skipped:-0}, $(tail -1 "$log")"
-    grep -E "^\[  FAILED  \] [A-Za-z]" "$log" | sort -u | head -20 | sed 's/^/    /' | tee -a "$summary"
+    grep -E "^\[  FAILED  \] [A-Za-z]" "$log" | sed 's/, where GetParam.*//' | sort -u | head -20 |
+      sed 's/^/    /' | tee -a "$summary"
+    # What each failure said (source paths dropped), so the summary alone says what broke.
+    grep -A4 ": Failure$" "$log" | sed 's|^[^ ]*/||' | cut -c1-240 | head -40 | sed 's/^/      /' |
+      tee -a "$summary"
   done
   grep -h -B1 -A3 "Skipped\|SKIPPED" "$out"/*_test.log | grep -iE "gpu|cuda|skip" | sort -u | head -10
 fi
@@ -408,6 +440,63 @@ if [[ " $stages " == *" graphs "* ]]; then
   done
 fi
 
+# --- 11b. the zoo on the GPU: its check (started above), then its speed beside PyTorch ----------
+zoo_bench() {
+  local model=$1 math dtype conversion batch iters log
+  # In a subshell: a model that does not export here is a line of the summary, not the run's end.
+  (ensure_models "$model") || return 0
+  for math in ${ZOO_MATHS:-fp32 fp16}; do
+    conversion=0; dtype=float32
+    [ "$math" = tf32 ] && conversion=1
+    [ "$math" = fp16 ] && dtype=float16
+    for batch in ${ZOO_BATCHES:-1 16}; do
+      iters=50
+      [ "$batch" -ge 16 ] && iters=30
+      log=$out/zoo-$model-b$batch-$math.log
+      MXNET_ENABLE_CUDA_GRAPHS=1 MXNET_CUDA_TENSOR_OP_MATH_ALLOW_CONVERSION=$conversion \
+        timeout 90 build/bin/mxlite bench "$models/$model.onnx" --device gpu --batch "$batch" \
+        --dtype $dtype --warmup 10 --iters $iters --plan global >"$log" 2>&1
+      note "zoo $model b$batch $math mxlite (exit $?): $(grep -oE 'p50: [0-9.]+ ms' "$log") $(grep -iE '^CUDA graphs|error' "$log" | head -2 | tr '\n' ' ')"
+      grep -m2 "without a CUDA graph" "$log" | sed 's/^/    /' | tee -a "$summary"
+    done
+  done
+  # shellcheck disable=SC2086
+  (cd bench && timeout 120 python3 torch_gpu_table.py "$model" --batches ${ZOO_BATCHES:-1 16} \
+     --maths ${ZOO_MATHS:-fp32 fp16} --warmup 10 --iters 30 --graphs) \
+    >"$out/zoo-$model-torch.log" 2>&1
+  sed 's/^/zoo /' "$out/zoo-$model-torch.log" | grep -E "pytorch|Error" | tee -a "$summary"
+}
+
+if [[ " $stages " == *" zoo "* ]]; then
+  if [ -n "$zoo_check_pid" ]; then
+    wait "$zoo_check_pid"
+    note "zoo check (exit $?, opset 17, --device gpu): $(tail -1 "$out/zoo-check.log")"
+    grep -E "^\|" "$out/zoo-check.log" | sed 's/^/zoo /' | tee -a "$summary"
+  fi
+  # Where the time goes: ZOO_PROFILE_MODELS at batch 16 fp32, each pass profiled op by op (graphs
+  # off, so that every op is an event), summed by op type into $OUT/profile_zoo_MODEL_b16.txt.
+  for model in ${ZOO_PROFILE_MODELS:-}; do
+    (ensure_models "$model") || continue
+    rm -f "$out/profile.json"
+    (cd "$out" && MXNET_PROFILER_AUTOSTART=1 MXNET_ENABLE_CUDA_GRAPHS=0 timeout 90 \
+       "$OLDPWD/build/bin/mxlite" bench "$models/$model.onnx" --device gpu --batch 16 --warmup 2 \
+       --iters 5 --plan global >"zoo-$model-profile.log" 2>&1)
+    python3 bench/profile_summary.py "$out/profile.json" >"$results/profile_zoo_${model}_b16.txt" 2>&1
+    note "zoo profile $model b16 fp32: $(head -12 "$results/profile_zoo_${model}_b16.txt" | tr '\n' ';' | tr -s ' ')"
+  done
+  budget=${ZOO_BUDGET_S:-100000}
+  bench_models=${ZOO_BENCH_MODELS:-"efficientnet_b0 convnext_tiny vit_b_16 swin_t densenet121
+    regnet_y_400mf mobilenet_v3_small inception_v3 shufflenet_v2_x1_0 resnext50_32x4d
+    efficientnet_v2_s deeplabv3_mobilenet_v3_large"}
+  for model in $bench_models; do
+    if [ "$SECONDS" -ge "$budget" ]; then
+      note "zoo bench $model: skipped (${SECONDS} s into the run, budget ${budget} s)"
+      continue
+    fi
+    zoo_bench "$model"
+  done
+fi
+
 # --- 3. Fashion-MNIST training on the GPU --------------------------------------------------------
 if [[ " $stages " == *" train "* ]]; then
   timeout 200 build/bin/train_fashion_mnist --gpu --epochs 1 --data-dir .gpu/fashion-mnist \
@@ -423,6 +512,7 @@ fi
 
 cp "$summary" "$results/"
 tar -czf "$results/logs.tar.gz" -C "$out" --exclude='*.mxckpt' --exclude=models --exclude='*home*' \
+  --exclude=zoo \
   --exclude=profile.json .
 echo "===== summary ====="
 cat "$summary"

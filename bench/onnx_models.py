@@ -3,7 +3,8 @@
     /usr/bin/python3 bench/onnx_models.py OUT_DIR [MODEL ...]
 
 For each MODEL (default: resnet18 mobilenet_v2; any key of MODELS below — torchvision,
-random weights from a fixed seed: no pretrained weights are downloaded) writes OUT_DIR/<model>.onnx (opset 13, dynamic batch dim "batch"),
+random weights from a fixed seed: no pretrained weights are downloaded) writes OUT_DIR/<model>.onnx (opset 13, or 17 where
+the exporter needs a later opset for the model; dynamic batch dim "batch"),
 OUT_DIR/<model>_input.pb (a (2, 3, 224, 224) input from a fixed seed), OUT_DIR/<model>_expected.pb
 (PyTorch's output for it, eval mode) and OUT_DIR/models.json (input/output names and the
 convolution + linear FLOPs of one image, for GFLOP/s). BatchNorm's running statistics and affine
@@ -150,15 +151,23 @@ def export(name, out_dir, seed):
         expected = model(x)
     path = os.path.join(out_dir, name + ".onnx")
     tmp = path + ".tmp"
-    torch.onnx.export(model, x, tmp, opset_version=13, input_names=["input"],
-                      output_names=["logits"], do_constant_folding=True,
-                      dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}},
-                      **legacy_exporter())
+    for opset in (13, 17):
+        try:
+            torch.onnx.export(model, x, tmp, opset_version=opset, input_names=["input"],
+                              output_names=["logits"], do_constant_folding=True,
+                              dynamic_axes={"input": {0: "batch"}, "logits": {0: "batch"}},
+                              **legacy_exporter())
+            break
+        except torch.onnx.errors.UnsupportedOperatorError:
+            # Newer PyTorch writes some modules with ops of later opsets (ViT's attention as
+            # scaled_dot_product_attention, opset 14): export at 17 then, as a user would.
+            if opset == 17:
+                raise
     os.replace(tmp, path)
     tensor_pb.write(os.path.join(out_dir, name + "_input.pb"), x.numpy(), "input")
     tensor_pb.write(os.path.join(out_dir, name + "_expected.pb"), expected.numpy(), "logits")
     return {"onnx": path, "input": "input", "output": "logits",
-            "flops_per_image": flops_per_image(model), "seed": seed,
+            "flops_per_image": flops_per_image(model), "seed": seed, "opset": opset,
             "torch": torch.__version__, "torchvision": torchvision.__version__}
 
 

@@ -1,7 +1,8 @@
 """Every torchvision model through mxlite: export at each opset, run, compare with PyTorch.
 
     /usr/bin/python3 bench/onnx_zoo.py OUT_DIR [--opsets 13 17] [--families F ...]
-        [--models M ...] [--mxlite build/bin/mxlite] [--results bench/RESULTS.md] [--keep]
+        [--models M ...] [--mxlite build/bin/mxlite] [--device cpu|gpu] [--jobs N]
+        [--results bench/RESULTS.md] [--keep]
 
 Takes every model builder of Debian's torchvision (torchvision.models.list_models for the
 classification, segmentation and video families; optical flow, detection and quantized models
@@ -9,7 +10,8 @@ excluded), builds it with random weights from a fixed seed (BatchNorm statistics
 parameters randomised too, so no BatchNormalization is an identity), exports it with PyTorch's
 TorchScript exporter at each opset (constant folding on, as users export; exporter gaps of
 PyTorch 1.13 filled by onnx_models.register_missing_symbolics), runs the file with
-`mxlite run` on the CPU on a random input, and compares mxlite's output with PyTorch's:
+`mxlite run` on a random input (on the CPU, or with --device gpu on the GPU: every kernel of the
+zoo against PyTorch's CPU output), and compares mxlite's output with PyTorch's:
 
     relative error = max |mxlite - pytorch| / max |pytorch|, must be <= 1e-4.
 
@@ -22,9 +24,11 @@ import and the kernels, and the tuner's choices compute the same function).
 Prints one table: per model and opset `ok 3.1e-07`, `FAIL 2.0e-02`, or where it stopped (export,
 import, run) with the first line of the error. --results FILE puts the table, with the command,
 date, commit and machine, between the onnx-zoo markers of FILE. ONNX files are deleted after
-their check unless --keep. Exit status 0 when every row passes.
+their check unless --keep. Each model works in OUT_DIR/NAME; --jobs N checks N models at once
+(rows still print in the zoo's order). Exit status 0 when every row passes.
 """
 import argparse
+import concurrent.futures
 import datetime
 import json
 import os
@@ -94,7 +98,13 @@ def first_line(text, limit=160):
     return line if len(line) <= limit else line[:limit - 3] + "..."
 
 
-def check(model, x, expected, opset, out_dir, mxlite, keep):
+def unlimited_address_space():
+    """For mxlite's process: CUDA reserves far more address space than the child's cap allows."""
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
+
+
+def check(model, x, expected, opset, out_dir, mxlite, device, keep):
     """One cell of the table: ok/FAIL with the error, or where it stopped."""
     path = os.path.join(out_dir, f"model_opset{opset}.onnx")
     onnx_models.register_missing_symbolics()
@@ -111,8 +121,9 @@ def check(model, x, expected, opset, out_dir, mxlite, keep):
     env = dict(os.environ, MXNET_CUDNN_AUTOTUNE_DEFAULT="0", MXNET_CONV_PLAN="none",
                MXNET_HOME=os.path.join(out_dir, "mxnet_home"))
     result = subprocess.run(
-        [mxlite, "run", path, "--input", "input=" + os.path.join(out_dir, "input.pb"),
-         "--output-dir", run_dir], env=env, capture_output=True, text=True)
+        [mxlite, "run", path, "--device", device, "--input",
+         "input=" + os.path.join(out_dir, "input.pb"), "--output-dir", run_dir], env=env,
+        capture_output=True, text=True, preexec_fn=unlimited_address_space)
     if not keep:
         os.remove(path)
     if result.returncode != 0:
@@ -126,8 +137,11 @@ def check(model, x, expected, opset, out_dir, mxlite, keep):
 
 def run_header(command):
     """Date, commit, machine and versions of a run, taken when it starts."""
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                                text=True).stdout.strip() or "unknown"
+    except OSError:  # no git on the machine (a lent GPU machine gets the tree without it)
+        commit = "unknown"
     cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
                 if line.startswith("model name")), "unknown CPU")
     return (f"{datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC, commit {commit}, {cpu}, "
@@ -147,7 +161,7 @@ def write_results(path, table, header):
     os.replace(path + ".tmp", path)
 
 
-def check_model(family, name, seed, opsets, out_dir, mxlite, keep):
+def check_model(family, name, seed, opsets, out_dir, mxlite, device, keep):
     """One row: (parameters in millions, cells, passed, checked). Runs in a child process."""
     model = build(family, name, seed)
     weight_bytes = 4 * sum(p.numel() for p in model.parameters())
@@ -161,7 +175,7 @@ def check_model(family, name, seed, opsets, out_dir, mxlite, keep):
     tensor_pb.write(os.path.join(out_dir, "input.pb"), x.numpy(), "input")
     cells, passed = [], 0
     for opset in opsets:
-        cell, ok = check(model, x, expected, opset, out_dir, mxlite, keep)
+        cell, ok = check(model, x, expected, opset, out_dir, mxlite, device, keep)
         cells.append(cell)
         passed += ok
     return weight_bytes / 4e6, cells, passed, len(opsets)
@@ -169,20 +183,28 @@ def check_model(family, name, seed, opsets, out_dir, mxlite, keep):
 
 def child(args):
     """--child FAMILY NAME SEED: check one model and print its row as JSON."""
-    resource.setrlimit(resource.RLIMIT_AS, (CHILD_MEMORY_BYTES, CHILD_MEMORY_BYTES))
+    # The soft limit only, so that mxlite's own process can lift it (unlimited_address_space).
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (CHILD_MEMORY_BYTES, hard))
     family, name, seed = args.child[0], args.child[1], int(args.child[2])
     row = check_model(family, name, seed, args.opsets, args.out_dir, os.path.abspath(args.mxlite),
-                      args.keep)
+                      args.device, args.keep)
     print("ROW " + json.dumps(row), flush=True)
 
 
 def run_child(family, name, seed, args):
-    command = [sys.executable, os.path.abspath(__file__), args.out_dir, "--child", family, name,
-               str(seed), "--mxlite", args.mxlite, "--opsets", *map(str, args.opsets)]
+    model_dir = os.path.join(args.out_dir, name)
+    os.makedirs(model_dir, exist_ok=True)
+    command = [sys.executable, os.path.abspath(__file__), model_dir, "--child", family, name,
+               str(seed), "--mxlite", args.mxlite, "--device", args.device,
+               "--opsets", *map(str, args.opsets)]
     if args.keep:
         command.append("--keep")
+    env = dict(os.environ)
+    if args.jobs > 1:  # the machine's cores shared between the models checked at once
+        env["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // args.jobs))
     try:
-        result = subprocess.run(command, capture_output=True, text=True,
+        result = subprocess.run(command, capture_output=True, text=True, env=env,
                                 timeout=CHILD_SECONDS)
     except subprocess.TimeoutExpired:
         return 0.0, [f"stopped: over {CHILD_SECONDS} s"] * len(args.opsets), 0, len(args.opsets)
@@ -202,6 +224,9 @@ def main():
     parser.add_argument("--mxlite", default="build/bin/mxlite")
     parser.add_argument("--results", help="write the table into this file's onnx-zoo section "
                         "(the whole zoo only: not with --models or --families)")
+    parser.add_argument("--device", choices=["cpu", "gpu"], default="cpu",
+                        help="where mxlite runs the models (PyTorch's reference is on the CPU)")
+    parser.add_argument("--jobs", type=int, default=1, help="models checked at once")
     parser.add_argument("--keep", action="store_true", help="keep the exported ONNX files")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -212,17 +237,24 @@ def main():
         parser.error("--results writes the whole zoo's table; drop --models / --families")
 
     run_info = run_header("bench/onnx_zoo.py " + " ".join(sys.argv[1:]))
-    rows, passed, total = [], 0, 0
-    for seed, (family, name) in enumerate(builders(args.families)):
-        if args.models and name not in args.models:
-            continue
+    # Each model's seed is its index in the whole zoo, whichever models are checked.
+    chosen = [(seed, family, name) for seed, (family, name) in enumerate(builders(args.families))
+              if not args.models or name in args.models]
+
+    def timed_row(seed, family, name):
         started = time.time()
-        parameters, cells, row_passed, row_checked = run_child(family, name, seed, args)
-        passed += row_passed
-        total += row_checked
-        row = f"| {name} | {family} | {parameters:.1f} | " + " | ".join(cells) + " |"
-        rows.append(row)
-        print(row, f"({time.time() - started:.0f} s)", flush=True)
+        return run_child(family, name, seed, args), time.time() - started
+
+    rows, passed, total = [], 0, 0
+    with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        futures = [pool.submit(timed_row, *model) for model in chosen]
+        for (_, family, name), future in zip(chosen, futures):
+            (parameters, cells, row_passed, row_checked), seconds = future.result()
+            passed += row_passed
+            total += row_checked
+            row = f"| {name} | {family} | {parameters:.1f} | " + " | ".join(cells) + " |"
+            rows.append(row)
+            print(row, f"({seconds:.0f} s)", flush=True)
 
     columns = ("| model | family | parameters (M) | "
               + " | ".join(f"opset {o}" for o in args.opsets) + " |\n"
