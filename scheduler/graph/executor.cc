@@ -191,6 +191,10 @@ void Executor::PlanConvolutionLayouts() {
   plan.training = options_.training;
   plan.ctx = options_.ctx;
   plan.fuse_depthwise = FusesDepthwiseBlocks();
+  plan.fuse_residual = !options_.training && options_.fuse_residual.value_or(
+                                                 settings().GetBool("MXNET_CONV_FUSE_RESIDUAL"));
+  plan.fuse_activations =
+      options_.fuse_activations.value_or(settings().GetBool("MXNET_CONV_FUSE_ACTIVATION"));
   PlannedGraph planned = PlanConvolutions(graph_, shapes_, plan);
   conv_plan_ = std::move(planned.report);
   if (!conv_plan_.planned) return;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <iomanip>
 #include <limits>
+#include <set>
 #include <sstream>
 
 #include "core/error.h"
@@ -289,12 +290,61 @@ PlannedLayer CostFlexibleNode(const Node& node, const GraphShapes& shapes, int i
   for (L layout : kLayouts) {
     if (!Offered(node, shapes, id, layout, options)) continue;
     const MeasuredMs cost =
-        MeasureNodeMs(node.op->name, WithLayout(node, layout), LayoutShape(data, layout),
+        MeasureNodeMs(node.op->name, WithLayout(node, layout), {LayoutShape(data, layout)},
                       shapes.dtype_of(node.inputs[0]), options.training, options.ctx);
     layer.cost_ms[Index(layout)] = cost.ms;
     report.timings_run += cost.timings_run;
   }
   return layer;
+}
+
+// An agnostic node's own time in each layout it can run in, its data inputs in that layout
+// (element-wise ops, BatchNorm, Concat: their kernels differ per layout, and one that runs slowly
+// in a layout the convolutions favour must weigh against it). A node the executor folds into a
+// convolution afterwards (FoldedAfterPlanning) costs nothing in any layout; one that cannot be
+// timed (its op
+// refuses the one-node graph) stays uncosted and says why.
+PlannedLayer CostAgnosticNode(const Node& node, const GraphShapes& shapes, int id, bool folded,
+                              const ConvPlanOptions& options, ConvPlanReport& report) {
+  PlannedLayer layer;
+  layer.node = node.name;
+  layer.op = node.op->name;
+  const std::vector<NodeEntry> data = DataInputs(node);
+  for (L layout : kLayouts) {
+    if (!Offered(node, shapes, id, layout, options)) continue;
+    layer.cost_ms[Index(layout)] = 0.0;
+    if (folded || !layer.fixed_reason.empty()) continue;
+    std::vector<Shape> data_shapes;
+    for (const NodeEntry& entry : data)
+      data_shapes.push_back(LayoutShape(shapes.of(entry), layout));
+    try {
+      const MeasuredMs cost =
+          MeasureNodeMs(node.op->name, WithLayout(node, layout), data_shapes,
+                        shapes.dtype_of(data.front()), options.training, options.ctx);
+      layer.cost_ms[Index(layout)] = cost.ms;
+      report.timings_run += cost.timings_run;
+    } catch (const Error& error) {
+      layer.fixed_reason = std::string("not timed: ") + error.what();
+      for (double& cost : layer.cost_ms) cost = cost < 0.0 ? cost : 0.0;
+    }
+  }
+  if (folded) layer.algorithms[Index(L::kNCHW)] = kFoldedIntoConvolution;
+  return layer;
+}
+
+// The agnostic nodes the executor will fold into convolutions after planning, in whatever layouts
+// the plan gives them: residual additions (FuseResidualAdditions) and the clamps that then follow
+// a convolution directly (FuseConvolutionActivations again), as Executor::FuseResiduals does.
+std::set<std::string> FoldedAfterPlanning(const Graph& graph, const GraphShapes& shapes,
+                                          const ConvPlanOptions& options) {
+  std::set<std::string> folded;
+  if (!options.fuse_residual || options.training) return folded;
+  Graph fused = FuseResidualAdditions(graph, shapes).graph;
+  if (options.fuse_activations) fused = FuseConvolutionActivations(fused).graph;
+  for (const Node& node : graph.nodes()) {
+    if (!node.is_variable() && fused.Find(node.name) < 0) folded.insert(node.name);
+  }
+  return folded;
 }
 
 // ---- The problem ----
@@ -303,7 +353,8 @@ struct Planning {
   std::vector<Role> roles;        // per graph node
   std::vector<int> problem_node;  // per graph node: its index in `problem`, or -1
   LayoutProblem problem;
-  std::vector<int> layer_of;  // per problem node: index in report.layers, or -1 (agnostic)
+  std::vector<int> layer_of;     // per problem node: index in report.layers, or -1 (agnostic)
+  std::vector<int> agnostic_of;  // per problem node: index in report.agnostic, or -1
 };
 
 // Transform cost matrix of a value (written NCHW shape) between any two layouts; +infinity into
@@ -335,6 +386,7 @@ std::vector<std::vector<double>> TransformMatrix(const Shape& written, DType dty
 Planning BuildProblem(const Graph& graph, const GraphShapes& shapes, const ConvPlanOptions& options,
                       const TunedLayers& tuned, ConvPlanReport& report) {
   Planning p;
+  const std::set<std::string> folded = FoldedAfterPlanning(graph, shapes, options);
   p.roles.resize(graph.num_nodes(), Role::kFixed);
   p.problem_node.resize(graph.num_nodes(), -1);
   for (int id = 0; id < graph.num_nodes(); ++id) {
@@ -342,7 +394,7 @@ Planning BuildProblem(const Graph& graph, const GraphShapes& shapes, const ConvP
     p.roles[id] = RoleOf(node, shapes, id);
     if (p.roles[id] == Role::kFixed) continue;
     std::vector<double> costs(kNumActivationLayouts, 0.0);
-    int layer_index = -1;
+    int layer_index = -1, agnostic_index = -1;
     if (p.roles[id] == Role::kFlexible) {
       const auto decisions = tuned.find(id);
       PlannedLayer layer = CostFlexibleNode(node, shapes, id,
@@ -354,13 +406,19 @@ Planning BuildProblem(const Graph& graph, const GraphShapes& shapes, const ConvP
       }
       layer_index = static_cast<int>(report.layers.size());
       report.layers.push_back(std::move(layer));
-    } else {  // agnostic: free in every layout it can run in
+    } else {
+      PlannedLayer layer =
+          CostAgnosticNode(node, shapes, id, folded.count(node.name) > 0, options, report);
       for (L layout : kLayouts) {
-        if (!Offered(node, shapes, id, layout, options)) costs[Index(layout)] = kInfinity;
+        const double cost = layer.cost_ms[Index(layout)];
+        costs[Index(layout)] = cost < 0.0 ? kInfinity : cost;
       }
+      agnostic_index = static_cast<int>(report.agnostic.size());
+      report.agnostic.push_back(std::move(layer));
     }
     p.problem_node[id] = p.problem.AddNode(node.name, costs);
     p.layer_of.push_back(layer_index);
+    p.agnostic_of.push_back(agnostic_index);
   }
   // Edges: every 4-D value into a planned node, or out of one into a fixed consumer or the caller.
   auto add_value = [&](NodeEntry value, int consumer_problem_node) {
@@ -823,6 +881,7 @@ PlannedGraph PlanConvolutions(const Graph& graph, const GraphShapes& shapes,
     if (v < 0) continue;
     layout_of[id] = kLayouts[choice[v]];
     if (p.layer_of[v] >= 0) report.layers[p.layer_of[v]].chosen = layout_of[id];
+    if (p.agnostic_of[v] >= 0) report.agnostic[p.agnostic_of[v]].chosen = layout_of[id];
   }
   planned.graph =
       Rewriter(graph, shapes, layout_of, options.training, &report.transforms, options.ctx)

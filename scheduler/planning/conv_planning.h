@@ -16,8 +16,12 @@
 //              transposes a weight once: the executor keeps it); pooling timed as a node
 //              (scheduler/planning/layout_costs.h).
 //   agnostic   Activation, LeakyReLU, BatchNorm, Dropout, clip, identity, elementwise ops and
-//              add_n on inputs of equal shapes, Concat: any layout they can run in at no cost;
-//              the channel/concat axis is remapped. They pass the layout on.
+//              add_n on inputs of equal shapes, Concat: any layout they can run in, each costed
+//              by timing the node alone there (its data inputs in that layout; layout_costs.h's
+//              MeasureNodeMs), since their kernels differ per layout; an addition (and the
+//              clamp after it) that the executor folds into a convolution afterwards
+//              (fuse_residual) costs nothing. The
+//              channel/concat axis is remapped. They pass the layout on.
 //   fixed      everything else (Flatten, FullyConnected, Reshape, Softmax, Deconvolution, Pad,
 //              broadcasting with unequal shapes, ...): runs as written; its 4-D inputs must be in
 //              the layout they had in the original graph.
@@ -112,9 +116,18 @@ struct ConvPlanOptions {
   // The executor will fuse depthwise blocks (CPU inference, MXNET_CONV_FUSE_DEPTHWISE): cost them
   // as they will run (see "Depthwise blocks" above).
   bool fuse_depthwise = false;
+  // The executor will fold residual additions into their convolutions (inference,
+  // MXNET_CONV_FUSE_RESIDUAL), and with fuse_activations the clamps that then follow them
+  // (MXNET_CONV_FUSE_ACTIVATION): those nodes cost nothing in any layout.
+  bool fuse_residual = false;
+  bool fuse_activations = false;
 };
 
-// One flexible node as planned.
+// What an agnostic node's algorithms[NCHW] says when the executor folds it into a convolution
+// after planning (it then costs nothing).
+inline constexpr const char* kFoldedIntoConvolution = "folded into its convolution";
+
+// One flexible node as planned (and, in ConvPlanReport::agnostic, one agnostic node).
 struct PlannedLayer {
   std::string node;
   std::string op;  // "Convolution", "Pooling"
@@ -169,6 +182,9 @@ struct ConvPlanReport {
   bool proven_optimal = true;  // of the global plan
   ReductionCounts reductions;
   std::vector<PlannedLayer> layers;          // every flexible node, in graph order
+  // Every agnostic node, in graph order, with its measured time per layout (no algorithms; a node
+  // folded into a convolution says so in algorithms[NCHW], an untimed node in fixed_reason).
+  std::vector<PlannedLayer> agnostic;
   std::vector<PlannedTransform> transforms;  // inserted by the chosen plan
   // Every depthwise block costed (fuse_depthwise); those that do not fuse() stay apart.
   std::vector<PlannedDepthwiseBlock> depthwise_blocks;

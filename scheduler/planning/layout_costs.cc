@@ -87,12 +87,31 @@ void FillVariables(GraphTimer& timer) {
   for (NDArray array : timer.Variables()) FillArray(array, Uniform{1.0}, random);
 }
 
-// Median milliseconds of a one-node graph `op_name`(data) on `ctx`.
+// Median milliseconds of a one-node graph `op_name`(data...) on `ctx`: its data inputs of
+// `data_shapes` in order, its parameters and auxiliary states of the shapes the op infers.
 double TimeOneNodeMs(const std::string& op_name, const std::map<std::string, std::string>& attrs,
-                     const Shape& data_shape, DType dtype, bool training, const Context& ctx) {
+                     const std::vector<Shape>& data_shapes, DType dtype, bool training,
+                     const Context& ctx) {
+  const OpDef& op = OpRegistry::Global().Get(op_name);
+  const Attributes parsed = ParseOpAttributes(op, attrs, "measured");
+  const std::vector<InputRole> roles = InputRoles(op, parsed);
+  const std::vector<std::string> names = InputNames(op, parsed);
   Graph graph;
-  const int data = graph.AddVariable("data", VariableRole::kInput, data_shape, dtype);
-  const int node = graph.AddOpNode(op_name, "measured", attrs, {{data, 0}});
+  std::vector<NodeEntry> inputs;
+  size_t data = 0;
+  for (size_t i = 0; i < roles.size(); ++i) {
+    if (roles[i] == InputRole::kData) {
+      MX_CHECK(data < data_shapes.size())
+          << op_name << " takes more data inputs than the " << data_shapes.size() << " given";
+      inputs.push_back(
+          {graph.AddVariable(names[i], VariableRole::kInput, data_shapes[data++], dtype), 0});
+    } else {
+      const VariableRole role =
+          roles[i] == InputRole::kParameter ? VariableRole::kParameter : VariableRole::kAuxiliary;
+      inputs.push_back({graph.AddVariable(names[i], role, std::nullopt, dtype), 0});
+    }
+  }
+  const int node = graph.AddOpNode(op_name, "measured", attrs, inputs);
   graph.AddOutput({node, 0});
   GraphTimer timer(graph, ctx, training);
   FillVariables(timer);
@@ -151,7 +170,7 @@ FusedAndApartMs TimeFusedAndApartMs(const Graph& graph, const Context& ctx) {
 double TimeTransformMs(const Shape& shape, ActivationLayout from, ActivationLayout to, DType dtype,
                        const Context& ctx) {
   if (ctx.device_type == DeviceType::kCPU) return TimeTransformOnCpuMs(shape, from, to, dtype);
-  return TimeOneNodeMs("transpose", {{"axes", LayoutPermutationText(from, to)}}, shape, dtype,
+  return TimeOneNodeMs("transpose", {{"axes", LayoutPermutationText(from, to)}}, {shape}, dtype,
                        /*training=*/false, ctx);
 }
 
@@ -209,13 +228,15 @@ FusedAndApartMs MeasureFusedAndApartMs(const std::string& key, const Graph& grap
 }
 
 MeasuredMs MeasureNodeMs(const std::string& op_name,
-                         const std::map<std::string, std::string>& attrs, const Shape& data_shape,
-                         DType dtype, bool training, const Context& ctx) {
+                         const std::map<std::string, std::string>& attrs,
+                         const std::vector<Shape>& data_shapes, DType dtype, bool training,
+                         const Context& ctx) {
   std::ostringstream key;
-  key << "node " << op_name << AttributeText(attrs) << " data=" << data_shape
-      << " dtype=" << DTypeName(dtype) << " training=" << (training ? 1 : 0);
+  key << "node " << op_name << AttributeText(attrs) << " data=";
+  for (size_t i = 0; i < data_shapes.size(); ++i) key << (i ? "," : "") << data_shapes[i];
+  key << " dtype=" << DTypeName(dtype) << " training=" << (training ? 1 : 0);
   return CachedMs(key.str(), op_name, ctx,
-                  [&] { return TimeOneNodeMs(op_name, attrs, data_shape, dtype, training, ctx); });
+                  [&] { return TimeOneNodeMs(op_name, attrs, data_shapes, dtype, training, ctx); });
 }
 
 }  // namespace mxlite

@@ -27,6 +27,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "core/context.h"
 #include "core/dtype.h"
@@ -68,12 +69,15 @@ struct FusedAndApartMs {
 FusedAndApartMs MeasureFusedAndApartMs(const std::string& key, const Graph& graph,
                                        const Context& ctx);
 
-// Milliseconds of one op node on `ctx` with a single data input of shape `data_shape`, run as a
-// one-node graph (scheduler/planning/graph_timer.h: forward; in training forward and backward
-// with the data's gradient). The attributes are as the node would have them (layout included).
-// Errors of the op propagate.
+// Milliseconds of one op node on `ctx` with data inputs of `data_shapes` (in the op's order; its
+// parameters and auxiliary states of the shapes the op infers from them), run as a one-node graph
+// (scheduler/planning/graph_timer.h: forward; in training forward and backward with the data
+// inputs' gradients). The attributes are as the node would have them (layout included). Kept in
+// the planner's cost cache under "node " + op, attributes, shapes, dtype and training. Errors of
+// the op propagate.
 MeasuredMs MeasureNodeMs(const std::string& op_name,
-                         const std::map<std::string, std::string>& attrs, const Shape& data_shape,
-                         DType dtype, bool training, const Context& ctx);
+                         const std::map<std::string, std::string>& attrs,
+                         const std::vector<Shape>& data_shapes, DType dtype, bool training,
+                         const Context& ctx);
 
 }  // namespace mxlite

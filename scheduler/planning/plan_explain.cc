@@ -81,6 +81,15 @@ PlanExplanation ExplainPlan(const ConvPlanReport& report,
     const double cost = layer.cost_ms[static_cast<int>(layer.chosen)];
     add(layer.node, LayerWhat(layer), layer.fixed_reason.empty() ? cost : -1.0);
   }
+  for (const PlannedLayer& node : report.agnostic) {
+    const int chosen = static_cast<int>(node.chosen);
+    if (node.algorithms[static_cast<int>(ActivationLayout::kNCHW)] ==
+        kFoldedIntoConvolution) {  // runs inside its convolution: no row of its own
+      listed.insert(node.node);
+      continue;
+    }
+    add(node.node, LayerWhat(node), node.fixed_reason.empty() ? node.cost_ms[chosen] : -1.0);
+  }
   for (const PlannedTransform& transform : report.transforms) {
     if (transform.once) {  // computed once and kept: not a per-pass cost
       listed.insert(transform.node);

@@ -9,10 +9,11 @@
 // its predicted time (its tuned algorithm's, or the node's measured time there); every depthwise
 // block the plan keeps fused, as one row named after its depthwise convolution (the fused op's
 // name when it runs) predicted as the plan counts it (its stages' NHWC costs times fused / apart),
-// its stages' own rows left out; every transform
-// the plan inserts that runs each pass (a weight's transform at inference is computed once and
-// kept: not a per-pass cost, not listed). Then every other node the passes ran (what the planner
-// does not cost: element-wise ops, BatchNorm, Concat, fully connected layers...), measured only.
+// its stages' own rows left out; every agnostic node (element-wise ops, BatchNorm, Concat) in its
+// chosen layout with its measured time there, but for those folded into convolutions;
+// every transform the plan inserts that runs each pass (a weight's transform at inference is
+// computed once and kept: not a per-pass cost, not listed). Then every other node the passes ran
+// (what the planner does not cost: fully connected layers, reshapes...), measured only.
 // Measured times are per pass (the caller's median over profiled passes); a node that did not run
 // as its own op (folded into another, e.g. a relu into its convolution) has no measurement.
 //

@@ -273,6 +273,37 @@ TEST_F(ConvPlanningTest, GpuPlansAreMeasuredThereAndComputeTheSameNetwork) {
   EXPECT_EQ(report.decisions.size(), 12u);
 }
 
+// Element-wise ops, BatchNorm and Concat are timed in each layout they can run in, as the
+// convolutions are: the plan weighs what a layout costs them. An addition the executor folds into
+// its convolution at inference costs nothing; in training nothing folds.
+TEST_F(ConvPlanningTest, AgnosticNodesAreCostedInEveryLayoutTheyRunIn) {
+  for (bool training : {false, true}) {
+    SCOPED_TRACE(training ? "training" : "inference");
+    auto exec =
+        Executor::Bind(PlanningNet(), {.training = training, .conv_plan = ConvPlanKind::kGlobal});
+    const ConvPlanReport& report = exec->conv_plan();
+    ASSERT_TRUE(report.planned);
+    std::map<std::string, const PlannedLayer*> agnostic;
+    for (const PlannedLayer& node : report.agnostic) agnostic[node.node] = &node;
+    for (const char* name : {"stem_bn", "stem_relu", "joined", "sum", "sum_relu"}) {
+      ASSERT_EQ(agnostic.count(name), 1u) << name;
+      const PlannedLayer& node = *agnostic[name];
+      EXPECT_TRUE(node.fixed_reason.empty()) << name << ": " << node.fixed_reason;
+      const bool folded = node.algorithms[Index(L::kNCHW)] == kFoldedIntoConvolution;
+      // sum_relu stays: its output is one of the graph's, which a fused clamp could not give.
+      EXPECT_EQ(folded, !training && std::string(name) == "sum") << name;
+      for (L layout : {L::kNCHW, L::kNHWC}) {
+        if (folded) {
+          EXPECT_EQ(node.cost_ms[Index(layout)], 0.0) << name;
+        } else {
+          EXPECT_GT(node.cost_ms[Index(layout)], 0.0)
+              << name << " in " << ActivationLayoutName(layout);
+        }
+      }
+    }
+  }
+}
+
 TEST_F(ConvPlanningTest, SecondBindMeasuresNothing) {
   for (bool training : {false, true}) {
     auto first = Executor::Bind(PlanningNet(), {.training = training});
