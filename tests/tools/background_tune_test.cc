@@ -1,7 +1,8 @@
-// A process that exits while its convolutions are tuned in the background
-// (MXNET_TUNING_DB_MODE=background): `mxlite tune` binds with the heuristic's picks and exits at
-// once, its background thread stopped mid-tuning; it exits cleanly, the DB stays a tuning DB that
-// a normal `mxlite tune` uses and fills, and after that nothing is tuned again.
+// Background tuning (MXNET_TUNING_DB_MODE=background) seen from the command line. A process that
+// exits while its convolutions are tuned (a one-pass `mxlite bench`, which binds with the
+// heuristic's picks) exits cleanly, its thread stopped mid-tuning, and the DB stays a tuning DB
+// that a normal `mxlite tune` uses and fills; after that nothing is tuned again. `mxlite tune`
+// itself waits for the background and reports the tuned, planned model.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -92,8 +93,9 @@ class BackgroundTuneTest : public ::testing::Test {
 };
 
 TEST_F(BackgroundTuneTest, AProcessThatExitsMidTuningLeavesTheDbIntact) {
-  CliResult background =
-      RunCli(environment_ + " MXNET_TUNING_DB_MODE=background", "tune " + model_);
+  // A one-pass bench binds with the heuristic's picks and exits while they are tuned.
+  CliResult background = RunCli(environment_ + " MXNET_TUNING_DB_MODE=background",
+                                "bench " + model_ + " --warmup 0 --iters 1");
   ASSERT_EQ(background.status, 0) << background.output;
   EXPECT_TRUE(Contains(background.output,
                        "tuned 4 convolutions: 0 from DB, 4 by heuristic (tuning in background), "
@@ -117,6 +119,24 @@ TEST_F(BackgroundTuneTest, AProcessThatExitsMidTuningLeavesTheDbIntact) {
   EXPECT_TRUE(Contains(again.output, "tuned 4 convolutions: 4 from DB, 0 benchmarked in 0.0 s"))
       << again.output;
   EXPECT_TRUE(Contains(again.output, "global plan: ")) << again.output;
+  EXPECT_FALSE(Contains(again.output, "tuning in background")) << again.output;
+}
+
+// `mxlite tune` is asked to tune: in background mode it waits for what its bind queued, then
+// binds again and reports every layer tuned and the plan made.
+TEST_F(BackgroundTuneTest, TuneWaitsForTheBackgroundAndReportsThePlan) {
+  CliResult tuned = RunCli(environment_ + " MXNET_TUNING_DB_MODE=background", "tune " + model_);
+  ASSERT_EQ(tuned.status, 0) << tuned.output;
+  EXPECT_TRUE(Contains(tuned.output, "convolution problems tuning in background")) << tuned.output;
+  // The second bind finds the tunings in this process's cache of the DB.
+  EXPECT_TRUE(
+      Contains(tuned.output, "tuned 4 convolutions: 0 from DB, 4 from cache, 0 benchmarked"))
+      << tuned.output;
+  EXPECT_TRUE(Contains(tuned.output, "global plan: ")) << tuned.output;
+  EXPECT_FALSE(Contains(tuned.output, "planning waits")) << tuned.output;
+  // Nothing is left to tune.
+  CliResult again = RunCli(environment_ + " MXNET_TUNING_DB_MODE=background", "tune " + model_);
+  ASSERT_EQ(again.status, 0) << again.output;
   EXPECT_FALSE(Contains(again.output, "tuning in background")) << again.output;
 }
 

@@ -2,7 +2,8 @@
 // (--plan / MXNET_CONV_PLAN) and tunes every convolution (per cudnn_tune /
 // MXNET_CUDNN_AUTOTUNE_DEFAULT and the tuning DB), and prints the plan and the report: a line per
 // layer and direction, every candidate with --verbose, then the one-line summary. A second run
-// finds everything in the DB and benchmarks nothing.
+// finds everything in the DB and benchmarks nothing. In background mode (MXNET_TUNING_DB_MODE)
+// it waits for the problems the bind queued, then binds again, so it still tunes everything.
 //
 // `mxlite tune --system-db OUT.sqlite MODEL...` tunes every model into a DB of its own (OUT's
 // entries first, when OUT exists; never the user's DB) and writes it to OUT as a read-only system
@@ -20,6 +21,7 @@
 #include "core/error.h"
 #include "core/settings.h"
 #include "engine/profiler.h"
+#include "ops/conv/background_tuner.h"
 #include "ops/conv/tuning_db.h"
 #include "ops/cpu_runtime.h"
 #include "scheduler/graph/executor.h"
@@ -195,6 +197,16 @@ int BuildSystemDb(const ParsedArgs& parsed, const std::string& out, const Contex
   return 0;
 }
 
+// How many of the bind's tuning decisions ran the heuristic while their problem tunes in the
+// background (MXNET_TUNING_DB_MODE=background).
+int PendingInBackground(const Executor& executor) {
+  int pending = 0;
+  for (const conv::LayerTuning& decision : executor.TuningDecisions()) {
+    pending += decision.origin == conv::PickOrigin::kBackground ? 1 : 0;
+  }
+  return pending;
+}
+
 }  // namespace
 
 int RunTuneCommand(const std::vector<std::string>& args) {
@@ -229,8 +241,16 @@ int RunTuneCommand(const std::vector<std::string>& args) {
   if (system_db) return BuildSystemDb(parsed, *system_db, ctx);
 
   const int64_t passes = IntFlag(parsed, "passes", 20, 1, 1 << 20);
-  const std::unique_ptr<Executor> executor =
-      BindForTuning(parsed, ModelPath(parsed, "mxlite tune"), ctx);
+  const std::string model_path = ModelPath(parsed, "mxlite tune");
+  std::unique_ptr<Executor> executor = BindForTuning(parsed, model_path, ctx);
+  if (const int pending = PendingInBackground(*executor); pending > 0) {
+    // Background mode: the bind ran the heuristic's picks and queued the rest. Tuning is what was
+    // asked for, so wait for the queue, then bind again: every tuning from the DB, and the plan.
+    std::cout << "waiting for " << pending << " convolution problem" << (pending == 1 ? "" : "s")
+              << " tuning in background (MXNET_TUNING_DB_MODE=background)\n";
+    conv::BackgroundTuner::Global().WaitUntilIdle();
+    executor = BindForTuning(parsed, model_path, ctx);
+  }
   std::cout << executor->conv_plan().Format(parsed.Has("verbose"));
   std::cout << executor->TuningReport(parsed.Has("verbose"));
   if (parsed.Has("explain")) Explain(*executor, passes);
