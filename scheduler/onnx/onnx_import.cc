@@ -226,8 +226,20 @@ class Importer final : public OnnxValues {
   }
 
   // Every node needs a converter for its op type at the model's opset: all that lack one are
-  // listed in one error, grouped by op type, each type with why and its first few nodes.
+  // listed in one error, grouped by op type, each type with why and its first few nodes. Nested
+  // graphs are checked with their node, but for an If's branches: which branch is imported is
+  // decided at load (its condition folded), and only that one is checked, when it is
+  // (ConvertSubgraph), so an untaken branch may hold ops mxlite does not import.
   void CheckSupported(const onnx::GraphProto& graph, const std::vector<int>& order) {
+    std::vector<std::pair<const onnx::NodeProto*, int>> nodes;
+    for (int index : order) nodes.emplace_back(&graph.node(index), index);
+    CheckSupportedNodes(nodes, file_ + ": ");
+  }
+
+  // `where` starts the error ("model.onnx: ", or "subgraph 'then_branch': " inside the error of
+  // the node that imports it).
+  void CheckSupportedNodes(const std::vector<std::pair<const onnx::NodeProto*, int>>& nodes,
+                           const std::string& where) {
     struct Missing {
       std::string why;
       std::vector<std::string> nodes;
@@ -237,7 +249,10 @@ class Importer final : public OnnxValues {
     int count = 0;
     std::function<void(const onnx::NodeProto&, int)> check = [&](const onnx::NodeProto& node,
                                                                  int index) {
-      for (const onnx::GraphProto* subgraph : Subgraphs(node)) {
+      const bool branches =
+          node.op_type() == "If" && (node.domain().empty() || node.domain() == "ai.onnx");
+      for (const onnx::GraphProto* subgraph :
+           branches ? std::vector<const onnx::GraphProto*>{} : Subgraphs(node)) {
         for (int i = 0; i < subgraph->node_size(); ++i) check(subgraph->node(i), i);
       }
       const bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
@@ -252,7 +267,7 @@ class Importer final : public OnnxValues {
       it->second.nodes.push_back(Quoted(NodeName(node, index)));
       ++count;
     };
-    for (int index : order) check(graph.node(index), index);
+    for (const auto& [node, index] : nodes) check(*node, index);
     if (count == 0) return;
     constexpr size_t kNodesNamed = 3;
     std::ostringstream list;
@@ -264,7 +279,7 @@ class Importer final : public OnnxValues {
       }
       if (m.nodes.size() > kNodesNamed) list << " and " << m.nodes.size() - kNodesNamed << " more";
     }
-    MX_THROW() << file_ << ": " << count << " node(s) use " << types.size()
+    MX_THROW() << where << count << " node(s) use " << types.size()
                << " op type(s) mxlite does not import:" << list.str();
   }
 
@@ -458,6 +473,11 @@ class Importer final : public OnnxValues {
     MX_CHECK(static_cast<int>(inputs.size()) == graph.input_size())
         << file_ << ": subgraph '" << graph.name() << "' takes " << graph.input_size()
         << " inputs, given " << inputs.size();
+    {  // an If's branch is checked when it is the one imported (CheckSupported)
+      std::vector<std::pair<const onnx::NodeProto*, int>> nodes;
+      for (int i = 0; i < graph.node_size(); ++i) nodes.emplace_back(&graph.node(i), i);
+      CheckSupportedNodes(nodes, "subgraph '" + graph.name() + "': ");
+    }
     std::set<std::string> local;
     CollectDefined(graph, local);
     auto rename = [&](const std::string& name) {

@@ -1089,6 +1089,27 @@ TEST(OnnxImport, LoopsAndIfsKnownAtLoadAreUnrolled) {
   for (size_t i = 0; i < 8; ++i) EXPECT_EQ(short_outputs[1][i], std::max(x[8 + i], 0.0));
 }
 
+// Only the branch an If takes is imported, so only its ops must be importable: an untaken branch
+// may hold ops mxlite does not import (exporters write both branches of a shape check).
+TEST(OnnxImport, AnUntakenBranchMayHoldOpsNotImported) {
+  auto with_unique_in_else = [](int rows) {
+    onnx::ModelProto model = LoopOverRowsModel(rows);
+    for (onnx::NodeProto& node : *model.mutable_graph()->mutable_node()) {
+      if (node.name() != "choose") continue;
+      for (onnx::AttributeProto& attribute : *node.mutable_attribute()) {
+        if (attribute.name() == "else_branch")
+          attribute.mutable_g()->mutable_node(0)->set_op_type("Unique");
+      }
+    }
+    return model;
+  };
+  EXPECT_NO_THROW(Import(with_unique_in_else(3)));  // three rows: the then branch
+  const std::string error = ImportError(with_unique_in_else(2));
+  EXPECT_NE(error.find("op type(s) mxlite does not import: Unique"), std::string::npos) << error;
+  EXPECT_NE(error.find("node 'choose' (If): subgraph"), std::string::npos) << error;
+  EXPECT_NE(error.find("'else_branch_node'"), std::string::npos) << error;
+}
+
 TEST(OnnxImport, ControlFlowDecidedAtRunTimeIsAnErrorNamingTheNode) {
   onnx::ModelProto model = LoopOverRowsModel(3);
   onnx::GraphProto* graph = model.mutable_graph();
