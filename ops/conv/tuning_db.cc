@@ -661,13 +661,24 @@ std::optional<std::string> TuningDbFileProblem(const std::string& path) {
   return problem;
 }
 
+namespace {
+
+// Removes an SQLite file and the journal files beside it, quietly (on a failure path: never in
+// place of the error being reported).
+void RemoveDbFiles(const std::string& path) {
+  std::error_code ignored;
+  for (const char* suffix : {"", "-journal", "-wal", "-shm"}) fs::remove(path + suffix, ignored);
+}
+
+}  // namespace
+
 void ExportTuningDb(const std::string& source, const std::string& destination) {
   MX_CHECK(fs::exists(source)) << "tuning DB " << source << " does not exist";
   if (std::optional<std::string> problem = TuningDbFileProblem(source)) {
     MX_THROW() << "tuning DB " << source << " cannot be exported: " << *problem;
   }
   const std::string temporary = destination + ".writing-" + std::to_string(getpid());
-  fs::remove(temporary);
+  RemoveDbFiles(temporary);
   sqlite3* db = nullptr;
   const int opened = sqlite3_open_v2(source.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
   if (opened != SQLITE_OK) {
@@ -682,7 +693,7 @@ void ExportTuningDb(const std::string& source, const std::string& destination) {
     ExecOrThrow(db, vacuum, "writing " + temporary);
   } catch (...) {
     sqlite3_close_v2(db);
-    fs::remove(temporary);
+    RemoveDbFiles(temporary);
     throw;
   }
   sqlite3_close_v2(db);
@@ -695,14 +706,14 @@ void ExportTuningDb(const std::string& source, const std::string& destination) {
     ExecOrThrow(out, "PRAGMA journal_mode=DELETE", "setting the journal mode of " + temporary);
   } catch (...) {
     sqlite3_close_v2(out);
-    fs::remove(temporary);
+    RemoveDbFiles(temporary);
     throw;
   }
   sqlite3_close_v2(out);
   std::error_code error;
   fs::rename(temporary, destination, error);
   if (error) {
-    fs::remove(temporary);
+    RemoveDbFiles(temporary);
     MX_THROW() << "cannot write " << destination << ": " << error.message();
   }
 }
