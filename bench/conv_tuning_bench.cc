@@ -9,6 +9,14 @@
 //   conv_tuning_bench networks [--threads 1,2]   forward time of the Fashion-MNIST demo network
 //       (batch 64) and ResNet-18 (batch 1, 224x224) with im2col only, the heuristic (tuning off)
 //       and the tuned plan. JSON lines ("network", "threads", "plan", "forward_ms").
+//   conv_tuning_bench heuristic --models A.onnx,B.onnx [--threads 1] [--layouts NCHW,NHWC]
+//       the heuristic tier measured on layers it was not built from: every distinct 2-D
+//       convolution of the models (batch 1, forward with the weight prepared, as inference runs
+//       it) in each layout listed that the layer can run in, every candidate timed; per problem
+//       the tuned pick and the heuristic's with their times, then one summary line per thread
+//       count: top-1 agreement with the tuned pick, and the mean, geomean and worst slowdown of
+//       the heuristic's picks against it. JSON lines ("model", "layer", "layout", "threads",
+//       "tuned", "tuned_ms", "heuristic", "heuristic_ms"), then "heuristic tier: ...".
 //   conv_tuning_bench startup --plan cold|warm|off --db FILE   one ResNet-18 bind + first
 //       forward in this process, with a fresh DB (cold), the DB a previous run filled (warm) or
 //       tuning off; prints {"startup": plan, "ms": ...}. The script runs each in new processes.
@@ -16,11 +24,13 @@
 // Timing is TimeCandidate's (ops/conv/tuner.h): warm-up, then the median of repeated runs until
 // they settle (here at least 5 runs, at most 21).
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -30,8 +40,12 @@
 #include "core/settings.h"
 #include "ops/conv/cpu_conv_tuning.h"
 #include "ops/conv/tuner.h"
+#include "ops/conv_attributes.h"
+#include "ops/cpu/avx512.h"
 #include "ops/cpu/parallel.h"
 #include "scheduler/graph/executor.h"
+#include "scheduler/graph/infer_shapes.h"
+#include "scheduler/onnx/onnx_import.h"
 #include "scheduler/train/model_zoo.h"
 
 namespace mxlite {
@@ -99,6 +113,123 @@ void BenchLayers(const std::vector<int>& threads_list, int64_t batch) {
         std::fflush(stdout);
       }
     }
+  }
+}
+
+// One held-out problem: a model's convolution in one layout.
+struct HeldOutConvolution {
+  std::string model, layer;
+  cpu::ConvGeometry geometry;
+};
+
+std::vector<std::string> ParseNames(const std::string& text) {
+  std::vector<std::string> names;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (!item.empty()) names.push_back(item);
+  }
+  return names;
+}
+
+// Every distinct 2-D convolution of the models at batch 1 (dynamic dims of the inputs as 1), in
+// each of `layouts` the layer can run in (NCHW16c: whole blocks of 16 and an AVX-512 CPU).
+std::vector<HeldOutConvolution> ModelConvolutions(const std::vector<std::string>& paths,
+                                                  const std::vector<std::string>& layouts) {
+  std::vector<HeldOutConvolution> problems;
+  std::set<std::string> seen;
+  for (const std::string& path : paths) {
+    const OnnxModelFile file(path);
+    ImportOptions options;
+    for (const OnnxInputInfo& input : file.Inputs()) {
+      std::vector<int64_t> dims = input.dims;
+      for (int64_t& dim : dims) dim = dim < 0 ? 1 : dim;
+      options.input_shapes[input.name] = Shape(dims);
+    }
+    const ImportedModel model = file.Import(options);
+    const GraphShapes shapes = InferGraphShapes(model.graph);
+    const std::string model_name = std::filesystem::path(path).stem().string();
+    for (const Node& node : model.graph.nodes()) {
+      if (node.is_variable() || node.op->name != "Convolution") continue;
+      const Shape& data = shapes.of(node.inputs[0]);
+      if (data.ndim() != 4) continue;
+      cpu::ConvGeometry geometry =
+          ConvolutionGeometry(ReadConvWindow(node.attrs, node.name), data, node.name);
+      for (const std::string& layout_name : layouts) {
+        const std::optional<ActivationLayout> parsed = ParseActivationLayout(layout_name);
+        MX_CHECK(parsed.has_value())
+            << "heuristic: --layouts names '" << layout_name << "'; expected NCHW, NHWC, NCHW16c";
+        const ActivationLayout layout = *parsed;
+        if (layout == ActivationLayout::kNCHW16c &&
+            (!cpu::CpuSupportsAvx512f() ||
+             !RunsChannelBlocked(geometry.in_channels, geometry.out_channels, geometry.groups) ||
+             geometry.out_channels % 16 != 0 || geometry.in_channels % 16 != 0)) {
+          continue;
+        }
+        geometry.layout = layout;
+        const std::string key =
+            conv::CpuConvProblem(geometry, ConvDirection::kForward, DType::kFloat32, true)
+                .ToString();
+        if (seen.insert(key).second) problems.push_back({model_name, node.name, geometry});
+      }
+    }
+  }
+  return problems;
+}
+
+void BenchHeuristic(const std::vector<std::string>& models, const std::vector<int>& threads_list,
+                    const std::vector<std::string>& layouts) {
+  const std::vector<HeldOutConvolution> problems = ModelConvolutions(models, layouts);
+  for (int threads : threads_list) {
+    cpu::ScopedIntraOpThreads scoped(threads);
+    int agreed = 0, counted = 0;
+    double log_slowdown = 0.0, sum_slowdown = 0.0, worst = 1.0;
+    std::string worst_layer;
+    for (const HeldOutConvolution& problem : problems) {
+      const cpu::ConvGeometry& g = problem.geometry;
+      const std::vector<Candidate> candidates =
+          CpuConvCandidates(g, ConvDirection::kForward, DType::kFloat32, true);
+      std::vector<double> ms(candidates.size(), -1.0);
+      size_t best = candidates.size();
+      for (size_t i = 0; i < candidates.size(); ++i) {
+        if (!candidates[i].unsupported.empty()) continue;
+        ms[i] = conv::TimeCandidate(candidates[i].run, BenchTiming()).median_ms;
+        if (best == candidates.size() || ms[i] < ms[best]) best = i;
+      }
+      size_t heuristic = candidates.size();
+      for (size_t i : conv::RankCpuCandidates(g, ConvDirection::kForward, candidates)) {
+        if (ms[i] >= 0.0) {
+          heuristic = i;
+          break;
+        }
+      }
+      if (best == candidates.size() || heuristic == candidates.size()) continue;
+      const double slowdown = ms[heuristic] / ms[best];
+      ++counted;
+      agreed += heuristic == best ? 1 : 0;
+      sum_slowdown += slowdown;
+      log_slowdown += std::log(slowdown);
+      if (slowdown > worst) {
+        worst = slowdown;
+        worst_layer = problem.model + " " + problem.layer + " " + ActivationLayoutName(g.layout);
+      }
+      std::printf(
+          "{\"model\": \"%s\", \"layer\": \"%s\", \"layout\": \"%s\", \"threads\": %d, "
+          "\"tuned\": \"%s\", \"tuned_ms\": %.4f, \"heuristic\": \"%s\", "
+          "\"heuristic_ms\": %.4f}\n",
+          problem.model.c_str(), problem.layer.c_str(), ActivationLayoutName(g.layout), threads,
+          candidates[best].algorithm.c_str(), ms[best], candidates[heuristic].algorithm.c_str(),
+          ms[heuristic]);
+      std::fflush(stdout);
+    }
+    if (counted == 0) continue;
+    std::printf(
+        "heuristic tier: %d problems, %d thread(s): top-1 agreement %.1f%% (%d of %d); slowdown "
+        "of its picks against the tuned pick: mean %.1f%%, geomean %.1f%%, worst %.2fx (%s)\n",
+        counted, threads, 100.0 * agreed / counted, agreed, counted,
+        100.0 * (sum_slowdown / counted - 1.0), 100.0 * (std::exp(log_slowdown / counted) - 1.0),
+        worst, worst_layer.empty() ? "none" : worst_layer.c_str());
+    std::fflush(stdout);
   }
 }
 
@@ -218,10 +349,16 @@ int Main(const std::vector<std::string>& args) {
     std::filesystem::create_directories(folder);
     BenchNetworks(threads, folder);
     std::filesystem::remove_all(folder);
+  } else if (part == "heuristic") {
+    const std::vector<std::string> models = ParseNames(Flag(args, "models", ""));
+    MX_CHECK(!models.empty()) << "heuristic: --models A.onnx,B.onnx names the held-out models";
+    BenchHeuristic(models, ParseList(Flag(args, "threads", "1")),
+                   ParseNames(Flag(args, "layouts", "NCHW,NHWC")));
   } else if (part == "startup") {
     BenchStartup(Flag(args, "plan", ""), Flag(args, "db", ""));
   } else {
-    std::cerr << "usage: conv_tuning_bench layers|networks|startup [flags] (see the source)\n";
+    std::cerr << "usage: conv_tuning_bench layers|networks|heuristic|startup [flags] (see the "
+                 "source)\n";
     return 2;
   }
   return 0;
