@@ -28,9 +28,13 @@ mxlite_bench_binary
 out=$build_dir/onnx-bench
 models=${*:-$(cd bench && /usr/bin/python3 -c 'import onnx_models; print(*onnx_models.MODELS)')}
 
+# One thread runs pinned to the first CPU when taskset is there: a machine's cores can differ (the
+# developer box's two vCPUs by up to 1.5x), and the scheduler would otherwise pick per run.
+pin=()
+if [ "$threads" = 1 ] && command -v taskset >/dev/null; then pin=(taskset -c 0); fi
 bench() {  # bench MODEL_FILE HOME PLAN WARMUP ITERS -> p50 ms
-  MXNET_HOME=$2 MXNET_CONV_PLAN=$3 "$mxlite" bench "$1" --batch "$batch" --threads "$threads" \
-    --warmup "$4" --iters "$5" 2>&1
+  MXNET_HOME=$2 MXNET_CONV_PLAN=$3 "${pin[@]}" "$mxlite" bench "$1" --batch "$batch" \
+    --threads "$threads" --warmup "$4" --iters "$5" 2>&1
 }
 
 echo "| model | none ms | local ms | global ms | global / none | global / best other | predicted (global) ms | plan check: planned / as written ms |"
