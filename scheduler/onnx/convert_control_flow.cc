@@ -130,7 +130,7 @@ void ConvertLoop(OnnxNode& node) {
 
 }  // namespace
 
-MXLITE_REGISTER_ONNX_CONVERTER(If, 1, kMaxOnnxOpset, ConvertIf);
+MXLITE_REGISTER_ONNX_CONVERTER_CHOOSING_SUBGRAPHS(If, 1, kMaxOnnxOpset, ConvertIf);
 MXLITE_REGISTER_ONNX_CONVERTER(Loop, 1, kMaxOnnxOpset, ConvertLoop);
 
 }  // namespace mxlite

@@ -216,8 +216,10 @@ std::string WhyNotImported(const std::string& op_type, int64_t opset) {
 
 namespace detail {
 OnnxConverterRegistrar::OnnxConverterRegistrar(const char* op_type, int64_t first_opset,
-                                               int64_t last_opset, OnnxConverter convert) {
-  OnnxConverterRegistry::Global().Register({op_type, first_opset, last_opset, convert});
+                                               int64_t last_opset, OnnxConverter convert,
+                                               bool chooses_subgraphs) {
+  OnnxConverterRegistry::Global().Register(
+      {op_type, first_opset, last_opset, convert, chooses_subgraphs});
 }
 }  // namespace detail
 

@@ -173,6 +173,11 @@ struct OnnxConverterEntry {
   int64_t first_opset = 1;
   int64_t last_opset = kMaxOnnxOpset;
   OnnxConverter convert = nullptr;
+  // The converter imports only the subgraphs it chooses at load (If: the branch its known
+  // condition takes): the importer checks those for importable ops when they are converted
+  // (OnnxValues::ConvertSubgraph), not with the rest of the model up front, so a subgraph never
+  // imported may hold ops mxlite does not import.
+  bool chooses_subgraphs = false;
   // "Squeeze (opsets 13-17)".
   std::string ToString() const;
 };
@@ -216,7 +221,7 @@ int64_t BroadcastOffset(const Shape& from, const Shape& to, int64_t index);
 namespace detail {
 struct OnnxConverterRegistrar {
   OnnxConverterRegistrar(const char* op_type, int64_t first_opset, int64_t last_opset,
-                         OnnxConverter convert);
+                         OnnxConverter convert, bool chooses_subgraphs = false);
 };
 }  // namespace detail
 
@@ -226,3 +231,8 @@ struct OnnxConverterRegistrar {
 #define MXLITE_REGISTER_ONNX_CONVERTER(OpType, first, last, convert)                              \
   static const ::mxlite::detail::OnnxConverterRegistrar mxlite_onnx_converter_##OpType##_##first( \
       #OpType, first, last, convert)
+// The same for a converter that imports only the subgraphs it chooses at load
+// (OnnxConverterEntry::chooses_subgraphs).
+#define MXLITE_REGISTER_ONNX_CONVERTER_CHOOSING_SUBGRAPHS(OpType, first, last, convert)           \
+  static const ::mxlite::detail::OnnxConverterRegistrar mxlite_onnx_converter_##OpType##_##first( \
+      #OpType, first, last, convert, /*chooses_subgraphs=*/true)

@@ -227,9 +227,10 @@ class Importer final : public OnnxValues {
 
   // Every node needs a converter for its op type at the model's opset: all that lack one are
   // listed in one error, grouped by op type, each type with why and its first few nodes. Nested
-  // graphs are checked with their node, but for an If's branches: which branch is imported is
-  // decided at load (its condition folded), and only that one is checked, when it is
-  // (ConvertSubgraph), so an untaken branch may hold ops mxlite does not import.
+  // graphs are checked with their node, but for a converter that chooses its subgraphs at load
+  // (OnnxConverterEntry::chooses_subgraphs: an If's branches): only the one it imports is
+  // checked, when it is (ConvertSubgraph), so an untaken branch may hold ops mxlite does not
+  // import.
   void CheckSupported(const onnx::GraphProto& graph, const std::vector<int>& order) {
     std::vector<std::pair<const onnx::NodeProto*, int>> nodes;
     for (int index : order) nodes.emplace_back(&graph.node(index), index);
@@ -249,14 +250,15 @@ class Importer final : public OnnxValues {
     int count = 0;
     std::function<void(const onnx::NodeProto&, int)> check = [&](const onnx::NodeProto& node,
                                                                  int index) {
-      const bool branches =
-          node.op_type() == "If" && (node.domain().empty() || node.domain() == "ai.onnx");
+      const bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
+      const OnnxConverterEntry* converter =
+          default_domain ? OnnxConverterRegistry::Global().Find(node.op_type(), opset_) : nullptr;
+      const bool chosen_later = converter != nullptr && converter->chooses_subgraphs;
       for (const onnx::GraphProto* subgraph :
-           branches ? std::vector<const onnx::GraphProto*>{} : Subgraphs(node)) {
+           chosen_later ? std::vector<const onnx::GraphProto*>{} : Subgraphs(node)) {
         for (int i = 0; i < subgraph->node_size(); ++i) check(subgraph->node(i), i);
       }
-      const bool default_domain = node.domain().empty() || node.domain() == "ai.onnx";
-      if (default_domain && OnnxConverterRegistry::Global().Find(node.op_type(), opset_)) return;
+      if (converter != nullptr) return;
       const std::string type = default_domain ? node.op_type() : node.domain() + "." + node.op_type();
       auto [it, first] = missing.try_emplace(type);
       if (first) {
