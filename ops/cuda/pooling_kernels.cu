@@ -133,9 +133,11 @@ __device__ C CombinePooled(int type, C acc, C value) {
 }
 
 // The output from a window's combined elements: max (0 for an empty window) or the scaled sum.
+// `first`: the window's first element, for max: NaN there is the result, as in the CPU's scan
+// (which starts from it, and which a NaN later in the window does not replace).
 template <typename C>
-__device__ C PooledValue(int type, C combined, const Window& w, int volume) {
-  if (type == 0) return volume == 0 ? C(0) : combined;
+__device__ C PooledValue(int type, C combined, const Window& w, int volume, C first) {
+  if (type == 0) return volume == 0 ? C(0) : first != first ? first : combined;
   return w.divisor == 0 ? C(0) : combined * (C(1) / static_cast<C>(w.divisor));
 }
 
@@ -159,7 +161,12 @@ __global__ void PoolingWindowBlockKernel(PoolingGeometry g, const T* x, T* y, in
                           static_cast<C>(x[PoolOffset(g, n, c, walk.Position(g, r), in_plane)]));
     }
     const C combined = g.type == 0 ? BlockMax(acc, shared) : BlockSum(acc, shared);
-    if (threadIdx.x == 0) y[i] = static_cast<T>(PooledValue(g.type, combined, w, walk.volume));
+    if (threadIdx.x == 0) {
+      const C first = walk.volume > 0
+                          ? static_cast<C>(x[PoolOffset(g, n, c, walk.Position(g, 0), in_plane)])
+                          : C(0);
+      y[i] = static_cast<T>(PooledValue(g.type, combined, w, walk.volume, first));
+    }
   }
 }
 
@@ -199,8 +206,11 @@ __global__ void PoolingWindowChannelsLastKernel(PoolingGeometry g, const T* x, T
       __syncthreads();
     }
     if (row == 0 && c < g.channels) {
+      const C first = walk.volume > 0
+                          ? static_cast<C>(x[PoolOffset(g, n, c, walk.Position(g, 0), in_plane)])
+                          : C(0);
       y[(n * out_plane + position) * g.channels + c] =
-          static_cast<T>(PooledValue(g.type, shared[0][lane], w, walk.volume));
+          static_cast<T>(PooledValue(g.type, shared[0][lane], w, walk.volume, first));
     }
     __syncthreads();
   }

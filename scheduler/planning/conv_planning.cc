@@ -300,20 +300,19 @@ PlannedLayer CostFlexibleNode(const Node& node, const GraphShapes& shapes, int i
 
 // An agnostic node's own time in each layout it can run in, its data inputs in that layout
 // (element-wise ops, BatchNorm, Concat: their kernels differ per layout, and one that runs slowly
-// in a layout the convolutions favour must weigh against it). A node the executor folds into a
-// convolution afterwards (FoldedAfterPlanning) costs nothing in any layout; one that cannot be
-// timed (its op
-// refuses the one-node graph) stays uncosted and says why.
-PlannedLayer CostAgnosticNode(const Node& node, const GraphShapes& shapes, int id, bool folded,
+// in a layout the convolutions favour must weigh against it). A layout the node alone refuses to
+// run in (its kernel's error) is not offered; when no layout can be timed the node stays free in
+// all and says why. Running out of memory is not a refusal: it propagates.
+PlannedLayer CostAgnosticNode(const Node& node, const GraphShapes& shapes, int id,
                               const ConvPlanOptions& options, ConvPlanReport& report) {
   PlannedLayer layer;
   layer.node = node.name;
   layer.op = node.op->name;
   const std::vector<NodeEntry> data = DataInputs(node);
+  std::string refusal;
+  bool timed = false;
   for (L layout : kLayouts) {
     if (!Offered(node, shapes, id, layout, options)) continue;
-    layer.cost_ms[Index(layout)] = 0.0;
-    if (folded || !layer.fixed_reason.empty()) continue;
     std::vector<Shape> data_shapes;
     for (const NodeEntry& entry : data)
       data_shapes.push_back(LayoutShape(shapes.of(entry), layout));
@@ -323,28 +322,43 @@ PlannedLayer CostAgnosticNode(const Node& node, const GraphShapes& shapes, int i
                         shapes.dtype_of(data.front()), options.training, options.ctx);
       layer.cost_ms[Index(layout)] = cost.ms;
       report.timings_run += cost.timings_run;
+      timed = true;
+    } catch (const OutOfMemoryError&) {
+      throw;
     } catch (const Error& error) {
-      layer.fixed_reason = std::string("not timed: ") + error.what();
-      for (double& cost : layer.cost_ms) cost = cost < 0.0 ? cost : 0.0;
+      if (refusal.empty())
+        refusal = std::string(ActivationLayoutName(layout)) + ": " + error.what();
     }
   }
-  if (folded) layer.algorithms[Index(L::kNCHW)] = kFoldedIntoConvolution;
+  if (!timed && !refusal.empty()) {
+    layer.fixed_reason = "not timed (" + refusal + ")";
+    for (L layout : kLayouts) {
+      if (Offered(node, shapes, id, layout, options)) layer.cost_ms[Index(layout)] = 0.0;
+    }
+  }
   return layer;
 }
 
-// The agnostic nodes the executor will fold into convolutions after planning, in whatever layouts
-// the plan gives them: residual additions (FuseResidualAdditions) and the clamps that then follow
-// a convolution directly (FuseConvolutionActivations again), as Executor::FuseResiduals does.
-std::set<std::string> FoldedAfterPlanning(const Graph& graph, const GraphShapes& shapes,
-                                          const ConvPlanOptions& options) {
-  std::set<std::string> folded;
-  if (!options.fuse_residual || options.training) return folded;
-  Graph fused = FuseResidualAdditions(graph, shapes).graph;
-  if (options.fuse_activations) fused = FuseConvolutionActivations(fused).graph;
-  for (const Node& node : graph.nodes()) {
-    if (!node.is_variable() && fused.Find(node.name) < 0) folded.insert(node.name);
+// The agnostic nodes the executor may fold into a convolution after planning, each with the
+// node whose layout it must share for that (Executor::FuseResiduals: FuseResidualAdditions, then
+// FuseConvolutionActivations again): a residual addition with its convolution, and a clamp that
+// then follows it with the addition. The fold happens only where the plan leaves the two in one
+// layout (a transform between them keeps the node apart), so the planner charges the node's time
+// on that edge, where the layouts differ, instead of on the node.
+std::map<std::string, std::string> FoldPartners(const Graph& graph, const GraphShapes& shapes,
+                                                const ConvPlanOptions& options) {
+  std::map<std::string, std::string> partner;
+  if (!options.fuse_residual || options.training) return partner;
+  const ResidualFusionResult residuals = FuseResidualAdditions(graph, shapes);
+  for (const FusedResidual& fused : residuals.fused) partner[fused.addition] = fused.convolution;
+  if (!options.fuse_activations) return partner;
+  for (const FusedActivation& clamp : FuseConvolutionActivations(residuals.graph).fused) {
+    const int id = graph.Find(clamp.activation);
+    if (id < 0) continue;
+    const std::string& producer = graph.node(graph.node(id).inputs[0].node).name;
+    if (partner.count(producer) > 0) partner[clamp.activation] = producer;
   }
-  return folded;
+  return partner;
 }
 
 // ---- The problem ----
@@ -355,6 +369,9 @@ struct Planning {
   LayoutProblem problem;
   std::vector<int> layer_of;     // per problem node: index in report.layers, or -1 (agnostic)
   std::vector<int> agnostic_of;  // per problem node: index in report.agnostic, or -1
+  // Per graph node: the node it folds into a convolution with when both share a layout
+  // (FoldPartners), or -1.
+  std::vector<int> fold_partner;
 };
 
 // Transform cost matrix of a value (written NCHW shape) between any two layouts; +infinity into
@@ -386,7 +403,10 @@ std::vector<std::vector<double>> TransformMatrix(const Shape& written, DType dty
 Planning BuildProblem(const Graph& graph, const GraphShapes& shapes, const ConvPlanOptions& options,
                       const TunedLayers& tuned, ConvPlanReport& report) {
   Planning p;
-  const std::set<std::string> folded = FoldedAfterPlanning(graph, shapes, options);
+  p.fold_partner.assign(graph.num_nodes(), -1);
+  for (const auto& [node, partner] : FoldPartners(graph, shapes, options)) {
+    p.fold_partner[graph.Find(node)] = graph.Find(partner);
+  }
   p.roles.resize(graph.num_nodes(), Role::kFixed);
   p.problem_node.resize(graph.num_nodes(), -1);
   for (int id = 0; id < graph.num_nodes(); ++id) {
@@ -407,11 +427,11 @@ Planning BuildProblem(const Graph& graph, const GraphShapes& shapes, const ConvP
       layer_index = static_cast<int>(report.layers.size());
       report.layers.push_back(std::move(layer));
     } else {
-      PlannedLayer layer =
-          CostAgnosticNode(node, shapes, id, folded.count(node.name) > 0, options, report);
+      PlannedLayer layer = CostAgnosticNode(node, shapes, id, options, report);
       for (L layout : kLayouts) {
         const double cost = layer.cost_ms[Index(layout)];
-        costs[Index(layout)] = cost < 0.0 ? kInfinity : cost;
+        // A node that may fold pays on its partner's edge (add_value), not here.
+        costs[Index(layout)] = cost < 0.0 ? kInfinity : p.fold_partner[id] >= 0 ? 0.0 : cost;
       }
       agnostic_index = static_cast<int>(report.agnostic.size());
       report.agnostic.push_back(std::move(layer));
@@ -421,10 +441,21 @@ Planning BuildProblem(const Graph& graph, const GraphShapes& shapes, const ConvP
     p.agnostic_of.push_back(agnostic_index);
   }
   // Edges: every 4-D value into a planned node, or out of one into a fixed consumer or the caller.
-  auto add_value = [&](NodeEntry value, int consumer_problem_node) {
+  auto add_value = [&](NodeEntry value, int consumer) {
     const int producer = p.problem_node[value.node];
+    const int consumer_problem_node = consumer < 0 ? -1 : p.problem_node[consumer];
     if (producer < 0 && consumer_problem_node < 0) return;
-    const auto matrix = TransformMatrix(shapes.of(value), shapes.dtype_of(value), options, report);
+    auto matrix = TransformMatrix(shapes.of(value), shapes.dtype_of(value), options, report);
+    if (consumer >= 0 && p.fold_partner[consumer] == value.node) {
+      // The consumer folds into its producer where they share a layout; elsewhere it runs.
+      const PlannedLayer& folding = report.agnostic[p.agnostic_of[consumer_problem_node]];
+      for (L from : kLayouts) {
+        for (L to : kLayouts) {
+          if (from != to)
+            matrix[Index(from)][Index(to)] += std::max(folding.cost_ms[Index(to)], 0.0);
+        }
+      }
+    }
     if (producer >= 0 && consumer_problem_node >= 0) {
       p.problem.AddEdge(producer, consumer_problem_node, matrix);
     } else if (producer >= 0) {  // the consumer wants the value as written
@@ -442,7 +473,7 @@ Planning BuildProblem(const Graph& graph, const GraphShapes& shapes, const ConvP
     const Node& node = graph.node(id);
     if (node.is_variable()) continue;
     for (const NodeEntry& value : DataInputs(node)) {
-      if (shapes.of(value).ndim() == 4) add_value(value, p.problem_node[id]);
+      if (shapes.of(value).ndim() == 4) add_value(value, id);
     }
   }
   for (const NodeEntry& output : graph.outputs()) {
@@ -882,6 +913,11 @@ PlannedGraph PlanConvolutions(const Graph& graph, const GraphShapes& shapes,
     layout_of[id] = kLayouts[choice[v]];
     if (p.layer_of[v] >= 0) report.layers[p.layer_of[v]].chosen = layout_of[id];
     if (p.agnostic_of[v] >= 0) report.agnostic[p.agnostic_of[v]].chosen = layout_of[id];
+  }
+  for (int id = 0; id < graph.num_nodes(); ++id) {
+    const int v = p.problem_node[id], partner = p.fold_partner[id];
+    if (v < 0 || partner < 0 || p.agnostic_of[v] < 0) continue;
+    report.agnostic[p.agnostic_of[v]].folded = layout_of[id] == layout_of[partner];
   }
   planned.graph =
       Rewriter(graph, shapes, layout_of, options.training, &report.transforms, options.ctx)

@@ -20,7 +20,9 @@
 //              by timing the node alone there (its data inputs in that layout; layout_costs.h's
 //              MeasureNodeMs), since their kernels differ per layout; an addition (and the
 //              clamp after it) that the executor folds into a convolution afterwards
-//              (fuse_residual) costs nothing. The
+//              (fuse_residual) is charged on the edge from that convolution (from the addition,
+//              for the clamp) where the two layouts differ, and costs nothing where they agree
+//              (it runs inside the convolution then). The
 //              channel/concat axis is remapped. They pass the layout on.
 //   fixed      everything else (Flatten, FullyConnected, Reshape, Softmax, Deconvolution, Pad,
 //              broadcasting with unequal shapes, ...): runs as written; its 4-D inputs must be in
@@ -123,10 +125,6 @@ struct ConvPlanOptions {
   bool fuse_activations = false;
 };
 
-// What an agnostic node's algorithms[NCHW] says when the executor folds it into a convolution
-// after planning (it then costs nothing).
-inline constexpr const char* kFoldedIntoConvolution = "folded into its convolution";
-
 // One flexible node as planned (and, in ConvPlanReport::agnostic, one agnostic node).
 struct PlannedLayer {
   std::string node;
@@ -139,6 +137,10 @@ struct PlannedLayer {
   double cost_ms[kNumActivationLayouts] = {-1.0, -1.0, -1.0};
   std::string algorithms[kNumActivationLayouts];
   std::string fixed_reason;  // why only the written layout was a candidate (e.g. "tuning off")
+  // An agnostic node the executor folds into a convolution after planning (a residual addition,
+  // the clamp after it), the plan having kept it in its partner's layout: it costs no time of its
+  // own.
+  bool folded = false;
 };
 
 // A depthwise block (scheduler/graph/fusion.h) that fuses when its stages run NHWC, as measured.
@@ -182,8 +184,8 @@ struct ConvPlanReport {
   bool proven_optimal = true;  // of the global plan
   ReductionCounts reductions;
   std::vector<PlannedLayer> layers;          // every flexible node, in graph order
-  // Every agnostic node, in graph order, with its measured time per layout (no algorithms; a node
-  // folded into a convolution says so in algorithms[NCHW], an untimed node in fixed_reason).
+  // Every agnostic node, in graph order, with its measured time per layout (no algorithms; an
+  // untimed node says why in fixed_reason).
   std::vector<PlannedLayer> agnostic;
   std::vector<PlannedTransform> transforms;  // inserted by the chosen plan
   // Every depthwise block costed (fuse_depthwise); those that do not fuse() stay apart.

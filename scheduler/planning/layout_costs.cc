@@ -88,7 +88,8 @@ void FillVariables(GraphTimer& timer) {
 }
 
 // Median milliseconds of a one-node graph `op_name`(data...) on `ctx`: its data inputs of
-// `data_shapes` in order, its parameters and auxiliary states of the shapes the op infers.
+// `data_shapes` in order, its parameters and auxiliary states of the shapes and dtypes the op
+// infers.
 double TimeOneNodeMs(const std::string& op_name, const std::map<std::string, std::string>& attrs,
                      const std::vector<Shape>& data_shapes, DType dtype, bool training,
                      const Context& ctx) {
@@ -108,9 +109,12 @@ double TimeOneNodeMs(const std::string& op_name, const std::map<std::string, std
     } else {
       const VariableRole role =
           roles[i] == InputRole::kParameter ? VariableRole::kParameter : VariableRole::kAuxiliary;
-      inputs.push_back({graph.AddVariable(names[i], role, std::nullopt, dtype), 0});
+      // Shape and dtype as the op infers them (float16 BatchNorm keeps float32 parameters).
+      inputs.push_back({graph.AddVariable(names[i], role, std::nullopt, std::nullopt), 0});
     }
   }
+  MX_CHECK(data == data_shapes.size())
+      << op_name << " takes " << data << " data inputs, not the " << data_shapes.size() << " given";
   const int node = graph.AddOpNode(op_name, "measured", attrs, inputs);
   graph.AddOutput({node, 0});
   GraphTimer timer(graph, ctx, training);

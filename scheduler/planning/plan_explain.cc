@@ -83,8 +83,7 @@ PlanExplanation ExplainPlan(const ConvPlanReport& report,
   }
   for (const PlannedLayer& node : report.agnostic) {
     const int chosen = static_cast<int>(node.chosen);
-    if (node.algorithms[static_cast<int>(ActivationLayout::kNCHW)] ==
-        kFoldedIntoConvolution) {  // runs inside its convolution: no row of its own
+    if (node.folded) {  // runs inside its convolution: no row of its own
       listed.insert(node.node);
       continue;
     }
