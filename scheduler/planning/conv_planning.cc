@@ -405,7 +405,8 @@ Planning BuildProblem(const Graph& graph, const GraphShapes& shapes, const ConvP
   Planning p;
   p.fold_partner.assign(graph.num_nodes(), -1);
   for (const auto& [node, partner] : FoldPartners(graph, shapes, options)) {
-    p.fold_partner[graph.Find(node)] = graph.Find(partner);
+    const int id = graph.Find(node), partner_id = graph.Find(partner);
+    if (id >= 0 && partner_id >= 0) p.fold_partner[id] = partner_id;  // names of this graph
   }
   p.roles.resize(graph.num_nodes(), Role::kFixed);
   p.problem_node.resize(graph.num_nodes(), -1);
