@@ -2,8 +2,9 @@
 
 For every model, batch and thread count, each runtime runs as its own process in rounds, the
 runtimes alternating (the order rotates each round), and each process reports its p50 latency
-over --iters passes after --warmup. The table shows the median of the rounds' p50s, ratios
-(mxlite time / peer time: above 1 mxlite is slower) and GFLOP/s (convolutions and linear layers).
+over --iters passes after --warmup (one-thread runs pinned to the first CPU). The table shows the
+median of the rounds' p50s, ratios (mxlite time / peer time: above 1 mxlite is slower) and GFLOP/s
+(convolutions and linear layers).
 
 Runtimes: mxlite (`mxlite bench`, the environment as given); onnxruntime, openvino and ncnn (as
 bench/onnx_peer.py runs them; ncnn needs --ncnn-dir, the output of bench/ncnn_models.py, and
@@ -21,6 +22,7 @@ import json
 import math
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -53,6 +55,12 @@ def command(runtime, args, meta, model, batch, threads, iters):
                     "OPENBLAS_NUM_THREADS": str(threads)})
         cmd.append("--jit")
     return cmd, env
+
+
+# One-thread runs of every runtime are pinned to the first CPU (taskset, where there is one): a
+# machine's cores can differ (the developer box's two vCPUs by up to 1.5x), and the scheduler
+# would otherwise pick per process.
+PIN = ["taskset", "-c", "0"] if shutil.which("taskset") else []
 
 
 class PeerFailed(Exception):
@@ -118,6 +126,8 @@ def main():
                         if runtime not in times:
                             continue  # failed in an earlier round
                         cmd, env = command(runtime, args, meta[model], model, batch, threads, iters)
+                        if threads == 1 and PIN:
+                            cmd = PIN + cmd
                         try:
                             times[runtime].append(p50_ms(cmd, env, runtime))
                         except PeerFailed:
