@@ -41,6 +41,15 @@ void ApplyForward(EigenArray<const T> x, EigenArray<T> y, const UnaryMathParams&
   if constexpr (kF == UnaryMath::kErf) y = x.erf();
   if constexpr (kF == UnaryMath::kSin) y = x.sin();
   if constexpr (kF == UnaryMath::kCos) y = x.cos();
+  if constexpr (kF == UnaryMath::kTan) y = x.tan();
+  if constexpr (kF == UnaryMath::kArcsin) y = x.asin();
+  if constexpr (kF == UnaryMath::kArccos) y = x.acos();
+  if constexpr (kF == UnaryMath::kArctan) y = x.atan();
+  if constexpr (kF == UnaryMath::kSinh) y = x.sinh();
+  if constexpr (kF == UnaryMath::kCosh) y = x.cosh();
+  if constexpr (kF == UnaryMath::kArcsinh) y = x.unaryExpr([](T v) { return std::asinh(v); });
+  if constexpr (kF == UnaryMath::kArccosh) y = x.unaryExpr([](T v) { return std::acosh(v); });
+  if constexpr (kF == UnaryMath::kArctanh) y = x.unaryExpr([](T v) { return std::atanh(v); });
   if constexpr (kF == UnaryMath::kFloor) y = x.floor();
   if constexpr (kF == UnaryMath::kCeil) y = x.ceil();
   if constexpr (kF == UnaryMath::kPowerScalar) {
@@ -75,6 +84,15 @@ void ApplyBackward(EigenArray<const T> x, EigenArray<const T> dy, EigenArray<T> 
   if constexpr (kF == UnaryMath::kErf) dx = dy * T(kTwoOverSqrtPi) * (-x.square()).exp();
   if constexpr (kF == UnaryMath::kSin) dx = dy * x.cos();
   if constexpr (kF == UnaryMath::kCos) dx = -dy * x.sin();
+  if constexpr (kF == UnaryMath::kTan) dx = dy / x.cos().square();
+  if constexpr (kF == UnaryMath::kArcsin) dx = dy / (T(1) - x.square()).sqrt();
+  if constexpr (kF == UnaryMath::kArccos) dx = -dy / (T(1) - x.square()).sqrt();
+  if constexpr (kF == UnaryMath::kArctan) dx = dy / (T(1) + x.square());
+  if constexpr (kF == UnaryMath::kSinh) dx = dy * x.cosh();
+  if constexpr (kF == UnaryMath::kCosh) dx = dy * x.sinh();
+  if constexpr (kF == UnaryMath::kArcsinh) dx = dy / (x.square() + T(1)).sqrt();
+  if constexpr (kF == UnaryMath::kArccosh) dx = dy / (x.square() - T(1)).sqrt();
+  if constexpr (kF == UnaryMath::kArctanh) dx = dy / (T(1) - x.square());
   if constexpr (kF == UnaryMath::kFloor || kF == UnaryMath::kCeil) dx.setZero();
   if constexpr (kF == UnaryMath::kPowerScalar) {
     for (Eigen::Index i = 0; i < x.size(); ++i) dx[i] = dy[i] * a * std::pow(x[i], a - T(1));
@@ -161,6 +179,16 @@ constexpr UnaryMathInfo kUnaryMath[] = {
     {UnaryMath::kErf, "erf", "The Gauss error function, element-wise."},
     {UnaryMath::kSin, "sin", "Sine (radians), element-wise."},
     {UnaryMath::kCos, "cos", "Cosine (radians), element-wise."},
+    {UnaryMath::kTan, "tan", "Tangent (radians), element-wise."},
+    {UnaryMath::kArcsin, "arcsin", "Inverse sine, element-wise (NaN outside [-1, 1])."},
+    {UnaryMath::kArccos, "arccos", "Inverse cosine, element-wise (NaN outside [-1, 1])."},
+    {UnaryMath::kArctan, "arctan", "Inverse tangent, element-wise."},
+    {UnaryMath::kSinh, "sinh", "Hyperbolic sine, element-wise."},
+    {UnaryMath::kCosh, "cosh", "Hyperbolic cosine, element-wise."},
+    {UnaryMath::kArcsinh, "arcsinh", "Inverse hyperbolic sine, element-wise."},
+    {UnaryMath::kArccosh, "arccosh", "Inverse hyperbolic cosine, element-wise (NaN below 1)."},
+    {UnaryMath::kArctanh, "arctanh",
+     "Inverse hyperbolic tangent, element-wise (NaN outside (-1, 1))."},
     {UnaryMath::kFloor, "floor", "The largest integer <= x, element-wise."},
     {UnaryMath::kCeil, "ceil", "The smallest integer >= x, element-wise."},
     {UnaryMath::kPowerScalar, "_power_scalar", "x ^ scalar, element-wise."},
@@ -242,6 +270,15 @@ MXLITE_REGISTER_OP(reciprocal) { return MakeUnaryMathOp<UnaryMath::kReciprocal>(
 MXLITE_REGISTER_OP(erf) { return MakeUnaryMathOp<UnaryMath::kErf>(); }
 MXLITE_REGISTER_OP(sin) { return MakeUnaryMathOp<UnaryMath::kSin>(); }
 MXLITE_REGISTER_OP(cos) { return MakeUnaryMathOp<UnaryMath::kCos>(); }
+MXLITE_REGISTER_OP(tan) { return MakeUnaryMathOp<UnaryMath::kTan>(); }
+MXLITE_REGISTER_OP(arcsin) { return MakeUnaryMathOp<UnaryMath::kArcsin>(); }
+MXLITE_REGISTER_OP(arccos) { return MakeUnaryMathOp<UnaryMath::kArccos>(); }
+MXLITE_REGISTER_OP(arctan) { return MakeUnaryMathOp<UnaryMath::kArctan>(); }
+MXLITE_REGISTER_OP(sinh) { return MakeUnaryMathOp<UnaryMath::kSinh>(); }
+MXLITE_REGISTER_OP(cosh) { return MakeUnaryMathOp<UnaryMath::kCosh>(); }
+MXLITE_REGISTER_OP(arcsinh) { return MakeUnaryMathOp<UnaryMath::kArcsinh>(); }
+MXLITE_REGISTER_OP(arccosh) { return MakeUnaryMathOp<UnaryMath::kArccosh>(); }
+MXLITE_REGISTER_OP(arctanh) { return MakeUnaryMathOp<UnaryMath::kArctanh>(); }
 MXLITE_REGISTER_OP(floor) { return MakeUnaryMathOp<UnaryMath::kFloor>(); }
 MXLITE_REGISTER_OP(ceil) { return MakeUnaryMathOp<UnaryMath::kCeil>(); }
 MXLITE_REGISTER_OP(_power_scalar) { return MakeUnaryMathOp<UnaryMath::kPowerScalar>(); }

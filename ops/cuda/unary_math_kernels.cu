@@ -22,6 +22,24 @@ __device__ C Forward(UnaryMath function, C x, C a, C b) {
     case UnaryMath::kErf: return erf(x);
     case UnaryMath::kSin: return sin(x);
     case UnaryMath::kCos: return cos(x);
+    case UnaryMath::kTan:
+      return tan(x);
+    case UnaryMath::kArcsin:
+      return asin(x);
+    case UnaryMath::kArccos:
+      return acos(x);
+    case UnaryMath::kArctan:
+      return atan(x);
+    case UnaryMath::kSinh:
+      return sinh(x);
+    case UnaryMath::kCosh:
+      return cosh(x);
+    case UnaryMath::kArcsinh:
+      return asinh(x);
+    case UnaryMath::kArccosh:
+      return acosh(x);
+    case UnaryMath::kArctanh:
+      return atanh(x);
     case UnaryMath::kFloor: return floor(x);
     case UnaryMath::kCeil: return ceil(x);
     case UnaryMath::kPowerScalar: return a == C(2) ? x * x : pow(x, a);
@@ -53,6 +71,24 @@ __device__ C Derivative(UnaryMath function, C x, C a, C b) {
     case UnaryMath::kErf: return C(kTwoOverSqrtPi) * exp(-x * x);
     case UnaryMath::kSin: return cos(x);
     case UnaryMath::kCos: return -sin(x);
+    case UnaryMath::kTan:
+      return C(1) / (cos(x) * cos(x));
+    case UnaryMath::kArcsin:
+      return C(1) / sqrt(C(1) - x * x);
+    case UnaryMath::kArccos:
+      return C(-1) / sqrt(C(1) - x * x);
+    case UnaryMath::kArctan:
+      return C(1) / (C(1) + x * x);
+    case UnaryMath::kSinh:
+      return cosh(x);
+    case UnaryMath::kCosh:
+      return sinh(x);
+    case UnaryMath::kArcsinh:
+      return C(1) / sqrt(x * x + C(1));
+    case UnaryMath::kArccosh:
+      return C(1) / sqrt(x * x - C(1));
+    case UnaryMath::kArctanh:
+      return C(1) / (C(1) - x * x);
     case UnaryMath::kFloor:
     case UnaryMath::kCeil: return C(0);
     case UnaryMath::kPowerScalar: return a * pow(x, a - C(1));

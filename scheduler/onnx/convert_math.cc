@@ -1,6 +1,7 @@
 // ONNX arithmetic and linear algebra: Add, Sub, Mul, Div (broadcast_*), Max, Min, Sum, Mean
 // (chains of broadcast_maximum / minimum / add), the element-wise math
-// functions (Sqrt, Exp, Log, Abs, Neg, Reciprocal, Erf, Sin, Cos, Floor, Ceil, and Pow with an
+// functions (Sqrt, Exp, Log, Abs, Neg, Reciprocal, Erf, Sin, Cos, Tan, Asin, Acos, Atan, Sinh,
+// Cosh, Asinh, Acosh, Atanh, Floor, Ceil, and Pow with an
 // exponent known at load; ops/unary_math.h), Softmax and LogSoftmax, Gemm, MatMul.
 #include "scheduler/onnx/onnx_converter.h"
 
@@ -147,6 +148,15 @@ void ConvertReciprocal(OnnxNode& node) { EmitUnary(node, "reciprocal"); }
 void ConvertErf(OnnxNode& node) { EmitUnary(node, "erf"); }
 void ConvertSin(OnnxNode& node) { EmitUnary(node, "sin"); }
 void ConvertCos(OnnxNode& node) { EmitUnary(node, "cos"); }
+void ConvertTan(OnnxNode& node) { EmitUnary(node, "tan"); }
+void ConvertAsin(OnnxNode& node) { EmitUnary(node, "arcsin"); }
+void ConvertAcos(OnnxNode& node) { EmitUnary(node, "arccos"); }
+void ConvertAtan(OnnxNode& node) { EmitUnary(node, "arctan"); }
+void ConvertSinh(OnnxNode& node) { EmitUnary(node, "sinh"); }
+void ConvertCosh(OnnxNode& node) { EmitUnary(node, "cosh"); }
+void ConvertAsinh(OnnxNode& node) { EmitUnary(node, "arcsinh"); }
+void ConvertAcosh(OnnxNode& node) { EmitUnary(node, "arccosh"); }
+void ConvertAtanh(OnnxNode& node) { EmitUnary(node, "arctanh"); }
 void ConvertFloor(OnnxNode& node) { EmitUnary(node, "floor"); }
 void ConvertCeil(OnnxNode& node) { EmitUnary(node, "ceil"); }
 
@@ -245,6 +255,15 @@ MXLITE_REGISTER_ONNX_CONVERTER(Reciprocal, 1, kMaxOnnxOpset, ConvertReciprocal);
 MXLITE_REGISTER_ONNX_CONVERTER(Erf, 9, kMaxOnnxOpset, ConvertErf);
 MXLITE_REGISTER_ONNX_CONVERTER(Sin, 7, kMaxOnnxOpset, ConvertSin);
 MXLITE_REGISTER_ONNX_CONVERTER(Cos, 7, kMaxOnnxOpset, ConvertCos);
+MXLITE_REGISTER_ONNX_CONVERTER(Tan, 7, kMaxOnnxOpset, ConvertTan);
+MXLITE_REGISTER_ONNX_CONVERTER(Asin, 7, kMaxOnnxOpset, ConvertAsin);
+MXLITE_REGISTER_ONNX_CONVERTER(Acos, 7, kMaxOnnxOpset, ConvertAcos);
+MXLITE_REGISTER_ONNX_CONVERTER(Atan, 7, kMaxOnnxOpset, ConvertAtan);
+MXLITE_REGISTER_ONNX_CONVERTER(Sinh, 9, kMaxOnnxOpset, ConvertSinh);
+MXLITE_REGISTER_ONNX_CONVERTER(Cosh, 9, kMaxOnnxOpset, ConvertCosh);
+MXLITE_REGISTER_ONNX_CONVERTER(Asinh, 9, kMaxOnnxOpset, ConvertAsinh);
+MXLITE_REGISTER_ONNX_CONVERTER(Acosh, 9, kMaxOnnxOpset, ConvertAcosh);
+MXLITE_REGISTER_ONNX_CONVERTER(Atanh, 9, kMaxOnnxOpset, ConvertAtanh);
 MXLITE_REGISTER_ONNX_CONVERTER(Floor, 1, kMaxOnnxOpset, ConvertFloor);
 MXLITE_REGISTER_ONNX_CONVERTER(Ceil, 1, kMaxOnnxOpset, ConvertCeil);
 MXLITE_REGISTER_ONNX_CONVERTER(Pow, 7, kMaxOnnxOpset, ConvertPow);

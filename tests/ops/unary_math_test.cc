@@ -1,5 +1,6 @@
 // The element-wise math functions (ops/unary_math.h): each against its C library function in
-// double and by finite differences, on inputs inside its domain; _power_scalar with integer and
+// double and by finite differences, on inputs inside its domain (the inverse trigonometric and
+// hyperbolic ones away from its edges, where the slope runs away); _power_scalar with integer and
 // fractional exponents and negative bases; hard_sigmoid's and hard_swish's attributes and
 // saturation. The GPU
 // cases run on a GPU machine (tests/ops/gpu_vs_cpu_test.cc).
@@ -15,29 +16,51 @@ namespace {
 
 using Attrs = std::map<std::string, std::string>;
 
+// Fills a test input with values inside a function's (well-conditioned) domain.
+using Fill = void (*)(HostTensor&, std::mt19937_64&);
+void FillPositive(HostTensor& tensor, std::mt19937_64& random);
+void FillAwayFromIntegers(HostTensor& tensor, std::mt19937_64& random);
+
+// Values in [lo, hi).
+template <int kLoTenths, int kHiTenths>
+void FillBetween(HostTensor& tensor, std::mt19937_64& random) {
+  std::uniform_real_distribution<double> uniform(kLoTenths / 10.0, kHiTenths / 10.0);
+  for (int64_t i = 0; i < tensor.size(); ++i) tensor.Set(i, uniform(random));
+}
+
 struct Function {
   const char* op;
   std::function<double(double)> f;
-  bool positive_only;  // the domain (or a well-conditioned one) is x > 0
+  Fill fill;  // its domain, or a well-conditioned part of it
 };
 
 const std::vector<Function>& Functions() {
   static const std::vector<Function> functions = {
-      {"sqrt", [](double x) { return std::sqrt(x); }, true},
-      {"rsqrt", [](double x) { return 1 / std::sqrt(x); }, true},
-      {"square", [](double x) { return x * x; }, false},
-      {"exp", [](double x) { return std::exp(x); }, false},
-      {"log", [](double x) { return std::log(x); }, true},
-      {"abs", [](double x) { return std::abs(x); }, false},
-      {"negative", [](double x) { return -x; }, false},
-      {"reciprocal", [](double x) { return 1 / x; }, true},
-      {"erf", [](double x) { return std::erf(x); }, false},
-      {"sin", [](double x) { return std::sin(x); }, false},
-      {"cos", [](double x) { return std::cos(x); }, false},
-      {"floor", [](double x) { return std::floor(x); }, false},
-      {"ceil", [](double x) { return std::ceil(x); }, false},
-      {"silu", [](double x) { return x / (1 + std::exp(-x)); }, false},
-      {"gelu", [](double x) { return x / 2 * std::erfc(-x / std::sqrt(2.0)); }, false},
+      {"sqrt", [](double x) { return std::sqrt(x); }, FillPositive},
+      {"rsqrt", [](double x) { return 1 / std::sqrt(x); }, FillPositive},
+      {"square", [](double x) { return x * x; }, FillAwayFromIntegers},
+      {"exp", [](double x) { return std::exp(x); }, FillAwayFromIntegers},
+      {"log", [](double x) { return std::log(x); }, FillPositive},
+      {"abs", [](double x) { return std::abs(x); }, FillAwayFromIntegers},
+      {"negative", [](double x) { return -x; }, FillAwayFromIntegers},
+      {"reciprocal", [](double x) { return 1 / x; }, FillPositive},
+      {"erf", [](double x) { return std::erf(x); }, FillAwayFromIntegers},
+      {"sin", [](double x) { return std::sin(x); }, FillAwayFromIntegers},
+      {"cos", [](double x) { return std::cos(x); }, FillAwayFromIntegers},
+      {"tan", [](double x) { return std::tan(x); }, FillBetween<-12, 12>},  // short of pi/2
+      {"arcsin", [](double x) { return std::asin(x); }, FillBetween<-9, 9>},
+      {"arccos", [](double x) { return std::acos(x); }, FillBetween<-9, 9>},
+      {"arctan", [](double x) { return std::atan(x); }, FillAwayFromIntegers},
+      {"sinh", [](double x) { return std::sinh(x); }, FillAwayFromIntegers},
+      {"cosh", [](double x) { return std::cosh(x); }, FillAwayFromIntegers},
+      {"arcsinh", [](double x) { return std::asinh(x); }, FillAwayFromIntegers},
+      {"arccosh", [](double x) { return std::acosh(x); }, FillBetween<12, 32>},
+      {"arctanh", [](double x) { return std::atanh(x); }, FillBetween<-9, 9>},
+      {"floor", [](double x) { return std::floor(x); }, FillAwayFromIntegers},
+      {"ceil", [](double x) { return std::ceil(x); }, FillAwayFromIntegers},
+      {"silu", [](double x) { return x / (1 + std::exp(-x)); }, FillAwayFromIntegers},
+      {"gelu", [](double x) { return x / 2 * std::erfc(-x / std::sqrt(2.0)); },
+       FillAwayFromIntegers},
   };
   return functions;
 }
@@ -59,10 +82,14 @@ void FillAwayFromIntegers(HostTensor& tensor, std::mt19937_64& random) {
   }
 }
 
-OpCase CaseOf(const std::string& op, const Shape& shape, bool positive_only, Attrs attrs = {}) {
+OpCase CaseOf(const std::string& op, const Shape& shape, Fill fill, Attrs attrs = {}) {
   OpCase test_case{op, std::move(attrs), {shape}};
-  test_case.init["data"] = positive_only ? FillPositive : FillAwayFromIntegers;
+  test_case.init["data"] = fill;
   return test_case;
+}
+
+OpCase CaseOf(const std::string& op, const Shape& shape, bool positive_only, Attrs attrs = {}) {
+  return CaseOf(op, shape, positive_only ? FillPositive : FillAwayFromIntegers, std::move(attrs));
 }
 
 ReferenceFn ElementWise(std::function<double(double)> f) {
@@ -77,9 +104,9 @@ TEST(UnaryMathTest, EachFunctionMatchesTheCLibraryAndItsGradient) {
   for (const Function& function : Functions()) {
     SCOPED_TRACE(function.op);
     // 50,000 elements: more than one chunk of the intra-op split.
-    CheckForwardAgainstReference(CaseOf(function.op, {5, 100, 100}, function.positive_only),
+    CheckForwardAgainstReference(CaseOf(function.op, {5, 100, 100}, function.fill),
                                  ElementWise(function.f));
-    CheckGradients(CaseOf(function.op, {3, 7}, function.positive_only));
+    CheckGradients(CaseOf(function.op, {3, 7}, function.fill));
   }
 }
 
@@ -177,7 +204,7 @@ TEST(UnaryMathTest, OutputHasTheDataShape) {
 MXLITE_GPU_CASES(UnaryMath) {
   std::vector<OpCase> cases;
   for (const Function& function : Functions()) {
-    cases.push_back(CaseOf(function.op, {3, 40, 7}, function.positive_only));
+    cases.push_back(CaseOf(function.op, {3, 40, 7}, function.fill));
   }
   cases.push_back(CaseOf("_power_scalar", {3, 40, 7}, false, {{"scalar", "2"}}));
   cases.push_back(CaseOf("_power_scalar", {3, 40, 7}, true, {{"scalar", "1.5"}}));
