@@ -52,6 +52,7 @@ void ApplyForward(EigenArray<const T> x, EigenArray<T> y, const UnaryMathParams&
   if constexpr (kF == UnaryMath::kArctanh) y = x.unaryExpr([](T v) { return std::atanh(v); });
   if constexpr (kF == UnaryMath::kFloor) y = x.floor();
   if constexpr (kF == UnaryMath::kCeil) y = x.ceil();
+  if constexpr (kF == UnaryMath::kRound) y = x.rint();  // halves to even, as ONNX and NumPy
   if constexpr (kF == UnaryMath::kPowerScalar) {
     // x^2 (variances, norms) is most of what models raise to a power: one multiply, exact.
     if (p.a == 2) {
@@ -93,7 +94,9 @@ void ApplyBackward(EigenArray<const T> x, EigenArray<const T> dy, EigenArray<T> 
   if constexpr (kF == UnaryMath::kArcsinh) dx = dy / (x.square() + T(1)).sqrt();
   if constexpr (kF == UnaryMath::kArccosh) dx = dy / (x.square() - T(1)).sqrt();
   if constexpr (kF == UnaryMath::kArctanh) dx = dy / (T(1) - x.square());
-  if constexpr (kF == UnaryMath::kFloor || kF == UnaryMath::kCeil) dx.setZero();
+  if constexpr (kF == UnaryMath::kFloor || kF == UnaryMath::kCeil || kF == UnaryMath::kRound) {
+    dx.setZero();
+  }
   if constexpr (kF == UnaryMath::kPowerScalar) {
     for (Eigen::Index i = 0; i < x.size(); ++i) dx[i] = dy[i] * a * std::pow(x[i], a - T(1));
   }
@@ -191,6 +194,7 @@ constexpr UnaryMathInfo kUnaryMath[] = {
      "Inverse hyperbolic tangent, element-wise (NaN outside (-1, 1))."},
     {UnaryMath::kFloor, "floor", "The largest integer <= x, element-wise."},
     {UnaryMath::kCeil, "ceil", "The smallest integer >= x, element-wise."},
+    {UnaryMath::kRound, "round", "The nearest integer (halves to even), element-wise."},
     {UnaryMath::kPowerScalar, "_power_scalar", "x ^ scalar, element-wise."},
     {UnaryMath::kHardSigmoid, "hard_sigmoid", "max(0, min(1, alpha * x + beta)), element-wise."},
     {UnaryMath::kSilu, "silu", "x * sigmoid(x) (SiLU, swish), element-wise."},
@@ -281,6 +285,7 @@ MXLITE_REGISTER_OP(arccosh) { return MakeUnaryMathOp<UnaryMath::kArccosh>(); }
 MXLITE_REGISTER_OP(arctanh) { return MakeUnaryMathOp<UnaryMath::kArctanh>(); }
 MXLITE_REGISTER_OP(floor) { return MakeUnaryMathOp<UnaryMath::kFloor>(); }
 MXLITE_REGISTER_OP(ceil) { return MakeUnaryMathOp<UnaryMath::kCeil>(); }
+MXLITE_REGISTER_OP(round) { return MakeUnaryMathOp<UnaryMath::kRound>(); }
 MXLITE_REGISTER_OP(_power_scalar) { return MakeUnaryMathOp<UnaryMath::kPowerScalar>(); }
 MXLITE_REGISTER_OP(hard_sigmoid) { return MakeUnaryMathOp<UnaryMath::kHardSigmoid>(); }
 MXLITE_REGISTER_OP(silu) { return MakeUnaryMathOp<UnaryMath::kSilu>(); }

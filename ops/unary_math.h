@@ -1,17 +1,18 @@
 // Element-wise math functions, one op each under MXNet's names: sqrt, rsqrt, square, exp, log,
 // abs, negative, reciprocal, erf, sin, cos, tan, arcsin, arccos, arctan, sinh, cosh, arcsinh,
-// arccosh, arctanh, floor, ceil, _power_scalar (x ^ scalar),
+// arccosh, arctanh, floor, ceil, round (half to even), _power_scalar (x ^ scalar),
 // hard_sigmoid (max(0, min(1, alpha * x + beta))), hard_swish (x * hard_sigmoid(x); also what the
 // executor makes of that product written as two ops), silu (x * sigmoid(x), PyTorch's name; also
 // what the executor makes of x * sigmoid(x) written as two ops, scheduler/graph/fusion.h) and gelu
 // (x/2 * (1 + erf(x / sqrt 2)), the exact GELU; also what the ONNX importer makes of that formula
 // written out, scheduler/onnx/onnx_patterns.h). ONNX's
 // Sqrt, Exp, Log, Abs, Neg, Reciprocal, Erf, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh,
-// Acosh, Atanh, Floor, Ceil, Pow (with an exponent known at load), HardSigmoid and HardSwish
+// Acosh, Atanh, Floor, Ceil, Round, Pow (with an exponent known at load), HardSigmoid and HardSwish
 // import to them.
 //
 // Each op reads its data and writes one output of the same shape and dtype. Backward is
-// dy * f'(x), computed from x (so the ops never run in place): floor and ceil pass no gradient;
+// dy * f'(x), computed from x (so the ops never run in place): floor, ceil and round pass no
+// gradient;
 // abs passes sign(x) (0 at 0); hard_sigmoid passes alpha where 0 < alpha * x + beta < 1;
 // hard_swish passes hard_sigmoid(x) + x * (that slope).
 // Outside a function's domain the result is what C's function gives (sqrt(-1) is NaN, log(0) is
@@ -50,6 +51,7 @@ enum class UnaryMath {
   kArctanh,
   kFloor,
   kCeil,
+  kRound,
   kPowerScalar,
   kHardSigmoid,
   kSilu,

@@ -69,6 +69,7 @@ MXLITE_UNARY_MATH_GPU(arccosh, kArccosh);
 MXLITE_UNARY_MATH_GPU(arctanh, kArctanh);
 MXLITE_UNARY_MATH_GPU(floor, kFloor);
 MXLITE_UNARY_MATH_GPU(ceil, kCeil);
+MXLITE_UNARY_MATH_GPU(round, kRound);
 MXLITE_UNARY_MATH_GPU(_power_scalar, kPowerScalar);
 MXLITE_UNARY_MATH_GPU(hard_sigmoid, kHardSigmoid);
 MXLITE_UNARY_MATH_GPU(silu, kSilu);

@@ -42,6 +42,8 @@ __device__ C Forward(UnaryMath function, C x, C a, C b) {
       return atanh(x);
     case UnaryMath::kFloor: return floor(x);
     case UnaryMath::kCeil: return ceil(x);
+    case UnaryMath::kRound:
+      return rint(x);
     case UnaryMath::kPowerScalar: return a == C(2) ? x * x : pow(x, a);
     case UnaryMath::kHardSigmoid: {
       const C z = a * x + b;
@@ -90,7 +92,9 @@ __device__ C Derivative(UnaryMath function, C x, C a, C b) {
     case UnaryMath::kArctanh:
       return C(1) / (C(1) - x * x);
     case UnaryMath::kFloor:
-    case UnaryMath::kCeil: return C(0);
+    case UnaryMath::kCeil:
+    case UnaryMath::kRound:
+      return C(0);
     case UnaryMath::kPowerScalar: return a * pow(x, a - C(1));
     case UnaryMath::kHardSigmoid: {
       const C z = a * x + b;

@@ -1,7 +1,7 @@
 // ONNX arithmetic and linear algebra: Add, Sub, Mul, Div (broadcast_*), Max, Min, Sum, Mean
 // (chains of broadcast_maximum / minimum / add), the element-wise math
 // functions (Sqrt, Exp, Log, Abs, Neg, Reciprocal, Erf, Sin, Cos, Tan, Asin, Acos, Atan, Sinh,
-// Cosh, Asinh, Acosh, Atanh, Floor, Ceil, and Pow with an
+// Cosh, Asinh, Acosh, Atanh, Floor, Ceil, Round, and Pow with an
 // exponent known at load; ops/unary_math.h), Softmax and LogSoftmax, Gemm, MatMul.
 #include "scheduler/onnx/onnx_converter.h"
 
@@ -159,6 +159,7 @@ void ConvertAcosh(OnnxNode& node) { EmitUnary(node, "arccosh"); }
 void ConvertAtanh(OnnxNode& node) { EmitUnary(node, "arctanh"); }
 void ConvertFloor(OnnxNode& node) { EmitUnary(node, "floor"); }
 void ConvertCeil(OnnxNode& node) { EmitUnary(node, "ceil"); }
+void ConvertRound(OnnxNode& node) { EmitUnary(node, "round"); }
 
 // Pow with one exponent for every element, known at load (x^2 in a norm, x^0.5): the exponent
 // tensor must hold a single value repeated and must not broadcast the data to a larger shape.
@@ -266,6 +267,7 @@ MXLITE_REGISTER_ONNX_CONVERTER(Acosh, 9, kMaxOnnxOpset, ConvertAcosh);
 MXLITE_REGISTER_ONNX_CONVERTER(Atanh, 9, kMaxOnnxOpset, ConvertAtanh);
 MXLITE_REGISTER_ONNX_CONVERTER(Floor, 1, kMaxOnnxOpset, ConvertFloor);
 MXLITE_REGISTER_ONNX_CONVERTER(Ceil, 1, kMaxOnnxOpset, ConvertCeil);
+MXLITE_REGISTER_ONNX_CONVERTER(Round, 11, kMaxOnnxOpset, ConvertRound);
 MXLITE_REGISTER_ONNX_CONVERTER(Pow, 7, kMaxOnnxOpset, ConvertPow);
 MXLITE_REGISTER_ONNX_CONVERTER(Softmax, 1, 12, ConvertSoftmax2D);
 MXLITE_REGISTER_ONNX_CONVERTER(Softmax, 13, kMaxOnnxOpset, ConvertSoftmax);

@@ -21,6 +21,8 @@ using Fill = void (*)(HostTensor&, std::mt19937_64&);
 void FillPositive(HostTensor& tensor, std::mt19937_64& random);
 void FillAwayFromIntegers(HostTensor& tensor, std::mt19937_64& random);
 
+void FillAwayFromHalves(HostTensor& tensor, std::mt19937_64& random);
+
 // Values in [lo, hi).
 template <int kLoTenths, int kHiTenths>
 void FillBetween(HostTensor& tensor, std::mt19937_64& random) {
@@ -58,6 +60,7 @@ const std::vector<Function>& Functions() {
       {"arctanh", [](double x) { return std::atanh(x); }, FillBetween<-9, 9>},
       {"floor", [](double x) { return std::floor(x); }, FillAwayFromIntegers},
       {"ceil", [](double x) { return std::ceil(x); }, FillAwayFromIntegers},
+      {"round", [](double x) { return std::nearbyint(x); }, FillAwayFromHalves},
       {"silu", [](double x) { return x / (1 + std::exp(-x)); }, FillAwayFromIntegers},
       {"gelu", [](double x) { return x / 2 * std::erfc(-x / std::sqrt(2.0)); },
        FillAwayFromIntegers},
@@ -78,6 +81,16 @@ void FillAwayFromIntegers(HostTensor& tensor, std::mt19937_64& random) {
   for (int64_t i = 0; i < tensor.size(); ++i) {
     double x = uniform(random);
     if (std::abs(x - std::round(x)) < 1e-3) x += 2e-3;
+    tensor.Set(i, x);
+  }
+}
+
+// Values in [-3, 3) that stay 1e-3 away from the halves (round jumps there).
+void FillAwayFromHalves(HostTensor& tensor, std::mt19937_64& random) {
+  std::uniform_real_distribution<double> uniform(-3.0, 3.0);
+  for (int64_t i = 0; i < tensor.size(); ++i) {
+    double x = uniform(random);
+    if (std::abs(x - std::floor(x) - 0.5) < 1e-3) x += 2e-3;
     tensor.Set(i, x);
   }
 }
@@ -108,6 +121,18 @@ TEST(UnaryMathTest, EachFunctionMatchesTheCLibraryAndItsGradient) {
                                  ElementWise(function.f));
     CheckGradients(CaseOf(function.op, {3, 7}, function.fill));
   }
+}
+
+// ONNX's Round and NumPy's take halves to the even neighbour.
+TEST(UnaryMathTest, RoundTakesHalvesToEven) {
+  OpCase halves = CaseOf("round", {6}, false);
+  halves.init["data"] = [](HostTensor& tensor, std::mt19937_64&) {
+    const double values[] = {-2.5, -1.5, -0.5, 0.5, 1.5, 2.5};
+    for (int64_t i = 0; i < 6; ++i) tensor.Set(i, values[i]);
+  };
+  const OpRun run = RunForward(halves, MakeInputs(halves, DType::kFloat32));
+  const double expected[] = {-2, -2, 0, 0, 2, 2};
+  for (int64_t i = 0; i < 6; ++i) EXPECT_EQ(run.outputs[0].Get(i), expected[i]) << i;
 }
 
 TEST(UnaryMathTest, PowerScalarWithIntegerAndFractionalExponents) {
