@@ -34,9 +34,9 @@
 // tuned first, every one in each layout offered to it; when some pick came back as the
 // heuristic's while its tuning runs in the background (conv::PickOrigin::kBackground), each of
 // its other layouts has still been asked for (and so queued), and the graph comes back as written
-// with report.layers_tuning_in_background counting those layers: nothing else (pooling,
-// transforms, depthwise blocks) is timed in that bind, and a later bind that finds every tuning
-// plans as usual.
+// with report.layers_tuning_in_background counting those layers: nothing else (pooling, agnostic
+// nodes, transforms, depthwise blocks) is timed in that bind, and a later bind that finds every
+// tuning plans as usual.
 //
 // NCHW16c is a candidate for CPU inference on a CPU with AVX-512F (its kernels are forward only;
 // without AVX-512 they run as plain C++), for nodes whose 4-D inputs and output all have whole
@@ -84,7 +84,8 @@
 // when it runs NHWC ("<conv>_weight_to_ohwi"; NCHW16c reads the weight OIHW as written). Node,
 // parameter and output names, and output layouts, are those of the original graph, so arrays,
 // checkpoints and gradients are unaffected. The predicted times count the costed work
-// (convolutions, pooling, transforms), not the rest.
+// (convolutions, pooling, agnostic nodes, transforms), not the rest (fully connected layers,
+// reshapes and the other fixed nodes).
 //
 // Errors: anything the tuner or a measured op throws (naming the layer). Not thread-safe against
 // concurrent tuning (see ConvTuner); the graph is not modified.

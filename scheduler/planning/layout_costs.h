@@ -1,8 +1,9 @@
 // Measured costs for the convolution planner (scheduler/planning/conv_planning.h): the time of a
-// layout transform of one activation, and the time of one layout-sensitive node (pooling) in a
-// given layout, on the device that will run them. Like convolution timings they are measured once
-// per device and library versions and kept across processes, in the planner's cost cache
-// (scheduler/planning/cost_cache.h), so a second run measures nothing.
+// layout transform of one activation, and the time of one node (pooling, and the agnostic nodes:
+// element-wise ops, BatchNorm, Concat) in a given layout, on the device that will run them. Like
+// convolution timings they are measured once per device and library versions and kept across
+// processes, in the planner's cost cache (scheduler/planning/cost_cache.h), so a second run
+// measures nothing.
 //
 //   double ms = LayoutTransformMs(Shape{16, 64, 56, 56}, ActivationLayout::kNCHW,
 //                                 ActivationLayout::kNHWC, DType::kFloat32, /*training=*/false,
