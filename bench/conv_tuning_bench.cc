@@ -16,7 +16,11 @@
 //       the tuned pick and the heuristic's with their times, then one summary line per thread
 //       count: top-1 agreement with the tuned pick, and the mean, geomean and worst slowdown of
 //       the heuristic's picks against it. JSON lines ("model", "layer", "layout", "threads",
-//       "tuned", "tuned_ms", "heuristic", "heuristic_ms"), then "heuristic tier: ...".
+//       "tuned", "tuned_ms", "heuristic", "heuristic_ms", "measured", "measured_ms",
+//       "neighbours"), then "heuristic tier (rules): ...". With --training-db FILE (a DB of other
+//       models, bench/system_db.sh) the measured tier (ops/conv/measured_heuristic.h) learns from
+//       FILE's entries and is scored beside the rules ("heuristic tier (measured): ..."); problems
+//       FILE holds are left out of both scores.
 //   conv_tuning_bench startup --plan cold|warm|off --db FILE   one ResNet-18 bind + first
 //       forward in this process, with a fresh DB (cold), the DB a previous run filled (warm) or
 //       tuning off; prints {"startup": plan, "ms": ...}. The script runs each in new processes.
@@ -29,6 +33,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <random>
 #include <set>
 #include <sstream>
@@ -39,6 +44,7 @@
 #include "core/error.h"
 #include "core/settings.h"
 #include "ops/conv/cpu_conv_tuning.h"
+#include "ops/conv/measured_heuristic.h"
 #include "ops/conv/tuner.h"
 #include "ops/conv_attributes.h"
 #include "ops/cpu/avx512.h"
@@ -177,16 +183,86 @@ std::vector<HeldOutConvolution> ModelConvolutions(const std::vector<std::string>
   return problems;
 }
 
+// Top-1 agreement and slowdowns of one ranking's picks against the tuned pick.
+struct PickScore {
+  int agreed = 0, counted = 0;
+  double log_slowdown = 0.0, sum_slowdown = 0.0, worst = 1.0;
+  std::string worst_layer;
+
+  void Add(double slowdown, bool agrees, const std::string& layer) {
+    ++counted;
+    agreed += agrees ? 1 : 0;
+    sum_slowdown += slowdown;
+    log_slowdown += std::log(slowdown);
+    if (slowdown > worst) {
+      worst = slowdown;
+      worst_layer = layer;
+    }
+  }
+  void Print(const char* tier, int threads) const {
+    if (counted == 0) return;
+    std::printf(
+        "heuristic tier (%s): %d problems, %d thread(s): top-1 agreement %.1f%% (%d of %d); "
+        "slowdown of its picks against the tuned pick: mean %.1f%%, geomean %.1f%%, worst %.2fx "
+        "(%s)\n",
+        tier, counted, threads, 100.0 * agreed / counted, agreed, counted,
+        100.0 * (sum_slowdown / counted - 1.0), 100.0 * (std::exp(log_slowdown / counted) - 1.0),
+        worst, worst_layer.empty() ? "none" : worst_layer.c_str());
+  }
+};
+
+// The first of `order` that was timed (ms >= 0), or ms.size().
+size_t FirstTimed(const std::vector<size_t>& order, const std::vector<double>& ms) {
+  for (size_t i : order) {
+    if (ms[i] >= 0.0) return i;
+  }
+  return ms.size();
+}
+
+// The problem's key without its policy: a training DB's entry for the same problem, whatever
+// policy it was tuned under.
+std::string KeyWithoutPolicy(conv::ConvProblem problem) {
+  problem.policy.clear();
+  return problem.ToString();
+}
+
 void BenchHeuristic(const std::vector<std::string>& models, const std::vector<int>& threads_list,
-                    const std::vector<std::string>& layouts) {
+                    const std::vector<std::string>& layouts, const std::string& training_db) {
   const std::vector<HeldOutConvolution> problems = ModelConvolutions(models, layouts);
+  std::unique_ptr<conv::TuningDb> training;
+  if (!training_db.empty()) {
+    MX_CHECK(std::filesystem::exists(training_db))
+        << "heuristic: --training-db " << training_db << " does not exist";
+    training = std::make_unique<conv::TuningDb>(conv::TuningDbOptions{
+        .user_path = "", .system_path = training_db, .mode = conv::TuningDbMode::kReadOnly});
+  }
   for (int threads : threads_list) {
     cpu::ScopedIntraOpThreads scoped(threads);
-    int agreed = 0, counted = 0;
-    double log_slowdown = 0.0, sum_slowdown = 0.0, worst = 1.0;
-    std::string worst_layer;
+    // The measured tier learns from the training DB's entries of this thread count; problems
+    // the DB holds are left out of the score (they are not held out).
+    std::unique_ptr<conv::MeasuredHeuristic> measured;
+    std::set<std::string> trained;
+    if (training) {
+      const auto records = training->Records(conv::TuningEnvironment::ForCpu(threads));
+      measured = std::make_unique<conv::MeasuredHeuristic>(*records);
+      for (const conv::StoredRecord& stored : *records) {
+        if (auto problem = conv::ConvProblem::Parse(stored.key)) {
+          trained.insert(KeyWithoutPolicy(*problem));
+        }
+      }
+      std::printf("measured tier: learned from %zu problems of %s (%d thread(s))\n",
+                  measured->size(), training_db.c_str(), threads);
+    }
+    PickScore rules_score, measured_score;
+    int left_out = 0;
     for (const HeldOutConvolution& problem : problems) {
       const cpu::ConvGeometry& g = problem.geometry;
+      const conv::ConvProblem key =
+          conv::CpuConvProblem(g, ConvDirection::kForward, DType::kFloat32, true);
+      if (trained.count(KeyWithoutPolicy(key)) > 0) {
+        ++left_out;
+        continue;
+      }
       const std::vector<Candidate> candidates =
           CpuConvCandidates(g, ConvDirection::kForward, DType::kFloat32, true);
       std::vector<double> ms(candidates.size(), -1.0);
@@ -196,39 +272,36 @@ void BenchHeuristic(const std::vector<std::string>& models, const std::vector<in
         ms[i] = conv::TimeCandidate(candidates[i].run, BenchTiming()).median_ms;
         if (best == candidates.size() || ms[i] < ms[best]) best = i;
       }
-      size_t heuristic = candidates.size();
-      for (size_t i : conv::RankCpuCandidates(g, ConvDirection::kForward, candidates)) {
-        if (ms[i] >= 0.0) {
-          heuristic = i;
-          break;
-        }
-      }
-      if (best == candidates.size() || heuristic == candidates.size()) continue;
-      const double slowdown = ms[heuristic] / ms[best];
-      ++counted;
-      agreed += heuristic == best ? 1 : 0;
-      sum_slowdown += slowdown;
-      log_slowdown += std::log(slowdown);
-      if (slowdown > worst) {
-        worst = slowdown;
-        worst_layer = problem.model + " " + problem.layer + " " + ActivationLayoutName(g.layout);
+      const std::vector<size_t> rules =
+          conv::RankCpuCandidates(g, ConvDirection::kForward, candidates);
+      const size_t by_rules = FirstTimed(rules, ms);
+      if (best == candidates.size() || by_rules == candidates.size()) continue;
+      const std::string layer =
+          problem.model + " " + problem.layer + " " + ActivationLayoutName(g.layout);
+      rules_score.Add(ms[by_rules] / ms[best], by_rules == best, layer);
+      size_t by_measure = by_rules;
+      int neighbours = 0;
+      if (measured) {
+        const conv::MeasuredRanking ranked = measured->Rank(key, candidates, rules);
+        by_measure = FirstTimed(ranked.order, ms);
+        neighbours = ranked.neighbours;
+        measured_score.Add(ms[by_measure] / ms[best], by_measure == best, layer);
       }
       std::printf(
           "{\"model\": \"%s\", \"layer\": \"%s\", \"layout\": \"%s\", \"threads\": %d, "
           "\"tuned\": \"%s\", \"tuned_ms\": %.4f, \"heuristic\": \"%s\", "
-          "\"heuristic_ms\": %.4f}\n",
+          "\"heuristic_ms\": %.4f, \"measured\": \"%s\", \"measured_ms\": %.4f, "
+          "\"neighbours\": %d}\n",
           problem.model.c_str(), problem.layer.c_str(), ActivationLayoutName(g.layout), threads,
-          candidates[best].algorithm.c_str(), ms[best], candidates[heuristic].algorithm.c_str(),
-          ms[heuristic]);
+          candidates[best].algorithm.c_str(), ms[best], candidates[by_rules].algorithm.c_str(),
+          ms[by_rules], candidates[by_measure].algorithm.c_str(), ms[by_measure], neighbours);
       std::fflush(stdout);
     }
-    if (counted == 0) continue;
-    std::printf(
-        "heuristic tier: %d problems, %d thread(s): top-1 agreement %.1f%% (%d of %d); slowdown "
-        "of its picks against the tuned pick: mean %.1f%%, geomean %.1f%%, worst %.2fx (%s)\n",
-        counted, threads, 100.0 * agreed / counted, agreed, counted,
-        100.0 * (sum_slowdown / counted - 1.0), 100.0 * (std::exp(log_slowdown / counted) - 1.0),
-        worst, worst_layer.empty() ? "none" : worst_layer.c_str());
+    if (training) {
+      std::printf("left out: %d problems the training DB holds\n", left_out);
+    }
+    rules_score.Print("rules", threads);
+    if (training) measured_score.Print("measured", threads);
     std::fflush(stdout);
   }
 }
@@ -353,7 +426,7 @@ int Main(const std::vector<std::string>& args) {
     const std::vector<std::string> models = ParseNames(Flag(args, "models", ""));
     MX_CHECK(!models.empty()) << "heuristic: --models A.onnx,B.onnx names the held-out models";
     BenchHeuristic(models, ParseList(Flag(args, "threads", "1")),
-                   ParseNames(Flag(args, "layouts", "NCHW,NHWC")));
+                   ParseNames(Flag(args, "layouts", "NCHW,NHWC")), Flag(args, "training-db", ""));
   } else if (part == "startup") {
     BenchStartup(Flag(args, "plan", ""), Flag(args, "db", ""));
   } else {

@@ -326,6 +326,7 @@ class CpuConvBackend final : public ConvTuningBackend {
                            const std::vector<Candidate>& candidates) const override {
     return RankCpuCandidates(request_.geometry, direction, candidates);
   }
+  bool RanksFromMeasurements() const override { return true; }
   bool Usable(ConvDirection direction, const TuningRecord& record) const override {
     const ConvAlgorithm* algorithm =
         cpu::FindCpuConvAlgorithm(record.algorithm, request_.geometry.layout);

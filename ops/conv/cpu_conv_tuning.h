@@ -11,10 +11,13 @@
 //
 // Candidates are the algorithms in the geometry's layout (NCHW or NHWC) that implement the
 // direction; one that implements it but not on this shape is listed as unsupported, with why, so
-// the report shows it. The heuristic (RankCpuCandidates) prefers, in order: the direct depthwise
-// kernel for depthwise layers, plain GEMM for 1x1 stride-1 layers, Winograd for 3x3 stride-1
-// layers where its measured advantage holds (enough channels and pixels), then the lowering GEMM
-// of the layout. It is a pure function of the geometry, so `off` never times anything.
+// the report shows it. What `off` runs is ranked by the measured tier
+// (ops/conv/measured_heuristic.h: the candidates' times on the nearest problems this machine has
+// tuned, read from the DB; nothing is timed). Where the DB has no comparable problem, and for
+// imperative calls without a plan (HeuristicCpuAlgorithm), the rules (RankCpuCandidates) prefer, in
+// order: the direct depthwise kernel for depthwise layers, plain GEMM for 1x1 stride-1 layers,
+// Winograd for 3x3 stride-1 layers where its measured advantage holds (enough channels and pixels),
+// then the lowering GEMM of the layout; they are a pure function of the geometry.
 //
 // In background mode (MXNET_TUNING_DB_MODE=background, ops/conv/tuner.h) a miss runs the
 // heuristic's pick and the problem is tuned on the background tuner's thread: the CPU gives it

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/logging.h"
 #include "ops/conv/background_tuner.h"
+#include "ops/conv/measured_heuristic.h"
 
 namespace mxlite::conv {
 namespace {
@@ -362,8 +363,12 @@ void WriteDecisionLine(std::ostream& out, const LayerTuning& d) {
       d.origin != PickOrigin::kBackground) {
     out << " " << Milliseconds(d.record.time_ms);
   }
-  out << ", workspace " << Megabytes(d.record.workspace_bytes) << "; mode "
-      << d.mode.Describe() << "; from " << PickOriginName(d.origin) << "\n";
+  out << ", workspace " << Megabytes(d.record.workspace_bytes) << "; mode " << d.mode.Describe()
+      << "; from " << PickOriginName(d.origin);
+  if (d.heuristic_neighbours > 0) {
+    out << ", ranked by the " << d.heuristic_neighbours << " nearest tuned problems";
+  }
+  out << "\n";
 }
 
 void WriteCandidates(std::ostream& out, const LayerTuning& d) {
@@ -393,12 +398,21 @@ std::string FormatTuningReport(const std::vector<LayerTuning>& decisions, bool v
 }
 
 std::string FormatTuningSummary(const std::vector<LayerTuning>& decisions) {
-  std::map<PickOrigin, int> count;
+  std::map<PickOrigin, int> count, measured;
   double seconds = 0.0;
   for (const LayerTuning& decision : decisions) {
     ++count[decision.origin];
+    measured[decision.origin] += decision.heuristic_neighbours > 0 ? 1 : 0;
     seconds += decision.seconds;
   }
+  // "(off)" or "(off, 3 ranked by tuned problems)".
+  auto heuristic_detail = [&](PickOrigin origin, const char* why) {
+    std::string text = std::string(" (") + why;
+    if (measured[origin] > 0) {
+      text += ", " + std::to_string(measured[origin]) + " ranked by tuned problems";
+    }
+    return text + ")";
+  };
   std::set<std::string> layers;
   for (const LayerTuning& decision : decisions) layers.insert(decision.layer);
   std::ostringstream out;
@@ -412,10 +426,12 @@ std::string FormatTuningSummary(const std::vector<LayerTuning>& decisions) {
   out << ": " << count[PickOrigin::kUserDb] + count[PickOrigin::kSystemDb] << " from DB";
   if (count[PickOrigin::kCache] > 0) out << ", " << count[PickOrigin::kCache] << " from cache";
   if (count[PickOrigin::kHeuristic] > 0) {
-    out << ", " << count[PickOrigin::kHeuristic] << " by heuristic (off)";
+    out << ", " << count[PickOrigin::kHeuristic] << " by heuristic"
+        << heuristic_detail(PickOrigin::kHeuristic, "off");
   }
   if (count[PickOrigin::kBackground] > 0) {
-    out << ", " << count[PickOrigin::kBackground] << " by heuristic (tuning in background)";
+    out << ", " << count[PickOrigin::kBackground] << " by heuristic"
+        << heuristic_detail(PickOrigin::kBackground, "tuning in background");
   }
   char duration[32];
   std::snprintf(duration, sizeof(duration), "%.1f s", seconds);
@@ -458,15 +474,15 @@ namespace {
 
 // The heuristic's pick under the layer's policy, made as off makes it (nothing timed): what a miss
 // runs in background mode while its problem is tuned.
-TuningRecord HeuristicRecord(const std::string& label, const ConvTuner::Request& request) {
+TuningRecord HeuristicRecord(const std::string& label, const ConvTuner::Request& request,
+                             const HeuristicRanking& heuristic) {
   TuningPolicy untimed = request.policy;
   untimed.mode = TuneMode::kOff;
   // fastest lets any workspace run; off would hold the pick to the layer's limit.
   if (request.policy.mode == TuneMode::kFastest) {
     untimed.workspace_limit_bytes = std::numeric_limits<uint64_t>::max();
   }
-  TuningRecord record =
-      SelectCandidate(label, request.candidates(), untimed, {}, request.heuristic).record;
+  TuningRecord record = SelectCandidate(label, request.candidates(), untimed, {}, heuristic).record;
   record.tuning_mode = TuneModeName(request.policy.mode);
   for (MeasuredCandidate& candidate : record.candidates) {
     if (candidate.skip_reason == "not timed (off)") {
@@ -488,14 +504,14 @@ LayerTuning ConvTuner::Tune(const Request& request) {
   const std::string label = request.layer + " " + ConvDirectionName(request.problem.direction);
 
   std::lock_guard<std::mutex> lock(mutex_);
+  std::shared_ptr<TuningDb> db = CurrentDb();
   if (request.policy.mode == TuneMode::kOff) {
     decision.record = SelectCandidate(label, request.candidates(), request.policy, request.timer,
-                                      request.heuristic)
+                                      HeuristicFor(request, *db, decision))
                           .record;
     decision.origin = PickOrigin::kHeuristic;
     return decision;
   }
-  std::shared_ptr<TuningDb> db = CurrentDb();
   if (auto hit = db->Lookup(decision.problem, request.environment)) {
     if (!request.usable || request.usable(hit->record)) {
       decision.record = hit->record;
@@ -506,7 +522,7 @@ LayerTuning ConvTuner::Tune(const Request& request) {
     }
   }
   if (db->options().mode == TuningDbMode::kBackground && request.detached_candidates) {
-    decision.record = HeuristicRecord(label, request);
+    decision.record = HeuristicRecord(label, request, HeuristicFor(request, *db, decision));
     const BackgroundTuner::Enqueued queued =
         BackgroundTuner::Global().Enqueue({label, decision.problem, request.environment,
                                            request.policy, request.detached_candidates, db});
@@ -529,6 +545,25 @@ LayerTuning ConvTuner::Tune(const Request& request) {
   decision.seconds = selection.seconds;
   db->Store(decision.problem, request.environment, decision.record);
   return decision;
+}
+
+HeuristicRanking ConvTuner::HeuristicFor(const Request& request, TuningDb& db,
+                                         LayerTuning& decision) {
+  if (!request.measured_heuristic) return request.heuristic;
+  std::shared_ptr<const StoredRecords> records = db.Records(request.environment);
+  MeasuredTier& measured =
+      measured_[request.environment.device + '\n' + request.environment.versions];
+  if (measured.records != records) {
+    measured.tier = std::make_shared<const MeasuredHeuristic>(*records);
+    measured.records = std::move(records);
+  }
+  return [tier = measured.tier, &request, &decision](const std::vector<Candidate>& candidates) {
+    const std::vector<size_t> rules =
+        request.heuristic ? request.heuristic(candidates) : std::vector<size_t>{};
+    MeasuredRanking ranked = tier->Rank(request.problem, candidates, rules);
+    decision.heuristic_neighbours = ranked.neighbours;
+    return ranked.order;
+  };
 }
 
 // ---- The front ----
@@ -554,6 +589,7 @@ std::vector<LayerTuning> TuneLayer(const LayerTuningRequest& request,
     tune.heuristic = [&backend, direction](const std::vector<Candidate>& candidates) {
       return backend.Rank(direction, candidates);
     };
+    tune.measured_heuristic = backend.RanksFromMeasurements();
     tune.timer = backend.Timer(direction);
     tune.detached_candidates = backend.DetachedCandidates(direction);
     tune.usable = [&backend, direction](const TuningRecord& record) {

@@ -48,6 +48,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -60,6 +61,8 @@
 #include "ops/conv/tuning_db.h"
 
 namespace mxlite::conv {
+
+class MeasuredHeuristic;
 
 // ---- Modes ----
 
@@ -219,6 +222,10 @@ struct LayerTuning {
   TuningPolicy policy;
   TuningRecord record;
   PickOrigin origin = PickOrigin::kHeuristic;
+  // A heuristic pick (kHeuristic, kBackground) ranked by the measured tier
+  // (ops/conv/measured_heuristic.h): the tuned problems it was ranked from; 0: by the backend's
+  // rules.
+  int heuristic_neighbours = 0;
   int candidates_timed = 0;
   double seconds = 0.0;  // spent benchmarking this decision
 };
@@ -228,7 +235,8 @@ struct LayerTuning {
 std::string FormatTuningReport(const std::vector<LayerTuning>& decisions, bool verbose);
 // "tuned 53 convolutions: 41 from DB, 12 benchmarked in 3.2 s" (cache hits, heuristic picks and
 // picks made while tuning in the background are named when there are any: "2 by heuristic (tuning
-// in background)"; "0 benchmarked" when nothing was timed). With backward problems: "tuned 159
+// in background)", "81 by heuristic (off, 81 ranked by tuned problems)" where the measured tier
+// ranked them; "0 benchmarked" when nothing was timed). With backward problems: "tuned 159
 // convolution problems of 53 layers: ...".
 std::string FormatTuningSummary(const std::vector<LayerTuning>& decisions);
 
@@ -254,6 +262,10 @@ class ConvTuner {
     // Empty: this backend cannot, and a miss is tuned at bind as in update.
     std::function<std::vector<Candidate>()> detached_candidates;
     HeuristicRanking heuristic;
+    // Whether a heuristic pick is ranked by the measured tier (ops/conv/measured_heuristic.h)
+    // from the DB's tuned problems of this environment, `heuristic` serving where they say
+    // nothing; false: `heuristic` alone.
+    bool measured_heuristic = false;
     CandidateTimer timer;  // empty: TimeCandidate with default options
     // Whether a stored pick can still be run (empty: any).
     std::function<bool(const TuningRecord&)> usable;
@@ -273,10 +285,20 @@ class ConvTuner {
  private:
   ConvTuner() = default;  // Global(): the DB follows the settings
   std::shared_ptr<TuningDb> CurrentDb();
+  // The ranking a heuristic pick of `request` uses (see Request::measured_heuristic); it notes
+  // the neighbours it ranked from in `decision`, which must outlive it. Called with mutex_ held.
+  HeuristicRanking HeuristicFor(const Request& request, TuningDb& db, LayerTuning& decision);
+
+  struct MeasuredTier {
+    std::shared_ptr<const StoredRecords> records;  // what `tier` learned from
+    std::shared_ptr<const MeasuredHeuristic> tier;
+  };
 
   mutable std::mutex mutex_;
   bool follows_settings_ = false;
   std::shared_ptr<TuningDb> db_;  // GUARDED_BY(mutex_)
+  // The measured tier by environment ("device\nversions"), rebuilt when the DB's snapshot changes.
+  std::map<std::string, MeasuredTier> measured_;  // GUARDED_BY(mutex_)
 };
 
 // ---- The front: a layer's directions, for any device ----
@@ -295,6 +317,10 @@ class ConvTuningBackend {
   virtual std::vector<size_t> Rank(ConvDirection direction,
                                    const std::vector<Candidate>& candidates) const = 0;
   virtual bool Usable(ConvDirection direction, const TuningRecord& record) const = 0;
+  // Whether heuristic picks are ranked by the measured tier (ConvTuner::Request::
+  // measured_heuristic), Rank's order serving where the DB says nothing; false (the default):
+  // Rank's order alone.
+  virtual bool RanksFromMeasurements() const { return false; }
   // How a candidate of `direction` is timed; empty (the default): TimeCandidate.
   virtual CandidateTimer Timer(ConvDirection direction);
   // The candidates of `direction` built detached (ConvTuner::Request::detached_candidates), for

@@ -305,6 +305,47 @@ class TuningDb::SqliteStore {
     return rc == SQLITE_DONE ? SQLITE_ROW : rc;
   }
 
+  // Every entry stored for `environment`, added to `records` under keys it does not hold yet.
+  // Returns SQLITE_DONE or the error.
+  int ReadAll(const TuningEnvironment& environment,
+              std::unordered_map<std::string, TuningRecord>& records) {
+    Statement select(db_,
+                     "SELECT problem, algorithm, layout, time_ms, workspace_bytes, tuning_mode, "
+                     "timestamp FROM tuning_records WHERE device = ?1 AND versions = ?2");
+    if (select.prepare_rc() != SQLITE_OK) return select.prepare_rc();
+    select.Bind(1, environment.device);
+    select.Bind(2, environment.versions);
+    std::unordered_map<std::string, TuningRecord> found;
+    int rc;
+    while ((rc = select.Step()) == SQLITE_ROW) {
+      TuningRecord& record = found[select.Text(0)];
+      record.algorithm = select.Text(1);
+      record.layout = select.Text(2);
+      record.time_ms = select.Real(3);
+      record.workspace_bytes = static_cast<uint64_t>(select.Int(4));
+      record.tuning_mode = select.Text(5);
+      record.timestamp = select.Int(6);
+    }
+    if (rc != SQLITE_DONE) return rc;
+    Statement candidates(db_,
+                         "SELECT problem, algorithm, layout, time_ms, workspace_bytes, skip_reason "
+                         "FROM tuning_candidates WHERE device = ?1 AND versions = ?2 "
+                         "ORDER BY problem, position");
+    if (candidates.prepare_rc() != SQLITE_OK) return candidates.prepare_rc();
+    candidates.Bind(1, environment.device);
+    candidates.Bind(2, environment.versions);
+    while ((rc = candidates.Step()) == SQLITE_ROW) {
+      auto record = found.find(candidates.Text(0));
+      if (record == found.end()) continue;
+      record->second.candidates.push_back(
+          {candidates.Text(1), candidates.Text(2), candidates.Real(3),
+           static_cast<uint64_t>(candidates.Int(4)), candidates.Text(5)});
+    }
+    if (rc != SQLITE_DONE) return rc;
+    for (auto& [key, record] : found) records.try_emplace(key, std::move(record));
+    return SQLITE_DONE;
+  }
+
   // Replaces the entry for the key in one IMMEDIATE transaction. Returns SQLITE_OK or the error.
   int Put(const std::string& problem, const TuningEnvironment& environment,
           const TuningRecord& record) {
@@ -396,6 +437,101 @@ std::string ConvProblem::ToString() const {
   if (prepared_weight) out << " weight=prepared";
   if (!policy.empty()) out << " policy=" << policy;
   return out.str();
+}
+
+namespace {
+
+// "(1,64,56,56)" -> Shape; nullopt for other text.
+std::optional<Shape> ParseExtentList(std::string_view text) {
+  if (text.size() < 2 || text.front() != '(' || text.back() != ')') return std::nullopt;
+  std::vector<int64_t> dims;
+  std::stringstream in{std::string(text.substr(1, text.size() - 2))};
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos) {
+      return std::nullopt;
+    }
+    dims.push_back(std::stoll(item));
+  }
+  return Shape(dims);
+}
+
+// "1x1" -> {1, 1}; nullopt for other text.
+std::optional<std::vector<int64_t>> ParseExtents(std::string_view text) {
+  std::vector<int64_t> values;
+  std::stringstream in{std::string(text)};
+  std::string item;
+  while (std::getline(in, item, 'x')) {
+    if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos) {
+      return std::nullopt;
+    }
+    values.push_back(std::stoll(item));
+  }
+  if (values.empty()) return std::nullopt;
+  return values;
+}
+
+}  // namespace
+
+std::optional<ConvProblem> ConvProblem::Parse(std::string_view text) {
+  ConvProblem problem;
+  // The policy is the tail: its text has spaces of its own.
+  const size_t policy_at = text.find(" policy=");
+  if (policy_at != std::string_view::npos) {
+    problem.policy = std::string(text.substr(policy_at + 8));
+    text = text.substr(0, policy_at);
+  }
+  std::stringstream in{std::string(text)};
+  std::string direction;
+  in >> direction;
+  bool known_direction = false;
+  for (ConvDirection d :
+       {ConvDirection::kForward, ConvDirection::kBackwardData, ConvDirection::kBackwardFilter}) {
+    if (direction == ConvDirectionName(d)) {
+      problem.direction = d;
+      known_direction = true;
+    }
+  }
+  if (!known_direction) return std::nullopt;
+  int fields = 0;
+  bool weight_seen = false;
+  std::string field;
+  try {
+    while (in >> field) {
+      const size_t equals = field.find('=');
+      if (equals == std::string::npos) return std::nullopt;
+      const std::string name = field.substr(0, equals);
+      const std::string value = field.substr(equals + 1);
+      std::optional<std::vector<int64_t>> extents;
+      if (name == "data" || (name == "weight" && !weight_seen)) {
+        const std::optional<Shape> shape = ParseExtentList(value);
+        if (!shape) return std::nullopt;
+        (name == "data" ? problem.data : problem.weight) = *shape;
+        weight_seen = weight_seen || name == "weight";
+      } else if (name == "weight" && value == "prepared") {
+        problem.prepared_weight = true;
+        continue;
+      } else if (name == "stride" || name == "pad" || name == "dilation") {
+        if (!(extents = ParseExtents(value))) return std::nullopt;
+        (name == "stride" ? problem.stride
+         : name == "pad"  ? problem.pad
+                          : problem.dilation) = *extents;
+      } else if (name == "groups") {
+        problem.groups = std::stoll(value);
+      } else if (name == "dtype") {
+        problem.dtype = ParseDType(value);
+      } else if (name == "layout") {
+        problem.layout = value;
+      } else {
+        return std::nullopt;
+      }
+      ++fields;
+    }
+  } catch (const std::exception&) {  // a number out of range, an unknown dtype
+    return std::nullopt;
+  }
+  if (fields != 8) return std::nullopt;
+  return problem;
 }
 
 // Asked for every tuning and planning lookup; GetBuildInfo reads /proc/cpuinfo and probes CUDA,
@@ -590,6 +726,7 @@ bool TuningDb::StoreKey(const std::string& problem_text, const TuningEnvironment
   const std::string key = problem_text + '\n' + environment.device + '\n' + environment.versions;
   std::lock_guard<std::mutex> lock(mutex_);
   cache_[key] = TuningDbHit{record, TuningDbSource::kCache};
+  UpdateRecordsSnapshot(problem_text, environment, record);
   const bool writes = Writes(mode_);
   if (!writes || !user_) return false;
   int rc = user_->Put(problem_text, environment, record);
@@ -601,6 +738,51 @@ bool TuningDb::StoreKey(const std::string& problem_text, const TuningEnvironment
   MX_LOG(WARNING) << "tuning DB " << options_.user_path << ": storing the choice for "
                   << problem_text << " failed (" << sqlite3_errstr(rc) << ")";
   return false;
+}
+
+std::shared_ptr<const StoredRecords> TuningDb::Records(const TuningEnvironment& environment) {
+  const std::string environment_key = environment.device + '\n' + environment.versions;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (auto made = records_.find(environment_key); made != records_.end()) return made->second;
+  std::unordered_map<std::string, TuningRecord> found;
+  // This process's stores first: they win over what the files held when it started.
+  const std::string suffix = '\n' + environment_key;
+  for (const auto& [key, hit] : cache_) {
+    if (hit && hit->source == TuningDbSource::kCache && key.ends_with(suffix)) {
+      found.try_emplace(key.substr(0, key.size() - suffix.size()), hit->record);
+    }
+  }
+  if (ReadsStores(mode_)) {
+    for (const auto& [store, path] : {std::pair{user_.get(), options_.user_path},
+                                      std::pair{system_.get(), options_.system_path}}) {
+      if (!store) continue;
+      const int rc = store->ReadAll(environment, found);
+      if (rc != SQLITE_DONE) {
+        MX_LOG(WARNING) << "tuning DB " << path << ": reading its entries failed ("
+                        << sqlite3_errstr(rc) << "); the heuristic learns from what was read";
+      }
+    }
+  }
+  auto records = std::make_shared<StoredRecords>();
+  records->reserve(found.size());
+  for (auto& [key, record] : found) records->push_back({key, std::move(record)});
+  records_[environment_key] = records;
+  return records;
+}
+
+void TuningDb::UpdateRecordsSnapshot(const std::string& key, const TuningEnvironment& environment,
+                                     const TuningRecord& record) {
+  auto made = records_.find(environment.device + '\n' + environment.versions);
+  if (made == records_.end()) return;  // made on first use, from the cache and the files
+  auto updated = std::make_shared<StoredRecords>(*made->second);
+  auto same_key = std::find_if(updated->begin(), updated->end(),
+                               [&](const StoredRecord& stored) { return stored.key == key; });
+  if (same_key != updated->end()) {
+    same_key->record = record;
+  } else {
+    updated->push_back({key, record});
+  }
+  made->second = std::move(updated);
 }
 
 void TuningDb::RecoverUserDb(const std::string& reason) {
