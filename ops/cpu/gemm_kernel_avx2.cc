@@ -838,6 +838,45 @@ MXLITE_AVX2 float DotAvx2(const float* x, const float* y, int64_t n) {
   return sum;
 }
 
+MXLITE_AVX2 void Dot4Avx2(const float* x, const float* y, int64_t ld, int64_t n, float* out) {
+  const float* y0 = y;
+  const float* y1 = y + ld;
+  const float* y2 = y + 2 * ld;
+  const float* y3 = y + 3 * ld;
+  __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+  __m256 b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256 x0 = _mm256_loadu_ps(x + i), x1 = _mm256_loadu_ps(x + i + 8);
+    a0 = _mm256_fmadd_ps(x0, _mm256_loadu_ps(y0 + i), a0);
+    a1 = _mm256_fmadd_ps(x0, _mm256_loadu_ps(y1 + i), a1);
+    a2 = _mm256_fmadd_ps(x0, _mm256_loadu_ps(y2 + i), a2);
+    a3 = _mm256_fmadd_ps(x0, _mm256_loadu_ps(y3 + i), a3);
+    b0 = _mm256_fmadd_ps(x1, _mm256_loadu_ps(y0 + i + 8), b0);
+    b1 = _mm256_fmadd_ps(x1, _mm256_loadu_ps(y1 + i + 8), b1);
+    b2 = _mm256_fmadd_ps(x1, _mm256_loadu_ps(y2 + i + 8), b2);
+    b3 = _mm256_fmadd_ps(x1, _mm256_loadu_ps(y3 + i + 8), b3);
+  }
+  for (; i + 8 <= n; i += 8) {
+    const __m256 x0 = _mm256_loadu_ps(x + i);
+    a0 = _mm256_fmadd_ps(x0, _mm256_loadu_ps(y0 + i), a0);
+    a1 = _mm256_fmadd_ps(x0, _mm256_loadu_ps(y1 + i), a1);
+    a2 = _mm256_fmadd_ps(x0, _mm256_loadu_ps(y2 + i), a2);
+    a3 = _mm256_fmadd_ps(x0, _mm256_loadu_ps(y3 + i), a3);
+  }
+  const __m256 sums[4] = {_mm256_add_ps(a0, b0), _mm256_add_ps(a1, b1), _mm256_add_ps(a2, b2),
+                          _mm256_add_ps(a3, b3)};
+  const float* rows[4] = {y0, y1, y2, y3};
+  for (int r = 0; r < 4; ++r) {
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, sums[r]);
+    float sum = 0.0f;
+    for (float lane : lanes) sum += lane;
+    for (int64_t t = i; t < n; ++t) sum += x[t] * rows[r][t];
+    out[r] = sum;
+  }
+}
+
 MXLITE_AVX2 void AxpyAvx2(float s, const float* row, float* acc, int64_t n) {
   const __m256 scale = _mm256_set1_ps(s);
   int64_t i = 0;

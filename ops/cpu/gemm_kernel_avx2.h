@@ -103,6 +103,12 @@ void PackColumnPanelAvx2(const float* b, int64_t ldb, int64_t depth, float* pack
 // bits for the same inputs).
 float DotAvx2(const float* x, const float* y, int64_t n);
 
+// The dot products of x with the four rows y, y + ld, y + 2 ld, y + 3 ld (each of length n) into
+// out[0..3]: x is loaded once for the four, and four rows stream from memory at once (a one-row
+// product with a transposed B is bound by memory bandwidth). Two vector partial sums per row, then
+// a fixed-order reduction: the same bits for the same inputs.
+void Dot4Avx2(const float* x, const float* y, int64_t ld, int64_t n, float* out);
+
 // acc[i] += s * row[i] for i < n.
 void AxpyAvx2(float s, const float* row, float* acc, int64_t n);
 
