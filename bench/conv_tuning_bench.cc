@@ -20,19 +20,24 @@
 //       "neighbours"), then "heuristic tier (rules): ...". With --training-db FILE (a DB of other
 //       models, bench/system_db.sh) the measured tier (ops/conv/measured_heuristic.h) learns from
 //       FILE's entries and is scored beside the rules ("heuristic tier (measured): ..."); problems
-//       FILE holds are left out of both scores.
+//       FILE holds are left out of both scores. --benchdnn FILE,FILE adds (or gives instead of
+//       --models) the 2-D convolutions of oneDNN's benchdnn shape lists
+//       (tests/benchdnn/inputs/conv/shapes_*), at --batch (default 1) instead of their minibatch.
 //   conv_tuning_bench startup --plan cold|warm|off --db FILE   one ResNet-18 bind + first
 //       forward in this process, with a fresh DB (cold), the DB a previous run filled (warm) or
 //       tuning off; prints {"startup": plan, "ms": ...}. The script runs each in new processes.
 //
 // Timing is TimeCandidate's (ops/conv/tuner.h): warm-up, then the median of repeated runs until
 // they settle (here at least 5 runs, at most 21).
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <random>
 #include <set>
@@ -138,6 +143,28 @@ std::vector<std::string> ParseNames(const std::string& text) {
   return names;
 }
 
+// Adds `geometry` in each of `layouts` it can run in (NCHW16c: whole blocks of 16 and an AVX-512
+// CPU), once per distinct problem.
+void AddInLayouts(const std::string& model, const std::string& layer, cpu::ConvGeometry geometry,
+                  const std::vector<std::string>& layouts, std::set<std::string>& seen,
+                  std::vector<HeldOutConvolution>& problems) {
+  for (const std::string& layout_name : layouts) {
+    const std::optional<ActivationLayout> parsed = ParseActivationLayout(layout_name);
+    MX_CHECK(parsed.has_value()) << "heuristic: --layouts names '" << layout_name
+                                 << "'; expected NCHW, NHWC, NCHW16c";
+    if (*parsed == ActivationLayout::kNCHW16c &&
+        (!cpu::CpuSupportsAvx512f() ||
+         !RunsChannelBlocked(geometry.in_channels, geometry.out_channels, geometry.groups) ||
+         geometry.out_channels % 16 != 0 || geometry.in_channels % 16 != 0)) {
+      continue;
+    }
+    geometry.layout = *parsed;
+    const std::string key =
+        conv::CpuConvProblem(geometry, ConvDirection::kForward, DType::kFloat32, true).ToString();
+    if (seen.insert(key).second) problems.push_back({model, layer, geometry});
+  }
+}
+
 // Every distinct 2-D convolution of the models at batch 1 (dynamic dims of the inputs as 1), in
 // each of `layouts` the layer can run in (NCHW16c: whole blocks of 16 and an AVX-512 CPU).
 std::vector<HeldOutConvolution> ModelConvolutions(const std::vector<std::string>& paths,
@@ -159,25 +186,9 @@ std::vector<HeldOutConvolution> ModelConvolutions(const std::vector<std::string>
       if (node.is_variable() || node.op->name != "Convolution") continue;
       const Shape& data = shapes.of(node.inputs[0]);
       if (data.ndim() != 4) continue;
-      cpu::ConvGeometry geometry =
+      const cpu::ConvGeometry geometry =
           ConvolutionGeometry(ReadConvWindow(node.attrs, node.name), data, node.name);
-      for (const std::string& layout_name : layouts) {
-        const std::optional<ActivationLayout> parsed = ParseActivationLayout(layout_name);
-        MX_CHECK(parsed.has_value())
-            << "heuristic: --layouts names '" << layout_name << "'; expected NCHW, NHWC, NCHW16c";
-        const ActivationLayout layout = *parsed;
-        if (layout == ActivationLayout::kNCHW16c &&
-            (!cpu::CpuSupportsAvx512f() ||
-             !RunsChannelBlocked(geometry.in_channels, geometry.out_channels, geometry.groups) ||
-             geometry.out_channels % 16 != 0 || geometry.in_channels % 16 != 0)) {
-          continue;
-        }
-        geometry.layout = layout;
-        const std::string key =
-            conv::CpuConvProblem(geometry, ConvDirection::kForward, DType::kFloat32, true)
-                .ToString();
-        if (seen.insert(key).second) problems.push_back({model_name, node.name, geometry});
-      }
+      AddInLayouts(model_name, node.name, geometry, layouts, seen, problems);
     }
   }
   return problems;
@@ -226,9 +237,113 @@ std::string KeyWithoutPolicy(conv::ConvProblem problem) {
   return problem.ToString();
 }
 
-void BenchHeuristic(const std::vector<std::string>& models, const std::vector<int>& threads_list,
-                    const std::vector<std::string>& layouts, const std::string& training_db) {
-  const std::vector<HeldOutConvolution> problems = ModelConvolutions(models, layouts);
+// One benchdnn convolution descriptor ("mb1_g1ic3oc64_ih224oh112kh7sh2dh0ph3_iw224ow112kw7sw2dw0pw3
+// _n\"name\"": sizes by letter, width defaults to height, dilation written as d - 1, padding
+// derived from the output size when absent) as a 2-D geometry at `batch`; nullopt for 1-D and 3-D
+// descriptors and ones whose output size disagrees with symmetric padding.
+std::optional<cpu::ConvGeometry> BenchdnnGeometry(std::string line, int64_t batch) {
+  const size_t name_at = line.find("n\"");
+  if (name_at != std::string::npos) line = line.substr(0, name_at);
+  std::map<std::string, int64_t> size;
+  std::string letters;
+  for (size_t i = 0; i < line.size();) {
+    if (std::isalpha(static_cast<unsigned char>(line[i]))) {
+      letters += line[i++];
+    } else if (std::isdigit(static_cast<unsigned char>(line[i]))) {
+      size_t end = i;
+      while (end < line.size() && std::isdigit(static_cast<unsigned char>(line[end]))) ++end;
+      size[letters] = std::stoll(line.substr(i, end - i));
+      letters.clear();
+      i = end;
+    } else {
+      ++i;  // '_' separators
+    }
+  }
+  if (size.count("id") || size.count("kd") || !size.count("ih") || !size.count("ic") ||
+      !size.count("oc")) {
+    return std::nullopt;
+  }
+  auto value = [&](const std::string& key, int64_t fallback) {
+    auto found = size.find(key);
+    return found == size.end() ? fallback : found->second;
+  };
+  cpu::ConvGeometry g;
+  g.batch = batch;
+  g.groups = value("g", 1);
+  g.in_channels = size["ic"];
+  g.out_channels = size["oc"];
+  g.in_h = size["ih"];
+  g.in_w = value("iw", g.in_h);
+  g.kernel_h = value("kh", 1);
+  g.kernel_w = value("kw", g.kernel_h);
+  g.stride_h = value("sh", 1);
+  g.stride_w = value("sw", g.stride_h);
+  g.dilate_h = value("dh", 0) + 1;
+  g.dilate_w = value("dw", g.dilate_h - 1) + 1;
+  // Square unless the width is given: a missing width size is the height's.
+  const bool square = !size.count("iw");
+  auto derived_pad = [](int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t dilate) {
+    return std::max<int64_t>(0, ((out - 1) * stride - in + (kernel - 1) * dilate + 1) / 2);
+  };
+  std::optional<int64_t> out_h, out_w;
+  if (size.count("oh")) out_h = size["oh"];
+  if (size.count("ow")) out_w = size["ow"];
+  if (!out_w && square) out_w = out_h;
+  g.pad_h = size.count("ph") ? size["ph"]
+            : out_h          ? derived_pad(g.in_h, *out_h, g.kernel_h, g.stride_h, g.dilate_h)
+                             : 0;
+  g.pad_w = size.count("pw") ? size["pw"]
+            : out_w          ? derived_pad(g.in_w, *out_w, g.kernel_w, g.stride_w, g.dilate_w)
+            : square         ? g.pad_h
+                             : 0;
+  g.out_h = (g.in_h + 2 * g.pad_h - (g.kernel_h - 1) * g.dilate_h - 1) / g.stride_h + 1;
+  g.out_w = (g.in_w + 2 * g.pad_w - (g.kernel_w - 1) * g.dilate_w - 1) / g.stride_w + 1;
+  if (g.groups < 1 || g.in_channels % g.groups != 0 || g.out_channels % g.groups != 0 ||
+      g.out_h < 1 || g.out_w < 1 || (out_h && *out_h != g.out_h) || (out_w && *out_w != g.out_w)) {
+    return std::nullopt;
+  }
+  return g;
+}
+
+// Every distinct 2-D convolution of benchdnn shape files (oneDNN's tests/benchdnn/inputs/conv/
+// shapes_*), at `batch`, in each of `layouts` it can run in.
+std::vector<HeldOutConvolution> BenchdnnConvolutions(const std::vector<std::string>& paths,
+                                                     const std::vector<std::string>& layouts,
+                                                     int64_t batch) {
+  std::vector<HeldOutConvolution> problems;
+  std::set<std::string> seen;
+  for (const std::string& path : paths) {
+    std::ifstream in(path);
+    MX_CHECK(in.good()) << "heuristic: --benchdnn file " << path << " cannot be read";
+    std::string model = std::filesystem::path(path).filename().string();
+    if (model.starts_with("shapes_")) model = model.substr(7);
+    std::string line;
+    int skipped = 0, number = 0;
+    while (std::getline(in, line)) {
+      ++number;
+      if (line.empty() || line[0] == '#' || line.starts_with("--")) continue;
+      const std::optional<cpu::ConvGeometry> geometry = BenchdnnGeometry(line, batch);
+      if (!geometry) {
+        ++skipped;
+        continue;
+      }
+      const size_t name_at = line.find("n\"");
+      const std::string layer =
+          name_at == std::string::npos
+              ? "line " + std::to_string(number)
+              : line.substr(name_at + 2, line.find('"', name_at + 2) - name_at - 2);
+      AddInLayouts(model, layer, *geometry, layouts, seen, problems);
+    }
+    if (skipped > 0) {
+      std::printf("%s: %d descriptors skipped (1-D, 3-D or asymmetric padding)\n", path.c_str(),
+                  skipped);
+    }
+  }
+  return problems;
+}
+
+void BenchHeuristic(const std::vector<HeldOutConvolution>& problems,
+                    const std::vector<int>& threads_list, const std::string& training_db) {
   std::unique_ptr<conv::TuningDb> training;
   if (!training_db.empty()) {
     MX_CHECK(std::filesystem::exists(training_db))
@@ -424,9 +539,16 @@ int Main(const std::vector<std::string>& args) {
     std::filesystem::remove_all(folder);
   } else if (part == "heuristic") {
     const std::vector<std::string> models = ParseNames(Flag(args, "models", ""));
-    MX_CHECK(!models.empty()) << "heuristic: --models A.onnx,B.onnx names the held-out models";
-    BenchHeuristic(models, ParseList(Flag(args, "threads", "1")),
-                   ParseNames(Flag(args, "layouts", "NCHW,NHWC")), Flag(args, "training-db", ""));
+    const std::vector<std::string> shape_files = ParseNames(Flag(args, "benchdnn", ""));
+    MX_CHECK(!models.empty() || !shape_files.empty())
+        << "heuristic: --models A.onnx,B.onnx or --benchdnn FILE,FILE names the held-out layers";
+    const std::vector<std::string> layouts = ParseNames(Flag(args, "layouts", "NCHW,NHWC"));
+    std::vector<HeldOutConvolution> problems = ModelConvolutions(models, layouts);
+    for (HeldOutConvolution& problem :
+         BenchdnnConvolutions(shape_files, layouts, std::stoll(Flag(args, "batch", "1")))) {
+      problems.push_back(std::move(problem));
+    }
+    BenchHeuristic(problems, ParseList(Flag(args, "threads", "1")), Flag(args, "training-db", ""));
   } else if (part == "startup") {
     BenchStartup(Flag(args, "plan", ""), Flag(args, "db", ""));
   } else {
