@@ -273,15 +273,17 @@ std::optional<cpu::ConvGeometry> BenchdnnGeometry(std::string line, int64_t batc
   g.in_channels = size["ic"];
   g.out_channels = size["oc"];
   g.in_h = size["ih"];
-  g.in_w = value("iw", g.in_h);
+  // benchdnn copies the height's sizes to the width only when no width size is given at all;
+  // otherwise a missing width size takes its own default.
+  const bool square = !(size.count("iw") || size.count("ow") || size.count("kw") ||
+                        size.count("sw") || size.count("dw") || size.count("pw"));
+  g.in_w = square ? g.in_h : value("iw", g.in_h);
   g.kernel_h = value("kh", 1);
-  g.kernel_w = value("kw", g.kernel_h);
+  g.kernel_w = square ? g.kernel_h : value("kw", 1);
   g.stride_h = value("sh", 1);
-  g.stride_w = value("sw", g.stride_h);
+  g.stride_w = square ? g.stride_h : value("sw", 1);
   g.dilate_h = value("dh", 0) + 1;
-  g.dilate_w = value("dw", g.dilate_h - 1) + 1;
-  // Square unless the width is given: a missing width size is the height's.
-  const bool square = !size.count("iw");
+  g.dilate_w = square ? g.dilate_h : value("dw", 0) + 1;
   auto derived_pad = [](int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t dilate) {
     return std::max<int64_t>(0, ((out - 1) * stride - in + (kernel - 1) * dilate + 1) / 2);
   };

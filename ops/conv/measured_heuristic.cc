@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
+#include <string>
 #include <utility>
 
 namespace mxlite::conv {
@@ -10,8 +12,9 @@ namespace mxlite::conv {
 namespace {
 
 // How much a unit of each feature's difference counts (features in Describe's order). Channels,
-// pixels and groups move an algorithm's speed smoothly; the kernel's shape, the stride, dilation
-// and padding decide which code paths run, so a neighbour that differs there is a poor guide.
+// pixels and groups move an algorithm's speed smoothly; the kernel's shape, the stride and
+// dilation decide which code paths run, so a neighbour that differs there is a poor guide;
+// padding only adds edge work.
 constexpr std::array<double, 10> kMeasuredFeatureWeights = {1, 1, 1, 1, 4, 4, 2, 2, 4, 0.25};
 
 double Log2(int64_t value) { return std::log2(static_cast<double>(std::max<int64_t>(value, 1))); }
@@ -65,14 +68,20 @@ MeasuredHeuristic::Describe(const ConvProblem& problem) {
 }
 
 MeasuredHeuristic::MeasuredHeuristic(const StoredRecords& records) {
+  // One example per problem: the same problem tuned under several policies would fill several of
+  // the nearest places with one measurement's story.
+  std::set<std::string> seen;
   for (const StoredRecord& stored : records) {
-    const std::optional<ConvProblem> problem = ConvProblem::Parse(stored.key);
+    std::optional<ConvProblem> problem = ConvProblem::Parse(stored.key);
     if (!problem) continue;
+    problem->policy.clear();
+    if (!seen.insert(problem->ToString()).second) continue;
     const auto described = Describe(*problem);
     if (!described) continue;
     Example example{described->first, described->second, {}, 0.0};
     for (const MeasuredCandidate& candidate : stored.record.candidates) {
-      if (candidate.skip_reason.empty() && candidate.time_ms > 0.0) {
+      if (candidate.skip_reason.empty() && std::isfinite(candidate.time_ms) &&
+          candidate.time_ms > 0.0) {
         example.timed.push_back(candidate);
       }
     }
@@ -108,16 +117,21 @@ MeasuredRanking MeasuredHeuristic::Rank(const ConvProblem& problem,
                     [](const auto& a, const auto& b) { return a.first < b.first; });
   nearest.resize(kept);
 
-  // Visited in the rules' order, so that equal scores keep it.
-  std::vector<size_t> visit = rules;
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    if (std::find(rules.begin(), rules.end(), i) == rules.end()) visit.push_back(i);
-  }
+  // The runnable candidates, the rules' order first, so that equal scores keep it.
+  std::vector<size_t> visit;
+  auto add = [&](size_t i) {
+    if (i < candidates.size() && candidates[i].unsupported.empty() &&
+        std::find(visit.begin(), visit.end(), i) == visit.end()) {
+      visit.push_back(i);
+    }
+  };
+  for (size_t i : rules) add(i);
+  const size_t ranked_by_rules = visit.size();
+  for (size_t i = 0; i < candidates.size(); ++i) add(i);
   std::vector<std::pair<double, size_t>> scored;
   for (size_t i : visit) {
-    if (nearest.empty() || i >= candidates.size()) break;
+    if (nearest.empty()) break;
     const Candidate& candidate = candidates[i];
-    if (!candidate.unsupported.empty()) continue;
     double weighted = 0.0, weights = 0.0;
     for (const auto& [distance, example] : nearest) {
       for (const MeasuredCandidate& timed : example->timed) {
@@ -132,9 +146,10 @@ MeasuredRanking MeasuredHeuristic::Rank(const ConvProblem& problem,
   std::stable_sort(scored.begin(), scored.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   for (const auto& [score, index] : scored) ranking.order.push_back(index);
-  for (size_t index : rules) {
-    if (std::find(ranking.order.begin(), ranking.order.end(), index) == ranking.order.end()) {
-      ranking.order.push_back(index);
+  // Then what the rules rank and no neighbour timed, in their order.
+  for (size_t v = 0; v < ranked_by_rules; ++v) {
+    if (std::find(ranking.order.begin(), ranking.order.end(), visit[v]) == ranking.order.end()) {
+      ranking.order.push_back(visit[v]);
     }
   }
   ranking.neighbours = scored.empty() ? 0 : static_cast<int>(nearest.size());

@@ -1,8 +1,8 @@
 // The heuristic tier built from measurements: what a convolution runs when nothing is timed for
 // it (tuning off, or a background-mode miss), ranked by how each candidate fared on the nearest
 // problems this device has tuned (the user DB, the system DB, this process's tunings), instead of
-// a hand-written preference list. Like MIOpen's third tier, it learns from its DBs; unlike a
-// shipped model, it learns on the machine and thread count it ranks for.
+// a hand-written preference list. It learns on the machine and thread count it ranks for, from
+// nothing but what tuning stored there.
 //
 //   MeasuredHeuristic tier(*db.Records(environment));          // once per DB snapshot
 //   MeasuredRanking ranked = tier.Rank(problem, candidates, rules);
@@ -14,9 +14,9 @@
 // and output channels per group, the output pixels (batch x height x width), the groups and the
 // kernel's extents, the strides, dilation and padding (kMeasuredFeatureWeights); the
 // kMeasuredNeighbours nearest count. A grouped layer's neighbours may be dense ones: per group it
-// is the same GEMM or direct loop, and the zoo's tuned problems have few grouped layers to learn
-// from (on held-out grouped layers, learning from dense ones cut the mean slowdown of the picks
-// from 1.76x to 1.08x, bench/RESULTS.md).
+// is the same GEMM or direct loop, and a DB may hold no grouped layer at all (learning grouped
+// layers from grouped ones only, the tier kept the rules' losing picks on ResNeXt's and RegNet's:
+// bench/RESULTS.md). The same problem stored under several policies counts once.
 //
 // Scores. A candidate's score is the mean, over the neighbours that timed it (weighted by
 // 1 / (distance + kMeasuredDistanceFloor)), of log(its time / that neighbour's fastest time): how
@@ -55,8 +55,8 @@ class MeasuredHeuristic {
   explicit MeasuredHeuristic(const StoredRecords& records);
 
   // `candidates` of `problem` ranked as the header says; `rules` is the backend's own order
-  // (ConvTuningBackend::Rank), used where the measurements say nothing. Unsupported candidates
-  // are never ranked.
+  // (ConvTuningBackend::Rank), used where the measurements say nothing. The order holds each
+  // runnable candidate at most once: neither unsupported candidates nor indices out of range.
   MeasuredRanking Rank(const ConvProblem& problem, const std::vector<Candidate>& candidates,
                        const std::vector<size_t>& rules) const;
 

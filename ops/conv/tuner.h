@@ -286,7 +286,8 @@ class ConvTuner {
   ConvTuner() = default;  // Global(): the DB follows the settings
   std::shared_ptr<TuningDb> CurrentDb();
   // The ranking a heuristic pick of `request` uses (see Request::measured_heuristic); it notes
-  // the neighbours it ranked from in `decision`, which must outlive it. Called with mutex_ held.
+  // the neighbours it ranked from in `decision`. It refers to both, which must outlive it (it is
+  // called within Tune). Called with mutex_ held.
   HeuristicRanking HeuristicFor(const Request& request, TuningDb& db, LayerTuning& decision);
 
   struct MeasuredTier {

@@ -11,7 +11,9 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 
 #include "core/build_info.h"
@@ -441,6 +443,18 @@ std::string ConvProblem::ToString() const {
 
 namespace {
 
+// "12" -> 12; nullopt unless the whole text is a number that fits.
+std::optional<int64_t> ParseCount(const std::string& text) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos) {
+    return std::nullopt;
+  }
+  try {
+    return std::stoll(text);
+  } catch (const std::out_of_range&) {
+    return std::nullopt;
+  }
+}
+
 // "(1,64,56,56)" -> Shape; nullopt for other text.
 std::optional<Shape> ParseExtentList(std::string_view text) {
   if (text.size() < 2 || text.front() != '(' || text.back() != ')') return std::nullopt;
@@ -448,26 +462,26 @@ std::optional<Shape> ParseExtentList(std::string_view text) {
   std::stringstream in{std::string(text.substr(1, text.size() - 2))};
   std::string item;
   while (std::getline(in, item, ',')) {
-    if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos) {
-      return std::nullopt;
-    }
-    dims.push_back(std::stoll(item));
+    const std::optional<int64_t> dim = ParseCount(item);
+    if (!dim) return std::nullopt;
+    dims.push_back(*dim);
   }
+  if (text.size() > 2 && text[text.size() - 2] == ',') return std::nullopt;  // "(1,2,)"
   return Shape(dims);
 }
 
-// "1x1" -> {1, 1}; nullopt for other text.
+// "1x1" -> {1, 1}, "-" -> {} (as JoinExtents writes them); nullopt for other text.
 std::optional<std::vector<int64_t>> ParseExtents(std::string_view text) {
   std::vector<int64_t> values;
+  if (text == "-") return values;
   std::stringstream in{std::string(text)};
   std::string item;
   while (std::getline(in, item, 'x')) {
-    if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos) {
-      return std::nullopt;
-    }
-    values.push_back(std::stoll(item));
+    const std::optional<int64_t> value = ParseCount(item);
+    if (!value) return std::nullopt;
+    values.push_back(*value);
   }
-  if (values.empty()) return std::nullopt;
+  if (values.empty() || text.back() == 'x') return std::nullopt;
   return values;
 }
 
@@ -493,8 +507,7 @@ std::optional<ConvProblem> ConvProblem::Parse(std::string_view text) {
     }
   }
   if (!known_direction) return std::nullopt;
-  int fields = 0;
-  bool weight_seen = false;
+  std::set<std::string> fields;  // each once
   std::string field;
   try {
     while (in >> field) {
@@ -502,22 +515,26 @@ std::optional<ConvProblem> ConvProblem::Parse(std::string_view text) {
       if (equals == std::string::npos) return std::nullopt;
       const std::string name = field.substr(0, equals);
       const std::string value = field.substr(equals + 1);
+      if (name == "weight" && value == "prepared") {
+        if (problem.prepared_weight) return std::nullopt;
+        problem.prepared_weight = true;
+        continue;
+      }
+      if (!fields.insert(name).second) return std::nullopt;
       std::optional<std::vector<int64_t>> extents;
-      if (name == "data" || (name == "weight" && !weight_seen)) {
+      if (name == "data" || name == "weight") {
         const std::optional<Shape> shape = ParseExtentList(value);
         if (!shape) return std::nullopt;
         (name == "data" ? problem.data : problem.weight) = *shape;
-        weight_seen = weight_seen || name == "weight";
-      } else if (name == "weight" && value == "prepared") {
-        problem.prepared_weight = true;
-        continue;
       } else if (name == "stride" || name == "pad" || name == "dilation") {
         if (!(extents = ParseExtents(value))) return std::nullopt;
         (name == "stride" ? problem.stride
          : name == "pad"  ? problem.pad
                           : problem.dilation) = *extents;
       } else if (name == "groups") {
-        problem.groups = std::stoll(value);
+        const std::optional<int64_t> groups = ParseCount(value);
+        if (!groups) return std::nullopt;
+        problem.groups = *groups;
       } else if (name == "dtype") {
         problem.dtype = ParseDType(value);
       } else if (name == "layout") {
@@ -525,12 +542,11 @@ std::optional<ConvProblem> ConvProblem::Parse(std::string_view text) {
       } else {
         return std::nullopt;
       }
-      ++fields;
     }
-  } catch (const std::exception&) {  // a number out of range, an unknown dtype
+  } catch (const std::exception&) {  // an unknown dtype
     return std::nullopt;
   }
-  if (fields != 8) return std::nullopt;
+  if (fields.size() != 8) return std::nullopt;
   return problem;
 }
 
@@ -748,7 +764,8 @@ std::shared_ptr<const StoredRecords> TuningDb::Records(const TuningEnvironment& 
   // This process's stores first: they win over what the files held when it started.
   const std::string suffix = '\n' + environment_key;
   for (const auto& [key, hit] : cache_) {
-    if (hit && hit->source == TuningDbSource::kCache && key.ends_with(suffix)) {
+    if (hit && hit->source == TuningDbSource::kCache && key.ends_with(suffix) &&
+        ConvProblem::Parse(std::string_view(key).substr(0, key.size() - suffix.size()))) {
       found.try_emplace(key.substr(0, key.size() - suffix.size()), hit->record);
     }
   }
@@ -759,13 +776,15 @@ std::shared_ptr<const StoredRecords> TuningDb::Records(const TuningEnvironment& 
       const int rc = store->ReadAll(environment, found);
       if (rc != SQLITE_DONE) {
         MX_LOG(WARNING) << "tuning DB " << path << ": reading its entries failed ("
-                        << sqlite3_errstr(rc) << "); the heuristic learns from what was read";
+                        << sqlite3_errstr(rc) << "); the heuristic learns without its entries";
       }
     }
   }
   auto records = std::make_shared<StoredRecords>();
   records->reserve(found.size());
-  for (auto& [key, record] : found) records->push_back({key, std::move(record)});
+  for (auto& [key, record] : found) {
+    if (ConvProblem::Parse(key)) records->push_back({key, std::move(record)});
+  }
   records_[environment_key] = records;
   return records;
 }
@@ -774,6 +793,7 @@ void TuningDb::UpdateRecordsSnapshot(const std::string& key, const TuningEnviron
                                      const TuningRecord& record) {
   auto made = records_.find(environment.device + '\n' + environment.versions);
   if (made == records_.end()) return;  // made on first use, from the cache and the files
+  if (!ConvProblem::Parse(key)) return;  // the planner's own entries are not kept there
   auto updated = std::make_shared<StoredRecords>(*made->second);
   auto same_key = std::find_if(updated->begin(), updated->end(),
                                [&](const StoredRecord& stored) { return stored.key == key; });

@@ -182,11 +182,12 @@ class TuningDb {
   bool StoreKey(const std::string& key_text, const TuningEnvironment& environment,
                 const TuningRecord& record);
 
-  // Every entry held for `environment`: the user DB's, the system DB's under keys the user DB
-  // lacks, and this process's stores (replacing equal keys), in no particular order. What the
-  // heuristic tier learns from (ops/conv/measured_heuristic.h). The files are read once per
-  // environment; Store() then makes a new snapshot, so the one returned never changes. Where the
-  // mode reads no files (off, refresh) only this process's stores.
+  // Every convolution problem's entry (keys ConvProblem::Parse reads) held for `environment`:
+  // the user DB's, the system DB's under keys the user DB lacks, and this process's stores
+  // (replacing equal keys), in no particular order. What the heuristic tier learns from
+  // (ops/conv/measured_heuristic.h). The files are read once per environment; a later Store() of
+  // a problem makes a new snapshot, so the one returned never changes. Where the mode reads no
+  // files (off, refresh) only this process's stores.
   std::shared_ptr<const StoredRecords> Records(const TuningEnvironment& environment);
 
   // The mode in effect: the requested one, or read_only/off when the user DB could not be written.

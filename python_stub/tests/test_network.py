@@ -177,6 +177,6 @@ def test_tuning_report_says_what_each_convolution_got_and_why(mxlite, tuning_db_
     lines = report.splitlines()
     assert any("heuristic_conv" in line and "attribute" in line for line in lines), report
     assert any("timed_conv" in line and "attribute" in line for line in lines), report
-    assert lines[-1].startswith("tuned 2 convolutions: 0 from DB, 1 by heuristic (off), "
-                                "1 benchmarked in "), report
+    assert lines[-1].startswith("tuned 2 convolutions: 0 from DB, 1 by heuristic (off"), report
+    assert "1 benchmarked in " in lines[-1], report
     assert len(executor.tuning_report(verbose=True).splitlines()) > len(lines)

@@ -92,6 +92,16 @@ TEST(ConvProblemText, OtherKeysAreNotProblems) {
   EXPECT_FALSE(
       ConvProblem::Parse("forward data=(1,3,8,8) weight=(8,3,3,3) stride=1x1 pad=0x0 "
                          "dilation=1x1 groups=1 dtype=float99 layout=NCHW"));
+  // A field twice (and another missing), a count with a tail, a trailing comma.
+  EXPECT_FALSE(
+      ConvProblem::Parse("forward data=(1,3,8,8) data=(1,3,8,8) stride=1x1 pad=0x0 "
+                         "dilation=1x1 groups=1 dtype=float32 layout=NCHW"));
+  EXPECT_FALSE(
+      ConvProblem::Parse("forward data=(1,3,8,8) weight=(8,3,3,3) stride=1x1 pad=0x0 "
+                         "dilation=1x1 groups=3x dtype=float32 layout=NCHW"));
+  EXPECT_FALSE(
+      ConvProblem::Parse("forward data=(1,3,8,) weight=(8,3,3,3) stride=1x1 pad=0x0 "
+                         "dilation=1x1 groups=1 dtype=float32 layout=NCHW"));
 }
 
 TEST(MeasuredHeuristic, RanksByTheNearestTunedProblems) {
@@ -102,10 +112,17 @@ TEST(MeasuredHeuristic, RanksByTheNearestTunedProblems) {
   };
   const MeasuredHeuristic tier(records);
   EXPECT_EQ(tier.size(), 2u);
+  // The same problem under another policy counts once.
+  StoredRecords twice = records;
+  ConvProblem other_policy = Problem(64);
+  other_policy.policy = "fastest ws=1024MB det=0 tc=1 tf32=0";
+  twice.push_back({other_policy.ToString(), Timed({{"A", 1.0}, {"B", 9.0}})});
+  EXPECT_EQ(MeasuredHeuristic(twice).size(), 2u);
   // D: no neighbour timed it, so it follows in the rules' order; E cannot run this problem.
   const std::vector<Candidate> candidates = {Named("A"), Named("B"), Named("C"), Named("D"),
                                              Named("E", "needs a 1x1 kernel")};
-  const MeasuredRanking ranked = tier.Rank(Problem(96), candidates, {3, 0, 1, 2});
+  // The rules' order may name anything: E (unsupported), 9 (out of range), A twice.
+  const MeasuredRanking ranked = tier.Rank(Problem(96), candidates, {4, 3, 9, 0, 1, 2, 0});
   EXPECT_EQ(ranked.neighbours, 2);
   EXPECT_EQ(Names(ranked.order, candidates), (std::vector<std::string>{"B", "C", "A", "D"}));
 }
@@ -199,9 +216,9 @@ TEST_F(MeasuredTierDbTest, TheDbHandsOutSnapshotsThatStoresRenew) {
   db->Store(Problem(128), kHere, Timed({{"A", 1.0}, {"B", 2.0}}));
   db->StoreKey("transform NCHW->NHWC data=(1,8,8,8) dtype=float32", kHere, Timed({{"x", 1.0}}));
   EXPECT_EQ(first->size(), 1u);  // a snapshot never changes
-  EXPECT_EQ(db->Records(kHere)->size(), 3u);
+  EXPECT_EQ(db->Records(kHere)->size(), 2u);  // problems only: not the planner's transform
   // Another process reads the file; another environment sees nothing.
-  EXPECT_EQ(OpenDb()->Records(kHere)->size(), 3u);
+  EXPECT_EQ(OpenDb()->Records(kHere)->size(), 2u);
   EXPECT_TRUE(OpenDb()->Records({"Other CPU (2 threads)", "mxlite 0.1.0"})->empty());
   EXPECT_TRUE(OpenDb(TuningDbMode::kOff)->Records(kHere)->empty());
 }

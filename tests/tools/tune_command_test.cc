@@ -90,7 +90,8 @@ TEST_F(TuneCommandTest, VerboseListsTheCandidatesAndModeFlagsApply) {
   ASSERT_EQ(off.status, 0) << off.output;
   EXPECT_TRUE(Contains(off.output, "off (from environment MXNET_CUDNN_AUTOTUNE_DEFAULT)"))
       << off.output;
-  EXPECT_TRUE(Contains(off.output, "1 by heuristic (off), 0 benchmarked")) << off.output;
+  EXPECT_TRUE(Contains(off.output, "1 by heuristic (off")) << off.output;
+  EXPECT_TRUE(Contains(off.output, ", 0 benchmarked")) << off.output;
 }
 
 TEST_F(TuneCommandTest, PrintsTheLayoutPlanItWasAskedFor) {
