@@ -1,7 +1,7 @@
 // ONNX data movement and shape arithmetic: Identity, Dropout (inference), Constant, Cast, CastLike,
 // Shape, Size, Gather (of values known at load, or of run-time data at indices known at load),
 // Slice, Split, Squeeze, Unsqueeze, Concat, Reshape, Flatten, Transpose, Pad, Tile, DepthToSpace,
-// SpaceToDepth.
+// SpaceToDepth, Trilu.
 // Values known at load (shapes, the Shape -> Gather -> Unsqueeze -> Concat chains exporters write)
 // are folded into constants. Split, Tile and the depth/space moves become slices, concatenations
 // and a reshape-transpose-reshape of mxlite's own ops.
@@ -692,6 +692,22 @@ void ConvertSpaceToDepth(OnnxNode& node) {
   EmitBlockMove(node, {n, c, h / b, b, w / b, b}, {0, 3, 5, 1, 2, 4}, {n, c * b * b, h / b, w / b});
 }
 
+// Trilu (opset 14): mxlite's triu (upper = 1, the default) or tril, with k from input 1 (a scalar
+// known at load; 0 when absent).
+void ConvertTrilu(OnnxNode& node) {
+  int64_t k = 0;
+  if (node.has_input(1)) {
+    const std::vector<double> values =
+        node.RequireConstant(1, "k (the diagonal)").AsDoubles(node.where() + " k");
+    MX_CHECK(values.size() == 1) << node.where() << ": k has " << values.size()
+                                 << " values; expected one (a scalar)";
+    k = static_cast<int64_t>(values[0]);
+  }
+  const bool upper = node.attrs().Int("upper", 1) != 0;
+  node.SetOutput(0,
+                 node.Emit(upper ? "triu" : "tril", {{"k", std::to_string(k)}}, {node.Input(0)}));
+}
+
 }  // namespace
 
 MXLITE_REGISTER_ONNX_CONVERTER(Split, 2, 12, ConvertSplitAttribute);
@@ -719,6 +735,7 @@ MXLITE_REGISTER_ONNX_CONVERTER(Flatten, 1, kMaxOnnxOpset, ConvertFlatten);
 MXLITE_REGISTER_ONNX_CONVERTER(Slice, 1, 9, ConvertSliceAttributes);
 MXLITE_REGISTER_ONNX_CONVERTER(Slice, 10, kMaxOnnxOpset, ConvertSlice);
 MXLITE_REGISTER_ONNX_CONVERTER(Transpose, 1, kMaxOnnxOpset, ConvertTranspose);
+MXLITE_REGISTER_ONNX_CONVERTER(Trilu, 14, kMaxOnnxOpset, ConvertTrilu);
 // Pad-1 called its pads `paddings`.
 MXLITE_REGISTER_ONNX_CONVERTER(Pad, 2, 10, ConvertPadAttributes);
 MXLITE_REGISTER_ONNX_CONVERTER(Pad, 11, kMaxOnnxOpset, ConvertPad);
