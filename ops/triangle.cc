@@ -20,7 +20,9 @@ TriangleMask TriangleMaskOf(const Attributes& attrs, bool upper, const Shape& da
   mask.matrices = data.size(0, data.ndim() - 2);
   mask.rows = data.dim(-2);
   mask.columns = data.dim(-1);
-  mask.k = attrs.GetInt("k");
+  // Beyond [-rows, columns] every k keeps all or nothing, as the bounds do: clamped, row + k
+  // cannot overflow.
+  mask.k = std::clamp<int64_t>(attrs.GetInt("k"), -mask.rows, mask.columns);
   mask.upper = upper;
   return mask;
 }
@@ -44,7 +46,9 @@ void ApplyMask(const TriangleMask& mask, size_t element, const void* in, void* o
   auto* target = static_cast<uint8_t*>(out);
   const int64_t total_rows = mask.matrices * mask.rows;
   const size_t row_bytes = static_cast<size_t>(mask.columns) * element;
-  const int64_t tasks = std::clamp<int64_t>(total_rows, 1, 64);
+  // Tasks of at least 16 KiB: smaller ones cost more to hand out than to copy.
+  const int64_t bytes = total_rows * static_cast<int64_t>(row_bytes);
+  const int64_t tasks = std::clamp<int64_t>(std::min(total_rows, bytes / 16384), 1, 64);
   cpu::ParallelFor(tasks, [&](int64_t task) {
     const int64_t first = total_rows * task / tasks, last = total_rows * (task + 1) / tasks;
     for (int64_t r = first; r < last; ++r) {

@@ -697,11 +697,11 @@ void ConvertSpaceToDepth(OnnxNode& node) {
 void ConvertTrilu(OnnxNode& node) {
   int64_t k = 0;
   if (node.has_input(1)) {
-    const std::vector<double> values =
-        node.RequireConstant(1, "k (the diagonal)").AsDoubles(node.where() + " k");
+    const std::vector<int64_t> values =
+        node.RequireConstant(1, "k (the diagonal)").ToInt64s(node.where() + " k");
     MX_CHECK(values.size() == 1) << node.where() << ": k has " << values.size()
                                  << " values; expected one (a scalar)";
-    k = static_cast<int64_t>(values[0]);
+    k = values[0];
   }
   const bool upper = node.attrs().Int("upper", 1) != 0;
   node.SetOutput(0,

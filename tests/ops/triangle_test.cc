@@ -3,6 +3,8 @@
 // dtype (int64 as ONNX's node tests feed it), the gradient under the same mask, and errors.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "tests/ops/op_harness.h"
 #include "tests/ops/reference.h"
 
@@ -53,6 +55,9 @@ INSTANTIATE_TEST_SUITE_P(
                       // Beyond the matrix: nothing or everything kept.
                       TriangleCase{true, 7, {3, 5}}, TriangleCase{false, -7, {3, 5}},
                       TriangleCase{true, -9, {3, 5}}, TriangleCase{false, 9, {3, 5}},
+                      // So far beyond that row + k would overflow unclamped.
+                      TriangleCase{true, std::numeric_limits<int64_t>::max(), {3, 5}},
+                      TriangleCase{false, std::numeric_limits<int64_t>::min(), {3, 5}},
                       // One row and one column.
                       TriangleCase{true, 1, {1, 6}}, TriangleCase{false, -1, {6, 1}}));
 
