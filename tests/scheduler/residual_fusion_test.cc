@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
 #include <filesystem>
 
 #include "core/build_info.h"
@@ -126,7 +127,10 @@ std::vector<std::vector<float>> RunInference(const Graph& graph, const BindOptio
 }
 
 // The fused store computes ((sum + bias) + residual) then the clamp, as the separate ops do, and
-// the unfused executor under the same plan tunes the same algorithms (one tuning DB): equal bits.
+// the unfused executor under the same plan tunes the same algorithms (one tuning DB): equal bits
+// as written. A planned executor may place a layer otherwise when fused (the planner charges a
+// foldable addition on its partner's edge, and close costs are decided by timing), and another
+// layout runs another algorithm: there the sums agree to rounding.
 TEST_F(ResidualFusionTest, FusedExecutorsComputeTheBitsOfUnfusedOnes) {
   const Graph graph = ResidualNet();
   for (ConvPlanKind plan : {ConvPlanKind::kNone, ConvPlanKind::kLocal, ConvPlanKind::kGlobal}) {
@@ -137,7 +141,18 @@ TEST_F(ResidualFusionTest, FusedExecutorsComputeTheBitsOfUnfusedOnes) {
     std::unique_ptr<Executor> owner;
     const std::vector<std::vector<float>> actual =
         RunInference(graph, {.conv_plan = plan, .fuse_residual = true}, &fused, &owner);
-    EXPECT_EQ(actual, expected);
+    if (plan == ConvPlanKind::kNone) {
+      EXPECT_EQ(actual, expected);
+    } else {
+      ASSERT_EQ(actual.size(), expected.size());
+      for (size_t o = 0; o < actual.size(); ++o) {
+        ASSERT_EQ(actual[o].size(), expected[o].size());
+        for (size_t i = 0; i < actual[o].size(); ++i) {
+          ASSERT_NEAR(actual[o][i], expected[o][i], 1e-5f * (1.0f + std::abs(expected[o][i])))
+              << "output " << o << " element " << i;
+        }
+      }
+    }
     // A plan that moves c1 and data to different layouts puts a transform between c1 and s1,
     // which then reads no convolution.
     if (plan != ConvPlanKind::kNone) continue;
