@@ -360,13 +360,10 @@ void BenchHeuristic(const std::vector<HeldOutConvolution>& problems,
     std::unique_ptr<conv::MeasuredHeuristic> measured;
     std::set<std::string> trained;
     if (training) {
-      const auto records = training->Records(conv::TuningEnvironment::ForCpu(threads));
-      measured = std::make_unique<conv::MeasuredHeuristic>(*records);
-      for (const conv::StoredRecord& stored : *records) {
-        if (auto problem = conv::ConvProblem::Parse(stored.key)) {
-          trained.insert(KeyWithoutPolicy(*problem));
-        }
-      }
+      const auto tuned = training->Tuned(conv::TuningEnvironment::ForCpu(threads));
+      measured = std::make_unique<conv::MeasuredHeuristic>(*tuned);
+      for (const conv::TunedProblem& stored : *tuned)
+        trained.insert(KeyWithoutPolicy(stored.problem));
       std::printf("measured tier: learned from %zu problems of %s (%d thread(s))\n",
                   measured->size(), training_db.c_str(), threads);
     }

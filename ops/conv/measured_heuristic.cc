@@ -67,16 +67,15 @@ MeasuredHeuristic::Describe(const ConvProblem& problem) {
   return std::pair{family, features};
 }
 
-MeasuredHeuristic::MeasuredHeuristic(const StoredRecords& records) {
+MeasuredHeuristic::MeasuredHeuristic(const TunedProblems& tuned) {
   // One example per problem: the same problem tuned under several policies would fill several of
   // the nearest places with one measurement's story.
   std::set<std::string> seen;
-  for (const StoredRecord& stored : records) {
-    std::optional<ConvProblem> problem = ConvProblem::Parse(stored.key);
-    if (!problem) continue;
-    problem->policy.clear();
-    if (!seen.insert(problem->ToString()).second) continue;
-    const auto described = Describe(*problem);
+  for (const TunedProblem& stored : tuned) {
+    ConvProblem problem = stored.problem;
+    problem.policy.clear();
+    if (!seen.insert(problem.ToString()).second) continue;
+    const auto described = Describe(problem);
     if (!described) continue;
     Example example{described->first, described->second, {}, 0.0};
     for (const MeasuredCandidate& candidate : stored.record.candidates) {

@@ -4,7 +4,7 @@
 // a hand-written preference list. It learns on the machine and thread count it ranks for, from
 // nothing but what tuning stored there.
 //
-//   MeasuredHeuristic tier(*db.Records(environment));          // once per DB snapshot
+//   MeasuredHeuristic tier(*db.Tuned(environment));            // once per DB snapshot
 //   MeasuredRanking ranked = tier.Rank(problem, candidates, rules);
 //   // ranked.order: indices into candidates; ranked.neighbours == 0: the rules' order
 //
@@ -51,8 +51,8 @@ struct MeasuredRanking {
 
 class MeasuredHeuristic {
  public:
-  // Learns from the convolution problems among `records` (other entries are passed over).
-  explicit MeasuredHeuristic(const StoredRecords& records);
+  // Learns from the problems of `tuned` that record at least two timed candidates.
+  explicit MeasuredHeuristic(const TunedProblems& tuned);
 
   // `candidates` of `problem` ranked as the header says; `rules` is the backend's own order
   // (ConvTuningBackend::Rank), used where the measurements say nothing. The order holds each

@@ -550,12 +550,12 @@ LayerTuning ConvTuner::Tune(const Request& request) {
 HeuristicRanking ConvTuner::HeuristicFor(const Request& request, TuningDb& db,
                                          LayerTuning& decision) {
   if (!request.measured_heuristic) return request.heuristic;
-  std::shared_ptr<const StoredRecords> records = db.Records(request.environment);
+  std::shared_ptr<const TunedProblems> tuned = db.Tuned(request.environment);
   MeasuredTier& measured =
       measured_[request.environment.device + '\n' + request.environment.versions];
-  if (measured.records != records) {
-    measured.tier = std::make_shared<const MeasuredHeuristic>(*records);
-    measured.records = std::move(records);
+  if (measured.learned != tuned) {
+    measured.tier = std::make_shared<const MeasuredHeuristic>(*tuned);
+    measured.learned = std::move(tuned);
   }
   return [tier = measured.tier, &request, &decision](const std::vector<Candidate>& candidates) {
     const std::vector<size_t> rules =

@@ -291,7 +291,7 @@ class ConvTuner {
   HeuristicRanking HeuristicFor(const Request& request, TuningDb& db, LayerTuning& decision);
 
   struct MeasuredTier {
-    std::shared_ptr<const StoredRecords> records;  // what `tier` learned from
+    std::shared_ptr<const TunedProblems> learned;  // what `tier` learned from
     std::shared_ptr<const MeasuredHeuristic> tier;
   };
 

@@ -286,13 +286,7 @@ class TuningDb::SqliteStore {
     BindKey(select, problem, environment);
     int rc = select.Step();
     if (rc != SQLITE_ROW) return rc;
-    record = {};
-    record.algorithm = select.Text(0);
-    record.layout = select.Text(1);
-    record.time_ms = select.Real(2);
-    record.workspace_bytes = static_cast<uint64_t>(select.Int(3));
-    record.tuning_mode = select.Text(4);
-    record.timestamp = select.Int(5);
+    record = RecordFromColumns(select, 0);
 
     Statement candidates(db_,
                          "SELECT algorithm, layout, time_ms, workspace_bytes, skip_reason "
@@ -301,8 +295,7 @@ class TuningDb::SqliteStore {
     if (candidates.prepare_rc() != SQLITE_OK) return candidates.prepare_rc();
     BindKey(candidates, problem, environment);
     while ((rc = candidates.Step()) == SQLITE_ROW) {
-      record.candidates.push_back({candidates.Text(0), candidates.Text(1), candidates.Real(2),
-                                   static_cast<uint64_t>(candidates.Int(3)), candidates.Text(4)});
+      record.candidates.push_back(CandidateFromColumns(candidates, 0));
     }
     return rc == SQLITE_DONE ? SQLITE_ROW : rc;
   }
@@ -319,15 +312,7 @@ class TuningDb::SqliteStore {
     select.Bind(2, environment.versions);
     std::unordered_map<std::string, TuningRecord> found;
     int rc;
-    while ((rc = select.Step()) == SQLITE_ROW) {
-      TuningRecord& record = found[select.Text(0)];
-      record.algorithm = select.Text(1);
-      record.layout = select.Text(2);
-      record.time_ms = select.Real(3);
-      record.workspace_bytes = static_cast<uint64_t>(select.Int(4));
-      record.tuning_mode = select.Text(5);
-      record.timestamp = select.Int(6);
-    }
+    while ((rc = select.Step()) == SQLITE_ROW) found[select.Text(0)] = RecordFromColumns(select, 1);
     if (rc != SQLITE_DONE) return rc;
     Statement candidates(db_,
                          "SELECT problem, algorithm, layout, time_ms, workspace_bytes, skip_reason "
@@ -338,10 +323,8 @@ class TuningDb::SqliteStore {
     candidates.Bind(2, environment.versions);
     while ((rc = candidates.Step()) == SQLITE_ROW) {
       auto record = found.find(candidates.Text(0));
-      if (record == found.end()) continue;
-      record->second.candidates.push_back(
-          {candidates.Text(1), candidates.Text(2), candidates.Real(3),
-           static_cast<uint64_t>(candidates.Int(4)), candidates.Text(5)});
+      if (record != found.end())
+        record->second.candidates.push_back(CandidateFromColumns(candidates, 1));
     }
     if (rc != SQLITE_DONE) return rc;
     for (auto& [key, record] : found) records.try_emplace(key, std::move(record));
@@ -372,6 +355,26 @@ class TuningDb::SqliteStore {
       return OpenResult::kReadOnly;
     }
     return OpenResult::kFailed;
+  }
+
+  // A record (no candidates) from the columns algorithm, layout, time_ms, workspace_bytes,
+  // tuning_mode, timestamp starting at `first`.
+  static TuningRecord RecordFromColumns(const Statement& row, int first) {
+    TuningRecord record;
+    record.algorithm = row.Text(first);
+    record.layout = row.Text(first + 1);
+    record.time_ms = row.Real(first + 2);
+    record.workspace_bytes = static_cast<uint64_t>(row.Int(first + 3));
+    record.tuning_mode = row.Text(first + 4);
+    record.timestamp = row.Int(first + 5);
+    return record;
+  }
+
+  // A candidate from the columns algorithm, layout, time_ms, workspace_bytes, skip_reason starting
+  // at `first`.
+  static MeasuredCandidate CandidateFromColumns(const Statement& row, int first) {
+    return {row.Text(first), row.Text(first + 1), row.Real(first + 2),
+            static_cast<uint64_t>(row.Int(first + 3)), row.Text(first + 4)};
   }
 
   static void BindKey(Statement& statement, const std::string& problem,
@@ -742,7 +745,7 @@ bool TuningDb::StoreKey(const std::string& problem_text, const TuningEnvironment
   const std::string key = problem_text + '\n' + environment.device + '\n' + environment.versions;
   std::lock_guard<std::mutex> lock(mutex_);
   cache_[key] = TuningDbHit{record, TuningDbSource::kCache};
-  UpdateRecordsSnapshot(problem_text, environment, record);
+  UpdateTunedSnapshot(problem_text, environment, record);
   const bool writes = Writes(mode_);
   if (!writes || !user_) return false;
   int rc = user_->Put(problem_text, environment, record);
@@ -756,16 +759,15 @@ bool TuningDb::StoreKey(const std::string& problem_text, const TuningEnvironment
   return false;
 }
 
-std::shared_ptr<const StoredRecords> TuningDb::Records(const TuningEnvironment& environment) {
+std::shared_ptr<const TunedProblems> TuningDb::Tuned(const TuningEnvironment& environment) {
   const std::string environment_key = environment.device + '\n' + environment.versions;
   std::lock_guard<std::mutex> lock(mutex_);
-  if (auto made = records_.find(environment_key); made != records_.end()) return made->second;
+  if (auto made = tuned_.find(environment_key); made != tuned_.end()) return made->second;
   std::unordered_map<std::string, TuningRecord> found;
   // This process's stores first: they win over what the files held when it started.
   const std::string suffix = '\n' + environment_key;
   for (const auto& [key, hit] : cache_) {
-    if (hit && hit->source == TuningDbSource::kCache && key.ends_with(suffix) &&
-        ConvProblem::Parse(std::string_view(key).substr(0, key.size() - suffix.size()))) {
+    if (hit && hit->source == TuningDbSource::kCache && key.ends_with(suffix)) {
       found.try_emplace(key.substr(0, key.size() - suffix.size()), hit->record);
     }
   }
@@ -780,27 +782,30 @@ std::shared_ptr<const StoredRecords> TuningDb::Records(const TuningEnvironment& 
       }
     }
   }
-  auto records = std::make_shared<StoredRecords>();
-  records->reserve(found.size());
+  auto tuned = std::make_shared<TunedProblems>();
   for (auto& [key, record] : found) {
-    if (ConvProblem::Parse(key)) records->push_back({key, std::move(record)});
+    // The planner's transform, node and plan entries share the files: not problems.
+    if (std::optional<ConvProblem> problem = ConvProblem::Parse(key)) {
+      tuned->push_back({std::move(*problem), std::move(record)});
+    }
   }
-  records_[environment_key] = records;
-  return records;
+  tuned_[environment_key] = tuned;
+  return tuned;
 }
 
-void TuningDb::UpdateRecordsSnapshot(const std::string& key, const TuningEnvironment& environment,
-                                     const TuningRecord& record) {
-  auto made = records_.find(environment.device + '\n' + environment.versions);
-  if (made == records_.end()) return;  // made on first use, from the cache and the files
-  if (!ConvProblem::Parse(key)) return;  // the planner's own entries are not kept there
-  auto updated = std::make_shared<StoredRecords>(*made->second);
-  auto same_key = std::find_if(updated->begin(), updated->end(),
-                               [&](const StoredRecord& stored) { return stored.key == key; });
-  if (same_key != updated->end()) {
-    same_key->record = record;
+void TuningDb::UpdateTunedSnapshot(const std::string& key, const TuningEnvironment& environment,
+                                   const TuningRecord& record) {
+  auto made = tuned_.find(environment.device + '\n' + environment.versions);
+  if (made == tuned_.end()) return;  // made on first use, from the cache and the files
+  std::optional<ConvProblem> problem = ConvProblem::Parse(key);
+  if (!problem) return;  // the planner's own entries are not kept there
+  auto updated = std::make_shared<TunedProblems>(*made->second);
+  auto same = std::find_if(updated->begin(), updated->end(),
+                           [&](const TunedProblem& tuned) { return tuned.problem == *problem; });
+  if (same != updated->end()) {
+    same->record = record;
   } else {
-    updated->push_back({key, record});
+    updated->push_back({std::move(*problem), record});
   }
   made->second = std::move(updated);
 }

@@ -76,6 +76,7 @@ struct ConvProblem {
   // weight=(64,64,3,3) stride=1x1 pad=1x1 dilation=1x1 groups=1 dtype=float32 layout=NCHW",
   // followed by " weight=prepared" for a prepared weight and " policy=..." when a policy is set.
   std::string ToString() const;
+  bool operator==(const ConvProblem&) const = default;
   // The problem whose ToString() is `text`, or nullopt when `text` is not a convolution problem's
   // key (the planner's transform, node and plan entries share the DB).
   static std::optional<ConvProblem> Parse(std::string_view text);
@@ -143,13 +144,12 @@ struct TuningDbHit {
   TuningDbSource source;
 };
 
-// One entry of the DB: its key text (a ConvProblem's ToString(), or another measured entry's own
-// key) and its record.
-struct StoredRecord {
-  std::string key;
+// A convolution problem the DB holds, with its record.
+struct TunedProblem {
+  ConvProblem problem;
   TuningRecord record;
 };
-using StoredRecords = std::vector<StoredRecord>;
+using TunedProblems = std::vector<TunedProblem>;
 
 class TuningDb {
  public:
@@ -182,13 +182,13 @@ class TuningDb {
   bool StoreKey(const std::string& key_text, const TuningEnvironment& environment,
                 const TuningRecord& record);
 
-  // Every convolution problem's entry (keys ConvProblem::Parse reads) held for `environment`:
-  // the user DB's, the system DB's under keys the user DB lacks, and this process's stores
-  // (replacing equal keys), in no particular order. What the heuristic tier learns from
-  // (ops/conv/measured_heuristic.h). The files are read once per environment; a later Store() of
-  // a problem makes a new snapshot, so the one returned never changes. Where the mode reads no
-  // files (off, refresh) only this process's stores.
-  std::shared_ptr<const StoredRecords> Records(const TuningEnvironment& environment);
+  // Every convolution problem held for `environment` (entries whose keys ConvProblem::Parse
+  // reads, parsed once): the user DB's, the system DB's the user DB lacks, and this process's
+  // stores (replacing equal problems), in no particular order. What the heuristic tier learns
+  // from (ops/conv/measured_heuristic.h). The files are read once per environment; a later
+  // Store() of a problem makes a new snapshot, so the one returned never changes. Where the mode
+  // reads no files (off, refresh) only this process's stores.
+  std::shared_ptr<const TunedProblems> Tuned(const TuningEnvironment& environment);
 
   // The mode in effect: the requested one, or read_only/off when the user DB could not be written.
   TuningDbMode mode() const;
@@ -204,10 +204,10 @@ class TuningDb {
   static std::unique_ptr<SqliteStore> OpenUser(const std::string& path, TuningDbMode& mode);
   std::optional<TuningDbHit> LookupStores(const std::string& problem,
                                           const TuningEnvironment& environment);
-  // A store of `record` under `key`: the environment's Records() snapshot, if made, is replaced
-  // by one that holds it. Called with mutex_ held.
-  void UpdateRecordsSnapshot(const std::string& key, const TuningEnvironment& environment,
-                             const TuningRecord& record);
+  // A store of `record` under `key`: the environment's Tuned() snapshot, if made and `key` is a
+  // problem's, is replaced by one that holds it. Called with mutex_ held.
+  void UpdateTunedSnapshot(const std::string& key, const TuningEnvironment& environment,
+                           const TuningRecord& record);
   // The user DB turned out corrupt while in use: set it aside and open a fresh one.
   void RecoverUserDb(const std::string& reason);
 
@@ -217,9 +217,9 @@ class TuningDb {
   std::unique_ptr<SqliteStore> user_;                                  // GUARDED_BY(mutex_)
   std::unique_ptr<SqliteStore> system_;                                // GUARDED_BY(mutex_)
   std::unordered_map<std::string, std::optional<TuningDbHit>> cache_;  // GUARDED_BY(mutex_)
-  // Records() snapshots by environment key ("device\nversions"), made on first use.
-  std::unordered_map<std::string, std::shared_ptr<const StoredRecords>>
-      records_;  // GUARDED_BY(mutex_)
+  // Tuned() snapshots by environment key ("device\nversions"), made on first use.
+  std::unordered_map<std::string, std::shared_ptr<const TunedProblems>>
+      tuned_;  // GUARDED_BY(mutex_)
 };
 
 // Writes the user DB at `source` (WAL mode, what was committed to its -wal file included) to

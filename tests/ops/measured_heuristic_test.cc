@@ -105,18 +105,17 @@ TEST(ConvProblemText, OtherKeysAreNotProblems) {
 }
 
 TEST(MeasuredHeuristic, RanksByTheNearestTunedProblems) {
-  const StoredRecords records = {
-      {Problem(64).ToString(), Timed({{"A", 3.0}, {"B", 1.0}, {"C", 2.0}})},
-      {Problem(128).ToString(), Timed({{"A", 6.0}, {"B", 2.0}, {"C", 5.0}})},
-      {"transform NCHW->NHWC data=(1,64,28,28) dtype=float32", Timed({{"copy", 1.0}})},
+  const TunedProblems tuned = {
+      {Problem(64), Timed({{"A", 3.0}, {"B", 1.0}, {"C", 2.0}})},
+      {Problem(128), Timed({{"A", 6.0}, {"B", 2.0}, {"C", 5.0}})},
   };
-  const MeasuredHeuristic tier(records);
+  const MeasuredHeuristic tier(tuned);
   EXPECT_EQ(tier.size(), 2u);
   // The same problem under another policy counts once.
-  StoredRecords twice = records;
+  TunedProblems twice = tuned;
   ConvProblem other_policy = Problem(64);
   other_policy.policy = "fastest ws=1024MB det=0 tc=1 tf32=0";
-  twice.push_back({other_policy.ToString(), Timed({{"A", 1.0}, {"B", 9.0}})});
+  twice.push_back({other_policy, Timed({{"A", 1.0}, {"B", 9.0}})});
   EXPECT_EQ(MeasuredHeuristic(twice).size(), 2u);
   // D: no neighbour timed it, so it follows in the rules' order; E cannot run this problem.
   const std::vector<Candidate> candidates = {Named("A"), Named("B"), Named("C"), Named("D"),
@@ -129,11 +128,11 @@ TEST(MeasuredHeuristic, RanksByTheNearestTunedProblems) {
 
 TEST(MeasuredHeuristic, NearerProblemsCountMore) {
   // Alike in all but channels: the 64-channel problem favours A, the 1024-channel one B.
-  const StoredRecords records = {
-      {Problem(64).ToString(), Timed({{"A", 1.0}, {"B", 2.0}})},
-      {Problem(1024).ToString(), Timed({{"A", 4.0}, {"B", 1.0}})},
+  const TunedProblems tuned = {
+      {Problem(64), Timed({{"A", 1.0}, {"B", 2.0}})},
+      {Problem(1024), Timed({{"A", 4.0}, {"B", 1.0}})},
   };
-  const MeasuredHeuristic tier(records);
+  const MeasuredHeuristic tier(tuned);
   const std::vector<Candidate> candidates = {Named("A"), Named("B")};
   EXPECT_EQ(Names(tier.Rank(Problem(64), candidates, {1, 0}).order, candidates),
             (std::vector<std::string>{"A", "B"}));
@@ -153,13 +152,13 @@ TEST(MeasuredHeuristic, OtherFamiliesAndUntimedRecordsTeachNothing) {
   backward.direction = ConvDirection::kBackwardFilter;
   TuningRecord one_timed = Timed({{"B", 1.0}});
   one_timed.candidates.push_back({"A", "NCHW", -1.0, 0, "workspace"});
-  const StoredRecords records = {
-      {nhwc.ToString(), Timed({{"A", 3.0}, {"B", 1.0}})},
-      {depthwise.ToString(), Timed({{"A", 3.0}, {"B", 1.0}})},
-      {backward.ToString(), Timed({{"A", 3.0}, {"B", 1.0}})},
-      {Problem(32).ToString(), one_timed},
+  const TunedProblems tuned = {
+      {nhwc, Timed({{"A", 3.0}, {"B", 1.0}})},
+      {depthwise, Timed({{"A", 3.0}, {"B", 1.0}})},
+      {backward, Timed({{"A", 3.0}, {"B", 1.0}})},
+      {Problem(32), one_timed},
   };
-  const MeasuredHeuristic tier(records);
+  const MeasuredHeuristic tier(tuned);
   const std::vector<Candidate> candidates = {Named("A"), Named("B")};
   const MeasuredRanking ranked = tier.Rank(Problem(64), candidates, {0, 1});
   EXPECT_EQ(ranked.neighbours, 0);
@@ -210,17 +209,18 @@ class MeasuredTierDbTest : public ::testing::Test {
 TEST_F(MeasuredTierDbTest, TheDbHandsOutSnapshotsThatStoresRenew) {
   auto db = OpenDb();
   db->Store(Problem(64), kHere, Timed({{"A", 1.0}, {"B", 2.0}}));
-  const auto first = db->Records(kHere);
+  const auto first = db->Tuned(kHere);
   ASSERT_EQ(first->size(), 1u);
-  EXPECT_EQ(db->Records(kHere), first);  // unchanged: the same snapshot
+  EXPECT_EQ((*first)[0].problem, Problem(64));  // parsed back from its key
+  EXPECT_EQ(db->Tuned(kHere), first);           // unchanged: the same snapshot
   db->Store(Problem(128), kHere, Timed({{"A", 1.0}, {"B", 2.0}}));
   db->StoreKey("transform NCHW->NHWC data=(1,8,8,8) dtype=float32", kHere, Timed({{"x", 1.0}}));
   EXPECT_EQ(first->size(), 1u);  // a snapshot never changes
-  EXPECT_EQ(db->Records(kHere)->size(), 2u);  // problems only: not the planner's transform
+  EXPECT_EQ(db->Tuned(kHere)->size(), 2u);  // problems only: not the planner's transform
   // Another process reads the file; another environment sees nothing.
-  EXPECT_EQ(OpenDb()->Records(kHere)->size(), 2u);
-  EXPECT_TRUE(OpenDb()->Records({"Other CPU (2 threads)", "mxlite 0.1.0"})->empty());
-  EXPECT_TRUE(OpenDb(TuningDbMode::kOff)->Records(kHere)->empty());
+  EXPECT_EQ(OpenDb()->Tuned(kHere)->size(), 2u);
+  EXPECT_TRUE(OpenDb()->Tuned({"Other CPU (2 threads)", "mxlite 0.1.0"})->empty());
+  EXPECT_TRUE(OpenDb(TuningDbMode::kOff)->Tuned(kHere)->empty());
 }
 
 TEST_F(MeasuredTierDbTest, OffPicksWhatTheNearestTunedProblemsFavour) {
