@@ -10,17 +10,20 @@
 //       (batch 64) and ResNet-18 (batch 1, 224x224) with im2col only, the heuristic (tuning off)
 //       and the tuned plan. JSON lines ("network", "threads", "plan", "forward_ms").
 //   conv_tuning_bench heuristic --models A.onnx,B.onnx [--threads 1] [--layouts NCHW,NHWC]
+//                               [--directions forward,backward_data,backward_filter]
 //       the heuristic tier measured on layers it was not built from: every distinct 2-D
-//       convolution of the models (batch 1, forward with the weight prepared, as inference runs
-//       it) in each layout listed that the layer can run in, every candidate timed; per problem
+//       convolution of the models (batch 1; the forward with the weight prepared, as inference
+//       runs it, the backward directions as training runs them; default forward only) in each
+//       layout listed that the layer can run in, every candidate timed; per problem
 //       the tuned pick and the heuristic's with their times, then one summary line per thread
-//       count: top-1 agreement with the tuned pick, and the mean, geomean and worst slowdown of
-//       the heuristic's picks against it. JSON lines ("model", "layer", "layout", "threads",
-//       "tuned", "tuned_ms", "heuristic", "heuristic_ms", "measured", "measured_ms",
-//       "neighbours"), then "heuristic tier (rules): ...". With --training-db FILE (a DB of other
-//       models, bench/system_db.sh) the measured tier (ops/conv/measured_heuristic.h) learns from
-//       FILE's entries and is scored beside the rules ("heuristic tier (measured): ..."); problems
-//       FILE holds are left out of both scores. --benchdnn FILE,FILE adds (or gives instead of
+//       count and direction: top-1 agreement with the tuned pick, and the mean, geomean and
+//       worst slowdown of the heuristic's picks against it. JSON lines ("model", "layer",
+//       "layout", "direction", "threads", "tuned", "tuned_ms", "heuristic", "heuristic_ms",
+//       "key", "measured", "measured_ms", "neighbours", "candidates_ms"), then "heuristic tier
+//       (rules): ...". With --training-db FILE (a DB of other models, bench/system_db.sh) the
+//       measured tier (ops/conv/measured_heuristic.h) learns from FILE's entries and is scored
+//       beside the rules ("heuristic tier (measured): ..."); problems FILE holds are left out of
+//       both scores. --benchdnn FILE,FILE adds (or gives instead of
 //       --models) the 2-D convolutions of oneDNN's benchdnn shape lists
 //       (tests/benchdnn/inputs/conv/shapes_*), at --batch (default 1) instead of their minibatch.
 //   conv_tuning_bench startup --plan cold|warm|off --db FILE   one ResNet-18 bind + first
@@ -210,13 +213,13 @@ struct PickScore {
       worst_layer = layer;
     }
   }
-  void Print(const char* tier, int threads) const {
+  void Print(const char* tier, const char* direction, int threads) const {
     if (counted == 0) return;
     std::printf(
-        "heuristic tier (%s): %d problems, %d thread(s): top-1 agreement %.1f%% (%d of %d); "
+        "heuristic tier (%s): %d %s problems, %d thread(s): top-1 agreement %.1f%% (%d of %d); "
         "slowdown of its picks against the tuned pick: mean %.1f%%, geomean %.1f%%, worst %.2fx "
         "(%s)\n",
-        tier, counted, threads, 100.0 * agreed / counted, agreed, counted,
+        tier, counted, direction, threads, 100.0 * agreed / counted, agreed, counted,
         100.0 * (sum_slowdown / counted - 1.0), 100.0 * (std::exp(log_slowdown / counted) - 1.0),
         worst, worst_layer.empty() ? "none" : worst_layer.c_str());
   }
@@ -344,7 +347,80 @@ std::vector<HeldOutConvolution> BenchdnnConvolutions(const std::vector<std::stri
   return problems;
 }
 
+// The directions named in `names` (forward, backward_data, backward_filter).
+std::vector<ConvDirection> ParseDirections(const std::vector<std::string>& names) {
+  std::vector<ConvDirection> directions;
+  for (const std::string& name : names) {
+    bool known = false;
+    for (ConvDirection direction :
+         {ConvDirection::kForward, ConvDirection::kBackwardData, ConvDirection::kBackwardFilter}) {
+      if (name == conv::ConvDirectionName(direction)) {
+        directions.push_back(direction);
+        known = true;
+      }
+    }
+    MX_CHECK(known) << "heuristic: --directions names '" << name
+                    << "'; expected forward, backward_data, backward_filter";
+  }
+  return directions;
+}
+
+// One problem in one direction: every candidate timed, the rules' and the measured tier's picks
+// scored against the fastest, one JSON line.
+void ScoreHeldOutProblem(const HeldOutConvolution& problem, ConvDirection direction, int threads,
+                         const conv::MeasuredHeuristic* measured, PickScore& rules_score,
+                         PickScore& measured_score) {
+  const cpu::ConvGeometry& g = problem.geometry;
+  // Inference prepares the forward weight; training's passes (and every backward) do not.
+  const bool prepared = direction == ConvDirection::kForward;
+  const conv::ConvProblem key = conv::CpuConvProblem(g, direction, DType::kFloat32, prepared);
+  const std::vector<Candidate> candidates =
+      CpuConvCandidates(g, direction, DType::kFloat32, prepared);
+  std::vector<double> ms(candidates.size(), -1.0);
+  size_t best = candidates.size();
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (!candidates[i].unsupported.empty()) continue;
+    ms[i] = conv::TimeCandidate(candidates[i].run, BenchTiming()).median_ms;
+    if (best == candidates.size() || ms[i] < ms[best]) best = i;
+  }
+  const std::vector<size_t> rules = conv::RankCpuCandidates(g, direction, candidates);
+  const size_t by_rules = FirstTimed(rules, ms);
+  if (best == candidates.size() || by_rules == candidates.size()) return;
+  const std::string layer = problem.model + " " + problem.layer + " " +
+                            ActivationLayoutName(g.layout) + " " +
+                            conv::ConvDirectionName(direction);
+  rules_score.Add(ms[by_rules] / ms[best], by_rules == best, layer);
+  size_t by_measure = by_rules;
+  int neighbours = 0;
+  if (measured != nullptr) {
+    const conv::MeasuredRanking ranked = measured->Rank(key, candidates, rules);
+    by_measure = FirstTimed(ranked.order, ms);
+    neighbours = ranked.neighbours;
+    measured_score.Add(ms[by_measure] / ms[best], by_measure == best, layer);
+  }
+  std::string all;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (ms[i] < 0.0) continue;
+    char entry[96];
+    std::snprintf(entry, sizeof(entry), "%s\"%s\": %.4f", all.empty() ? "" : ", ",
+                  candidates[i].algorithm.c_str(), ms[i]);
+    all += entry;
+  }
+  std::printf(
+      "{\"model\": \"%s\", \"layer\": \"%s\", \"layout\": \"%s\", \"direction\": \"%s\", "
+      "\"threads\": %d, \"key\": \"%s\", \"tuned\": \"%s\", \"tuned_ms\": %.4f, "
+      "\"heuristic\": \"%s\", \"heuristic_ms\": %.4f, \"measured\": \"%s\", "
+      "\"measured_ms\": %.4f, \"neighbours\": %d, \"candidates_ms\": {%s}}\n",
+      problem.model.c_str(), problem.layer.c_str(), ActivationLayoutName(g.layout),
+      conv::ConvDirectionName(direction), threads, key.ToString().c_str(),
+      candidates[best].algorithm.c_str(), ms[best], candidates[by_rules].algorithm.c_str(),
+      ms[by_rules], candidates[by_measure].algorithm.c_str(), ms[by_measure], neighbours,
+      all.c_str());
+  std::fflush(stdout);
+}
+
 void BenchHeuristic(const std::vector<HeldOutConvolution>& problems,
+                    const std::vector<ConvDirection>& directions,
                     const std::vector<int>& threads_list, const std::string& training_db) {
   std::unique_ptr<conv::TuningDb> training;
   if (!training_db.empty()) {
@@ -367,56 +443,26 @@ void BenchHeuristic(const std::vector<HeldOutConvolution>& problems,
       std::printf("measured tier: learned from %zu problems of %s (%d thread(s))\n",
                   measured->size(), training_db.c_str(), threads);
     }
-    PickScore rules_score, measured_score;
-    int left_out = 0;
-    for (const HeldOutConvolution& problem : problems) {
-      const cpu::ConvGeometry& g = problem.geometry;
-      const conv::ConvProblem key =
-          conv::CpuConvProblem(g, ConvDirection::kForward, DType::kFloat32, true);
-      if (trained.count(KeyWithoutPolicy(key)) > 0) {
-        ++left_out;
-        continue;
+    for (ConvDirection direction : directions) {
+      PickScore rules_score, measured_score;
+      int left_out = 0;
+      for (const HeldOutConvolution& problem : problems) {
+        const conv::ConvProblem key = conv::CpuConvProblem(
+            problem.geometry, direction, DType::kFloat32, direction == ConvDirection::kForward);
+        if (trained.count(KeyWithoutPolicy(key)) > 0) {
+          ++left_out;
+          continue;
+        }
+        ScoreHeldOutProblem(problem, direction, threads, measured.get(), rules_score,
+                            measured_score);
       }
-      const std::vector<Candidate> candidates =
-          CpuConvCandidates(g, ConvDirection::kForward, DType::kFloat32, true);
-      std::vector<double> ms(candidates.size(), -1.0);
-      size_t best = candidates.size();
-      for (size_t i = 0; i < candidates.size(); ++i) {
-        if (!candidates[i].unsupported.empty()) continue;
-        ms[i] = conv::TimeCandidate(candidates[i].run, BenchTiming()).median_ms;
-        if (best == candidates.size() || ms[i] < ms[best]) best = i;
-      }
-      const std::vector<size_t> rules =
-          conv::RankCpuCandidates(g, ConvDirection::kForward, candidates);
-      const size_t by_rules = FirstTimed(rules, ms);
-      if (best == candidates.size() || by_rules == candidates.size()) continue;
-      const std::string layer =
-          problem.model + " " + problem.layer + " " + ActivationLayoutName(g.layout);
-      rules_score.Add(ms[by_rules] / ms[best], by_rules == best, layer);
-      size_t by_measure = by_rules;
-      int neighbours = 0;
-      if (measured) {
-        const conv::MeasuredRanking ranked = measured->Rank(key, candidates, rules);
-        by_measure = FirstTimed(ranked.order, ms);
-        neighbours = ranked.neighbours;
-        measured_score.Add(ms[by_measure] / ms[best], by_measure == best, layer);
-      }
-      std::printf(
-          "{\"model\": \"%s\", \"layer\": \"%s\", \"layout\": \"%s\", \"threads\": %d, "
-          "\"tuned\": \"%s\", \"tuned_ms\": %.4f, \"heuristic\": \"%s\", "
-          "\"heuristic_ms\": %.4f, \"measured\": \"%s\", \"measured_ms\": %.4f, "
-          "\"neighbours\": %d}\n",
-          problem.model.c_str(), problem.layer.c_str(), ActivationLayoutName(g.layout), threads,
-          candidates[best].algorithm.c_str(), ms[best], candidates[by_rules].algorithm.c_str(),
-          ms[by_rules], candidates[by_measure].algorithm.c_str(), ms[by_measure], neighbours);
+      const char* name = conv::ConvDirectionName(direction);
+      if (training)
+        std::printf("left out (%s): %d problems the training DB holds\n", name, left_out);
+      rules_score.Print("rules", name, threads);
+      if (training) measured_score.Print("measured", name, threads);
       std::fflush(stdout);
     }
-    if (training) {
-      std::printf("left out: %d problems the training DB holds\n", left_out);
-    }
-    rules_score.Print("rules", threads);
-    if (training) measured_score.Print("measured", threads);
-    std::fflush(stdout);
   }
 }
 
@@ -547,7 +593,8 @@ int Main(const std::vector<std::string>& args) {
          BenchdnnConvolutions(shape_files, layouts, std::stoll(Flag(args, "batch", "1")))) {
       problems.push_back(std::move(problem));
     }
-    BenchHeuristic(problems, ParseList(Flag(args, "threads", "1")), Flag(args, "training-db", ""));
+    BenchHeuristic(problems, ParseDirections(ParseNames(Flag(args, "directions", "forward"))),
+                   ParseList(Flag(args, "threads", "1")), Flag(args, "training-db", ""));
   } else if (part == "startup") {
     BenchStartup(Flag(args, "plan", ""), Flag(args, "db", ""));
   } else {

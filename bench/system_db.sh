@@ -5,7 +5,10 @@
 # library versions (MXNET_TUNING_SYSTEM_DB_PATH). Not checked in: it is specific to the CPU model
 # named in its entries, and large.
 #
-#   bench/system_db.sh [--out FILE] [--batches "1 8"] [--threads "1 2"] [MODEL ...]
+#   bench/system_db.sh [--out FILE] [--batches "1 8"] [--threads "1 2"] [--training] [MODEL ...]
+#
+# --training tunes each model a second time for training (`mxlite tune --training`: the forward
+# pass without prepared weights, backward_data and backward_filter), after the inference tuning.
 #
 # Default out: build/system-db/<CPU model>.sqlite. An existing file is added to, not replaced.
 set -euo pipefail
@@ -13,12 +16,13 @@ cd "$(dirname "$0")/.."
 source bench/onnx_env.sh
 mxlite_bench_python_deps
 
-batches="1 8" thread_counts="1 2" out=""
+batches="1 8" thread_counts="1 2" out="" training=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) out=$2; shift 2 ;;
     --batches) batches=$2; shift 2 ;;
     --threads) thread_counts=$2; shift 2 ;;
+    --training) training=1; shift ;;
     *) break ;;
   esac
 done
@@ -39,6 +43,11 @@ for threads in $thread_counts; do
   for batch in $batches; do
     echo "[mxlite] batch $batch, $threads thread(s)" >&2
     "$mxlite" tune --system-db "$out" "${files[@]}" --batch "$batch" --threads "$threads"
+    if [ "$training" = 1 ]; then
+      echo "[mxlite] batch $batch, $threads thread(s), training" >&2
+      "$mxlite" tune --system-db "$out" "${files[@]}" --batch "$batch" --threads "$threads" \
+        --training
+    fi
   done
 done
 echo "install: export MXNET_TUNING_SYSTEM_DB_PATH=$(realpath "$out")"
