@@ -6,6 +6,8 @@
 #include <set>
 #include <sstream>
 
+#include "scheduler/graph/graph_rewrite.h"
+
 namespace mxlite {
 namespace {
 
@@ -35,51 +37,6 @@ std::map<NodeEntry, int> CountReaders(const Graph& graph) {
   }
   return readers;
 }
-
-// A graph rebuilt from `source` node by node, in order: each source node is copied, dropped, or
-// read as another new node; entries of later nodes are mapped to the copies'.
-class GraphRewrite {
- public:
-  explicit GraphRewrite(const Graph& source)
-      : source_(source), new_id_(static_cast<size_t>(source.num_nodes()), -1) {}
-
-  NodeEntry Map(NodeEntry entry) const { return {new_id_[entry.node], entry.index}; }
-  // Copies node `id` (a variable as it is; an op with `attrs` and its inputs mapped).
-  void Copy(int id, const std::map<std::string, std::string>& attrs) {
-    const Node& node = source_.node(id);
-    if (node.is_variable()) {
-      new_id_[id] = graph_.AddVariable(node.name, node.role, node.shape, node.dtype);
-      return;
-    }
-    new_id_[id] = graph_.AddOpNode(node.op->name, node.name, attrs, MapAll(node.inputs));
-  }
-  void Copy(int id) { Copy(id, source_.node(id).attr_text); }
-  // Adds a node of the new graph that readers of source node `id` read from now on.
-  void Replace(int id, const std::string& op, const std::string& name,
-               const std::map<std::string, std::string>& attrs,
-               const std::vector<NodeEntry>& inputs) {
-    new_id_[id] = graph_.AddOpNode(op, name, attrs, MapAll(inputs));
-  }
-  // Readers of source node `id` read the copy of source node `target` (already copied).
-  void ReadAs(int id, int target) { new_id_[id] = new_id_[target]; }
-  // The new graph with the source's outputs mapped, validated.
-  Graph Finish() {
-    for (const NodeEntry& output : source_.outputs()) graph_.AddOutput(Map(output));
-    graph_.Validate();
-    return std::move(graph_);
-  }
-
- private:
-  std::vector<NodeEntry> MapAll(const std::vector<NodeEntry>& entries) const {
-    std::vector<NodeEntry> mapped;
-    for (const NodeEntry& entry : entries) mapped.push_back(Map(entry));
-    return mapped;
-  }
-
-  const Graph& source_;
-  Graph graph_;
-  std::vector<int> new_id_;
-};
 
 }  // namespace
 
