@@ -160,6 +160,11 @@ std::vector<SettingSpec> BuiltinSettingSpecs() {
            "output (and a relu after it too, with MXNET_CONV_FUSE_ACTIVATION; on the GPU in its "
            "epilogue kernel): one pass over the output instead of two; 0 keeps the addition "
            "separate. Training never fuses (new in mxlite)."),
+      Bool("MXNET_CONV_TRIM_DEAD_TAPS", "1",
+           "Executors cut from each Convolution the kernel taps that read only padding for "
+           "the bound shapes (a dilation that reaches past the data, a 3x3 kernel on a 1x1 map): "
+           "the weight is sliced to the live taps and the padding shrunk, the same sums without "
+           "the products with zero; 0 runs the kernels as written (new in mxlite)."),
       Bool("MXNET_CONV_PREPACK_WEIGHTS", "1",
            "CPU inference executors keep each convolution's weight in the form its kernel "
            "reads (packed for the GEMM, transformed for Winograd, reordered for NCHW16c; more "

@@ -197,8 +197,8 @@ struct FusionTraits {
   // residual=true and the addend as one more input); unset: it cannot.
   std::function<bool(const Attributes&)> takes_residual;
   // A Convolution (attributes as ops/conv_attributes.h reads them): a clamp folds into its store
-  // (act_min / act_max), and on the CPU its 1x1 and depthwise NHWC instances fuse into depthwise
-  // blocks.
+  // (act_min / act_max), on the CPU its 1x1 and depthwise NHWC instances fuse into depthwise
+  // blocks, and kernel taps that read only padding are cut (scheduler/graph/dead_taps.h).
   bool convolution = false;
 };
 

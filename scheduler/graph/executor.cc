@@ -143,6 +143,7 @@ Executor::Executor(const Graph& graph, const BindOptions& options)
   FuseSigmoidGates();  // needs no shapes either; training too (silu has a backward)
   FuseActivations();   // needs no shapes: runs before the graph's shapes are inferred once
   shapes_ = InferGraphShapes(graph_, options_.input_shapes);
+  TrimDeadTaps();
   PlanConvolutionLayouts();
   FuseDepthwiseBlocks();  // after planning: the layouts decide which convolutions are NHWC
   FuseResiduals();        // after planning: an addition's operands share one layout by then
@@ -170,6 +171,15 @@ void Executor::FuseSigmoidGates() {
   if (fusion.fused.empty()) return;
   gates_ = std::move(fusion.fused);
   graph_ = std::move(fusion.graph);
+}
+
+void Executor::TrimDeadTaps() {
+  if (!options_.trim_dead_taps.value_or(settings().GetBool("MXNET_CONV_TRIM_DEAD_TAPS"))) return;
+  DeadTapsResult trim = TrimDeadKernelTaps(graph_, shapes_);
+  if (trim.trimmed.empty()) return;
+  trimmed_ = std::move(trim.trimmed);
+  graph_ = std::move(trim.graph);
+  shapes_ = InferGraphShapes(graph_, options_.input_shapes);
 }
 
 void Executor::FuseActivations() {
@@ -272,6 +282,9 @@ void Executor::LogTuning() const {
   if (what == "off") return;
   if (!gates_.empty()) {
     MX_LOG(INFO) << FormatGateFusions(gates_, what == "layers" || what == "verbose");
+  }
+  if (!trimmed_.empty()) {
+    MX_LOG(INFO) << FormatTrimmedTaps(trimmed_, what == "layers" || what == "verbose");
   }
   if (!fused_.empty()) MX_LOG(INFO) << FormatFusions(fused_, what == "layers" || what == "verbose");
   if (!depthwise_blocks_.empty()) {

@@ -46,6 +46,7 @@
 
 #include "engine/ndarray.h"
 #include "ops/conv/tuner.h"
+#include "scheduler/graph/dead_taps.h"
 #include "scheduler/graph/execution_plan.h"
 #include "scheduler/graph/fusion.h"
 #include "scheduler/graph/graph.h"
@@ -83,6 +84,9 @@ struct BindOptions {
   // (scheduler/graph/fusion.h); unset: MXNET_CONV_FUSE_RESIDUAL. Applies to executors bound without
   // training.
   std::optional<bool> fuse_residual = std::nullopt;
+  // Cut kernel taps that read only padding out of convolutions (scheduler/graph/dead_taps.h);
+  // unset: MXNET_CONV_TRIM_DEAD_TAPS.
+  std::optional<bool> trim_dead_taps = std::nullopt;
   // Replay GPU inference passes as CUDA graphs (engine/segment_graph.h); unset:
   // MXNET_ENABLE_CUDA_GRAPHS.
   std::optional<bool> cuda_graphs = std::nullopt;
@@ -151,6 +155,8 @@ class Executor {
   // The activations folded into convolutions at bind (scheduler/graph/fusion.h), in graph order.
   const std::vector<FusedActivation>& fused_activations() const { return fused_; }
   const std::vector<FusedGate>& fused_gates() const { return gates_; }
+  // The convolutions whose dead kernel taps were cut at bind (scheduler/graph/dead_taps.h).
+  const std::vector<TrimmedConvolution>& trimmed_convolutions() const { return trimmed_; }
   // The depthwise blocks run as one op each (scheduler/graph/fusion.h), in graph order.
   const std::vector<FusedDepthwiseBlock>& fused_depthwise_blocks() const {
     return depthwise_blocks_;
@@ -188,6 +194,7 @@ class Executor {
   Executor(const Graph& graph, const BindOptions& options);
   void AllocateArrays();
   void FuseSigmoidGates();
+  void TrimDeadTaps();  // needs the shapes; before layout planning
   void FuseActivations();
   void PlanConvolutionLayouts();
   bool FusesDepthwiseBlocks() const;  // CPU inference with MXNET_CONV_FUSE_DEPTHWISE
@@ -244,6 +251,7 @@ class Executor {
   BindOptions options_;
   std::vector<FusedActivation> fused_;
   std::vector<FusedGate> gates_;
+  std::vector<TrimmedConvolution> trimmed_;
   std::vector<FusedDepthwiseBlock> depthwise_blocks_;
   std::vector<FusedResidual> residuals_;
   ConvPlanReport conv_plan_;
