@@ -19,36 +19,11 @@
 #include <optional>
 #include <vector>
 
+#include "ops/index_values.h"
 #include "ops/nll_loss.h"
 #include "ops/operator.h"
 
 namespace mxlite {
-namespace {
-
-// One label as an integer: int32 and int64 as they are, floating ones (MXNet's labels) when they
-// hold an integer.
-int64_t LabelAt(const TensorView& label, size_t i, const std::string& owner) {
-  switch (label.dtype) {
-    case DType::kInt64:
-      return static_cast<const int64_t*>(label.data)[i];
-    case DType::kInt32:
-      return static_cast<const int32_t*>(label.data)[i];
-    case DType::kFloat32:
-    case DType::kFloat64: {
-      const double value = label.dtype == DType::kFloat32
-                               ? static_cast<double>(static_cast<const float*>(label.data)[i])
-                               : static_cast<const double*>(label.data)[i];
-      MX_CHECK(std::isfinite(value) && std::nearbyint(value) == value && std::abs(value) < 9.0e15)
-          << owner << ": label " << value << " at flat position " << i << " is not an integer";
-      return static_cast<int64_t>(value);
-    }
-    default:
-      MX_THROW() << owner << ": label has dtype " << label.dtype
-                 << "; expected int32, int64, float32 or float64";
-  }
-}
-
-}  // namespace
 
 std::string NllLossOwner(const std::string& node) { return "nll_loss " + node; }
 
@@ -75,7 +50,7 @@ std::vector<int64_t> ReadNllLabels(const TensorView& label, const NllGeometry& g
                                    const std::string& owner) {
   std::vector<int64_t> labels(static_cast<size_t>(label.size()));
   for (size_t i = 0; i < labels.size(); ++i) {
-    labels[i] = LabelAt(label, i, owner);
+    labels[i] = IntegerValueAt(label, i, owner, "label");
     if (g.ignore_index && labels[i] == *g.ignore_index) continue;
     MX_CHECK(labels[i] >= 0 && labels[i] < g.classes)
         << owner << ": label " << labels[i] << " at flat position " << i

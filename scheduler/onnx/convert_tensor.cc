@@ -1,7 +1,7 @@
 // ONNX data movement and shape arithmetic: Identity, Dropout (inference), Constant, Cast, CastLike,
 // Shape, Size, Gather (of values known at load, or of run-time data at indices known at load),
 // Slice, Split, Squeeze, Unsqueeze, Concat, Reshape, Flatten, Transpose, Pad, Tile, DepthToSpace,
-// SpaceToDepth, Trilu.
+// SpaceToDepth, Trilu, GatherElements.
 // Values known at load (shapes, the Shape -> Gather -> Unsqueeze -> Concat chains exporters write)
 // are folded into constants. Split, Tile and the depth/space moves become slices, concatenations
 // and a reshape-transpose-reshape of mxlite's own ops.
@@ -692,6 +692,14 @@ void ConvertSpaceToDepth(OnnxNode& node) {
   EmitBlockMove(node, {n, c, h / b, b, w / b, b}, {0, 3, 5, 1, 2, 4}, {n, c * b * b, h / b, w / b});
 }
 
+// GatherElements (opsets 11, 13): mxlite's gather_elements on run-time data and indices.
+void ConvertGatherElements(OnnxNode& node) {
+  const int64_t axis =
+      NormalizeAxis(node.attrs().Int("axis", 0), node.InputShape(0).ndim(), node.where());
+  node.SetOutput(0, node.Emit("gather_elements", {{"axis", std::to_string(axis)}},
+                              {node.Input(0), node.Input(1)}));
+}
+
 // Trilu (opset 14): mxlite's triu (upper = 1, the default) or tril, with k from input 1 (a scalar
 // known at load; 0 when absent).
 void ConvertTrilu(OnnxNode& node) {
@@ -736,6 +744,7 @@ MXLITE_REGISTER_ONNX_CONVERTER(Slice, 1, 9, ConvertSliceAttributes);
 MXLITE_REGISTER_ONNX_CONVERTER(Slice, 10, kMaxOnnxOpset, ConvertSlice);
 MXLITE_REGISTER_ONNX_CONVERTER(Transpose, 1, kMaxOnnxOpset, ConvertTranspose);
 MXLITE_REGISTER_ONNX_CONVERTER(Trilu, 14, kMaxOnnxOpset, ConvertTrilu);
+MXLITE_REGISTER_ONNX_CONVERTER(GatherElements, 11, kMaxOnnxOpset, ConvertGatherElements);
 // Pad-1 called its pads `paddings`.
 MXLITE_REGISTER_ONNX_CONVERTER(Pad, 2, 10, ConvertPadAttributes);
 MXLITE_REGISTER_ONNX_CONVERTER(Pad, 11, kMaxOnnxOpset, ConvertPad);

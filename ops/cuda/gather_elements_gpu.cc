@@ -1,0 +1,71 @@
+// gather_elements' GPU kernels (ops/gather_elements.cc; ops/cuda/gather_elements_kernels.cu).
+// The indices are read on the host, checked and turned into data offsets there (the CPU's code,
+// so a bad index is the same mxlite::Error), then uploaded: the op's stream waits for the index
+// once per call.
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "ops/cuda/cuda_util.h"
+#include "ops/cuda/gather_elements_kernels.h"
+#include "ops/gather_elements.h"
+#include "ops/operator.h"
+
+namespace mxlite {
+namespace {
+
+// The offsets of the node's index (device memory) into data of `data_shape`, in scratch memory.
+const int64_t* DeviceOffsets(const OpContext& ctx, const Attributes& attrs, const Shape& data_shape,
+                             const TensorView& index, cudaStream_t stream,
+                             const std::string& owner) {
+  const int axis = GatherElementsAxis(attrs, data_shape, index.shape, owner);
+  std::vector<uint8_t> index_bytes(index.bytes());
+  MXLITE_CUDA_CALL(cudaMemcpyAsync(index_bytes.data(), index.data, index_bytes.size(),
+                                   cudaMemcpyDeviceToHost, stream),
+                   owner);
+  MXLITE_CUDA_CALL(cudaStreamSynchronize(stream), owner);
+  const TensorView host_index{index_bytes.data(), index.shape, index.dtype, Context::CPU()};
+  const std::vector<int64_t> offsets = GatherElementsOffsets(host_index, data_shape, axis, owner);
+  int64_t* device = ctx.scratch->GetArray<int64_t>(std::max<int64_t>(index.size(), 1));
+  MXLITE_CUDA_CALL(cudaMemcpyAsync(device, offsets.data(), offsets.size() * sizeof(int64_t),
+                                   cudaMemcpyHostToDevice, stream),
+                   owner);
+  // Pageable host memory: wait, so that `offsets` may go whatever the driver does.
+  MXLITE_CUDA_CALL(cudaStreamSynchronize(stream), owner);
+  return device;
+}
+
+void ForwardGpu(const OpContext& ctx, const Attributes& attrs,
+                const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
+                const std::vector<WriteMode>& req) {
+  if (req[0] == WriteMode::kNull) return;
+  const std::string owner = GatherElementsOwner(ctx.node_name);
+  cudaStream_t stream = cuda::PrepareStream(ctx, owner);
+  const int64_t* offsets = DeviceOffsets(ctx, attrs, inputs[0].shape, inputs[1], stream, owner);
+  MXLITE_CUDA_CALL(cuda::GatherElements(inputs[0].data, offsets, inputs[1].size(),
+                                        DTypeSize(inputs[0].dtype), outputs[0].data, stream),
+                   owner);
+}
+
+void BackwardGpu(const OpContext& ctx, const Attributes& attrs,
+                 const std::vector<TensorView>& output_grads, const std::vector<TensorView>& inputs,
+                 const std::vector<TensorView>&, const std::vector<TensorView>& input_grads,
+                 const std::vector<WriteMode>& req) {
+  if (req[0] == WriteMode::kNull) return;
+  const std::string owner = GatherElementsOwner(ctx.node_name);
+  cudaStream_t stream = cuda::PrepareStream(ctx, owner);
+  const int64_t* offsets =
+      DeviceOffsets(ctx, attrs, input_grads[0].shape, inputs[1], stream, owner);
+  MXLITE_GPU_FLOAT_TYPE_SWITCH(output_grads[0].dtype, T, owner, {
+    MXLITE_CUDA_CALL(
+        cuda::GatherElementsBackward<T>(output_grads[0].data_as<T>(), offsets, inputs[1].size(),
+                                        input_grads[0].data_as<T>(), input_grads[0].size(), stream),
+        owner);
+  });
+}
+
+}  // namespace
+
+MXLITE_REGISTER_KERNELS(gather_elements, kGPU, ForwardGpu, BackwardGpu);
+
+}  // namespace mxlite
