@@ -2,7 +2,7 @@
 // (chains of broadcast_maximum / minimum / add), the element-wise math
 // functions (Sqrt, Exp, Log, Abs, Neg, Reciprocal, Erf, Sin, Cos, Tan, Asin, Acos, Atan, Sinh,
 // Cosh, Asinh, Acosh, Atanh, Floor, Ceil, Round, and Pow with an
-// exponent known at load; ops/unary_math.h), Softmax and LogSoftmax, Gemm, MatMul.
+// exponent known at load; ops/unary_math.h), Softmax and LogSoftmax, CumSum, Gemm, MatMul.
 #include "scheduler/onnx/onnx_converter.h"
 
 #include <algorithm>
@@ -214,6 +214,21 @@ void EmitSoftmaxAlongAxis(OnnxNode& node, const char* op) {
   node.SetOutput(0, node.Emit(op, {{"axis", std::to_string(axis)}}, {node.Input(0)}));
 }
 
+// CumSum (opsets 11, 14): mxlite's cumsum, the axis from input 1 (a scalar known at load).
+void ConvertCumSum(OnnxNode& node) {
+  const std::vector<double> axis_values =
+      node.RequireConstant(1, "axis").AsDoubles(node.where() + " axis");
+  MX_CHECK(axis_values.size() == 1)
+      << node.where() << ": axis has " << axis_values.size() << " values; expected one (a scalar)";
+  const int64_t axis =
+      NormalizeAxis(static_cast<int64_t>(axis_values[0]), node.InputShape(0).ndim(), node.where());
+  node.SetOutput(0, node.Emit("cumsum",
+                              {{"axis", std::to_string(axis)},
+                               {"exclusive", node.attrs().Int("exclusive", 0) ? "true" : "false"},
+                               {"reverse", node.attrs().Int("reverse", 0) ? "true" : "false"}},
+                              {node.Input(0)}));
+}
+
 void ConvertSoftmax2D(OnnxNode& node) { EmitSoftmaxOf2D(node, "softmax"); }
 void ConvertLogSoftmax2D(OnnxNode& node) { EmitSoftmaxOf2D(node, "log_softmax"); }
 void ConvertSoftmax(OnnxNode& node) { EmitSoftmaxAlongAxis(node, "softmax"); }
@@ -273,6 +288,7 @@ MXLITE_REGISTER_ONNX_CONVERTER(Softmax, 1, 12, ConvertSoftmax2D);
 MXLITE_REGISTER_ONNX_CONVERTER(Softmax, 13, kMaxOnnxOpset, ConvertSoftmax);
 MXLITE_REGISTER_ONNX_CONVERTER(LogSoftmax, 1, 12, ConvertLogSoftmax2D);
 MXLITE_REGISTER_ONNX_CONVERTER(LogSoftmax, 13, kMaxOnnxOpset, ConvertLogSoftmax);
+MXLITE_REGISTER_ONNX_CONVERTER(CumSum, 11, kMaxOnnxOpset, ConvertCumSum);
 MXLITE_REGISTER_ONNX_CONVERTER(Gemm, 1, kMaxOnnxOpset, ConvertGemm);
 MXLITE_REGISTER_ONNX_CONVERTER(MatMul, 1, kMaxOnnxOpset, ConvertMatMul);
 
