@@ -1,6 +1,7 @@
 // cumsum (NumPy's np.cumsum with ONNX's CumSum options): running sums along `axis`; `exclusive`
 // leaves each element out of its own sum (the first sum is 0), `reverse` runs from the end. float32
-// and float64 (sums in double) and int32 and int64 (sums in int64, wrapping as the type does).
+// and float64 (sums in double) and int32 and int64 (sums in uint64: they wrap as the type does,
+// with no undefined overflow).
 // Gradient: the cumsum of the output gradient the other way round (reverse flipped, exclusive
 // kept).
 #include <algorithm>
@@ -68,9 +69,9 @@ void Sums(const CumsumLines& lines, const TensorView& in, const TensorView& out,
     case DType::kFloat64:
       return RunningSums<double, double>(lines, in.data_as<double>(), out.data_as<double>());
     case DType::kInt32:
-      return RunningSums<int32_t, int64_t>(lines, in.data_as<int32_t>(), out.data_as<int32_t>());
+      return RunningSums<int32_t, uint64_t>(lines, in.data_as<int32_t>(), out.data_as<int32_t>());
     case DType::kInt64:
-      return RunningSums<int64_t, int64_t>(lines, in.data_as<int64_t>(), out.data_as<int64_t>());
+      return RunningSums<int64_t, uint64_t>(lines, in.data_as<int64_t>(), out.data_as<int64_t>());
     default:
       MX_THROW() << owner << ": dtype " << in.dtype
                  << " is not supported (float32, float64, int32 and int64 are)";

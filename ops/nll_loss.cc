@@ -119,10 +119,14 @@ void BackwardCpu(const OpContext& ctx, const Attributes& attrs,
                  const std::vector<TensorView>& outputs, const std::vector<TensorView>& input_grads,
                  const std::vector<WriteMode>& req) {
   const std::string owner = NllLossOwner(ctx.node_name);
-  const NllGeometry g = NllGeometryOf(attrs, inputs[0].shape, inputs[1].shape, owner);
+  const bool use_weight = attrs.GetBool("use_weight");
+  // Without weights backward keeps no data (NllBackwardDependencies): its shape is dx's.
+  if (!use_weight && req[0] == WriteMode::kNull) return;
+  const Shape& data_shape = use_weight ? inputs[0].shape : input_grads[0].shape;
+  const NllGeometry g = NllGeometryOf(attrs, data_shape, inputs[1].shape, owner);
   const std::vector<int64_t> labels = ReadNllLabels(inputs[1], g, owner);
-  MXLITE_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
-    const T* data = inputs[0].data_as<T>();
+  MXLITE_FLOAT_TYPE_SWITCH(output_grads[0].dtype, T, owner, {
+    const T* data = g.use_weight ? inputs[0].data_as<T>() : nullptr;
     const T* weight = g.use_weight ? inputs[2].data_as<T>() : nullptr;
     const T* dy = output_grads[0].data_as<T>();
     const double total = g.reduction == "mean" ? TotalWeight(g, labels, weight) : 1.0;
@@ -204,8 +208,9 @@ MXLITE_REGISTER_OP(nll_loss) {
     return has;
   };
   op.backward_dependencies = [](const Attributes& attrs) -> BackwardDependencies {
+    // The data and the loss only for the weight's gradient.
     if (attrs.GetBool("use_weight")) return {{true, true, true}, {true}};
-    return {{true, true}, {false}};
+    return {{false, true}, {false}};
   };
   op.forward[DeviceType::kCPU] = ForwardCpu;
   op.backward[DeviceType::kCPU] = BackwardCpu;

@@ -1,5 +1,6 @@
 // cumsum on the GPU (cumsum_kernels.h): one thread per line; neighbouring threads take
-// neighbouring inner elements, so each step's loads coalesce.
+// neighbouring inner elements (their loads coalesce when inner is large). A single long line runs
+// on one thread: a block scan per line would serve that case better (not written).
 #include <cuda_fp16.h>
 
 #include "ops/cuda/cumsum_kernels.h"
@@ -12,13 +13,14 @@ template <typename T>
 struct Accumulator {
   using type = double;
 };
+// Integers sum in uint64: they wrap as the type does, with no undefined overflow.
 template <>
 struct Accumulator<int32_t> {
-  using type = int64_t;
+  using type = uint64_t;
 };
 template <>
 struct Accumulator<int64_t> {
-  using type = int64_t;
+  using type = uint64_t;
 };
 
 template <typename T>

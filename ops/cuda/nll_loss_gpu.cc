@@ -136,9 +136,14 @@ void BackwardGpu(const OpContext& ctx, const Attributes& attrs,
                  const std::vector<TensorView>& outputs, const std::vector<TensorView>& input_grads,
                  const std::vector<WriteMode>& req) {
   const std::string owner = NllLossOwner(ctx.node_name);
+  const bool use_weight = attrs.GetBool("use_weight");
+  const bool weight_gradient = use_weight && req[2] != WriteMode::kNull;
+  if (req[0] == WriteMode::kNull && !weight_gradient) return;  // nothing to wait for the labels
   cudaStream_t stream = cuda::PrepareStream(ctx, owner);
-  const NllGeometry g = NllGeometryOf(attrs, inputs[0].shape, inputs[1].shape, owner);
-  MXLITE_GPU_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
+  // Without weights backward keeps no data: its shape is dx's.
+  const Shape& data_shape = use_weight ? inputs[0].shape : input_grads[0].shape;
+  const NllGeometry g = NllGeometryOf(attrs, data_shape, inputs[1].shape, owner);
+  MXLITE_GPU_FLOAT_TYPE_SWITCH(output_grads[0].dtype, T, owner, {
     const PreparedPositions p = Prepare<T>(ctx, g, inputs, stream, owner);
     const bool reduce = g.reduction != "none";
     if (req[0] != WriteMode::kNull) {
@@ -147,7 +152,7 @@ void BackwardGpu(const OpContext& ctx, const Attributes& attrs,
                                                     input_grads[0].data_as<T>(), stream),
                        owner);
     }
-    if (g.use_weight && req[2] != WriteMode::kNull) {
+    if (weight_gradient) {
       double* picked = ctx.scratch->GetArray<double>(std::max<int64_t>(p.positions.count, 1));
       WeightGradient<T>(g, p, inputs[0], outputs[0], output_grads[0], input_grads[2], picked,
                         stream, owner);

@@ -6,9 +6,11 @@
 // network run on small images). Its products are zero, yet the kernels compute them: an ASPP
 // branch whose off-centre taps are dead costs 9x the 1x1 convolution it equals.
 //
-// Along each spatial axis the live taps are a contiguous range [first, last]: tap k reads input
-// positions o * stride - pad + k * dilation for the outputs o, so whether one of them falls in the
-// data is monotone in k on both ends. The pass cuts the kernel to that range, the weight through a
+// Along each spatial axis tap k reads input positions o * stride - pad + k * dilation for the
+// outputs o; a tap is dead when that whole span lies before the data or past it, which holds for
+// a run of taps at each end (with a stride, a tap whose span straddles the data may still skip
+// it: such taps are kept, so the trim is exact and only sometimes short). The pass cuts the
+// kernel to the taps between, the weight through a
 // `slice` node (a constant step at inference: run once, kept while the weight does not change),
 // and the padding by the dead taps' reach, pad - first * dilation. Every output reads the same
 // data through the same live taps, so the result is exact: the same sums, minus terms that were
