@@ -81,6 +81,16 @@ TEST(CumsumDTypeTest, IntegersSumExactly) {
   }
 }
 
+TEST(CumsumDTypeTest, Int32SumsWrapAsTheTypeDoes) {
+  const CumsumCase c{0, false, false, {3}};
+  std::vector<HostTensor> inputs = MakeInputs(Case(c), DType::kInt32);
+  for (int64_t i = 0; i < 3; ++i) inputs[0].Set(i, 2000000000.0);
+  const OpRun run = RunForward(Case(c), inputs);
+  // 4e9 and 6e9 modulo 2^32, as two's complement int32.
+  EXPECT_EQ(run.outputs[0].Values(), (std::vector<double>{2000000000.0, 4000000000.0 - 4294967296.0,
+                                                          6000000000.0 - 4294967296.0}));
+}
+
 TEST(CumsumShapeTest, AnAxisOutsideTheDataIsNamed) {
   ExpectShapeError(Case({2, false, false, {3, 4}}), {"cumsum", "axis 2 is outside"});
 }
