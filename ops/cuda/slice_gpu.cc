@@ -1,28 +1,31 @@
-// slice's GPU kernels (ops/slice.h; slice_kernels.cu): the window read as on the CPU
-// (SliceGeometryOf), turned into element steps over the input.
+// slice's GPU kernels (ops/slice.h): the window read as on the CPU (SliceGeometryOf), turned into
+// element steps over the input, and moved by a strided copy (strided_copy.h).
 #include "ops/cuda/cuda_util.h"
-#include "ops/cuda/slice_kernels.h"
+#include "ops/cuda/strided_copy.h"
 #include "ops/operator.h"
 #include "ops/slice.h"
 
 namespace mxlite {
 namespace {
 
-cuda::SliceWindow WindowOf(const SliceGeometry& g, const Shape& data, const std::string& owner) {
+// The output (dense) and the input's window it reads: forward gathers, backward scatters.
+cuda::StridedCopy CopyOf(const SliceGeometry& g, const Shape& data, DType dtype,
+                         const std::string& owner) {
   MX_CHECK(data.ndim() <= cuda::kMaxKernelDims)
       << owner << ": " << data.ndim() << " dims; the GPU kernel takes up to "
       << cuda::kMaxKernelDims;
-  cuda::SliceWindow w;
-  w.ndim = data.ndim();
-  w.count = g.output.size();
+  cuda::StridedCopy copy;
+  copy.ndim = data.ndim();
+  copy.count = g.output.size();
+  copy.element_size = static_cast<int>(DTypeSize(dtype));
   int64_t stride = 1;
   for (int d = data.ndim() - 1; d >= 0; --d) {
-    w.output_extents[d] = g.output[d];
-    w.input_steps[d] = stride * g.step[d];
-    w.base += stride * g.begin[d];
+    copy.extents[d] = g.output[d];
+    copy.steps[d] = stride * g.step[d];
+    copy.base += stride * g.begin[d];
     stride *= data[d];
   }
-  return w;
+  return copy;
 }
 
 void SliceForwardGpu(const OpContext& ctx, const Attributes& attrs,
@@ -31,10 +34,10 @@ void SliceForwardGpu(const OpContext& ctx, const Attributes& attrs,
   if (req[0] == WriteMode::kNull) return;
   const std::string owner = cuda::Owner("slice", ctx);
   cudaStream_t stream = cuda::PrepareStream(ctx, owner);
-  const Shape& data = inputs[0].shape;
-  const cuda::SliceWindow w = WindowOf(SliceGeometryOf(attrs, data, owner), data, owner);
-  MXLITE_CUDA_CALL(cuda::SliceCopy(w, inputs[0].data, outputs[0].data,
-                                   static_cast<int>(DTypeSize(inputs[0].dtype)), false, stream),
+  const TensorView& data = inputs[0];
+  const cuda::StridedCopy copy =
+      CopyOf(SliceGeometryOf(attrs, data.shape, owner), data.shape, data.dtype, owner);
+  MXLITE_CUDA_CALL(cuda::RunStridedCopy(copy, data.size(), data.data, outputs[0].data, stream),
                    owner);
 }
 
@@ -47,10 +50,11 @@ void SliceBackwardGpu(const OpContext& ctx, const Attributes& attrs,
   const std::string owner = cuda::Owner("slice", ctx);
   cudaStream_t stream = cuda::PrepareStream(ctx, owner);
   const TensorView& dx = input_grads[0];
-  const cuda::SliceWindow w = WindowOf(SliceGeometryOf(attrs, dx.shape, owner), dx.shape, owner);
+  cuda::StridedCopy copy =
+      CopyOf(SliceGeometryOf(attrs, dx.shape, owner), dx.shape, dx.dtype, owner);
+  copy.scatter = true;
   MXLITE_CUDA_CALL(cudaMemsetAsync(dx.data, 0, dx.bytes(), stream), owner);
-  MXLITE_CUDA_CALL(cuda::SliceCopy(w, output_grads[0].data, dx.data,
-                                   static_cast<int>(DTypeSize(dx.dtype)), true, stream),
+  MXLITE_CUDA_CALL(cuda::RunStridedCopy(copy, dx.size(), output_grads[0].data, dx.data, stream),
                    owner);
 }
 

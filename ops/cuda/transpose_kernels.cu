@@ -1,22 +1,11 @@
 // transpose on the GPU (transpose_kernels.h), any dtype by element size: a batch of 2-D
-// transposes tiled, any other permutation one thread per output element.
+// transposes tiled, any other permutation a strided copy (strided_copy.h).
 #include "ops/cuda/grid.cuh"
+#include "ops/cuda/strided_copy.h"
 #include "ops/cuda/transpose_kernels.h"
 
 namespace mxlite::cuda {
 namespace {
-
-template <typename E>
-__global__ void TransposeKernel(TransposeGeometry g, const E* in, E* out, int64_t n) {
-  MXLITE_GRID_LOOP(i, n) {
-    int64_t rest = i, offset = 0;
-    for (int d = g.ndim - 1; d >= 0; --d) {
-      offset += (rest % g.out_extents[d]) * g.in_strides_permuted[d];
-      rest /= g.out_extents[d];
-    }
-    out[i] = in[offset];
-  }
-}
 
 // A batch of 2-D transposes through 32 x 32 tiles in shared memory (the extra column keeps the
 // column reads free of bank conflicts): a block of 32 x 8 threads reads a tile row by row and
@@ -44,18 +33,12 @@ __global__ void BatchedTransposeKernel(TransposeGeometry g, const E* in, E* out,
 }
 
 template <typename E>
-void LaunchTranspose(const TransposeGeometry& g, const void* in, void* out, int64_t n,
-                     cudaStream_t s) {
-  const E* src = static_cast<const E*>(in);
-  E* dst = static_cast<E*>(out);
-  if (g.batch > 0) {
-    const int64_t tiles = g.batch * ((g.rows + kTile - 1) / kTile) * ((g.cols + kTile - 1) / kTile);
-    const int64_t max_blocks = 65535 * 16;
-    const unsigned blocks = static_cast<unsigned>(tiles < max_blocks ? tiles : max_blocks);
-    BatchedTransposeKernel<E><<<blocks, dim3(kTile, kTileRows), 0, s>>>(g, src, dst, tiles);
-  } else {
-    TransposeKernel<E><<<Blocks(n), kThreads, 0, s>>>(g, src, dst, n);
-  }
+void LaunchTiled(const TransposeGeometry& g, const void* in, void* out, cudaStream_t s) {
+  const int64_t tiles = g.batch * ((g.rows + kTile - 1) / kTile) * ((g.cols + kTile - 1) / kTile);
+  const int64_t max_blocks = 65535 * 16;
+  const unsigned blocks = static_cast<unsigned>(tiles < max_blocks ? tiles : max_blocks);
+  BatchedTransposeKernel<E><<<blocks, dim3(kTile, kTileRows), 0, s>>>(g, static_cast<const E*>(in),
+                                                                      static_cast<E*>(out), tiles);
 }
 
 }  // namespace
@@ -63,18 +46,29 @@ void LaunchTranspose(const TransposeGeometry& g, const void* in, void* out, int6
 cudaError_t TransposeCopy(const TransposeGeometry& g, const void* in, void* out,
                           size_t element_size, int64_t n, cudaStream_t s) {
   if (n <= 0) return cudaGetLastError();
+  if (g.batch == 0) {  // the output dense, the input its window
+    StridedCopy copy;
+    copy.ndim = g.ndim;
+    for (int d = 0; d < g.ndim; ++d) {
+      copy.extents[d] = g.out_extents[d];
+      copy.steps[d] = g.in_strides_permuted[d];
+    }
+    copy.count = n;
+    copy.element_size = static_cast<int>(element_size);
+    return RunStridedCopy(copy, n, in, out, s);
+  }
   switch (element_size) {
     case 1:
-      LaunchTranspose<uint8_t>(g, in, out, n, s);
+      LaunchTiled<uint8_t>(g, in, out, s);
       break;
     case 2:
-      LaunchTranspose<uint16_t>(g, in, out, n, s);
+      LaunchTiled<uint16_t>(g, in, out, s);
       break;
     case 4:
-      LaunchTranspose<uint32_t>(g, in, out, n, s);
+      LaunchTiled<uint32_t>(g, in, out, s);
       break;
     case 8:
-      LaunchTranspose<uint64_t>(g, in, out, n, s);
+      LaunchTiled<uint64_t>(g, in, out, s);
       break;
     default:
       return cudaErrorInvalidValue;

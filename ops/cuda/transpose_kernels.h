@@ -11,7 +11,8 @@ namespace mxlite::cuda {
 // is the input stride of axis perm[i]. When batch > 0 the permutation is a batch of 2-D
 // transposes, in (batch, rows, cols) -> out (batch, cols, rows), which runs tiled through shared
 // memory so that both the reads and the writes are coalesced (NCHW <-> NHWC, ConvNeXt's permutes,
-// a key's transpose in attention); other permutations run a thread per output element.
+// a key's transpose in attention); other permutations run as a strided copy (strided_copy.h),
+// whole runs of elements at a time where the innermost axis stays (attention's head splits).
 struct TransposeGeometry {
   int ndim = 0;
   int64_t out_extents[kMaxKernelDims] = {}, in_strides_permuted[kMaxKernelDims] = {};

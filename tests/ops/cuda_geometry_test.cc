@@ -1,17 +1,20 @@
 // The geometries the GPU kernels index by (ops/cuda/cuda_util.h's MakeBroadcastGeometry and
-// MakeTransposeGeometry), checked on the host without a GPU: each kernel's indexing, replayed
-// here over the geometry, must reach the element a plain multi-index walk reaches. The kernels
-// themselves are checked against the CPU's on a GPU machine (gpu_vs_cpu_test.cc); these tests
-// catch a wrong merge of axes wherever the suite runs.
+// MakeTransposeGeometry, ops/cuda/strided_copy.h's Simplified), checked on the host without a GPU:
+// each kernel's indexing, replayed here over the geometry, must reach the element a plain
+// multi-index walk reaches. The kernels themselves are checked against the CPU's on a GPU machine
+// (gpu_vs_cpu_test.cc); these tests catch a wrong merge of axes wherever the suite runs.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <numeric>
+#include <random>
 #include <vector>
 
 #include "core/shape.h"
 
 #if MXLITE_USE_CUDA
 #include "ops/cuda/cuda_util.h"
+#include "ops/cuda/strided_copy.h"
 #endif
 
 namespace mxlite::testing {
@@ -156,6 +159,97 @@ TEST(CudaGeometry, TransposeMergesAxesAndMovesEveryElement) {
     EXPECT_EQ(g.batch > 0, c.tiled);
     EXPECT_EQ(TransposeByKernel(g, in), TransposeReference(c.shape, c.axes, in));
   }
+}
+
+// strided_copy.cu's kernel (and its one-memcpy case), replayed byte for byte: every dense
+// element moves element_size bytes to or from its window offset.
+void StridedCopyByKernel(const cuda::StridedCopy& c, const std::vector<uint8_t>& from,
+                         std::vector<uint8_t>* to) {
+  for (int64_t i = 0; i < c.count; ++i) {
+    int64_t rest = i, offset = c.base;
+    for (int d = c.ndim - 1; d >= 0; --d) {
+      offset += (rest % c.extents[d]) * c.steps[d];
+      rest /= c.extents[d];
+    }
+    const int64_t source = c.scatter ? i : offset, target = c.scatter ? offset : i;
+    std::memcpy(to->data() + target * c.element_size, from.data() + source * c.element_size,
+                static_cast<size_t>(c.element_size));
+  }
+}
+
+// A copy of `dense` extents (row-major) from a window of a tensor of `window_elements`.
+cuda::StridedCopy CopyOf(const Shape& dense, const std::vector<int64_t>& steps, int64_t base,
+                         int element_size, bool scatter = false) {
+  cuda::StridedCopy c;
+  c.ndim = dense.ndim();
+  for (int d = 0; d < dense.ndim(); ++d) {
+    c.extents[d] = dense[d];
+    c.steps[d] = steps[static_cast<size_t>(d)];
+  }
+  c.base = base;
+  c.count = dense.size();
+  c.element_size = element_size;
+  c.scatter = scatter;
+  return c;
+}
+
+TEST(CudaGeometry, SimplifiedStridedCopiesMoveTheSameBytes) {
+  struct Case {
+    const char* what;
+    cuda::StridedCopy copy;
+    int64_t window_elements;
+    uintptr_t dense_address, window_address;
+    int ndim, element_size;  // expected once simplified
+  };
+  const uintptr_t aligned = 0x10000, off_by_4 = 0x10004;
+  const Case cases[] = {
+      // (L, N*heads, 64) -> (N*heads, L, 64) of float: 16-byte elements, the three axes kept.
+      {"head split", CopyOf({6, 5, 64}, {64, 5 * 64, 1}, 0, 4), 5 * 6 * 64, aligned, aligned, 3,
+       16},
+      {"head split, input off by 4 bytes", CopyOf({6, 5, 64}, {64, 5 * 64, 1}, 0, 4), 5 * 6 * 64,
+       aligned, off_by_4, 3, 4},
+      // q = packed[1] of (3, L, N, E): one contiguous run (a memcpy).
+      {"a whole slab", CopyOf({1, 7, 2, 12}, {7 * 2 * 12, 2 * 12, 12, 1}, 7 * 2 * 12, 4),
+       3 * 7 * 2 * 12, aligned, aligned, 1, 16},
+      // x[:, 2:4] of (4, 6) int8: rows of 2 bytes; x[:, 1:3] stays bytewise.
+      {"columns of int8", CopyOf({4, 2}, {6, 1}, 2, 1), 24, aligned, aligned, 2, 2},
+      {"odd columns of int8", CopyOf({4, 2}, {6, 1}, 1, 1), 24, aligned, aligned, 2, 1},
+      // x[::-1] of (5, 8) float: rows backwards, each row contiguous.
+      {"rows reversed", CopyOf({5, 8}, {-8, 1}, 32, 4), 40, aligned, aligned, 2, 16},
+      // x[:, ::-1]: nothing contiguous.
+      {"columns reversed", CopyOf({5, 8}, {8, -1}, 7, 4), 40, aligned, aligned, 2, 4},
+      // slice's backward: the dense gradient scattered into rows 2..4 of (6, 3, 4) half, one
+      // run of 36 halves: 8-byte elements (36 is no multiple of 8).
+      {"scatter", CopyOf({3, 3, 4}, {12, 4, 1}, 24, 2, true), 72, aligned, aligned, 1, 8},
+      {"one element", CopyOf({1, 1}, {5, 1}, 3, 8), 10, aligned, aligned, 1, 8},
+      {"odd inner extent", CopyOf({4, 3}, {6, 1}, 0, 4), 24, aligned, aligned, 2, 4},
+  };
+  std::mt19937 random(7);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    const int size = c.copy.element_size;
+    const int64_t dense_bytes = c.copy.count * size, window_bytes = c.window_elements * size;
+    std::vector<uint8_t> dense(static_cast<size_t>(dense_bytes)),
+        window(static_cast<size_t>(window_bytes));
+    for (uint8_t& b : dense) b = static_cast<uint8_t>(random());
+    for (uint8_t& b : window) b = static_cast<uint8_t>(random());
+    const std::vector<uint8_t>& from = c.copy.scatter ? dense : window;
+    std::vector<uint8_t> expected = c.copy.scatter ? window : dense, got = expected;
+    StridedCopyByKernel(c.copy, from, &expected);
+    const cuda::StridedCopy simplified =
+        cuda::Simplified(c.copy, c.window_elements, reinterpret_cast<const void*>(c.dense_address),
+                         reinterpret_cast<const void*>(c.window_address));
+    StridedCopyByKernel(simplified, from, &got);
+    EXPECT_EQ(got, expected);
+    EXPECT_EQ(simplified.ndim, c.ndim);
+    EXPECT_EQ(simplified.element_size, c.element_size);
+    EXPECT_TRUE(simplified.narrow_index);
+  }
+  // Past 2^30 elements the offsets stay 64-bit.
+  const cuda::StridedCopy huge = cuda::Simplified(
+      CopyOf({2, int64_t{1} << 30}, {int64_t{1} << 31, 1}, 0, 1), int64_t{1} << 32,
+      reinterpret_cast<const void*>(aligned), reinterpret_cast<const void*>(aligned + 1));
+  EXPECT_FALSE(huge.narrow_index);
 }
 
 #else

@@ -133,6 +133,11 @@ TEST(SliceTest, MalformedTuplesAreShapeErrors) {
 MXLITE_GPU_CASES(Slice) {
   std::vector<OpCase> cases;
   for (const Window& w : Windows()) cases.push_back(SliceCase({4, 5, 6}, w));
+  // Rows of 8 or 16 elements: the kernel moves them 16 bytes at a time (strided_copy.h), or as
+  // one memcpy when the window is one run (q taken from attention's packed projection).
+  cases.push_back(SliceCase({3, 5, 16}, {{1, 1}, {3, 4}, {}}));
+  cases.push_back(SliceCase({3, 5, 16}, {{2, 4}, {0, 0}, {-1, -2}}));
+  cases.push_back(SliceCase({3, 7, 2, 8}, {{1}, {2}, {}}));
   return cases;
 }
 

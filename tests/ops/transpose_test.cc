@@ -109,6 +109,12 @@ MXLITE_GPU_CASES(Transpose) {
   auto add = [&](OpCase c) { cases.push_back(std::move(c)); };
   add({"transpose", {}, {{2, 3, 4}}});
   add({"transpose", {{"axes", "(0,2,3,1)"}}, {{2, 3, 4, 5}}});
+  // The innermost axis kept: strided copies, 16 bytes at a time where rows allow (attention's
+  // head splits; Swin's window partition), element by element where they do not.
+  add({"transpose", {{"axes", "(1,0,2)"}}, {{5, 6, 16}}});
+  add({"transpose", {{"axes", "(0,2,1,3)"}}, {{2, 7, 3, 8}}});
+  add({"transpose", {{"axes", "(2,0,3,1,4)"}}, {{2, 3, 4, 5, 4}}});
+  add({"transpose", {{"axes", "(0,2,1,3)"}}, {{2, 3, 4, 5}}});
   return cases;
 }
 
