@@ -42,7 +42,10 @@ NllGeometry NllGeometryOf(const Attributes& attrs, const Shape& data, const Shap
   g.positions = data.size(2, data.ndim());
   g.use_weight = attrs.GetBool("use_weight");
   if (attrs.Has("ignore_index")) g.ignore_index = attrs.GetInt("ignore_index");
-  g.reduction = attrs.GetString("reduction");
+  const std::string reduction = attrs.GetString("reduction");
+  g.reduction = reduction == "none"  ? NllReduction::kNone
+                : reduction == "sum" ? NllReduction::kSum
+                                     : NllReduction::kMean;
   return g;
 }
 
@@ -102,15 +105,15 @@ void ForwardCpu(const OpContext& ctx, const Attributes& attrs,
           loss = -ClassWeight(g, weight, label) *
                  static_cast<double>(data[DataOffset(g, n, label, p)]);
         }
-        if (g.reduction == "none") {
+        if (!g.Reduced()) {
           out[n * g.positions + p] = static_cast<T>(loss);
         } else {
           sum += loss;
         }
       }
     }
-    if (g.reduction == "sum") out[0] = static_cast<T>(sum);
-    if (g.reduction == "mean") out[0] = static_cast<T>(sum / TotalWeight(g, labels, weight));
+    if (g.reduction == NllReduction::kSum) out[0] = static_cast<T>(sum);
+    if (g.Mean()) out[0] = static_cast<T>(sum / TotalWeight(g, labels, weight));
   });
 }
 
@@ -129,11 +132,11 @@ void BackwardCpu(const OpContext& ctx, const Attributes& attrs,
     const T* data = g.use_weight ? inputs[0].data_as<T>() : nullptr;
     const T* weight = g.use_weight ? inputs[2].data_as<T>() : nullptr;
     const T* dy = output_grads[0].data_as<T>();
-    const double total = g.reduction == "mean" ? TotalWeight(g, labels, weight) : 1.0;
+    const double total = g.Mean() ? TotalWeight(g, labels, weight) : 1.0;
     // d loss / d (the position's term -w * x): the output gradient, over the total for a mean.
     auto term_grad = [&](int64_t n, int64_t p) {
-      return g.reduction == "none" ? static_cast<double>(dy[n * g.positions + p])
-                                   : static_cast<double>(dy[0]) / total;
+      return !g.Reduced() ? static_cast<double>(dy[n * g.positions + p])
+                          : static_cast<double>(dy[0]) / total;
     };
     if (req[0] != WriteMode::kNull) {
       T* dx = input_grads[0].data_as<T>();
@@ -151,15 +154,14 @@ void BackwardCpu(const OpContext& ctx, const Attributes& attrs,
       // d/dw[c] of the sum: -x at the positions labelled c; a mean also moves with its
       // denominator: - mean * (count of c) / total.
       std::vector<double> dw(static_cast<size_t>(g.classes), 0.0);
-      const double mean =
-          g.reduction == "mean" ? static_cast<double>(outputs[0].data_as<T>()[0]) : 0.0;
+      const double mean = g.Mean() ? static_cast<double>(outputs[0].data_as<T>()[0]) : 0.0;
       for (int64_t n = 0; n < g.batch; ++n) {
         for (int64_t p = 0; p < g.positions; ++p) {
           const int64_t label = labels[static_cast<size_t>(n * g.positions + p)];
           if (g.Ignored(label)) continue;
           dw[static_cast<size_t>(label)] +=
               -static_cast<double>(data[DataOffset(g, n, label, p)]) * term_grad(n, p) -
-              (g.reduction == "mean" ? mean * static_cast<double>(dy[0]) / total : 0.0);
+              (g.Mean() ? mean * static_cast<double>(dy[0]) / total : 0.0);
         }
       }
       T* dweight = input_grads[2].data_as<T>();
@@ -192,7 +194,7 @@ MXLITE_REGISTER_OP(nll_loss) {
     const NllGeometry g =
         NllGeometryOf(attrs, shapes.Input(0), shapes.Input(1), shapes.op + " " + shapes.node);
     if (g.use_weight) shapes.AssignInput(2, Shape({g.classes}));
-    shapes.AssignOutput(0, g.reduction == "none" ? shapes.Input(1) : Shape());
+    shapes.AssignOutput(0, !g.Reduced() ? shapes.Input(1) : Shape());
   };
   op.infer_dtype = [](const Attributes& attrs, DTypeInference& dtypes) {
     // Data of unknown dtype (an undeclared variable) is float32, as everywhere else.

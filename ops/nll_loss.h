@@ -17,14 +17,19 @@ namespace mxlite {
 // "nll_loss NODE", for errors.
 std::string NllLossOwner(const std::string& node);
 
+// How the per-position losses are reduced (the reduction attribute).
+enum class NllReduction { kNone, kSum, kMean };
+
 // Sizes and options of one node.
 struct NllGeometry {
   int64_t batch = 0, classes = 0, positions = 1;  // positions: d1 * ... * dk
   bool use_weight = false;
   std::optional<int64_t> ignore_index;
-  std::string reduction;  // none, sum, mean
+  NllReduction reduction = NllReduction::kMean;
 
   bool Ignored(int64_t label) const { return ignore_index && label == *ignore_index; }
+  bool Reduced() const { return reduction != NllReduction::kNone; }
+  bool Mean() const { return reduction == NllReduction::kMean; }
 };
 
 // Throws mxlite::Error naming `owner` when data has fewer than two axes or label is not data's

@@ -172,6 +172,30 @@ int CheckedInt(int64_t value, const std::string& owner, const char* what);
 void CopyDeviceAsync(const void* from, void* to, size_t bytes, cudaStream_t stream,
                      const std::string& owner);
 
+// `count` values of type T from device memory, waited for: labels and indices the host checks
+// before a kernel uses them (nll_loss, gather_elements, SoftmaxOutput).
+template <typename T>
+std::vector<T> CopyToHost(const void* device, int64_t count, cudaStream_t stream,
+                          const std::string& owner) {
+  std::vector<T> host(static_cast<size_t>(count));
+  MXLITE_CUDA_CALL(
+      cudaMemcpyAsync(host.data(), device, host.size() * sizeof(T), cudaMemcpyDeviceToHost, stream),
+      owner);
+  MXLITE_CUDA_CALL(cudaStreamSynchronize(stream), owner);
+  return host;
+}
+
+// `values` uploaded to `device` (room for values.size()), waited for: the copy reads pageable
+// host memory, which the caller may free as soon as this returns.
+template <typename T>
+void CopyToDevice(const std::vector<T>& values, T* device, cudaStream_t stream,
+                  const std::string& owner) {
+  MXLITE_CUDA_CALL(cudaMemcpyAsync(device, values.data(), values.size() * sizeof(T),
+                                   cudaMemcpyHostToDevice, stream),
+                   owner);
+  MXLITE_CUDA_CALL(cudaStreamSynchronize(stream), owner);
+}
+
 // Broadcast of operands `a` and `b` (right-aligned, NumPy rules, already validated) to `out`.
 BroadcastGeometry MakeBroadcastGeometry(const Shape& out, const Shape& a, const Shape& b);
 // Transpose of `in` by `axes` (output axis i is input axis axes[i]) over the fewest axes:

@@ -19,19 +19,12 @@ const int64_t* DeviceOffsets(const OpContext& ctx, const Attributes& attrs, cons
                              const TensorView& index, cudaStream_t stream,
                              const std::string& owner) {
   const int axis = GatherElementsAxis(attrs, data_shape, index.shape, owner);
-  std::vector<uint8_t> index_bytes(index.bytes());
-  MXLITE_CUDA_CALL(cudaMemcpyAsync(index_bytes.data(), index.data, index_bytes.size(),
-                                   cudaMemcpyDeviceToHost, stream),
-                   owner);
-  MXLITE_CUDA_CALL(cudaStreamSynchronize(stream), owner);
+  std::vector<uint8_t> index_bytes =
+      cuda::CopyToHost<uint8_t>(index.data, static_cast<int64_t>(index.bytes()), stream, owner);
   const TensorView host_index{index_bytes.data(), index.shape, index.dtype, Context::CPU()};
   const std::vector<int64_t> offsets = GatherElementsOffsets(host_index, data_shape, axis, owner);
   int64_t* device = ctx.scratch->GetArray<int64_t>(std::max<int64_t>(index.size(), 1));
-  MXLITE_CUDA_CALL(cudaMemcpyAsync(device, offsets.data(), offsets.size() * sizeof(int64_t),
-                                   cudaMemcpyHostToDevice, stream),
-                   owner);
-  // Pageable host memory: wait, so that `offsets` may go whatever the driver does.
-  MXLITE_CUDA_CALL(cudaStreamSynchronize(stream), owner);
+  cuda::CopyToDevice(offsets, device, stream, owner);
   return device;
 }
 

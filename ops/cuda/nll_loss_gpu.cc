@@ -14,18 +14,6 @@
 namespace mxlite {
 namespace {
 
-// `count` values of type T from the device, waited for.
-template <typename T>
-std::vector<T> ToHost(const void* device, int64_t count, cudaStream_t stream,
-                      const std::string& owner) {
-  std::vector<T> host(static_cast<size_t>(count));
-  MXLITE_CUDA_CALL(
-      cudaMemcpyAsync(host.data(), device, host.size() * sizeof(T), cudaMemcpyDeviceToHost, stream),
-      owner);
-  MXLITE_CUDA_CALL(cudaStreamSynchronize(stream), owner);
-  return host;
-}
-
 template <typename T>
 double AsDouble(T value) {
   return static_cast<double>(static_cast<cuda::ComputeType<T>>(value));
@@ -45,13 +33,13 @@ PreparedPositions Prepare(const OpContext& ctx, const NllGeometry& g,
                           const std::string& owner) {
   const TensorView& label = inputs[1];
   std::vector<uint8_t> label_bytes =
-      ToHost<uint8_t>(label.data, static_cast<int64_t>(label.bytes()), stream, owner);
+      cuda::CopyToHost<uint8_t>(label.data, static_cast<int64_t>(label.bytes()), stream, owner);
   const TensorView host_label{label_bytes.data(), label.shape, label.dtype, Context::CPU()};
   PreparedPositions prepared;
   prepared.labels = ReadNllLabels(host_label, g, owner);
   std::vector<double> weights;
   if (g.use_weight) {
-    for (const T& w : ToHost<T>(inputs[2].data, g.classes, stream, owner)) {
+    for (const T& w : cuda::CopyToHost<T>(inputs[2].data, g.classes, stream, owner)) {
       weights.push_back(AsDouble(w));
     }
   }
@@ -68,23 +56,14 @@ PreparedPositions Prepare(const OpContext& ctx, const NllGeometry& g,
   const int64_t count = static_cast<int64_t>(device_labels.size());
   int64_t* label_array = ctx.scratch->GetArray<int64_t>(std::max<int64_t>(count, 1));
   double* coefficient_array = ctx.scratch->GetArray<double>(std::max<int64_t>(count, 1));
-  MXLITE_CUDA_CALL(cudaMemcpyAsync(label_array, device_labels.data(), count * sizeof(int64_t),
-                                   cudaMemcpyHostToDevice, stream),
-                   owner);
-  MXLITE_CUDA_CALL(cudaMemcpyAsync(coefficient_array, prepared.coefficients.data(),
-                                   count * sizeof(double), cudaMemcpyHostToDevice, stream),
-                   owner);
-  // Pageable host memory: the copies above are staged before they return, but wait so that the
-  // host vectors may go whatever the driver does.
-  MXLITE_CUDA_CALL(cudaStreamSynchronize(stream), owner);
+  cuda::CopyToDevice(device_labels, label_array, stream, owner);
+  cuda::CopyToDevice(prepared.coefficients, coefficient_array, stream, owner);
   prepared.positions = {count, g.positions, g.classes, label_array, coefficient_array};
   return prepared;
 }
 
 // The scale of a reduced loss: 1 / the total weight for mean (0 / 0 is NaN, as on the CPU).
-double ReductionScale(const NllGeometry& g, double total) {
-  return g.reduction == "mean" ? 1.0 / total : 1.0;
-}
+double ReductionScale(const NllGeometry& g, double total) { return g.Mean() ? 1.0 / total : 1.0; }
 
 void ForwardGpu(const OpContext& ctx, const Attributes& attrs,
                 const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
@@ -96,7 +75,7 @@ void ForwardGpu(const OpContext& ctx, const Attributes& attrs,
   MXLITE_GPU_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
     const PreparedPositions p = Prepare<T>(ctx, g, inputs, stream, owner);
     MXLITE_CUDA_CALL(
-        cuda::NllLossForward<T>(p.positions, inputs[0].data_as<T>(), g.reduction != "none",
+        cuda::NllLossForward<T>(p.positions, inputs[0].data_as<T>(), g.Reduced(),
                                 ReductionScale(g, p.total), outputs[0].data_as<T>(), stream),
         owner);
   });
@@ -108,19 +87,19 @@ void WeightGradient(const NllGeometry& g, const PreparedPositions& p, const Tens
                     const TensorView& output, const TensorView& dy, const TensorView& dweight,
                     double* picked, cudaStream_t stream, const std::string& owner) {
   MXLITE_CUDA_CALL(cuda::NllLossPick<T>(p.positions, data.data_as<T>(), picked, stream), owner);
-  const std::vector<double> x = ToHost<double>(picked, p.positions.count, stream, owner);
-  const bool reduce = g.reduction != "none";
+  const std::vector<double> x = cuda::CopyToHost<double>(picked, p.positions.count, stream, owner);
+  const bool reduce = g.Reduced();
   const std::vector<T> gradients =
-      ToHost<T>(dy.data, reduce ? 1 : p.positions.count, stream, owner);
+      cuda::CopyToHost<T>(dy.data, reduce ? 1 : p.positions.count, stream, owner);
   const double mean =
-      g.reduction == "mean" ? AsDouble(ToHost<T>(output.data, 1, stream, owner)[0]) : 0.0;
+      g.Mean() ? AsDouble(cuda::CopyToHost<T>(output.data, 1, stream, owner)[0]) : 0.0;
   const double scale = ReductionScale(g, p.total);
   std::vector<double> dw(static_cast<size_t>(g.classes), 0.0);
   for (size_t i = 0; i < p.labels.size(); ++i) {
     if (g.Ignored(p.labels[i])) continue;
     const double term = reduce ? AsDouble(gradients[0]) * scale : AsDouble(gradients[i]);
     dw[static_cast<size_t>(p.labels[i])] +=
-        -x[i] * term - (g.reduction == "mean" ? mean * AsDouble(gradients[0]) * scale : 0.0);
+        -x[i] * term - (g.Mean() ? mean * AsDouble(gradients[0]) * scale : 0.0);
   }
   std::vector<T> values;
   for (double value : dw)
@@ -145,7 +124,7 @@ void BackwardGpu(const OpContext& ctx, const Attributes& attrs,
   const NllGeometry g = NllGeometryOf(attrs, data_shape, inputs[1].shape, owner);
   MXLITE_GPU_FLOAT_TYPE_SWITCH(output_grads[0].dtype, T, owner, {
     const PreparedPositions p = Prepare<T>(ctx, g, inputs, stream, owner);
-    const bool reduce = g.reduction != "none";
+    const bool reduce = g.Reduced();
     if (req[0] != WriteMode::kNull) {
       MXLITE_CUDA_CALL(cuda::NllLossBackwardData<T>(p.positions, output_grads[0].data_as<T>(),
                                                     reduce, ReductionScale(g, p.total),

@@ -41,11 +41,7 @@ void HardLabelGradientGpu(const OpContext& ctx, const SoftmaxOutputParams& p,
   const int64_t positions = g.outer * g.inner;
   MX_CHECK(label.size() == positions) << owner << ": label has shape " << label.shape
                                       << " but the data needs " << positions << " class indices";
-  std::vector<T> labels(static_cast<size_t>(positions));
-  MXLITE_CUDA_CALL(cudaMemcpyAsync(labels.data(), label.data, labels.size() * sizeof(T),
-                                   cudaMemcpyDeviceToHost, stream),
-                   owner);
-  MXLITE_CUDA_CALL(cudaStreamSynchronize(stream), owner);
+  const std::vector<T> labels = cuda::CopyToHost<T>(label.data, positions, stream, owner);
   std::vector<int64_t> class_index(static_cast<size_t>(positions));
   int64_t valid = 0;
   for (int64_t i = 0; i < positions; ++i) {
@@ -56,10 +52,7 @@ void HardLabelGradientGpu(const OpContext& ctx, const SoftmaxOutputParams& p,
   const double scale = SoftmaxOutputGradientScale(p, classes, label.shape, valid);
   const SoftmaxOutputTarget smoothed = SoftmaxOutputTargetOf(p, g.length);
   int64_t* device_index = ctx.scratch->GetArray<int64_t>(std::max<int64_t>(positions, 1));
-  MXLITE_CUDA_CALL(
-      cudaMemcpyAsync(device_index, class_index.data(), class_index.size() * sizeof(int64_t),
-                      cudaMemcpyHostToDevice, stream),
-      owner);
+  cuda::CopyToDevice(class_index, device_index, stream, owner);
   MXLITE_CUDA_CALL(cuda::SoftmaxOutputHardGradient(g, y, device_index, smoothed.on, smoothed.off,
                                                    scale, dy, dx, stream),
                    owner);

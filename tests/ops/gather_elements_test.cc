@@ -15,15 +15,9 @@ struct GatherCase {
   std::vector<double> indices;  // repeated to fill index
 };
 
-Initializer Repeat(std::vector<double> values) {
-  return [values](HostTensor& tensor, std::mt19937_64&) {
-    for (int64_t i = 0; i < tensor.size(); ++i) tensor.Set(i, values[i % values.size()]);
-  };
-}
-
 OpCase Case(const GatherCase& c) {
   OpCase test_case{"gather_elements", {{"axis", std::to_string(c.axis)}}, {c.data, c.index}};
-  test_case.init["index"] = Repeat(c.indices);
+  test_case.init["index"] = Cycled(c.indices);
   return test_case;
 }
 

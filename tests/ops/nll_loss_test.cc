@@ -21,12 +21,6 @@ struct NllCase {
   std::vector<double> labels;  // repeated to fill the label's shape
 };
 
-Initializer Repeat(std::vector<double> values) {
-  return [values](HostTensor& tensor, std::mt19937_64&) {
-    for (int64_t i = 0; i < tensor.size(); ++i) tensor.Set(i, values[i % values.size()]);
-  };
-}
-
 OpCase Case(const NllCase& c) {
   OpCase test_case{"nll_loss",
                    {{"reduction", c.reduction}, {"use_weight", c.use_weight ? "true" : "false"}},
@@ -35,8 +29,8 @@ OpCase Case(const NllCase& c) {
   std::vector<int64_t> label = {c.data[0]};
   for (int i = 2; i < c.data.ndim(); ++i) label.push_back(c.data[i]);
   test_case.input_shapes.push_back(Shape(label));
-  test_case.init["label"] = Repeat(c.labels);
-  test_case.init["weight"] = Repeat({0.5, 2.0, 1.25, 0.75, 3.0});  // positive, distinct
+  test_case.init["label"] = Cycled(c.labels);
+  test_case.init["weight"] = Cycled({0.5, 2.0, 1.25, 0.75, 3.0});  // positive, distinct
   return test_case;
 }
 

@@ -130,6 +130,14 @@ std::vector<Shape> InferOutputShapes(const OpCase& test_case) {
   return result;
 }
 
+Initializer Cycled(std::vector<double> values) {
+  return [values](HostTensor& tensor, std::mt19937_64&) {
+    for (int64_t i = 0; i < tensor.size(); ++i) {
+      tensor.Set(i, values[static_cast<size_t>(i) % values.size()]);
+    }
+  };
+}
+
 std::vector<HostTensor> MakeInputs(const OpCase& test_case, DType dtype, uint64_t seed) {
   const OpDef& op = OpRegistry::Global().Get(test_case.op);
   Attributes attrs = ParseCase(test_case, op);

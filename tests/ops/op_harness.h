@@ -47,6 +47,9 @@ class HostTensor {
 
 using Initializer = std::function<void(HostTensor&, std::mt19937_64&)>;
 
+// The given values, cycled over the tensor: labels, class or element indices.
+Initializer Cycled(std::vector<double> values);
+
 struct OpCase {
   std::string op;
   std::map<std::string, std::string> attrs;

@@ -30,13 +30,6 @@ std::vector<double> Softmax(const std::vector<double>& x, int64_t outer, int64_t
   return y;
 }
 
-// Labels: the given class indices, cycled over the label tensor.
-Initializer LabelsFrom(std::vector<double> labels) {
-  return [labels](HostTensor& tensor, std::mt19937_64&) {
-    for (int64_t i = 0; i < tensor.size(); ++i) tensor.Set(i, labels[i % labels.size()]);
-  };
-}
-
 struct Layout {
   int64_t outer, length, inner;
 };
@@ -84,12 +77,12 @@ std::vector<double> Inputs(const OpCase& test_case, int index) {
 
 TEST(SoftmaxOutputTest, ForwardIsSoftmaxOverTheFlattenedClasses) {
   OpCase flat{"SoftmaxOutput", {}, {{3, 5}}};
-  flat.init["label"] = LabelsFrom({0, 4, 2});
+  flat.init["label"] = Cycled({0, 4, 2});
   CheckForwardAgainstReference(flat, [](const auto& inputs, const auto&) {
     return std::vector<std::vector<double>>{Softmax(inputs[0], 3, 5, 1)};
   });
   OpCase image{"SoftmaxOutput", {}, {{2, 3, 2, 2}}};
-  image.init["label"] = LabelsFrom({1, 11});
+  image.init["label"] = Cycled({1, 11});
   EXPECT_EQ(MakeInputs(image, DType::kFloat32)[1].shape(), (Shape{2}));
   CheckForwardAgainstReference(image, [](const auto& inputs, const auto&) {
     return std::vector<std::vector<double>>{Softmax(inputs[0], 2, 12, 1)};
@@ -98,7 +91,7 @@ TEST(SoftmaxOutputTest, ForwardIsSoftmaxOverTheFlattenedClasses) {
 
 TEST(SoftmaxOutputTest, GradientIgnoresTheHeadGradientAndMatchesTheClosedForm) {
   OpCase test_case{"SoftmaxOutput", {}, {{4, 3}}};
-  test_case.init["label"] = LabelsFrom({2, 0, 1, 2});
+  test_case.init["label"] = Cycled({2, 0, 1, 2});
   const std::vector<double> y = Softmax(Inputs(test_case, 0), 4, 3, 1);
   ExpectGradient(test_case, ClosedFormGradient(y, Inputs(test_case, 1), {4, 3, 1}, 1.0));
   test_case.attrs["grad_scale"] = "2.5";
@@ -116,7 +109,7 @@ TEST(SoftmaxOutputTest, NormalizationModes) {
                         {"ignore_label", "3"},
                         {"grad_scale", "3"}},
                        {{6, 4}}};
-      test_case.init["label"] = LabelsFrom(labels);
+      test_case.init["label"] = Cycled(labels);
       const std::string mode = normalization;
       // MXNet: batch divides by N; valid by the labels other than ignore_label, whether or not
       // use_ignore is set.
@@ -132,7 +125,7 @@ TEST(SoftmaxOutputTest, ValidNormalizationWithEveryLabelIgnoredDividesByOne) {
   OpCase test_case{"SoftmaxOutput",
                    {{"normalization", "valid"}, {"use_ignore", "true"}, {"ignore_label", "0"}},
                    {{2, 3}}};
-  test_case.init["label"] = LabelsFrom({0});
+  test_case.init["label"] = Cycled({0});
   ExpectGradient(test_case, std::vector<double>(6, 0.0));
 }
 
@@ -142,7 +135,7 @@ TEST(SoftmaxOutputTest, MultiOutputIsPerPosition) {
   for (const char* normalization : {"null", "batch", "valid"}) {
     OpCase test_case{
         "SoftmaxOutput", {{"multi_output", "true"}, {"normalization", normalization}}, {{2, 4, 3}}};
-    test_case.init["label"] = LabelsFrom(labels);
+    test_case.init["label"] = Cycled(labels);
     EXPECT_EQ(MakeInputs(test_case, DType::kFloat32)[1].shape(), (Shape{2, 3}));
     CheckForwardAgainstReference(test_case, [](const auto& inputs, const auto&) {
       return std::vector<std::vector<double>>{Softmax(inputs[0], 2, 4, 3)};
@@ -165,7 +158,7 @@ TEST(SoftmaxOutputTest, PreserveShapeUsesTheLastAxis) {
   const std::vector<double> labels{4, 0, 2, 1, 3, 3};
   OpCase test_case{
       "SoftmaxOutput", {{"preserve_shape", "true"}, {"normalization", "batch"}}, {{2, 3, 5}}};
-  test_case.init["label"] = LabelsFrom(labels);
+  test_case.init["label"] = Cycled(labels);
   EXPECT_EQ(MakeInputs(test_case, DType::kFloat32)[1].shape(), (Shape{2, 3}));
   const std::vector<double> y = Softmax(Inputs(test_case, 0), 6, 5, 1);
   ExpectGradient(test_case, ClosedFormGradient(y, labels, {6, 5, 1}, 1.0 / 6));
@@ -174,14 +167,14 @@ TEST(SoftmaxOutputTest, PreserveShapeUsesTheLastAxis) {
 TEST(SoftmaxOutputTest, LabelSmoothing) {
   const std::vector<double> labels{1, 0, 3};
   OpCase test_case{"SoftmaxOutput", {{"smooth_alpha", "0.3"}}, {{3, 4}}};
-  test_case.init["label"] = LabelsFrom(labels);
+  test_case.init["label"] = Cycled(labels);
   const std::vector<double> y = Softmax(Inputs(test_case, 0), 3, 4, 1);
   ExpectGradient(test_case, ClosedFormGradient(y, labels, {3, 4, 1}, 1.0, 0.3));
 }
 
 TEST(SoftmaxOutputTest, OutGradMultipliesByTheHeadGradient) {
   OpCase test_case{"SoftmaxOutput", {{"out_grad", "true"}}, {{2, 3}}};
-  test_case.init["label"] = LabelsFrom({2, 1});
+  test_case.init["label"] = Cycled({2, 1});
   OpRun run = RunForward(test_case, MakeInputs(test_case, DType::kFloat64));
   HostTensor head(Shape{2, 3}, DType::kFloat64);
   for (int64_t i = 0; i < 6; ++i) head.Set(i, static_cast<double>(i) - 2);
@@ -193,7 +186,7 @@ TEST(SoftmaxOutputTest, OutGradMultipliesByTheHeadGradient) {
 
 TEST(SoftmaxOutputTest, ProbabilityLabelsWithTheDataShape) {
   OpCase test_case{"SoftmaxOutput", {{"grad_scale", "2"}}, {{2, 3}, {2, 3}}};
-  test_case.init["label"] = LabelsFrom({0.2, 0.5, 0.3, 1.0, 0.0, 0.0});
+  test_case.init["label"] = Cycled({0.2, 0.5, 0.3, 1.0, 0.0, 0.0});
   const std::vector<double> y = Softmax(Inputs(test_case, 0), 2, 3, 1);
   const std::vector<double> label = Inputs(test_case, 1);
   std::vector<double> expected(6);
@@ -213,22 +206,22 @@ std::string BackwardError(const OpCase& test_case) {
 
 TEST(SoftmaxOutputTest, BadLabelsAreClearErrors) {
   OpCase out_of_range{"SoftmaxOutput", {}, {{3, 5}}};
-  out_of_range.init["label"] = LabelsFrom({1, 5, 0});
+  out_of_range.init["label"] = Cycled({1, 5, 0});
   std::string message = BackwardError(out_of_range);
   EXPECT_NE(message.find("SoftmaxOutput node0"), std::string::npos) << message;
   EXPECT_NE(message.find("label 5 "), std::string::npos) << message;
   EXPECT_NE(message.find("[0, 5)"), std::string::npos) << message;
 
   OpCase negative{"SoftmaxOutput", {}, {{3, 5}}};  // -1 without use_ignore is not a class
-  negative.init["label"] = LabelsFrom({-1});
+  negative.init["label"] = Cycled({-1});
   EXPECT_NE(BackwardError(negative).find("label -1 "), std::string::npos);
 
   OpCase fraction{"SoftmaxOutput", {}, {{3, 5}}};
-  fraction.init["label"] = LabelsFrom({1.5});
+  fraction.init["label"] = Cycled({1.5});
   EXPECT_NE(BackwardError(fraction).find("label 1.5 "), std::string::npos);
 
   OpCase ignored{"SoftmaxOutput", {{"use_ignore", "true"}, {"ignore_label", "-1"}}, {{3, 5}}};
-  ignored.init["label"] = LabelsFrom({-1, 2});
+  ignored.init["label"] = Cycled({-1, 2});
   EXPECT_EQ(BackwardError(ignored), "");
 }
 
