@@ -1,12 +1,13 @@
-// slice (ops/slice.h): the OpDef and the CPU kernel, which copies whole rows where the last axis
-// has step 1 and walks elements otherwise, rows split over the intra-op threads.
+// slice (ops/slice.h): the OpDef and the CPU kernel, a row window (ops/cpu/row_window.h): whole
+// rows where the last axis has step 1, single elements otherwise, one memcpy where the window is
+// one slab (q, k and v taken from attention's packed projection; ShuffleNet's channel split).
 #include "ops/slice.h"
 
 #include <algorithm>
 #include <cstring>
 #include <limits>
 
-#include "ops/cpu/parallel.h"
+#include "ops/cpu/row_window.h"
 #include "ops/operator.h"
 
 namespace mxlite {
@@ -66,78 +67,27 @@ SliceGeometry SliceGeometryOf(const std::vector<int64_t>& begin, const std::vect
 
 namespace {
 
-// For each output row (every axis but the last), the input offset of its first element; the
-// callback gets (row, input offset) and copies the row.
-template <typename Fn>
-void ForEachRow(const SliceGeometry& g, const Shape& data, Fn&& fn) {
+// The window the output (dense) reads: rows along the last axis where it steps by 1, single
+// elements otherwise (ops/cpu/row_window.h merges what continues).
+cpu::RowWindow RowWindowOf(const SliceGeometry& g, const Shape& data) {
+  cpu::RowWindow w;
   const int ndim = data.ndim();
-  if (g.output.size() == 0) return;
-  std::vector<int64_t> strides(ndim, 1);
-  for (int d = ndim - 2; d >= 0; --d) strides[d] = strides[d + 1] * data[d + 1];
-  const int64_t rows = ndim == 0 ? 1 : g.output.size() / g.output[ndim - 1];
-  const int64_t row_elements = ndim == 0 ? 1 : g.output[ndim - 1];
-  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 15) / row_elements);
-  cpu::ParallelFor((rows + grain - 1) / grain, [&](int64_t chunk) {
-    for (int64_t row = chunk * grain; row < std::min(rows, (chunk + 1) * grain); ++row) {
-      int64_t rest = row, offset = 0;
-      for (int d = ndim - 2; d >= 0; --d) {
-        const int64_t index = rest % g.output[d];
-        rest /= g.output[d];
-        offset += (g.begin[d] + index * g.step[d]) * strides[d];
-      }
-      if (ndim > 0) offset += g.begin[ndim - 1];
-      fn(row, offset);
-    }
-  });
-}
-
-// Copies the window (forward) or scatters into it (backward), for elements of type T.
-template <typename T>
-void CopyWindow(const SliceGeometry& g, const Shape& data, const T* from, T* to, bool scatter) {
-  const int ndim = data.ndim();
-  const int64_t row_elements = ndim == 0 ? 1 : g.output[ndim - 1];
-  const int64_t last_step = ndim == 0 ? 1 : g.step[ndim - 1];
-  ForEachRow(g, data, [&](int64_t row, int64_t offset) {
-    const int64_t out = row * row_elements;
-    if (last_step == 1) {
-      if (scatter) {
-        std::memcpy(to + offset, from + out, static_cast<size_t>(row_elements) * sizeof(T));
-      } else {
-        std::memcpy(to + out, from + offset, static_cast<size_t>(row_elements) * sizeof(T));
-      }
-      return;
-    }
-    for (int64_t i = 0; i < row_elements; ++i) {
-      if (scatter) {
-        to[offset + i * last_step] = from[out + i];
-      } else {
-        to[out + i] = from[offset + i * last_step];
-      }
-    }
-  });
-}
-
-// Dispatches on the element size: the copy is the same for every dtype of that size.
-void CopyWindowOfSize(const SliceGeometry& g, const TensorView& data, const void* from, void* to,
-                      bool scatter) {
-  switch (DTypeSize(data.dtype)) {
-    case 1:
-      CopyWindow(g, data.shape, static_cast<const uint8_t*>(from), static_cast<uint8_t*>(to),
-                 scatter);
-      break;
-    case 2:
-      CopyWindow(g, data.shape, static_cast<const uint16_t*>(from), static_cast<uint16_t*>(to),
-                 scatter);
-      break;
-    case 4:
-      CopyWindow(g, data.shape, static_cast<const uint32_t*>(from), static_cast<uint32_t*>(to),
-                 scatter);
-      break;
-    default:
-      CopyWindow(g, data.shape, static_cast<const uint64_t*>(from), static_cast<uint64_t*>(to),
-                 scatter);
-      break;
+  if (ndim == 0) return w;  // one element
+  int64_t stride = 1;
+  std::vector<int64_t> strides(static_cast<size_t>(ndim));
+  for (int d = ndim - 1; d >= 0; --d) {
+    strides[d] = stride;
+    stride *= data[d];
+    w.base += g.begin[d] * strides[d];
   }
+  const bool rows = g.step[ndim - 1] == 1;
+  w.outer = rows ? ndim - 1 : ndim;
+  for (int d = 0; d < w.outer; ++d) {
+    w.extents[d] = g.output[d];
+    w.steps[d] = g.step[d] * strides[d];
+  }
+  w.row = rows ? g.output[ndim - 1] : 1;
+  return w;
 }
 
 void SliceForwardCpu(const OpContext& ctx, const Attributes& attrs,
@@ -145,7 +95,8 @@ void SliceForwardCpu(const OpContext& ctx, const Attributes& attrs,
                      const std::vector<WriteMode>& req) {
   if (req[0] == WriteMode::kNull) return;
   const SliceGeometry g = SliceGeometryOf(attrs, inputs[0].shape, "slice " + ctx.node_name);
-  CopyWindowOfSize(g, inputs[0], inputs[0].data, outputs[0].data, /*scatter=*/false);
+  cpu::CopyRowWindow(RowWindowOf(g, inputs[0].shape), inputs[0].data, outputs[0].data,
+                     DTypeSize(inputs[0].dtype), /*scatter=*/false);
 }
 
 void SliceBackwardCpu(const OpContext& ctx, const Attributes& attrs,
@@ -157,7 +108,8 @@ void SliceBackwardCpu(const OpContext& ctx, const Attributes& attrs,
   const TensorView& dx = input_grads[0];
   const SliceGeometry g = SliceGeometryOf(attrs, dx.shape, "slice " + ctx.node_name);
   std::memset(dx.data, 0, dx.bytes());
-  CopyWindowOfSize(g, dx, output_grads[0].data, dx.data, /*scatter=*/true);
+  cpu::CopyRowWindow(RowWindowOf(g, dx.shape), output_grads[0].data, dx.data, DTypeSize(dx.dtype),
+                     /*scatter=*/true);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "ops/cpu/gemm.h"
 #include "ops/cpu/int_math.h"
 #include "ops/cpu/parallel.h"
+#include "ops/cpu/row_window.h"
 #include "ops/cpu/transpose_avx2.h"
 
 namespace mxlite::cpu {
@@ -65,26 +66,18 @@ CompressedPermutation Compress(const Shape& shape, const std::vector<int>& axes)
   return result;
 }
 
+// A permutation that keeps the last axis: whole rows, walked by ops/cpu/row_window.h.
 template <typename Element>
 void CopyRows(const Element* in, const CompressedPermutation& perm,
               const std::array<int64_t, Shape::kMaxDims>& in_strides, Element* out) {
-  const int last = perm.ndim - 1;
-  const int64_t row = perm.extents[last];
-  int64_t rows = 1;
-  for (int i = 0; i < last; ++i) rows *= perm.extents[perm.axes[i]];
-  const int64_t rows_per_block = std::max<int64_t>(1, kElementwiseGrain / row);
-  ParallelFor(CeilDiv(rows, rows_per_block), [&](int64_t block) {
-    const int64_t end = std::min(rows, (block + 1) * rows_per_block);
-    for (int64_t r = block * rows_per_block; r < end; ++r) {
-      int64_t rest = r, offset = 0;
-      for (int i = last - 1; i >= 0; --i) {
-        const int input = perm.axes[i];
-        offset += (rest % perm.extents[input]) * in_strides[input];
-        rest /= perm.extents[input];
-      }
-      std::memcpy(out + r * row, in + offset, static_cast<size_t>(row) * sizeof(Element));
-    }
-  });
+  RowWindow window;
+  window.outer = perm.ndim - 1;
+  for (int i = 0; i < window.outer; ++i) {
+    window.extents[i] = perm.extents[perm.axes[i]];
+    window.steps[i] = in_strides[perm.axes[i]];
+  }
+  window.row = perm.extents[perm.ndim - 1];
+  CopyRowWindow(window, in, out, sizeof(Element), /*scatter=*/false);
 }
 
 // out[j * out_stride + i] = in[i * in_stride + j] for one 8 x 8 block: through registers with
