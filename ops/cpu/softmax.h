@@ -48,6 +48,8 @@ void ForEachColumnBlock(const SoftmaxLayout& l, Fn&& fn) {
 
 // float rows at the CPU's vector width (ops/cpu/vector_math.h): Eigen's exp runs 4 wide on the
 // baseline build, and attention's softmax (ViT: 12 heads x 197 x 197 per layer) was 6% of a pass.
+// Probabilities under the smallest normal float are written as 0: no denormals computed here or
+// read by the GEMM after.
 inline void ForwardContiguousFloat(const SoftmaxLayout& l, const float* x, float* y,
                                    float temperature, bool log) {
   ForEachRowRange(l.outer, l.length, [&](int64_t begin, int64_t end) {
@@ -64,7 +66,11 @@ inline void ForwardContiguousFloat(const SoftmaxLayout& l, const float* x, float
         EigenArray<float>(out, l.length) = EigenArray<const float>(in, l.length) - (max + log_sum);
       } else {
         const float sum = ExpShiftedSumFloats(in, max, out, l.length);
-        EigenArray<float>(out, l.length) /= sum;
+        auto probabilities = EigenArray<float>(out, l.length);
+        probabilities /= sum;
+        // A quotient under the smallest normal float is 0 as well (see ExpShiftedSumFloats).
+        probabilities =
+            (probabilities < std::numeric_limits<float>::min()).select(0.0f, probabilities);
       }
     }
   });
@@ -115,6 +121,8 @@ void ForwardStrided(const SoftmaxLayout& l, const T* x, T* y, T temperature, boo
       T* out = y + base + k * l.inner;
       for (int64_t j = 0; j < width; ++j) {
         out[j] = log ? row[j] / temperature - (max[j] + std::log(sum[j])) : out[j] / sum[j];
+        // float probabilities under the smallest normal float are 0, as on contiguous rows.
+        if (std::is_same_v<T, float> && !log && out[j] < std::numeric_limits<T>::min()) out[j] = 0;
       }
     }
   });

@@ -1,6 +1,7 @@
 #include "ops/cpu/vector_math.h"
 
 #include <cmath>
+#include <limits>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -22,6 +23,8 @@ enum class Function { kExp, kSigmoid, kSilu, kGelu };
 // handles: below -104 every result is 0 (under the smallest denormal), above 89 infinity.
 constexpr float kExpLowest = -104.0f;
 constexpr float kExpHighest = 89.0f;
+// ln of the smallest normal float: ExpShiftedSum's results below it are 0 (vector_math.h).
+constexpr float kLnSmallestNormal = -87.3365448f;
 constexpr float kLog2e = 1.44269504088896341f;
 constexpr float kLn2High = 0.693359375f;
 constexpr float kLn2Low = -2.12194440e-4f;
@@ -128,6 +131,18 @@ MXLITE_AVX512 void Apply512(const float* x, float* y, int64_t n) {
   }
 }
 
+// e^x, or 0 where that is under the smallest normal float: x is raised to the bound first, so
+// no lane computes a denormal (each would cost a microcode assist).
+MXLITE_AVX512 inline __m512 ExpNormal16(__m512 x) {
+  const __m512 bound = _mm512_set1_ps(kLnSmallestNormal);
+  const __m512 e = Exp16(_mm512_maskz_max_ps(kAllLanes, bound, x));
+  // Kept: x not under the bound and e not under the smallest normal (NaN passes both).
+  const __mmask16 kept =
+      _mm512_cmp_ps_mask(x, bound, _CMP_NLT_UQ) &
+      _mm512_cmp_ps_mask(e, _mm512_set1_ps(std::numeric_limits<float>::min()), _CMP_NLT_UQ);
+  return _mm512_maskz_mov_ps(kept, e);
+}
+
 // e^(x - shift) into y (when not null) and the sum of those values: lanes summed apart, then
 // in a fixed order, so the same input gives the same bits.
 MXLITE_AVX512 float ExpShiftedSum512(const float* x, float shift, float* y, int64_t n) {
@@ -135,13 +150,13 @@ MXLITE_AVX512 float ExpShiftedSum512(const float* x, float shift, float* y, int6
   __m512 sum = _mm512_setzero_ps();
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) {
-    const __m512 e = Exp16(_mm512_sub_ps(_mm512_loadu_ps(x + i), shift_v));
+    const __m512 e = ExpNormal16(_mm512_sub_ps(_mm512_loadu_ps(x + i), shift_v));
     if (y != nullptr) _mm512_storeu_ps(y + i, e);
     sum = _mm512_add_ps(sum, e);
   }
   if (i < n) {
     const __mmask16 mask = static_cast<__mmask16>((1u << (n - i)) - 1);
-    const __m512 e = Exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(mask, x + i), shift_v));
+    const __m512 e = ExpNormal16(_mm512_sub_ps(_mm512_maskz_loadu_ps(mask, x + i), shift_v));
     if (y != nullptr) _mm512_mask_storeu_ps(y + i, mask, e);
     sum = _mm512_add_ps(sum, _mm512_maskz_mov_ps(mask, e));
   }
@@ -219,12 +234,22 @@ MXLITE_AVX2 void Apply256(const float* x, float* y, int64_t n) {
   }
 }
 
+// Exp8, or 0 where e^x is under the smallest normal float (as ExpNormal16).
+MXLITE_AVX2 inline __m256 ExpNormal8(__m256 x) {
+  const __m256 bound = _mm256_set1_ps(kLnSmallestNormal);
+  const __m256 e = Exp8(_mm256_max_ps(bound, x));
+  const __m256 kept = _mm256_and_ps(
+      _mm256_cmp_ps(x, bound, _CMP_NLT_UQ),
+      _mm256_cmp_ps(e, _mm256_set1_ps(std::numeric_limits<float>::min()), _CMP_NLT_UQ));
+  return _mm256_and_ps(kept, e);
+}
+
 MXLITE_AVX2 float ExpShiftedSum256(const float* x, float shift, float* y, int64_t n) {
   const __m256 shift_v = _mm256_set1_ps(shift);
   __m256 sum = _mm256_setzero_ps();
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    const __m256 e = Exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), shift_v));
+    const __m256 e = ExpNormal8(_mm256_sub_ps(_mm256_loadu_ps(x + i), shift_v));
     if (y != nullptr) _mm256_storeu_ps(y + i, e);
     sum = _mm256_add_ps(sum, e);
   }
@@ -234,7 +259,7 @@ MXLITE_AVX2 float ExpShiftedSum256(const float* x, float shift, float* y, int64_
   for (float lane : lanes) total += lane;
   for (; i < n; ++i) {  // the last few through a full vector, for the same bits as the rest
     alignas(32) float one[8] = {x[i] - shift};
-    _mm256_store_ps(one, Exp8(_mm256_load_ps(one)));
+    _mm256_store_ps(one, ExpNormal8(_mm256_load_ps(one)));
     if (y != nullptr) y[i] = one[0];
     total += one[0];
   }
@@ -302,7 +327,8 @@ float ExpShiftedSumFloatsWith(VectorIsa isa, const float* x, float shift, float*
 #if MXLITE_HAS_AVX2_KERNEL
   if (isa == VectorIsa::kAvx2) return ExpShiftedSum256(x, shift, y, n);
 #endif
-  const Eigen::ArrayXf e = (EigenArray<const float>(x, n) - shift).exp();
+  const Eigen::ArrayXf exps = (EigenArray<const float>(x, n) - shift).exp();
+  const Eigen::ArrayXf e = (exps < std::numeric_limits<float>::min()).select(0.0f, exps);
   if (y != nullptr) EigenArray<float>(y, n) = e;
   return e.sum();
 }

@@ -1,7 +1,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
 
+#include "ops/cpu/softmax.h"
 #include "tests/ops/op_harness.h"
 
 namespace mxlite::testing {
@@ -132,6 +136,28 @@ MXLITE_GPU_CASES(Softmax) {
   }
   add({"softmax", {{"axis", "0"}}, {{300, 2}}});
   return cases;
+}
+
+// Probabilities under the smallest normal float are 0, never denormals (each costs a microcode
+// assist where it is computed and where it is read), along the last axis and along an inner one:
+// e^-87 is normal but a quarter of it is not; a masked -100 is under the bound from the start.
+TEST(SoftmaxTest, WritesNoDenormalProbabilities) {
+  const std::vector<float> logits = {0.0f, 0.0f, 0.0f, 0.0f, -87.0f, -100.0f, -95.0f};
+  const int64_t length = static_cast<int64_t>(logits.size());
+  for (int64_t inner : {1, 3}) {
+    SCOPED_TRACE("inner " + std::to_string(inner));
+    std::vector<float> x, y(static_cast<size_t>(length * inner));
+    for (float logit : logits) x.insert(x.end(), static_cast<size_t>(inner), logit);
+    cpu::SoftmaxForward<float>(cpu::SoftmaxLayout{1, length, inner}, x.data(), y.data(), 1.0,
+                               /*log=*/false);
+    for (int64_t l = 0; l < length; ++l) {
+      for (int64_t i = 0; i < inner; ++i) {
+        const float p = y[static_cast<size_t>(l * inner + i)];
+        EXPECT_NE(std::fpclassify(p), FP_SUBNORMAL) << "position " << l << ": " << p;
+        EXPECT_NEAR(p, l < 4 ? 0.25f : 0.0f, 1e-7f) << "position " << l;
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -178,5 +178,33 @@ TEST(VectorMathTest, ExpShiftedSumOnEveryLength) {
   }
 }
 
+// Softmax's exps under the smallest normal float are 0, never denormals (a masked attention's
+// -100 logits); those at or above it keep exp's accuracy. NaN stays NaN.
+TEST(VectorMathTest, ExpShiftedSumWritesNoDenormals) {
+  const std::vector<float> x = {0.0f,   -80.0f,  -87.3f,  -87.34f, -87.5f, -90.0f,
+                                -95.0f, -100.0f, -103.9f, -110.0f, -1e30f, 0.0f,
+                                -88.0f, -86.0f,  -99.0f,  -101.0f, -87.0f, -89.0f};
+  for (VectorIsa isa : IsasHere()) {
+    SCOPED_TRACE(Name(isa));
+    for (int64_t n = 1; n <= static_cast<int64_t>(x.size()); ++n) {
+      std::vector<float> y(static_cast<size_t>(n));
+      detail::ExpShiftedSumFloatsWith(isa, x.data(), 0.0f, y.data(), n);
+      for (int64_t i = 0; i < n; ++i) {
+        EXPECT_NE(std::fpclassify(y[i]), FP_SUBNORMAL) << "exp(" << x[i] << ") = " << y[i];
+        const double want = std::exp(static_cast<double>(x[i]));
+        if (want >= std::numeric_limits<float>::min()) {
+          ExpectClose(y[i], want, x[i], "exp", isa);
+        } else {
+          EXPECT_EQ(y[i], 0.0f) << "exp(" << x[i] << ")";
+        }
+      }
+    }
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    float out = 0.0f;
+    detail::ExpShiftedSumFloatsWith(isa, &nan, 0.0f, &out, 1);
+    EXPECT_TRUE(std::isnan(out));
+  }
+}
+
 }  // namespace
 }  // namespace mxlite::cpu
