@@ -49,7 +49,7 @@ void ForEachColumnBlock(const SoftmaxLayout& l, Fn&& fn) {
 // float rows at the CPU's vector width (ops/cpu/vector_math.h): Eigen's exp runs 4 wide on the
 // baseline build, and attention's softmax (ViT: 12 heads x 197 x 197 per layer) was 6% of a pass.
 // Probabilities under the smallest normal float are written as 0: no denormals computed here or
-// read by the GEMM after.
+// read by the GEMM after. A softmax row is one kernel at the vector width (SoftmaxRowFloats).
 inline void ForwardContiguousFloat(const SoftmaxLayout& l, const float* x, float* y,
                                    float temperature, bool log) {
   ForEachRowRange(l.outer, l.length, [&](int64_t begin, int64_t end) {
@@ -60,17 +60,12 @@ inline void ForwardContiguousFloat(const SoftmaxLayout& l, const float* x, float
         EigenArray<float>(out, l.length) = EigenArray<const float>(in, l.length) / temperature;
         in = out;
       }
-      const float max = EigenArray<const float>(in, l.length).maxCoeff();
       if (log) {
+        const float max = EigenArray<const float>(in, l.length).maxCoeff();
         const float log_sum = std::log(ExpShiftedSumFloats(in, max, nullptr, l.length));
         EigenArray<float>(out, l.length) = EigenArray<const float>(in, l.length) - (max + log_sum);
       } else {
-        const float sum = ExpShiftedSumFloats(in, max, out, l.length);
-        auto probabilities = EigenArray<float>(out, l.length);
-        probabilities /= sum;
-        // A quotient under the smallest normal float is 0 as well (see ExpShiftedSumFloats).
-        probabilities =
-            (probabilities < std::numeric_limits<float>::min()).select(0.0f, probabilities);
+        SoftmaxRowFloats(in, out, l.length);
       }
     }
   });

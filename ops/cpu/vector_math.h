@@ -30,6 +30,11 @@ void GeluFloats(const float* x, float* y, int64_t n);     // y = x/2 * (1 + erf(
 // its softmax ran 2.6x slower on masked rows).
 float ExpShiftedSumFloats(const float* x, float shift, float* y, int64_t n);
 
+// One softmax row: y = e^(x - max x) / sum, probabilities under the smallest normal float 0 (as
+// ExpShiftedSumFloats); the same bits as those steps done one after another, in one kernel at the
+// vector width (attention's short rows: Swin's are 49 wide). On the calling thread; y may be x.
+void SoftmaxRowFloats(const float* x, float* y, int64_t n);
+
 // The vector width the functions above use here (for tests and reports): 16, 8, or 4 (Eigen).
 enum class VectorIsa { kEigen, kAvx2, kAvx512 };
 VectorIsa BestVectorIsa();
@@ -42,6 +47,7 @@ void SigmoidFloatsWith(VectorIsa isa, const float* x, float* y, int64_t n);
 void SiluFloatsWith(VectorIsa isa, const float* x, float* y, int64_t n);
 void GeluFloatsWith(VectorIsa isa, const float* x, float* y, int64_t n);
 float ExpShiftedSumFloatsWith(VectorIsa isa, const float* x, float shift, float* y, int64_t n);
+void SoftmaxRowFloatsWith(VectorIsa isa, const float* x, float* y, int64_t n);
 }  // namespace detail
 
 }  // namespace mxlite::cpu

@@ -206,5 +206,32 @@ TEST(VectorMathTest, ExpShiftedSumWritesNoDenormals) {
   }
 }
 
+// SoftmaxRowFloats: the same bits as its steps done one by one (the max, the shifted exps and
+// their sum, the division, the flush under the smallest normal float), on every length around the
+// vector width, in place too, with masked (-100) entries among them.
+TEST(VectorMathTest, SoftmaxRowIsItsStepsInOneKernel) {
+  for (VectorIsa isa : IsasHere()) {
+    SCOPED_TRACE(Name(isa));
+    for (int64_t n = 1; n <= 70; ++n) {
+      std::vector<float> x(static_cast<size_t>(n)), want(x.size()), got(x.size() + 1, -7.0f);
+      for (int64_t i = 0; i < n; ++i) {
+        x[i] = 0.41f * static_cast<float>(i % 17) - 2.0f - (i % 5 == 3 ? 100.0f : 0.0f);
+      }
+      const float max = *std::max_element(x.begin(), x.end());
+      const float sum = detail::ExpShiftedSumFloatsWith(isa, x.data(), max, want.data(), n);
+      for (float& p : want) {
+        p /= sum;
+        if (p < std::numeric_limits<float>::min()) p = 0.0f;
+      }
+      detail::SoftmaxRowFloatsWith(isa, x.data(), got.data(), n);
+      EXPECT_TRUE(std::equal(want.begin(), want.end(), got.begin())) << "length " << n;
+      EXPECT_EQ(got[static_cast<size_t>(n)], -7.0f) << "wrote past the end at length " << n;
+      std::vector<float> in_place = x;
+      detail::SoftmaxRowFloatsWith(isa, in_place.data(), in_place.data(), n);
+      EXPECT_EQ(in_place, want) << "in place, length " << n;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace mxlite::cpu
