@@ -5,7 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
-#include <limits>
+#include <vector>
 
 #include "ops/cpu/row_window.h"
 #include "ops/operator.h"

@@ -1,3 +1,5 @@
+// The row window's planning (Simplified) and its copy: an odometer over each chunk of rows, the
+// chunks over the intra-op threads (ops/cpu/row_window.h).
 #include "ops/cpu/row_window.h"
 
 #include <algorithm>

@@ -106,7 +106,16 @@ void ForwardStrided(const SoftmaxLayout& l, const T* x, T* y, T temperature, boo
       const T* row = x + base + k * l.inner;
       T* out = y + base + k * l.inner;
       for (int64_t j = 0; j < width; ++j) {
-        const T e = std::exp(row[j] / temperature - max[j]);
+        const T shifted = row[j] / temperature - max[j];
+        // float: e^x under the smallest normal float is 0, never a computed denormal (as
+        // ExpShiftedSumFloats does on contiguous rows).
+        T e;
+        if constexpr (std::is_same_v<T, float>) {
+          e = shifted < -87.33654022f ? 0.0f : std::exp(shifted);
+          if (e < std::numeric_limits<float>::min()) e = 0.0f;
+        } else {
+          e = std::exp(shifted);
+        }
         sum[j] += e;
         if (!log) out[j] = e;  // log-softmax still needs x in the last pass (x may be y)
       }
@@ -116,8 +125,9 @@ void ForwardStrided(const SoftmaxLayout& l, const T* x, T* y, T temperature, boo
       T* out = y + base + k * l.inner;
       for (int64_t j = 0; j < width; ++j) {
         out[j] = log ? row[j] / temperature - (max[j] + std::log(sum[j])) : out[j] / sum[j];
-        // float probabilities under the smallest normal float are 0, as on contiguous rows.
-        if (std::is_same_v<T, float> && !log && out[j] < std::numeric_limits<T>::min()) out[j] = 0;
+        if constexpr (std::is_same_v<T, float>) {  // probabilities as on contiguous rows
+          if (!log && out[j] < std::numeric_limits<float>::min()) out[j] = 0.0f;
+        }
       }
     }
   });

@@ -24,8 +24,9 @@ enum class Function { kExp, kSigmoid, kSilu, kGelu };
 // handles: below -104 every result is 0 (under the smallest denormal), above 89 infinity.
 constexpr float kExpLowest = -104.0f;
 constexpr float kExpHighest = 89.0f;
-// ln of the smallest normal float: ExpShiftedSum's results below it are 0 (vector_math.h).
-constexpr float kLnSmallestNormal = -87.3365448f;
+// ln of the smallest normal float, rounded toward zero (so e^x at the bound is normal):
+// ExpShiftedSum's results below it are 0 (vector_math.h).
+constexpr float kLnSmallestNormal = -87.33654022f;
 constexpr float kLog2e = 1.44269504088896341f;
 constexpr float kLn2High = 0.693359375f;
 constexpr float kLn2Low = -2.12194440e-4f;

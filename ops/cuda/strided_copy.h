@@ -35,8 +35,8 @@ struct StridedCopy {
 // `copy` in its cheapest equal form: extent-1 axes dropped; an axis merged into the one outside
 // it where the window continues across both; elements widened (to 16 bytes at most) while the
 // window's innermost axis is contiguous and every offset and both addresses stay aligned; 32-bit
-// offsets where the count and `window_elements` (the window tensor's size) are at most 2^30. At
-// least one axis remains.
+// offsets where the count and `window_elements` (the window tensor's size), both counted in the
+// widened elements, are at most 2^30. At least one axis remains.
 StridedCopy Simplified(const StridedCopy& copy, int64_t window_elements, const void* dense,
                        const void* window);
 

@@ -203,7 +203,7 @@ TEST(CudaGeometry, SimplifiedStridedCopiesMoveTheSameBytes) {
   };
   const uintptr_t aligned = 0x10000, off_by_4 = 0x10004;
   const Case cases[] = {
-      // (L, N*heads, 64) -> (N*heads, L, 64) of float: 16-byte elements, the three axes kept.
+      // (N*heads, L, 64) -> (L, N*heads, 64) of float: 16-byte elements, the three axes kept.
       {"head split", CopyOf({6, 5, 64}, {64, 5 * 64, 1}, 0, 4), 5 * 6 * 64, aligned, aligned, 3,
        16},
       {"head split, input off by 4 bytes", CopyOf({6, 5, 64}, {64, 5 * 64, 1}, 0, 4), 5 * 6 * 64,
