@@ -295,6 +295,29 @@ MXLITE_AVX2 float ExpShiftedSum256(const float* x, float shift, float* y, int64_
   return total;
 }
 
+// SoftmaxRow512 at 8 wide: the tail's maxima and divisions one by one (the same bits).
+MXLITE_AVX2 void SoftmaxRow256(const float* x, float* y, int64_t n) {
+  __m256 max = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) max = _mm256_max_ps(max, _mm256_loadu_ps(x + i));
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, max);
+  float row_max = lanes[0];
+  for (float lane : lanes) row_max = std::max(row_max, lane);
+  for (; i < n; ++i) row_max = std::max(row_max, x[i]);
+  const float sum = ExpShiftedSum256(x, row_max, y, n);
+  const __m256 sum_v = _mm256_set1_ps(sum);
+  const __m256 smallest = _mm256_set1_ps(std::numeric_limits<float>::min());
+  for (i = 0; i + 8 <= n; i += 8) {
+    const __m256 p = _mm256_div_ps(_mm256_loadu_ps(y + i), sum_v);
+    _mm256_storeu_ps(y + i, _mm256_and_ps(_mm256_cmp_ps(p, smallest, _CMP_NLT_UQ), p));
+  }
+  for (; i < n; ++i) {
+    const float p = y[i] / sum;
+    y[i] = p < std::numeric_limits<float>::min() ? 0.0f : p;
+  }
+}
+
 #endif  // MXLITE_HAS_AVX2_KERNEL
 
 template <Function kF>
@@ -369,6 +392,9 @@ void SoftmaxRowFloatsWith(VectorIsa isa, const float* x, float* y, int64_t n) {
   if (n <= 0) return;
 #if MXLITE_HAS_AVX512_KERNEL
   if (isa == VectorIsa::kAvx512) return SoftmaxRow512(x, y, n);
+#endif
+#if MXLITE_HAS_AVX2_KERNEL
+  if (isa == VectorIsa::kAvx2) return SoftmaxRow256(x, y, n);
 #endif
   const float max = EigenArray<const float>(x, n).maxCoeff();
   const float sum = ExpShiftedSumFloatsWith(isa, x, max, y, n);
