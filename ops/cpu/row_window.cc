@@ -9,6 +9,7 @@
 #include "ops/cpu/copy.h"
 #include "ops/cpu/elementwise.h"
 #include "ops/cpu/parallel.h"
+#include "ops/strided_axes.h"
 
 namespace mxlite::cpu {
 namespace {
@@ -67,21 +68,8 @@ void CopyRows(const RowWindow& w, const Element* from, Element* to, bool scatter
 }  // namespace
 
 RowWindow Simplified(const RowWindow& window) {
-  RowWindow s;
-  s.base = window.base;
-  s.row = window.row;
-  for (int d = 0; d < window.outer; ++d) {
-    if (window.extents[d] == 1) continue;
-    const int last = s.outer - 1;
-    if (last >= 0 && s.steps[last] == window.steps[d] * window.extents[d]) {
-      s.extents[last] *= window.extents[d];
-      s.steps[last] = window.steps[d];
-      continue;
-    }
-    s.extents[s.outer] = window.extents[d];
-    s.steps[s.outer] = window.steps[d];
-    ++s.outer;
-  }
+  RowWindow s = window;
+  s.outer = MergeContinuingAxes(window.outer, s.extents, s.steps);
   // Rows that follow one another in the window join into one.
   while (s.outer > 0 && s.steps[s.outer - 1] == s.row) {
     s.row *= s.extents[s.outer - 1];

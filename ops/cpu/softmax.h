@@ -111,7 +111,7 @@ void ForwardStrided(const SoftmaxLayout& l, const T* x, T* y, T temperature, boo
         // ExpShiftedSumFloats does on contiguous rows).
         T e;
         if constexpr (std::is_same_v<T, float>) {
-          e = shifted < -87.33654022f ? 0.0f : std::exp(shifted);
+          e = shifted < kLnSmallestNormalFloat ? 0.0f : std::exp(shifted);
           if (e < std::numeric_limits<float>::min()) e = 0.0f;
         } else {
           e = std::exp(shifted);

@@ -24,9 +24,6 @@ enum class Function { kExp, kSigmoid, kSilu, kGelu };
 // handles: below -104 every result is 0 (under the smallest denormal), above 89 infinity.
 constexpr float kExpLowest = -104.0f;
 constexpr float kExpHighest = 89.0f;
-// ln of the smallest normal float, rounded toward zero (so e^x at the bound is normal):
-// ExpShiftedSum's results below it are 0 (vector_math.h).
-constexpr float kLnSmallestNormal = -87.33654022f;
 constexpr float kLog2e = 1.44269504088896341f;
 constexpr float kLn2High = 0.693359375f;
 constexpr float kLn2Low = -2.12194440e-4f;
@@ -137,7 +134,7 @@ MXLITE_AVX512 void Apply512(const float* x, float* y, int64_t n) {
 // instead, so no lane computes a denormal (each would cost a microcode assist; raising them to the
 // bound still did, 2^-126 times a mantissa just under 1).
 MXLITE_AVX512 inline __m512 ExpNormal16(__m512 x) {
-  const __mmask16 below = _mm512_cmp_ps_mask(x, _mm512_set1_ps(kLnSmallestNormal), _CMP_LT_OQ);
+  const __mmask16 below = _mm512_cmp_ps_mask(x, _mm512_set1_ps(kLnSmallestNormalFloat), _CMP_LT_OQ);
   const __m512 e = Exp16(_mm512_mask_mov_ps(x, below, _mm512_setzero_ps()));
   // Kept: x not under the bound and e not under the smallest normal (NaN passes both).
   const __mmask16 normal =
@@ -266,7 +263,7 @@ MXLITE_AVX2 void Apply256(const float* x, float* y, int64_t n) {
 
 // Exp8, or 0 where e^x is under the smallest normal float (as ExpNormal16).
 MXLITE_AVX2 inline __m256 ExpNormal8(__m256 x) {
-  const __m256 below = _mm256_cmp_ps(x, _mm256_set1_ps(kLnSmallestNormal), _CMP_LT_OQ);
+  const __m256 below = _mm256_cmp_ps(x, _mm256_set1_ps(kLnSmallestNormalFloat), _CMP_LT_OQ);
   const __m256 e = Exp8(_mm256_blendv_ps(x, _mm256_setzero_ps(), below));
   const __m256 normal =
       _mm256_cmp_ps(e, _mm256_set1_ps(std::numeric_limits<float>::min()), _CMP_NLT_UQ);

@@ -17,6 +17,10 @@
 
 namespace mxlite::cpu {
 
+// ln of the smallest normal float, rounded toward zero (e^x at it is normal): the bound under
+// which softmax's exps are 0 on every path (ExpShiftedSumFloats, ops/cpu/softmax.h).
+inline constexpr float kLnSmallestNormalFloat = -87.33654022f;
+
 void ExpFloats(const float* x, float* y, int64_t n);      // y = e^x
 void SigmoidFloats(const float* x, float* y, int64_t n);  // y = 1 / (1 + e^-x)
 void SiluFloats(const float* x, float* y, int64_t n);     // y = x / (1 + e^-x)
@@ -26,8 +30,8 @@ void GeluFloats(const float* x, float* y, int64_t n);     // y = x/2 * (1 + erf(
 // added in a fixed order (the same input, the same bits). On the calling thread alone: softmax's
 // rows, which the caller already spreads over the threads. A value under the smallest normal
 // float (x - shift below -87.34) is 0, not a denormal: a probability that small says nothing,
-// and computing each denormal takes a microcode assist (Swin's shifted windows mask with -100:
-// its softmax ran 2.6x slower on masked rows).
+// and computing or reading each denormal takes a microcode assist (Swin's shifted windows mask
+// with -100: its softmax and the GEMM after it, bench/RESULTS.md).
 float ExpShiftedSumFloats(const float* x, float shift, float* y, int64_t n);
 
 // One softmax row: y = e^(x - max x) / sum, probabilities under the smallest normal float 0 (as

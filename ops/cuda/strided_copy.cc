@@ -2,6 +2,7 @@
 #include <cstdint>
 
 #include "ops/cuda/strided_copy.h"
+#include "ops/strided_axes.h"
 
 namespace mxlite::cuda {
 namespace {
@@ -10,24 +11,12 @@ namespace {
 // threads) stays below 2^31 as well.
 constexpr int64_t kNarrowLimit = int64_t{1} << 30;
 
-// Extent-1 axes dropped and each axis merged into the one outside it where the window continues
-// across the two (step of the outer = step of the inner times its extent).
+// Extent-1 axes dropped, axes the window continues across merged (ops/strided_axes.h); a copy of
+// one element (or none) keeps one axis.
 StridedCopy MergedAxes(const StridedCopy& copy) {
   StridedCopy merged = copy;
-  merged.ndim = 0;
-  for (int d = 0; d < copy.ndim; ++d) {
-    if (copy.extents[d] == 1) continue;
-    const int last = merged.ndim - 1;
-    if (last >= 0 && merged.steps[last] == copy.steps[d] * copy.extents[d]) {
-      merged.extents[last] *= copy.extents[d];
-      merged.steps[last] = copy.steps[d];
-      continue;
-    }
-    merged.extents[merged.ndim] = copy.extents[d];
-    merged.steps[merged.ndim] = copy.steps[d];
-    ++merged.ndim;
-  }
-  if (merged.ndim == 0) {  // one element, or none
+  merged.ndim = MergeContinuingAxes(copy.ndim, merged.extents, merged.steps);
+  if (merged.ndim == 0) {
     merged.ndim = 1;
     merged.extents[0] = copy.count;
     merged.steps[0] = 1;
