@@ -7,6 +7,12 @@
 // to pass (a weight) is then kept packed for the GEMM (ops/cpu/kept_operand.h,
 // MXNET_CONV_PREPACK_WEIGHTS). Backward reads A and B; the gradient of a broadcast operand is
 // summed over the batches that shared it.
+//
+// `bias` (true: a third input, `bias`, a vector along the output's last axis: shape (N) or (1, ...,
+// 1, N) of at most the output's rank) adds it to every row of the product as the GEMM stores it:
+// the Linear layers that exporters write as MatMul then Add (scheduler/graph/fusion.h folds the
+// Add in at bind), in one pass over the output instead of two, with the bits of the separate
+// addition (each sum complete, then the bias added). Its gradient is dY summed over every row.
 #include <memory>
 #include <type_traits>
 
@@ -61,9 +67,22 @@ MatMulLayout LayoutOf(const Shape& a, const Shape& b, const std::string& where) 
   return layout;
 }
 
-void MatMulShape(const Attributes&, ShapeInference& shapes) {
-  shapes.AssignOutput(
-      0, LayoutOf(shapes.Input(0), shapes.Input(1), shapes.op + " " + shapes.node).output);
+void MatMulShape(const Attributes& attrs, ShapeInference& shapes) {
+  const std::string where = shapes.op + " " + shapes.node;
+  const MatMulLayout layout = LayoutOf(shapes.Input(0), shapes.Input(1), where);
+  shapes.AssignOutput(0, layout.output);
+  if (!attrs.GetBool("bias")) return;
+  MX_CHECK(shapes.Input(1).ndim() >= 2)
+      << where << ": a bias is added along the output's last axis, the columns of 'B', but 'B' "
+      << shapes.Input(1) << " is a vector (its product has no such axis)";
+  if (!shapes.inputs[2].has_value()) {
+    shapes.AssignInput(2, Shape{layout.n});
+    return;
+  }
+  MX_CHECK(IsLastAxisVector(*shapes.inputs[2], layout.output))
+      << where << ": 'bias' " << *shapes.inputs[2] << " must be a vector along the output's last "
+      << "axis, (" << layout.n << ") or (1, ..., 1, " << layout.n << ") of at most "
+      << layout.output.ndim() << " dims, for the output " << layout.output;
 }
 
 // Matrix offsets (in matrices, not elements) of A and B for every output batch, in `scratch`.
@@ -134,31 +153,35 @@ std::shared_ptr<const cpu::PackedGemmOperand> KeptB(const OpContext& ctx, int64_
   return nullptr;
 }
 
+// `bias`: the N-vector added to every row as the sums are stored, or null.
 template <typename T>
 void MatMulForward(const OpContext& ctx, const TensorView& a_view, const TensorView& b_view,
-                   const TensorView& out_view) {
+                   const T* bias, const TensorView& out_view) {
   const MatMulLayout layout = LayoutOf(a_view.shape, b_view.shape, "MatMul " + ctx.node_name);
   const T* a = a_view.data_as<T>();
   const T* b = b_view.data_as<T>();
   T* out = out_view.data_as<T>();
   const int64_t m = layout.m, n = layout.n, k = layout.k;
+  cpu::Epilogue<T> epilogue;
+  epilogue.column_bias = bias;
   if (FoldsIntoOneGemm(layout)) {
     const int64_t rows = layout.batch.size() * m;
     if (rows > 1) {  // a single row reads B in place anyway
       if (const auto packed = KeptB(ctx, k, n, b)) {
         if constexpr (std::is_same_v<T, float>) {
-          cpu::Sgemm(Transpose::kNo, rows, 1.0f, a, k, *packed, 0.0f, out, n);
+          cpu::Sgemm(Transpose::kNo, rows, 1.0f, a, k, *packed, 0.0f, out, n, epilogue);
           return;
         }
       }
     }
-    cpu::Gemm<T>(Transpose::kNo, Transpose::kNo, rows, n, k, T(1), a, k, b, n, T(0), out, n);
+    cpu::Gemm<T>(Transpose::kNo, Transpose::kNo, rows, n, k, T(1), a, k, b, n, T(0), out, n,
+                 epilogue);
     return;
   }
   const BatchPairs pairs = PairBatches(layout, ctx.scratch);
   ForEachBatch(pairs.count, m * n * k, [&](int64_t i) {
     cpu::Gemm<T>(Transpose::kNo, Transpose::kNo, m, n, k, T(1), a + pairs.a[i] * m * k, k,
-                 b + pairs.b[i] * k * n, n, T(0), out + i * m * n, n);
+                 b + pairs.b[i] * k * n, n, T(0), out + i * m * n, n, epilogue);
   });
 }
 
@@ -172,6 +195,10 @@ void MatMulBackward(const OpContext& ctx, const TensorView& dy_view, const Tenso
   const T* dy = dy_view.data_as<T>();
   const int64_t m = layout.m, n = layout.n, k = layout.k;
   const bool want_a = req[0] != WriteMode::kNull, want_b = req[1] != WriteMode::kNull;
+  if (grads.size() > 2 && req[2] != WriteMode::kNull) {  // d bias = dY summed over every row
+    cpu::ReduceToShape<T>(dy, dy_view.shape, grads[2].data_as<T>(), grads[2].shape, T(1),
+                          ctx.scratch);
+  }
   if (FoldsIntoOneGemm(layout)) {
     const int64_t rows = layout.batch.size() * m;
     // dA (rows, K) = dY (rows, N) B^T; dB (K, N) = A^T (K, rows) dY, summing over the batches.
@@ -227,12 +254,14 @@ void MatMulBackward(const OpContext& ctx, const TensorView& dy_view, const Tenso
   }
 }
 
-void MatMulForwardCpu(const OpContext& ctx, const Attributes&,
+void MatMulForwardCpu(const OpContext& ctx, const Attributes& attrs,
                       const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
                       const std::vector<WriteMode>& req) {
   if (req[0] == WriteMode::kNull) return;
-  MXLITE_FLOAT_TYPE_SWITCH(outputs[0].dtype, T, "MatMul",
-                           { MatMulForward<T>(ctx, inputs[0], inputs[1], outputs[0]); });
+  MXLITE_FLOAT_TYPE_SWITCH(outputs[0].dtype, T, "MatMul", {
+    const T* bias = attrs.GetBool("bias") ? inputs[2].data_as<T>() : nullptr;
+    MatMulForward<T>(ctx, inputs[0], inputs[1], bias, outputs[0]);
+  });
 }
 
 void MatMulBackwardCpu(const OpContext& ctx, const Attributes&,
@@ -251,11 +280,25 @@ MXLITE_REGISTER_OP(MatMul) {
   OpDef op;
   op.name = "MatMul";
   op.doc = "Matrix product with NumPy semantics: 1-D operands promoted, batch axes broadcast.";
-  op.input_names = [](const Attributes&) { return std::vector<std::string>{"A", "B"}; };
+  op.attributes.Bool("bias",
+                     "one more input, bias: a vector along the output's last axis ((N) or (1, "
+                     "..., 1, N)) added to every row as the product is stored",
+                     Default("false"));
+  op.input_names = [](const Attributes& attrs) {
+    std::vector<std::string> names{"A", "B"};
+    if (attrs.GetBool("bias")) names.push_back("bias");
+    return names;
+  };
   op.output_names = [](const Attributes&) { return std::vector<std::string>{"output"}; };
   op.infer_shape = MatMulShape;
-  op.backward_dependencies = [](const Attributes&) -> BackwardDependencies {
-    return {{true, true}, {false}};
+  op.backward_dependencies = [](const Attributes& attrs) -> BackwardDependencies {
+    std::vector<bool> inputs{true, true};
+    if (attrs.GetBool("bias")) inputs.push_back(false);  // its gradient needs dY alone
+    return {inputs, {false}};
+  };
+  // Not twice, and not when B is a vector (the product has no axis of B's columns then).
+  op.fusion.takes_bias = [](const Attributes& attrs, const std::vector<Shape>& inputs) {
+    return !attrs.GetBool("bias") && inputs.size() >= 2 && inputs[1].ndim() >= 2;
   };
   op.forward[DeviceType::kCPU] = MatMulForwardCpu;
   op.backward[DeviceType::kCPU] = MatMulBackwardCpu;

@@ -196,6 +196,11 @@ struct FusionTraits {
   // Whether a node can take a residual addition into the store of its output (it then gets
   // residual=true and the addend as one more input); unset: it cannot.
   std::function<bool(const Attributes&)> takes_residual;
+  // Whether a node with these attributes and data inputs of these shapes can take the addition of
+  // a vector along its output's last axis into the store of its output (it then gets bias=true
+  // and the vector as one more input, `bias`); unset: it cannot. MatMul: a Linear layer written
+  // as MatMul then Add.
+  std::function<bool(const Attributes&, const std::vector<Shape>& inputs)> takes_bias;
   // A Convolution (attributes as ops/conv_attributes.h reads them): a clamp folds into its store
   // (act_min / act_max), on the CPU its 1x1 and depthwise NHWC instances fuse into depthwise
   // blocks, and kernel taps that read only padding are cut (scheduler/graph/dead_taps.h).

@@ -1,5 +1,7 @@
 // MatMul's GPU kernels (ops/matmul.cc) on cuBLAS (ops/cuda/cublas_gemm.h), batched with
-// broadcasting; the gradients of broadcast operands summed by the reduction kernels.
+// broadcasting; the gradients of broadcast operands summed by the reduction kernels. A fused
+// `bias` is added by the broadcast-add kernel after the product (the bits of the separate Add, one
+// engine step instead of two) and its gradient is dY summed by the reduction kernel.
 #include <limits>
 #include <optional>
 #include <vector>
@@ -7,6 +9,7 @@
 #include "ops/broadcast.h"
 #include "ops/cuda/cublas_gemm.h"
 #include "ops/cuda/cuda_util.h"
+#include "ops/cuda/elementwise_binary_kernels.h"
 #include "ops/operator.h"
 
 namespace mxlite {
@@ -93,23 +96,38 @@ void BatchedProducts(cublasHandle_t handle, const MatMulLayout& layout, bool tra
   }
 }
 
-void MatMulForwardGpu(const OpContext& ctx, const Attributes&,
+// output += bias along its last axis, in place.
+template <typename T>
+void AddBias(const TensorView& output, const TensorView& bias, cudaStream_t stream,
+             const std::string& owner) {
+  MXLITE_CUDA_CALL(
+      cuda::BroadcastBinary(cuda::BinaryKind::kAdd,
+                            cuda::MakeBroadcastGeometry(output.shape, output.shape, bias.shape),
+                            output.data_as<T>(), bias.data_as<T>(), output.data_as<T>(),
+                            output.shape.size(), stream),
+      owner);
+}
+
+void MatMulForwardGpu(const OpContext& ctx, const Attributes& attrs,
                       const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
                       const std::vector<WriteMode>& req) {
   if (req[0] == WriteMode::kNull) return;
   const std::string owner = "MatMul " + ctx.node_name;
   const MatMulLayout l = LayoutOf(inputs[0].shape, inputs[1].shape, owner);
   cublasHandle_t handle = cuda::CublasHandle(ctx, outputs[0].dtype, owner);
+  cudaStream_t stream = cuda::PrepareStream(ctx, owner);
+  const bool bias = attrs.GetBool("bias");
   MXLITE_GPU_FLOAT_TYPE_SWITCH(outputs[0].dtype, T, owner, {
     if (FoldsIntoOneGemm(l)) {
       GemmRowMajor<T>(handle, false, false, l.batch.size() * l.m, l.n, l.k, 1.0,
                       inputs[0].data_as<T>(), l.k, inputs[1].data_as<T>(), l.n, 0.0,
                       outputs[0].data_as<T>(), l.n, owner);
-      return;
+    } else {
+      BatchedProducts<T>(handle, l, false, false, l.m, l.n, l.k, inputs[0].data_as<T>(), l.k,
+                         l.m * l.k, l.batch_a, inputs[1].data_as<T>(), l.n, l.k * l.n, l.batch_b,
+                         outputs[0].data_as<T>(), owner);
     }
-    BatchedProducts<T>(handle, l, false, false, l.m, l.n, l.k, inputs[0].data_as<T>(), l.k,
-                       l.m * l.k, l.batch_a, inputs[1].data_as<T>(), l.n, l.k * l.n, l.batch_b,
-                       outputs[0].data_as<T>(), owner);
+    if (bias) AddBias<T>(outputs[0], inputs[2], stream, owner);
   });
 }
 
@@ -133,6 +151,10 @@ void MatMulBackwardGpu(const OpContext& ctx, const Attributes&,
     const T* a = inputs[0].data_as<T>();
     const T* b = inputs[1].data_as<T>();
     const T* dy = output_grads[0].data_as<T>();
+    if (grads.size() > 2 && req[2] != WriteMode::kNull) {  // d bias = dY summed over every row
+      cuda::ReduceToShape<T>(dy, output_grads[0].shape, grads[2].data_as<T>(), grads[2].shape, 1.0,
+                             stream, owner);
+    }
     if (FoldsIntoOneGemm(l)) {  // the batches as rows: dB sums over them inside its GEMM
       const int64_t rows = count * l.m;
       if (req[0] != WriteMode::kNull) {  // dA (rows, K) = dY (rows, N) B^T

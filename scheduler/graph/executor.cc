@@ -143,6 +143,7 @@ Executor::Executor(const Graph& graph, const BindOptions& options)
   FuseSigmoidGates();  // needs no shapes either; training too (silu has a backward)
   FuseActivations();   // needs no shapes: runs before the graph's shapes are inferred once
   shapes_ = InferGraphShapes(graph_, options_.input_shapes);
+  FuseBiases();  // needs shapes (the vector's); training too (MatMul's bias has a gradient)
   TrimDeadTaps();
   PlanConvolutionLayouts();
   FuseDepthwiseBlocks();  // after planning: the layouts decide which convolutions are NHWC
@@ -171,6 +172,15 @@ void Executor::FuseSigmoidGates() {
   if (fusion.fused.empty()) return;
   gates_ = std::move(fusion.fused);
   graph_ = std::move(fusion.graph);
+}
+
+void Executor::FuseBiases() {
+  if (!options_.fuse_bias.value_or(settings().GetBool("MXNET_FUSE_BIAS"))) return;
+  BiasFusionResult fusion = FuseBiasAdditions(graph_, shapes_);
+  if (fusion.fused.empty()) return;
+  biases_ = std::move(fusion.fused);
+  graph_ = std::move(fusion.graph);
+  shapes_ = InferGraphShapes(graph_, options_.input_shapes);
 }
 
 void Executor::TrimDeadTaps() {
@@ -282,6 +292,9 @@ void Executor::LogTuning() const {
   if (what == "off") return;
   if (!gates_.empty()) {
     MX_LOG(INFO) << FormatGateFusions(gates_, what == "layers" || what == "verbose");
+  }
+  if (!biases_.empty()) {
+    MX_LOG(INFO) << FormatBiasFusions(biases_, what == "layers" || what == "verbose");
   }
   if (!trimmed_.empty()) {
     MX_LOG(INFO) << FormatTrimmedTaps(trimmed_, what == "layers" || what == "verbose");

@@ -74,6 +74,9 @@ struct BindOptions {
   std::optional<ConvPlanKind> conv_plan = std::nullopt;
   // Run x * sigmoid(x) as one silu op (scheduler/graph/fusion.h); unset: MXNET_FUSE_SILU.
   std::optional<bool> fuse_silu = std::nullopt;
+  // Fold the addition of a vector along a MatMul's last axis into the MatMul (bias=true;
+  // scheduler/graph/fusion.h); unset: MXNET_FUSE_BIAS. Training too.
+  std::optional<bool> fuse_bias = std::nullopt;
   // Fold relu / clip into the convolution before them (scheduler/graph/fusion.h); unset:
   // MXNET_CONV_FUSE_ACTIVATION. Applies to executors bound without training.
   std::optional<bool> fuse_activations = std::nullopt;
@@ -155,6 +158,8 @@ class Executor {
   // The activations folded into convolutions at bind (scheduler/graph/fusion.h), in graph order.
   const std::vector<FusedActivation>& fused_activations() const { return fused_; }
   const std::vector<FusedGate>& fused_gates() const { return gates_; }
+  // The bias additions folded into their products at bind (scheduler/graph/fusion.h).
+  const std::vector<FusedBias>& fused_biases() const { return biases_; }
   // The convolutions whose dead kernel taps were cut at bind (scheduler/graph/dead_taps.h).
   const std::vector<TrimmedConvolution>& trimmed_convolutions() const { return trimmed_; }
   // The depthwise blocks run as one op each (scheduler/graph/fusion.h), in graph order.
@@ -194,6 +199,7 @@ class Executor {
   Executor(const Graph& graph, const BindOptions& options);
   void AllocateArrays();
   void FuseSigmoidGates();
+  void FuseBiases();    // needs the shapes
   void TrimDeadTaps();  // needs the shapes; before layout planning
   void FuseActivations();
   void PlanConvolutionLayouts();
@@ -251,6 +257,7 @@ class Executor {
   BindOptions options_;
   std::vector<FusedActivation> fused_;
   std::vector<FusedGate> gates_;
+  std::vector<FusedBias> biases_;
   std::vector<TrimmedConvolution> trimmed_;
   std::vector<FusedDepthwiseBlock> depthwise_blocks_;
   std::vector<FusedResidual> residuals_;

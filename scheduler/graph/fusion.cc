@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "ops/broadcast.h"
 #include "scheduler/graph/graph_rewrite.h"
 
 namespace mxlite {
@@ -306,6 +307,79 @@ ResidualFusionResult FuseResidualAdditions(const Graph& graph, const GraphShapes
   }
   result.graph = rewrite.Finish();
   return result;
+}
+
+namespace {
+
+// A node whose store may add a bias along its output's last axis (OpDef::fusion.takes_bias).
+bool TakesBias(const Node& node, const GraphShapes& shapes) {
+  if (node.is_variable() || !node.op->fusion.takes_bias) return false;
+  std::vector<Shape> inputs;
+  for (const NodeEntry& input : node.inputs) inputs.push_back(shapes.of(input));
+  return node.op->fusion.takes_bias(node.attrs, inputs);
+}
+
+}  // namespace
+
+BiasFusionResult FuseBiasAdditions(const Graph& graph, const GraphShapes& shapes) {
+  const std::map<NodeEntry, int> readers = CountReaders(graph);
+  const std::set<NodeEntry> outputs(graph.outputs().begin(), graph.outputs().end());
+  // A product this addition may take in with `vector` as its bias: read by it alone, not a graph
+  // output, the vector along its last axis and of its element type.
+  const auto foldable = [&](const NodeEntry& product, const NodeEntry& vector) {
+    return product.index == 0 && TakesBias(graph.node(product.node), shapes) &&
+           readers.at(product) == 1 && outputs.count(product) == 0 &&
+           shapes.dtype_of(product) == shapes.dtype_of(vector) &&
+           IsLastAxisVector(shapes.of(vector), shapes.of(product));
+  };
+  struct Fusion {
+    int product;
+    NodeEntry bias;
+  };
+  std::map<int, Fusion> fusion_at;  // addition id -> what it becomes
+  std::set<int> deferred;           // products emitted at their addition
+  BiasFusionResult result;
+  for (int id = 0; id < graph.num_nodes(); ++id) {
+    const Node& node = graph.node(id);
+    if (node.is_variable() || node.inputs.size() != 2 || !node.op->fusion.adds) continue;
+    if (outputs.count(NodeEntry{id, 0}) != 0) continue;
+    for (int side = 0; side < 2; ++side) {
+      const NodeEntry product = node.inputs[side], vector = node.inputs[1 - side];
+      if (!foldable(product, vector)) continue;
+      fusion_at[id] = {product.node, vector};
+      deferred.insert(product.node);
+      result.fused.push_back({graph.node(product.node).name, node.name});
+      break;
+    }
+  }
+
+  GraphRewrite rewrite(graph);
+  for (int id = 0; id < graph.num_nodes(); ++id) {
+    if (deferred.count(id) != 0) continue;
+    auto fusion = fusion_at.find(id);
+    if (fusion == fusion_at.end()) {
+      rewrite.Copy(id);
+      continue;
+    }
+    const Node& product = graph.node(fusion->second.product);
+    std::map<std::string, std::string> attrs = product.attr_text;
+    attrs["bias"] = "true";
+    std::vector<NodeEntry> inputs = product.inputs;
+    inputs.push_back(fusion->second.bias);
+    rewrite.Replace(id, product.op->name, product.name, attrs, inputs);
+  }
+  result.graph = rewrite.Finish();
+  return result;
+}
+
+std::string FormatBiasFusions(const std::vector<FusedBias>& fused, bool per_layer) {
+  std::ostringstream out;
+  out << "fused " << fused.size() << (fused.size() == 1 ? " bias addition" : " bias additions")
+      << " into their products (MXNET_FUSE_BIAS)";
+  if (per_layer) {
+    for (const FusedBias& pair : fused) out << "\n  " << pair.product << " <- " << pair.addition;
+  }
+  return out.str();
 }
 
 std::string FormatResidualFusions(const std::vector<FusedResidual>& fused, bool per_layer) {

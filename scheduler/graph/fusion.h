@@ -140,6 +140,40 @@ ResidualFusionResult FuseResidualAdditions(const Graph& graph, const GraphShapes
 // one line per pair: "  conv2b <- add2".
 std::string FormatResidualFusions(const std::vector<FusedResidual>& fused, bool per_layer);
 
+// ---- Bias additions ---------------------------------------------------------------------------
+//
+// An addition (an op with FusionTraits::adds) of a node's output and a vector along that output's
+// last axis — shape (N) or (1, ..., 1, N), of at most the output's rank, the same element type —
+// becomes the node's own, where the node's op says it can take one (FusionTraits::takes_bias:
+// MatMul with B of two or more axes): the node gains the input `bias` (attribute bias=true) and
+// adds it as it stores its output; the addition node goes away and its readers read the node. This
+// is how exporters write a Linear layer on a 3-D or 4-D activation (PyTorch: MatMul then Add;
+// ViT, Swin, ConvNeXt), and ONNX Runtime's MatMul+Add fusion: the separate addition read the
+// product back and wrote it again. The values are the bits of the separate addition.
+//
+// Fused when: the node's output is read by that addition alone and is not a graph output, and the
+// addition's output is not a graph output. Either operand may be the product; with two, the first.
+// The fused node keeps its own name and goes where the addition was (the vector is defined by
+// then). Training too (MatMul's bias has a gradient: dY summed over the rows). The executor runs
+// it on executors of either device when MXNET_FUSE_BIAS is on (the default), once the graph's
+// shapes are known. Pure function: `graph` is not changed.
+
+struct FusedBias {
+  std::string product;   // the node that now adds the bias
+  std::string addition;  // the node folded into it
+};
+
+struct BiasFusionResult {
+  Graph graph;
+  std::vector<FusedBias> fused;  // in graph order
+};
+
+BiasFusionResult FuseBiasAdditions(const Graph& graph, const GraphShapes& shapes);
+
+// "fused 48 bias additions into their products (MXNET_FUSE_BIAS)" and, with `per_layer`, one line
+// per pair: "  /blocks.0/mlp/fc1/MatMul <- /blocks.0/mlp/fc1/Add".
+std::string FormatBiasFusions(const std::vector<FusedBias>& fused, bool per_layer);
+
 // ---- Sigmoid gates ---------------------------------------------------------------------------
 //
 // x * gate(x) written as two ops becomes one node (ops/unary_math.h): x * sigmoid(x) (how

@@ -77,6 +77,42 @@ TEST(MatMulTest, ManySmallAndFewLargeBatchesInFloat32) {
   }
 }
 
+// MatMul's fused bias: the reference product plus the vector along the last axis.
+ReferenceFn MatMulWithBiasReference(const Shape& out) {
+  return [out](const auto& inputs, const auto& shapes) {
+    std::vector<std::vector<double>> result = MatMulReference(out)(inputs, shapes);
+    const int64_t n = shapes[2][shapes[2].ndim() - 1];
+    for (int64_t i = 0; i < out.size(); ++i) result[0][i] += inputs[2][i % n];
+    return result;
+  };
+}
+
+TEST(MatMulTest, BiasAlongTheLastAxisWithItsGradient) {
+  for (const MatMulCase& c : {MatMulCase{{2, 3, 4}, {4, 5}, {2, 3, 5}},           // one GEMM
+                              MatMulCase{{2, 1, 3, 4}, {5, 4, 2}, {2, 5, 3, 2}},  // batched
+                              MatMulCase{{4}, {2, 4, 3}, {2, 3}},                 // 1-D A
+                              MatMulCase{{1, 4}, {4, 6}, {1, 6}}}) {              // one row
+    for (const Shape& bias : {Shape{c.out[c.out.ndim() - 1]}, Shape{1, c.out[c.out.ndim() - 1]}}) {
+      SCOPED_TRACE(::testing::Message() << c.a << " x " << c.b << " + " << bias);
+      OpCase test_case{"MatMul", {{"bias", "true"}}, {c.a, c.b, bias}};
+      ASSERT_EQ(InferOutputShapes(test_case)[0], c.out);
+      CheckGradients(test_case);
+      CheckForwardAgainstReference(test_case, MatMulWithBiasReference(c.out));
+    }
+  }
+  // float32 through the packed GEMM's store, a product large enough for several blocks.
+  OpCase large{"MatMul", {{"bias", "true"}}, {{3, 70, 130}, {130, 90}, {90}}};
+  CheckForwardAgainstReference(large, MatMulWithBiasReference({3, 70, 90}), 1e-4);
+}
+
+TEST(MatMulTest, ABiasMustLieAlongTheLastAxis) {
+  ExpectShapeError({"MatMul", {{"bias", "true"}}, {{2, 3, 4}, {4, 5}, {5, 1}}},
+                   {"'bias' (5,1)", "(5) or (1, ..., 1, 5)", "(2,3,5)"});
+  ExpectShapeError({"MatMul", {{"bias", "true"}}, {{2, 3, 4}, {4, 5}, {3, 5}}},
+                   {"'bias' (3,5)", "last axis"});
+  ExpectShapeError({"MatMul", {{"bias", "true"}}, {{3, 4}, {4}, {1}}}, {"'B' (4) is a vector"});
+}
+
 TEST(MatMulTest, ShapeErrorsNameBothShapes) {
   ExpectShapeError({"MatMul", {}, {{3, 4}, {5, 2}}}, {"(3,4)", "(5,2)", "inner dimension"});
   ExpectShapeError({"MatMul", {}, {{3}, {4}}}, {"(3)", "(4)"});
@@ -107,6 +143,9 @@ MXLITE_GPU_CASES(MatMul) {
   add({"MatMul", {}, {{2, 1, 3, 4}, {5, 4, 2}}});
   add({"MatMul", {}, {{4}, {2, 4, 3}}});
   add({"MatMul", {}, {{4}, {4}}});
+  // A fused bias: added after the product, its gradient summed over the rows.
+  add({"MatMul", {{"bias", "true"}}, {{2, 3, 4}, {4, 5}, {5}}});
+  add({"MatMul", {{"bias", "true"}}, {{2, 1, 3, 4}, {5, 4, 2}, {1, 1, 2}}});
   return cases;
 }
 
