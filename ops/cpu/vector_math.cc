@@ -78,84 +78,153 @@ void ApplyEigen(Function f, const float* x, float* y, int64_t n) {
 // _mm512_undefined_ps() through, which GCC 12 reports as maybe-uninitialized.
 constexpr __mmask16 kAllLanes = 0xFFFF;
 
-MXLITE_AVX512 inline __m512 Exp16(__m512 x) {
+// Each function below is a chain of some 40 dependent instructions (about 140 cycles of latency
+// for the GELU) of which a core's scheduler holds two or three iterations: one vector at a time
+// keeps the FMA units idle most of the time. The functions take U independent vectors and issue
+// every step for all U before the next (GCC does not interleave the calls itself): four at a time
+// run the GELU 1.7x faster on the Xeon box (1.65 -> 0.98 ns per float in L1), with the bits of one
+// at a time. EACH(u) is the loop over the U vectors of one step.
+#define MXLITE_EACH(u) _Pragma("GCC unroll 8") for (int u = 0; u < U; ++u)
+
+template <int U>
+MXLITE_AVX512 inline void Exp16(__m512* v) {
+  __m512 n[U], r[U], p[U];
   // min / max with x second: NaN passes through.
-  x = _mm512_maskz_min_ps(kAllLanes, _mm512_set1_ps(kExpHighest), x);
-  x = _mm512_maskz_max_ps(kAllLanes, _mm512_set1_ps(kExpLowest), x);
-  const __m512 n = _mm512_maskz_roundscale_ps(kAllLanes, _mm512_mul_ps(x, _mm512_set1_ps(kLog2e)),
-                                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2High), x);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Low), r);
-  __m512 p = _mm512_set1_ps(kP0);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kP1));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kP2));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kP3));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kP4));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(kP5));
-  const __m512 e = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
-  return _mm512_maskz_scalef_ps(kAllLanes, e, n);
+  MXLITE_EACH(u) v[u] = _mm512_maskz_min_ps(kAllLanes, _mm512_set1_ps(kExpHighest), v[u]);
+  MXLITE_EACH(u) v[u] = _mm512_maskz_max_ps(kAllLanes, _mm512_set1_ps(kExpLowest), v[u]);
+  MXLITE_EACH(u) {
+    n[u] = _mm512_maskz_roundscale_ps(kAllLanes, _mm512_mul_ps(v[u], _mm512_set1_ps(kLog2e)),
+                                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  }
+  MXLITE_EACH(u) r[u] = _mm512_fnmadd_ps(n[u], _mm512_set1_ps(kLn2High), v[u]);
+  MXLITE_EACH(u) r[u] = _mm512_fnmadd_ps(n[u], _mm512_set1_ps(kLn2Low), r[u]);
+  MXLITE_EACH(u) p[u] = _mm512_set1_ps(kP0);
+  for (const float c : {kP1, kP2, kP3, kP4, kP5}) {
+    MXLITE_EACH(u) p[u] = _mm512_fmadd_ps(p[u], r[u], _mm512_set1_ps(c));
+  }
+  MXLITE_EACH(u) {
+    const __m512 e =
+        _mm512_fmadd_ps(p[u], _mm512_mul_ps(r[u], r[u]), _mm512_add_ps(r[u], _mm512_set1_ps(1.0f)));
+    v[u] = _mm512_maskz_scalef_ps(kAllLanes, e, n[u]);
+  }
 }
 
-// x/2 * erfc(-x / sqrt 2) (see kErfc).
-MXLITE_AVX512 inline __m512 Gelu16(__m512 x) {
-  const __m512 z = _mm512_mul_ps(x, _mm512_set1_ps(kMinusSqrtHalf));
-  const __m512 a = _mm512_abs_ps(z);
-  const __m512 t = _mm512_div_ps(_mm512_set1_ps(1.0f),
-                                 _mm512_fmadd_ps(a, _mm512_set1_ps(0.5f), _mm512_set1_ps(1.0f)));
-  __m512 p = _mm512_set1_ps(kErfc[9]);
-  for (int i = 8; i >= 0; --i) p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(kErfc[i]));
-  const __m512 tail = _mm512_mul_ps(t, Exp16(_mm512_fnmadd_ps(a, a, p)));  // erfc(|z|)
-  const __mmask16 negative = _mm512_cmp_ps_mask(z, _mm512_setzero_ps(), _CMP_LT_OQ);
-  const __m512 erfc = _mm512_mask_sub_ps(tail, negative, _mm512_set1_ps(2.0f), tail);
-  return _mm512_mul_ps(_mm512_mul_ps(x, _mm512_set1_ps(0.5f)), erfc);
+// x/2 * erfc(-x / sqrt 2) (see kErfc), in place.
+template <int U>
+MXLITE_AVX512 inline void Gelu16(__m512* v) {
+  __m512 z[U], a[U], t[U], e[U];
+  MXLITE_EACH(u) z[u] = _mm512_mul_ps(v[u], _mm512_set1_ps(kMinusSqrtHalf));
+  MXLITE_EACH(u) a[u] = _mm512_abs_ps(z[u]);
+  MXLITE_EACH(u) {
+    t[u] = _mm512_div_ps(_mm512_set1_ps(1.0f),
+                         _mm512_fmadd_ps(a[u], _mm512_set1_ps(0.5f), _mm512_set1_ps(1.0f)));
+  }
+  MXLITE_EACH(u) e[u] = _mm512_set1_ps(kErfc[9]);
+  for (int i = 8; i >= 0; --i) {
+    MXLITE_EACH(u) e[u] = _mm512_fmadd_ps(e[u], t[u], _mm512_set1_ps(kErfc[i]));
+  }
+  MXLITE_EACH(u) e[u] = _mm512_fnmadd_ps(a[u], a[u], e[u]);
+  Exp16<U>(e);
+  MXLITE_EACH(u) {
+    const __m512 tail = _mm512_mul_ps(t[u], e[u]);  // erfc(|z|)
+    const __mmask16 negative = _mm512_cmp_ps_mask(z[u], _mm512_setzero_ps(), _CMP_LT_OQ);
+    const __m512 erfc = _mm512_mask_sub_ps(tail, negative, _mm512_set1_ps(2.0f), tail);
+    v[u] = _mm512_mul_ps(_mm512_mul_ps(v[u], _mm512_set1_ps(0.5f)), erfc);
+  }
 }
 
-template <Function kF>
-MXLITE_AVX512 inline __m512 Apply16(__m512 x) {
-  if constexpr (kF == Function::kExp) return Exp16(x);
-  if constexpr (kF == Function::kGelu) return Gelu16(x);
-  const __m512 one = _mm512_set1_ps(1.0f);
-  const __m512 s = _mm512_div_ps(one, _mm512_add_ps(one, Exp16(_mm512_sub_ps(_mm512_setzero_ps(), x))));
-  if constexpr (kF == Function::kSigmoid) return s;
-  return _mm512_mul_ps(x, s);  // the bits of x * sigmoid(x) computed apart
+// kF of U vectors in place.
+template <Function kF, int U>
+MXLITE_AVX512 inline void Apply16(__m512* v) {
+  if constexpr (kF == Function::kExp) {
+    Exp16<U>(v);
+  } else if constexpr (kF == Function::kGelu) {
+    Gelu16<U>(v);
+  } else {
+    const __m512 one = _mm512_set1_ps(1.0f);
+    __m512 s[U];
+    MXLITE_EACH(u) s[u] = _mm512_sub_ps(_mm512_setzero_ps(), v[u]);
+    Exp16<U>(s);
+    MXLITE_EACH(u) s[u] = _mm512_div_ps(one, _mm512_add_ps(one, s[u]));
+    if constexpr (kF == Function::kSigmoid) {
+      MXLITE_EACH(u) v[u] = s[u];
+    } else {
+      MXLITE_EACH(u) v[u] = _mm512_mul_ps(v[u], s[u]);  // the bits of x * sigmoid(x) computed apart
+    }
+  }
 }
 
 template <Function kF>
 MXLITE_AVX512 void Apply512(const float* x, float* y, int64_t n) {
+  constexpr int kLockstep = 4;
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, Apply16<kF>(_mm512_loadu_ps(x + i)));
+  for (; i + 16 * kLockstep <= n; i += 16 * kLockstep) {
+    __m512 v[kLockstep];
+    for (int u = 0; u < kLockstep; ++u) v[u] = _mm512_loadu_ps(x + i + 16 * u);
+    Apply16<kF, kLockstep>(v);
+    for (int u = 0; u < kLockstep; ++u) _mm512_storeu_ps(y + i + 16 * u, v[u]);
+  }
+  for (; i + 16 <= n; i += 16) {
+    __m512 v = _mm512_loadu_ps(x + i);
+    Apply16<kF, 1>(&v);
+    _mm512_storeu_ps(y + i, v);
+  }
   if (i < n) {
     const __mmask16 mask = static_cast<__mmask16>((1u << (n - i)) - 1);
-    _mm512_mask_storeu_ps(y + i, mask, Apply16<kF>(_mm512_maskz_loadu_ps(mask, x + i)));
+    __m512 v = _mm512_maskz_loadu_ps(mask, x + i);
+    Apply16<kF, 1>(&v);
+    _mm512_mask_storeu_ps(y + i, mask, v);
   }
 }
 
 // e^x, or 0 where that is under the smallest normal float. Lanes under the bound compute e^0
 // instead, so no lane computes a denormal (each would cost a microcode assist; raising them to the
 // bound still did, 2^-126 times a mantissa just under 1).
-MXLITE_AVX512 inline __m512 ExpNormal16(__m512 x) {
-  const __mmask16 below = _mm512_cmp_ps_mask(x, _mm512_set1_ps(kLnSmallestNormalFloat), _CMP_LT_OQ);
-  const __m512 e = Exp16(_mm512_mask_mov_ps(x, below, _mm512_setzero_ps()));
+template <int U>
+MXLITE_AVX512 inline void ExpNormal16(__m512* v) {
+  __mmask16 below[U];
+  MXLITE_EACH(u) {
+    below[u] = _mm512_cmp_ps_mask(v[u], _mm512_set1_ps(kLnSmallestNormalFloat), _CMP_LT_OQ);
+  }
+  MXLITE_EACH(u) v[u] = _mm512_mask_mov_ps(v[u], below[u], _mm512_setzero_ps());
+  Exp16<U>(v);
   // Kept: x not under the bound and e not under the smallest normal (NaN passes both).
-  const __mmask16 normal =
-      _mm512_cmp_ps_mask(e, _mm512_set1_ps(std::numeric_limits<float>::min()), _CMP_NLT_UQ);
-  return _mm512_maskz_mov_ps(static_cast<__mmask16>(normal & ~below), e);
+  MXLITE_EACH(u) {
+    const __mmask16 normal =
+        _mm512_cmp_ps_mask(v[u], _mm512_set1_ps(std::numeric_limits<float>::min()), _CMP_NLT_UQ);
+    v[u] = _mm512_maskz_mov_ps(static_cast<__mmask16>(normal & ~below[u]), v[u]);
+  }
 }
 
-// e^(x - shift) into y (when not null) and the sum of those values: lanes summed apart, then
-// in a fixed order, so the same input gives the same bits.
+// e^(x - shift) into y (when not null) and the sum of those values: lanes summed apart (each in
+// the order of x, four vectors' exps computed together), then in a fixed order, so the same input
+// gives the same bits.
 MXLITE_AVX512 float ExpShiftedSum512(const float* x, float shift, float* y, int64_t n) {
+  constexpr int kLockstep = 4;
   const __m512 shift_v = _mm512_set1_ps(shift);
   __m512 sum = _mm512_setzero_ps();
   int64_t i = 0;
+  for (; i + 16 * kLockstep <= n; i += 16 * kLockstep) {
+    __m512 e[kLockstep];
+    for (int u = 0; u < kLockstep; ++u) {
+      e[u] = _mm512_sub_ps(_mm512_loadu_ps(x + i + 16 * u), shift_v);
+    }
+    ExpNormal16<kLockstep>(e);
+    for (int u = 0; u < kLockstep; ++u) {
+      if (y != nullptr) _mm512_storeu_ps(y + i + 16 * u, e[u]);
+      sum = _mm512_add_ps(sum, e[u]);
+    }
+  }
   for (; i + 16 <= n; i += 16) {
-    const __m512 e = ExpNormal16(_mm512_sub_ps(_mm512_loadu_ps(x + i), shift_v));
+    __m512 e = _mm512_sub_ps(_mm512_loadu_ps(x + i), shift_v);
+    ExpNormal16<1>(&e);
     if (y != nullptr) _mm512_storeu_ps(y + i, e);
     sum = _mm512_add_ps(sum, e);
   }
   if (i < n) {
     const __mmask16 mask = static_cast<__mmask16>((1u << (n - i)) - 1);
-    const __m512 e = ExpNormal16(_mm512_sub_ps(_mm512_maskz_loadu_ps(mask, x + i), shift_v));
+    __m512 e = _mm512_sub_ps(_mm512_maskz_loadu_ps(mask, x + i), shift_v);
+    ExpNormal16<1>(&e);
     if (y != nullptr) _mm512_mask_storeu_ps(y + i, mask, e);
     sum = _mm512_add_ps(sum, _mm512_maskz_mov_ps(mask, e));
   }
@@ -204,59 +273,98 @@ MXLITE_AVX2 inline __m256 PowerOfTwo8(__m256i n) {
   return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n, _mm256_set1_epi32(127)), 23));
 }
 
-MXLITE_AVX2 inline __m256 Exp8(__m256 x) {
-  x = _mm256_min_ps(_mm256_set1_ps(kExpHighest), x);
-  x = _mm256_max_ps(_mm256_set1_ps(kExpLowest), x);
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(kLog2e)),
-                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2High), x);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Low), r);
-  __m256 p = _mm256_set1_ps(kP0);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP1));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP2));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP3));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP4));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(kP5));
-  const __m256 e = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-  // n in [-150, 129]: 2^n as 2^half * 2^(n - half), each a normal float, so products into the
-  // denormals round once per step and overflow reaches infinity.
-  const __m256i whole = _mm256_cvtps_epi32(n);
-  const __m256i half = _mm256_srai_epi32(whole, 1);
-  return _mm256_mul_ps(_mm256_mul_ps(e, PowerOfTwo8(half)),
-                       PowerOfTwo8(_mm256_sub_epi32(whole, half)));
+// U vectors in lockstep, as the AVX-512 functions (two: AVX2 has 16 registers).
+template <int U>
+MXLITE_AVX2 inline void Exp8(__m256* v) {
+  __m256 n[U], r[U], p[U];
+  MXLITE_EACH(u) v[u] = _mm256_min_ps(_mm256_set1_ps(kExpHighest), v[u]);
+  MXLITE_EACH(u) v[u] = _mm256_max_ps(_mm256_set1_ps(kExpLowest), v[u]);
+  MXLITE_EACH(u) {
+    n[u] = _mm256_round_ps(_mm256_mul_ps(v[u], _mm256_set1_ps(kLog2e)),
+                           _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  }
+  MXLITE_EACH(u) r[u] = _mm256_fnmadd_ps(n[u], _mm256_set1_ps(kLn2High), v[u]);
+  MXLITE_EACH(u) r[u] = _mm256_fnmadd_ps(n[u], _mm256_set1_ps(kLn2Low), r[u]);
+  MXLITE_EACH(u) p[u] = _mm256_set1_ps(kP0);
+  for (const float c : {kP1, kP2, kP3, kP4, kP5}) {
+    MXLITE_EACH(u) p[u] = _mm256_fmadd_ps(p[u], r[u], _mm256_set1_ps(c));
+  }
+  MXLITE_EACH(u) {
+    const __m256 e =
+        _mm256_fmadd_ps(p[u], _mm256_mul_ps(r[u], r[u]), _mm256_add_ps(r[u], _mm256_set1_ps(1.0f)));
+    // n in [-150, 129]: 2^n as 2^half * 2^(n - half), each a normal float, so products into the
+    // denormals round once per step and overflow reaches infinity.
+    const __m256i whole = _mm256_cvtps_epi32(n[u]);
+    const __m256i half = _mm256_srai_epi32(whole, 1);
+    v[u] = _mm256_mul_ps(_mm256_mul_ps(e, PowerOfTwo8(half)),
+                         PowerOfTwo8(_mm256_sub_epi32(whole, half)));
+  }
 }
 
-MXLITE_AVX2 inline __m256 Gelu8(__m256 x) {
-  const __m256 z = _mm256_mul_ps(x, _mm256_set1_ps(kMinusSqrtHalf));
-  const __m256 a = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), z);
-  const __m256 t = _mm256_div_ps(_mm256_set1_ps(1.0f),
-                                 _mm256_fmadd_ps(a, _mm256_set1_ps(0.5f), _mm256_set1_ps(1.0f)));
-  __m256 p = _mm256_set1_ps(kErfc[9]);
-  for (int i = 8; i >= 0; --i) p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(kErfc[i]));
-  const __m256 tail = _mm256_mul_ps(t, Exp8(_mm256_fnmadd_ps(a, a, p)));
-  const __m256 negative = _mm256_cmp_ps(z, _mm256_setzero_ps(), _CMP_LT_OQ);
-  const __m256 erfc = _mm256_blendv_ps(tail, _mm256_sub_ps(_mm256_set1_ps(2.0f), tail), negative);
-  return _mm256_mul_ps(_mm256_mul_ps(x, _mm256_set1_ps(0.5f)), erfc);
+template <int U>
+MXLITE_AVX2 inline void Gelu8(__m256* v) {
+  __m256 z[U], a[U], t[U], e[U];
+  MXLITE_EACH(u) z[u] = _mm256_mul_ps(v[u], _mm256_set1_ps(kMinusSqrtHalf));
+  MXLITE_EACH(u) a[u] = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), z[u]);
+  MXLITE_EACH(u) {
+    t[u] = _mm256_div_ps(_mm256_set1_ps(1.0f),
+                         _mm256_fmadd_ps(a[u], _mm256_set1_ps(0.5f), _mm256_set1_ps(1.0f)));
+  }
+  MXLITE_EACH(u) e[u] = _mm256_set1_ps(kErfc[9]);
+  for (int i = 8; i >= 0; --i) {
+    MXLITE_EACH(u) e[u] = _mm256_fmadd_ps(e[u], t[u], _mm256_set1_ps(kErfc[i]));
+  }
+  MXLITE_EACH(u) e[u] = _mm256_fnmadd_ps(a[u], a[u], e[u]);
+  Exp8<U>(e);
+  MXLITE_EACH(u) {
+    const __m256 tail = _mm256_mul_ps(t[u], e[u]);
+    const __m256 negative = _mm256_cmp_ps(z[u], _mm256_setzero_ps(), _CMP_LT_OQ);
+    const __m256 erfc = _mm256_blendv_ps(tail, _mm256_sub_ps(_mm256_set1_ps(2.0f), tail), negative);
+    v[u] = _mm256_mul_ps(_mm256_mul_ps(v[u], _mm256_set1_ps(0.5f)), erfc);
+  }
 }
 
-template <Function kF>
-MXLITE_AVX2 inline __m256 Apply8(__m256 x) {
-  if constexpr (kF == Function::kExp) return Exp8(x);
-  if constexpr (kF == Function::kGelu) return Gelu8(x);
-  const __m256 one = _mm256_set1_ps(1.0f);
-  const __m256 s = _mm256_div_ps(one, _mm256_add_ps(one, Exp8(_mm256_sub_ps(_mm256_setzero_ps(), x))));
-  if constexpr (kF == Function::kSigmoid) return s;
-  return _mm256_mul_ps(x, s);
+template <Function kF, int U>
+MXLITE_AVX2 inline void Apply8(__m256* v) {
+  if constexpr (kF == Function::kExp) {
+    Exp8<U>(v);
+  } else if constexpr (kF == Function::kGelu) {
+    Gelu8<U>(v);
+  } else {
+    const __m256 one = _mm256_set1_ps(1.0f);
+    __m256 s[U];
+    MXLITE_EACH(u) s[u] = _mm256_sub_ps(_mm256_setzero_ps(), v[u]);
+    Exp8<U>(s);
+    MXLITE_EACH(u) s[u] = _mm256_div_ps(one, _mm256_add_ps(one, s[u]));
+    if constexpr (kF == Function::kSigmoid) {
+      MXLITE_EACH(u) v[u] = s[u];
+    } else {
+      MXLITE_EACH(u) v[u] = _mm256_mul_ps(v[u], s[u]);
+    }
+  }
 }
 
 template <Function kF>
 MXLITE_AVX2 void Apply256(const float* x, float* y, int64_t n) {
+  constexpr int kLockstep = 2;
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, Apply8<kF>(_mm256_loadu_ps(x + i)));
+  for (; i + 8 * kLockstep <= n; i += 8 * kLockstep) {
+    __m256 v[kLockstep];
+    for (int u = 0; u < kLockstep; ++u) v[u] = _mm256_loadu_ps(x + i + 8 * u);
+    Apply8<kF, kLockstep>(v);
+    for (int u = 0; u < kLockstep; ++u) _mm256_storeu_ps(y + i + 8 * u, v[u]);
+  }
+  for (; i + 8 <= n; i += 8) {
+    __m256 v = _mm256_loadu_ps(x + i);
+    Apply8<kF, 1>(&v);
+    _mm256_storeu_ps(y + i, v);
+  }
   if (i < n) {  // the last few through a full vector, so they get the same bits as the rest
     alignas(32) float in[8] = {}, out[8];
     for (int64_t k = i; k < n; ++k) in[k - i] = x[k];
-    _mm256_store_ps(out, Apply8<kF>(_mm256_load_ps(in)));
+    __m256 v = _mm256_load_ps(in);
+    Apply8<kF, 1>(&v);
+    _mm256_store_ps(out, v);
     for (int64_t k = i; k < n; ++k) y[k] = out[k - i];
   }
 }
@@ -264,7 +372,8 @@ MXLITE_AVX2 void Apply256(const float* x, float* y, int64_t n) {
 // Exp8, or 0 where e^x is under the smallest normal float (as ExpNormal16).
 MXLITE_AVX2 inline __m256 ExpNormal8(__m256 x) {
   const __m256 below = _mm256_cmp_ps(x, _mm256_set1_ps(kLnSmallestNormalFloat), _CMP_LT_OQ);
-  const __m256 e = Exp8(_mm256_blendv_ps(x, _mm256_setzero_ps(), below));
+  __m256 e = _mm256_blendv_ps(x, _mm256_setzero_ps(), below);
+  Exp8<1>(&e);
   const __m256 normal =
       _mm256_cmp_ps(e, _mm256_set1_ps(std::numeric_limits<float>::min()), _CMP_NLT_UQ);
   return _mm256_and_ps(_mm256_andnot_ps(below, normal), e);

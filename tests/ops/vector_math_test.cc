@@ -125,9 +125,9 @@ TEST(VectorMathTest, GeluMatchesDoublePrecisionOnEveryInstructionSet) {
 TEST(VectorMathTest, EveryLengthAndTailIsComputed) {
   for (VectorIsa isa : IsasHere()) {
     SCOPED_TRACE(Name(isa));
-    for (int64_t n = 0; n <= 40; ++n) {
+    for (int64_t n = 0; n <= 100; ++n) {  // past four vectors at a time plus two and a tail
       std::vector<float> x(static_cast<size_t>(n)), y(static_cast<size_t>(n) + 1, -7.0f);
-      for (int64_t i = 0; i < n; ++i) x[i] = 0.37f * static_cast<float>(i) - 5.0f;
+      for (int64_t i = 0; i < n; ++i) x[i] = 0.17f * static_cast<float>(i) - 8.0f;
       detail::SigmoidFloatsWith(isa, x.data(), y.data(), n);
       for (int64_t i = 0; i < n; ++i) ExpectClose(y[i], Sigmoid(x[i]), x[i], "sigmoid", isa);
       EXPECT_EQ(y[n], -7.0f) << "wrote past the end at length " << n;
@@ -136,6 +136,38 @@ TEST(VectorMathTest, EveryLengthAndTailIsComputed) {
         EXPECT_NEAR(y[i], Gelu(x[i]), 1e-6 * (1 + std::abs(x[i]))) << "gelu, length " << n;
       }
       EXPECT_EQ(y[n], -7.0f) << "gelu wrote past the end at length " << n;
+    }
+  }
+}
+
+// Vectors computed together (several in lockstep) and a float computed alone (a tail of one)
+// give the same bits on the vector instruction sets: where an element falls in an array does not
+// change its value (Eigen's fallback computes its tail with the scalar functions).
+TEST(VectorMathTest, AnElementHasTheSameBitsWhereverItFalls) {
+  std::vector<float> x(211);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(static_cast<float>(i) * 0.7f) * 9.0f;
+  using Fn = void (*)(VectorIsa, const float*, float*, int64_t);
+  for (VectorIsa isa : IsasHere()) {
+    if (isa == VectorIsa::kEigen) continue;
+    SCOPED_TRACE(Name(isa));
+    for (Fn fn : {Fn{detail::ExpFloatsWith}, Fn{detail::SigmoidFloatsWith},
+                  Fn{detail::SiluFloatsWith}, Fn{detail::GeluFloatsWith}}) {
+      std::vector<float> whole(x.size());
+      fn(isa, x.data(), whole.data(), static_cast<int64_t>(x.size()));
+      for (size_t i = 0; i < x.size(); ++i) {
+        float alone = 0.0f;
+        fn(isa, &x[i], &alone, 1);
+        ASSERT_EQ(alone, whole[i]) << "element " << i << " of x = " << x[i];
+      }
+    }
+    // Softmax's exps likewise, and the sum is the same whatever computes the exps.
+    std::vector<float> exps(x.size());
+    detail::ExpShiftedSumFloatsWith(isa, x.data(), 9.0f, exps.data(),
+                                    static_cast<int64_t>(x.size()));
+    for (size_t i = 0; i < x.size(); ++i) {
+      float alone = 0.0f;
+      detail::ExpShiftedSumFloatsWith(isa, &x[i], 9.0f, &alone, 1);
+      ASSERT_EQ(alone, exps[i]) << "exp of element " << i;
     }
   }
 }
@@ -155,7 +187,7 @@ TEST(VectorMathTest, InPlaceAndSplitOverThreadsAgreeWithOneChunk) {
 TEST(VectorMathTest, ExpShiftedSumOnEveryLength) {
   for (VectorIsa isa : IsasHere()) {
     SCOPED_TRACE(Name(isa));
-    for (int64_t n = 0; n <= 70; ++n) {
+    for (int64_t n = 0; n <= 100; ++n) {
       std::vector<float> x(static_cast<size_t>(n)), y(static_cast<size_t>(n) + 1, -7.0f);
       for (int64_t i = 0; i < n; ++i) x[i] = 0.37f * static_cast<float>(i % 23) - 3.0f;
       const float shift = n == 0 ? 0.0f : *std::max_element(x.begin(), x.end());
