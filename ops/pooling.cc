@@ -349,41 +349,92 @@ void PoolLanes(const PoolingGeometry& g, const std::vector<Window>& windows, int
 }
 
 #if MXLITE_HAS_AVX512_KERNEL
+// Whether window b is window a moved `shift` input positions along the width: the same depth and
+// height rows, the same extents, not empty. Consecutive output positions of one row away from
+// the padded edges are (shift = the stride).
+bool IsShiftedAlongWidth(const Window& a, const Window& b, int64_t shift) {
+  return b.begin[0] == a.begin[0] && b.end[0] == a.end[0] && b.begin[1] == a.begin[1] &&
+         b.end[1] == a.end[1] && b.begin[2] == a.begin[2] + shift && b.end[2] == a.end[2] + shift &&
+         a.end[0] > a.begin[0] && a.end[1] > a.begin[1] && a.end[2] > a.begin[2];
+}
+
+// kPositions output positions whose windows are `w` moved 0, shift, 2 shift... input positions
+// along the width, one vector of 16 lanes each (lanes [c, c + 16)), in lockstep: a window's
+// reduction is a chain of dependent max or add instructions (nine for 3x3), which one position
+// at a time waits out in latency; side by side the chains keep the unit busy. Each chain keeps
+// its own scan order, so the bits are those of one position at a time. `out` is the first
+// position's output.
+template <int kPositions>
+MXLITE_AVX512 void PoolShiftedAvx512(const PoolingGeometry& g, const Window& w, int64_t shift,
+                                     const float* x, float* out, int64_t step, int64_t c) {
+  const int64_t row = g.in[2], plane_rows = g.in[1];
+  const bool max = g.type == PoolingType::kMax;
+  const int64_t next = shift * step;  // floats from one position's window to the next's
+  const float* window = x + ((w.begin[0] * plane_rows + w.begin[1]) * row + w.begin[2]) * step + c;
+  __m512 acc[kPositions];
+  for (int k = 0; k < kPositions; ++k) {
+    acc[k] = max ? _mm512_loadu_ps(window + k * next) : _mm512_setzero_ps();
+  }
+  const int64_t width = w.end[2] - w.begin[2];
+  for (int64_t d = w.begin[0]; d < w.end[0]; ++d) {
+    for (int64_t h = w.begin[1]; h < w.end[1]; ++h) {
+      const float* values = x + ((d * plane_rows + h) * row + w.begin[2]) * step + c;
+      for (int64_t p = 0; p < width; ++p, values += step) {
+        for (int k = 0; k < kPositions; ++k) {
+          const __m512 v = _mm512_loadu_ps(values + k * next);
+          // The maskz form with every lane set is maxps itself (GCC 12 warns falsely on it).
+          acc[k] = max ? _mm512_maskz_max_ps(0xFFFF, v, acc[k]) : _mm512_add_ps(acc[k], v);
+        }
+      }
+    }
+  }
+  for (int k = 0; k < kPositions; ++k) {  // sums: scaled by the caller, each by its divisor
+    _mm512_storeu_ps(out + k * step + c, acc[k]);
+  }
+}
+
 // PoolLanes for float32 lanes in whole vectors of 16, each vector's accumulator in a register
 // through the window: the same scan order, comparison (maxps(v, acc) is `v > acc ? v : acc`) and
-// final scaling per lane, so the same bits.
+// final scaling per lane, so the same bits. Four positions whose windows are one window shifted
+// along the width go together (PoolShiftedAvx512); the others, the windows at the edges among
+// them, one at a time.
 MXLITE_AVX512 void PoolLanesAvx512(const PoolingGeometry& g, const std::vector<Window>& windows,
                                    int64_t first, int64_t end, const float* x, float* y,
                                    int64_t step, int64_t lanes) {
-  const int64_t row = g.in[2], plane_rows = g.in[1];
+  constexpr int kPositions = 4;
   const bool max = g.type == PoolingType::kMax;
-  for (int64_t i = first; i < end; ++i) {
+  const int64_t shift = g.stride[2];
+  for (int64_t i = first; i < end;) {
     const Window& w = windows[i];
+    int together = 1;
+    while (together < kPositions && i + together < end &&
+           IsShiftedAlongWidth(w, windows[i + together], together * shift)) {
+      ++together;
+    }
     float* out = y + i * step;
     const bool empty = w.begin[0] >= w.end[0] || w.begin[1] >= w.end[1] || w.begin[2] >= w.end[2];
-    const __m512 scale =
-        _mm512_set1_ps(w.divisor == 0 ? 0.0f : 1.0f / static_cast<float>(w.divisor));
+    if (together < kPositions) together = 1;
     for (int64_t c = 0; c < lanes; c += 16) {
       if (empty) {
         _mm512_storeu_ps(out + c, _mm512_setzero_ps());
-        continue;
+      } else if (together == kPositions) {
+        PoolShiftedAvx512<kPositions>(g, w, shift, x, out, step, c);
+      } else {
+        PoolShiftedAvx512<1>(g, w, shift, x, out, step, c);
       }
-      __m512 acc =
-          max ? _mm512_loadu_ps(x + ((w.begin[0] * plane_rows + w.begin[1]) * row + w.begin[2]) *
-                                        step + c)
-              : _mm512_setzero_ps();
-      for (int64_t d = w.begin[0]; d < w.end[0]; ++d) {
-        for (int64_t h = w.begin[1]; h < w.end[1]; ++h) {
-          const float* values = x + ((d * plane_rows + h) * row + w.begin[2]) * step + c;
-          for (int64_t p = 0; p < w.end[2] - w.begin[2]; ++p, values += step) {
-            const __m512 v = _mm512_loadu_ps(values);
-            // The maskz form with every lane set is maxps itself (GCC 12 warns falsely on it).
-            acc = max ? _mm512_maskz_max_ps(0xFFFF, v, acc) : _mm512_add_ps(acc, v);
-          }
+    }
+    if (!max && !empty) {  // the sums' scaling, each position by its own divisor
+      for (int k = 0; k < together; ++k) {
+        const Window& own = windows[i + k];
+        const __m512 scale =
+            _mm512_set1_ps(own.divisor == 0 ? 0.0f : 1.0f / static_cast<float>(own.divisor));
+        float* sums = out + k * step;
+        for (int64_t c = 0; c < lanes; c += 16) {
+          _mm512_storeu_ps(sums + c, _mm512_mul_ps(_mm512_loadu_ps(sums + c), scale));
         }
       }
-      _mm512_storeu_ps(out + c, max ? acc : _mm512_mul_ps(acc, scale));
     }
+    i += together;
   }
 }
 #endif

@@ -342,6 +342,10 @@ TEST(PoolingTest, LargeInputsRunInParallel) {
   CheckForwardAgainstReference(test_case, PoolingReference(attrs));
   Attrs avg = attrs;
   avg["pool_type"] = "avg";
+  // Stride 1 (GoogLeNet's branch pooling): rows of equal interior windows go four at a time,
+  // a row of 11 leaves three; the padded edges one at a time.
+  CheckBlocked({{"kernel", "(3,3)"}, {"pad", "(1,1)"}}, {1, 32, 9, 11}, true);
+  CheckChannelsLast({{"kernel", "(3,3)"}, {"pad", "(1,1)"}}, {1, 48, 9, 11}, "NHWC", false);
   CheckForwardAgainstReference({"Pooling", avg, {{4, 16, 40, 40}}}, PoolingReference(avg));
   CheckChannelsLast(attrs, {4, 16, 40, 40}, "NHWC", false);
 }
