@@ -2,7 +2,9 @@
 // (LeakyReLU), Clip (clip), HardSigmoid (hard_sigmoid), HardSwish (hard_swish: x * hard_sigmoid(x)
 // with alpha 1/6, beta 1/2), Gelu (gelu; the tanh approximation as its formula), and as short
 // chains of those: Selu (gamma * elu(x)), Celu (alpha * elu(x / alpha) with elu's alpha 1), Mish
-// (x * tanh(softplus(x))) and PRelu (relu(x) + slope * (x - relu(x)), the slope broadcast).
+// (x * tanh(softplus(x))) and PRelu (relu(x) + slope * (x - relu(x)), the slope broadcast);
+// ThresholdedRelu (where(x > alpha, x, 0)) and Shrink (where(x > lambd, x - bias, where(x <
+// -lambd, x + bias, 0))) through the broadcast comparisons and where.
 #include "scheduler/onnx/onnx_converter.h"
 
 #include "core/error.h"
@@ -128,8 +130,36 @@ void ConvertClipInputs(OnnxNode& node) {
   node.SetOutput(0, node.Emit("clip", attrs, {node.Input(0)}));
 }
 
+// y = x where x > alpha, else 0 (a NaN compares false: 0, as where's select gives it).
+void ConvertThresholdedRelu(OnnxNode& node) {
+  const NodeEntry x = node.Input(0);
+  const NodeEntry above =
+      node.Emit("broadcast_greater", {},
+                {x, node.NewScalar("_alpha", node.attrs().Float("alpha", 1.0))}, "_above");
+  node.SetOutput(0, node.Emit("where", {}, {above, x, node.NewScalar("_zero", 0.0)}));
+}
+
+// y = x - bias where x > lambd, x + bias where x < -lambd, else 0.
+void ConvertShrink(OnnxNode& node) {
+  const double bias = node.attrs().Float("bias", 0.0), lambd = node.attrs().Float("lambd", 0.5);
+  const NodeEntry x = node.Input(0);
+  const NodeEntry above =
+      node.Emit("broadcast_greater", {}, {x, node.NewScalar("_lambd", lambd)}, "_above");
+  const NodeEntry below =
+      node.Emit("broadcast_lesser", {}, {x, node.NewScalar("_minus_lambd", -lambd)}, "_below");
+  const NodeEntry lowered =
+      node.Emit("broadcast_sub", {}, {x, node.NewScalar("_bias", bias)}, "_lowered");
+  const NodeEntry raised =
+      node.Emit("broadcast_add", {}, {x, node.NewScalar("_bias_up", bias)}, "_raised");
+  const NodeEntry low_side =
+      node.Emit("where", {}, {below, raised, node.NewScalar("_zero", 0.0)}, "_low_side");
+  node.SetOutput(0, node.Emit("where", {}, {above, lowered, low_side}));
+}
+
 }  // namespace
 
+MXLITE_REGISTER_ONNX_CONVERTER(ThresholdedRelu, 10, kMaxOnnxOpset, ConvertThresholdedRelu);
+MXLITE_REGISTER_ONNX_CONVERTER(Shrink, 9, kMaxOnnxOpset, ConvertShrink);
 MXLITE_REGISTER_ONNX_CONVERTER(Relu, 1, kMaxOnnxOpset, ConvertRelu);
 MXLITE_REGISTER_ONNX_CONVERTER(Sigmoid, 1, kMaxOnnxOpset, ConvertSigmoid);
 MXLITE_REGISTER_ONNX_CONVERTER(Tanh, 1, kMaxOnnxOpset, ConvertTanh);

@@ -1,15 +1,18 @@
-// ONNX's tensor construction and selection around shape arithmetic: ConstantOfShape, Where (of
+// ONNX's tensor construction and selection around shape arithmetic: ConstantOfShape, EyeLike (of
+// a statically shaped input: known at load), Where (of
 // run-time data: mxlite's where),
 // Expand, Mod, Range and ScatterND of values known at load, computed then (a
 // transformer's class token is Expand(token, Where(Equal(shape, -1), 1, shape)) with the shape
 // known once the input's is; Swin's window padding and attention masks are Mod, Range and
 // ScatterND of shapes).
 // The comparisons (Equal, Greater, GreaterOrEqual, Less, LessOrEqual) are folded the same way, or
-// run as mxlite's broadcast comparisons on computed data. Booleans are held as uint8 0 / 1; Not,
+// run as mxlite's broadcast comparisons on computed data; so are IsNaN (x != x) and IsInf (x or
+// |x| equal to an infinity). Booleans are held as uint8 0 / 1; Not,
 // And, Or and Xor run as float32 arithmetic on them. A node that would have to run on computed data
 // and has no mxlite op is an error naming it.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 
 #include "core/error.h"
@@ -59,6 +62,24 @@ void ConvertConstantOfShape(OnnxNode& node) {
   node.SetConstantOutput(BroadcastTo(Reshaped(value, Shape()), shape));
 }
 
+// EyeLike: ones on the k-th diagonal of the input's (static, 2-D) shape, in `dtype` (an ONNX type
+// number; absent: the input's).
+void ConvertEyeLike(OnnxNode& node) {
+  const Shape shape = node.InputShape(0);
+  MX_CHECK(shape.ndim() == 2) << node.where() << ": the input must be 2-D, not " << shape;
+  const DType dtype = node.attrs().Has("dtype")
+                          ? DTypeFromOnnx(static_cast<int32_t>(node.attrs().Int("dtype", 0)),
+                                          node.where() + " attribute 'dtype'")
+                          : node.InputDType(0);
+  const int64_t k = node.attrs().Int("k", 0);
+  std::vector<int64_t> values(static_cast<size_t>(shape.size()), 0);
+  for (int64_t row = 0; row < shape[0]; ++row) {
+    const int64_t column = row + k;
+    if (column >= 0 && column < shape[1]) values[row * shape[1] + column] = 1;
+  }
+  node.SetConstantOutput(HostTensorOf(dtype, shape, values, node.where()));
+}
+
 // Equal, Greater, GreaterOrEqual, Less, LessOrEqual: of values known at load, computed then (the
 // shape arithmetic around a class token); of computed values, mxlite's broadcast comparison
 // (ops/comparison.cc: 1 / 0 in the operands' dtype) and a Cast to uint8, ONNX's bool.
@@ -95,6 +116,49 @@ void ConvertLess(OnnxNode& node) {
 }
 void ConvertLessOrEqual(OnnxNode& node) {
   EmitComparison(node, "broadcast_lesser_equal", [](double x, double y) { return x <= y; });
+}
+
+// IsNaN: x != x holds exactly for NaN (IEEE comparisons), on data known at load or computed.
+void ConvertIsNaN(OnnxNode& node) {
+  const HostTensor* x = node.ConstantInput(0);
+  if (x == nullptr) {
+    const NodeEntry ones =
+        node.Emit("broadcast_not_equal", {}, {node.Input(0), node.Input(0)}, "_compare");
+    node.SetOutput(0, node.Emit("Cast", {{"dtype", "uint8"}}, {ones}));
+    return;
+  }
+  const std::vector<double> values = x->AsDoubles(node.where() + " X");
+  std::vector<int64_t> result(values.size());
+  for (size_t i = 0; i < values.size(); ++i) result[i] = std::isnan(values[i]) ? 1 : 0;
+  node.SetConstantOutput(HostTensorOf(DType::kUInt8, x->shape, result, node.where()));
+}
+
+// IsInf(detect_positive, detect_negative): x == +inf, x == -inf, or |x| == +inf for both.
+void ConvertIsInf(OnnxNode& node) {
+  const bool positive = node.attrs().Int("detect_positive", 1) != 0;
+  const bool negative = node.attrs().Int("detect_negative", 1) != 0;
+  const double inf = std::numeric_limits<double>::infinity();
+  const HostTensor* x = node.ConstantInput(0);
+  if (x != nullptr) {
+    const std::vector<double> values = x->AsDoubles(node.where() + " X");
+    std::vector<int64_t> result(values.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+      result[i] = (positive && values[i] == inf) || (negative && values[i] == -inf) ? 1 : 0;
+    }
+    node.SetConstantOutput(HostTensorOf(DType::kUInt8, x->shape, result, node.where()));
+    return;
+  }
+  if (!positive && !negative) {  // nothing is detected: zeros of x's shape
+    const NodeEntry zeros = node.Emit("broadcast_not_equal", {}, {node.Input(0), node.Input(0)});
+    const NodeEntry none = node.Emit("broadcast_mul", {}, {zeros, node.NewScalar("_zero", 0.0)});
+    node.SetOutput(0, node.Emit("Cast", {{"dtype", "uint8"}}, {none}));
+    return;
+  }
+  NodeEntry value = node.Input(0);
+  if (positive && negative) value = node.Emit("abs", {}, {value}, "_abs");
+  const NodeEntry infinity = node.NewScalar("_infinity", negative && !positive ? -inf : inf);
+  const NodeEntry ones = node.Emit("broadcast_equal", {}, {value, infinity}, "_compare");
+  node.SetOutput(0, node.Emit("Cast", {{"dtype", "uint8"}}, {ones}));
 }
 
 // Where of run-time data: mxlite's where, the boolean condition cast to the data's dtype.
@@ -307,8 +371,11 @@ void ConvertScatterND(OnnxNode& node) {
 }  // namespace
 
 MXLITE_REGISTER_ONNX_CONVERTER(ConstantOfShape, 9, kMaxOnnxOpset, ConvertConstantOfShape);
+MXLITE_REGISTER_ONNX_CONVERTER(EyeLike, 9, kMaxOnnxOpset, ConvertEyeLike);
 // Before opset 7 the comparisons broadcast only when told to (a legacy broadcast attribute).
 MXLITE_REGISTER_ONNX_CONVERTER(Equal, 7, kMaxOnnxOpset, ConvertEqual);
+MXLITE_REGISTER_ONNX_CONVERTER(IsNaN, 9, kMaxOnnxOpset, ConvertIsNaN);
+MXLITE_REGISTER_ONNX_CONVERTER(IsInf, 10, kMaxOnnxOpset, ConvertIsInf);
 MXLITE_REGISTER_ONNX_CONVERTER(Greater, 7, kMaxOnnxOpset, ConvertGreater);
 MXLITE_REGISTER_ONNX_CONVERTER(Less, 7, kMaxOnnxOpset, ConvertLess);
 MXLITE_REGISTER_ONNX_CONVERTER(GreaterOrEqual, 12, kMaxOnnxOpset, ConvertGreaterOrEqual);

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/half.h"
 #include "onnx/onnx_pb.h"  // defines ONNX_API, then includes onnx/onnx-ml.pb.h
 #include "ops/attributes.h"
 
@@ -162,6 +163,11 @@ std::vector<double> HostTensor::AsDoubles(const std::string& what) const {
       return Converted<double>(Elements<float>(*this));
     case DType::kFloat64:
       return Elements<double>(*this);
+    case DType::kFloat16: {
+      std::vector<double> values;
+      for (uint16_t half : Elements<uint16_t>(*this)) values.push_back(HalfToFloat(half));
+      return values;
+    }
     case DType::kInt64:
     case DType::kInt32:
     case DType::kUInt8:
