@@ -1,5 +1,6 @@
 #include "scheduler/planning/conv_planning.h"
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cmath>
@@ -337,6 +338,54 @@ PlannedLayer CostAgnosticNode(const Node& node, const GraphShapes& shapes, int i
     }
   }
   return layer;
+}
+
+// Whether node `id` is computed from parameters alone (an imported model's weight arithmetic): at
+// inference the executor computes it once and keeps it (execution_plan.h, constant steps), so it
+// costs no time per pass. `constant` holds the answer for the nodes before `id`.
+bool ComputedFromParameters(const Graph& graph, int id, const std::vector<bool>& constant) {
+  const Node& node = graph.node(id);
+  if (node.is_variable() || node.op->needs_random || node.inputs.empty()) return false;
+  return std::all_of(node.inputs.begin(), node.inputs.end(), [&](const NodeEntry& input) {
+    const Node& source = graph.node(input.node);
+    return source.is_variable() ? source.role != VariableRole::kInput : constant[input.node];
+  });
+}
+
+// Every fixed op node's own time as written (fully connected layers, MatMul, LayerNorm,
+// Softmax, reshapes...: what runs the same in every plan), timed alone as a one-node graph like
+// the agnostic nodes, so that the predicted totals cover the whole pass, not only what the plan
+// decides. At inference a node computed from parameters alone runs once, not per pass: not
+// listed. A node that cannot be timed alone (its kernel's error on uniform inputs, e.g. indices)
+// is listed with a zero cost and the reason.
+void CostFixedNodes(const Graph& graph, const GraphShapes& shapes, const std::vector<Role>& roles,
+                    const ConvPlanOptions& options, ConvPlanReport& report) {
+  std::vector<bool> constant(graph.num_nodes(), false);
+  for (int id = 0; id < graph.num_nodes(); ++id) {
+    const Node& node = graph.node(id);
+    constant[id] = !options.training && ComputedFromParameters(graph, id, constant);
+    if (node.is_variable() || roles[id] != Role::kFixed || constant[id]) continue;
+    PlannedLayer layer;
+    layer.node = node.name;
+    layer.op = node.op->name;
+    const std::vector<NodeEntry> data = DataInputs(node);
+    std::vector<Shape> data_shapes;
+    for (const NodeEntry& entry : data) data_shapes.push_back(shapes.of(entry));
+    const DType dtype = data.empty() ? shapes.dtype_of({id, 0}) : shapes.dtype_of(data.front());
+    try {
+      const MeasuredMs cost = MeasureNodeMs(node.op->name, node.attr_text, data_shapes, dtype,
+                                            options.training, options.ctx);
+      layer.cost_ms[Index(L::kNCHW)] = cost.ms;
+      report.timings_run += cost.timings_run;
+    } catch (const OutOfMemoryError&) {
+      throw;
+    } catch (const Error& error) {
+      layer.cost_ms[Index(L::kNCHW)] = 0.0;
+      layer.fixed_reason = std::string("not timed (") + error.what() + ")";
+    }
+    report.predicted_fixed_ms += layer.cost_ms[Index(L::kNCHW)];
+    report.fixed.push_back(std::move(layer));
+  }
 }
 
 // The agnostic nodes the executor may fold into a convolution after planning, each with the
@@ -819,7 +868,9 @@ std::string ConvPlanReport::Summary() const {
   out << nhwc << " of " << layers.size() << " layers NHWC, " << blocked << " NCHW16c, "
       << transforms.size() << " transforms; predicted " << FormatMs(predicted_ms()) << " (none "
       << FormatMs(predicted_none_ms) << ", local " << FormatMs(predicted_local_ms) << ", global "
-      << FormatMs(predicted_global_ms) << ")";
+      << FormatMs(predicted_global_ms);
+  if (!fixed.empty()) out << "; each with " << FormatMs(predicted_fixed_ms) << " as written";
+  out << ")";
   out << std::fixed << std::setprecision(1) << ", measured in " << seconds << " s";
   if (kind == ConvPlanKind::kGlobal) {
     out << (proven_optimal ? ", proven optimal" : ", not proven optimal (RN heuristic used)");
@@ -892,15 +943,18 @@ PlannedGraph PlanConvolutions(const Graph& graph, const GraphShapes& shapes,
   }
   Planning p = BuildProblem(graph, shapes, options, tuned, report);
   const double credited = CostDepthwiseBlocks(graph, shapes, options, p, report);
+  CostFixedNodes(graph, shapes, p.roles, options, report);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   report.planned = true;
 
   const std::vector<int> written(p.problem.nodes.size(), Index(L::kNCHW));
   const std::vector<int> local = LocalChoice(graph, shapes, p, report, options);
   const LayoutSolution global = SolveLayoutProblem(p.problem);
-  report.predicted_none_ms = AssignmentCost(p.problem, written) - credited;
-  report.predicted_local_ms = AssignmentCost(p.problem, local) - credited;
-  report.predicted_global_ms = global.total_cost - credited;
+  report.predicted_none_ms =
+      AssignmentCost(p.problem, written) - credited + report.predicted_fixed_ms;
+  report.predicted_local_ms =
+      AssignmentCost(p.problem, local) - credited + report.predicted_fixed_ms;
+  report.predicted_global_ms = global.total_cost - credited + report.predicted_fixed_ms;
   report.proven_optimal = global.proven_optimal;
   report.reductions = global.reductions;
   MX_CHECK(global.feasible) << "convolution planning found no finite plan: "

@@ -83,9 +83,11 @@
 // between NCHW and NHWC, a layout_transform to or from NCHW16c), and before a convolution's weight
 // when it runs NHWC ("<conv>_weight_to_ohwi"; NCHW16c reads the weight OIHW as written). Node,
 // parameter and output names, and output layouts, are those of the original graph, so arrays,
-// checkpoints and gradients are unaffected. The predicted times count the costed work
-// (convolutions, pooling, agnostic nodes, transforms), not the rest (fully connected layers,
-// reshapes and the other fixed nodes).
+// checkpoints and gradients are unaffected. The predicted times count the whole pass: the work the
+// plans decide (convolutions, pooling, agnostic nodes, transforms) and every fixed node that runs
+// per pass (fully connected layers, MatMul, LayerNorm, reshapes...), each timed alone as written
+// (MeasureNodeMs, kept in the DB), the same in every plan; at inference a node computed from
+// parameters alone runs once and is not counted.
 //
 // Errors: anything the tuner or a measured op throws (naming the layer). Not thread-safe against
 // concurrent tuning (see ConvTuner); the graph is not modified.
@@ -176,7 +178,7 @@ struct ConvPlanReport {
   bool planned = false;  // costs were measured (false for `none` and when nothing is flexible)
   // Layers whose tuning was still running in the background: planning waited (planned false).
   int layers_tuning_in_background = 0;
-  // Predicted totals of the three plans on the costed work (0 when !planned).
+  // Predicted totals of the three plans: a whole pass, fixed nodes included (0 when !planned).
   double predicted_none_ms = 0.0;
   double predicted_local_ms = 0.0;
   double predicted_global_ms = 0.0;
@@ -188,6 +190,12 @@ struct ConvPlanReport {
   // Every agnostic node, in graph order, with its measured time per layout (no algorithms; an
   // untimed node says why in fixed_reason).
   std::vector<PlannedLayer> agnostic;
+  // Every fixed op node that runs per pass, in graph order, with its time as written
+  // (cost_ms[NCHW]; one that could not be timed alone costs 0 and says why in fixed_reason). They
+  // decide nothing (the same in every plan); predicted_fixed_ms, their sum, is part of each
+  // predicted total, so that a prediction is of the whole pass.
+  std::vector<PlannedLayer> fixed;
+  double predicted_fixed_ms = 0.0;
   std::vector<PlannedTransform> transforms;  // inserted by the chosen plan
   // Every depthwise block costed (fuse_depthwise); those that do not fuse() stay apart.
   std::vector<PlannedDepthwiseBlock> depthwise_blocks;
@@ -196,7 +204,8 @@ struct ConvPlanReport {
 
   double predicted_ms() const;  // of `kind`
   // "global plan: 14 of 53 layers NHWC, 20 NCHW16c, 3 transforms; predicted 40.8 ms (none 44.0
-  // ms, local 47.3 ms, global 40.8 ms), measured in 2.1 s, proven optimal"; unplanned, "global
+  // ms, local 47.3 ms, global 40.8 ms; each with 2.1 ms as written), measured in 2.1 s, proven
+  // optimal"; unplanned, "global
   // plan: layouts as written" (with "(planning waits for 3 layers tuning in background)").
   std::string Summary() const;
   // The summary, then per layer its layout and algorithms (with `verbose`, both layouts' costs),

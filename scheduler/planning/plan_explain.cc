@@ -99,6 +99,11 @@ PlanExplanation ExplainPlan(const ConvPlanReport& report,
             ActivationLayoutName(transform.to),
         transform.cost_ms);
   }
+  for (const PlannedLayer& node : report.fixed) {
+    add(node.node,
+        node.op + " as written" + (node.fixed_reason.empty() ? "" : " (" + node.fixed_reason + ")"),
+        node.fixed_reason.empty() ? node.cost_ms[static_cast<int>(ActivationLayout::kNCHW)] : -1.0);
+  }
   for (const auto& [node, ms] : measured_ms) {
     if (listed.count(node) > 0) continue;
     explained.nodes.push_back({node, "not costed", -1.0, ms});

@@ -12,8 +12,10 @@
 // its stages' own rows left out; every agnostic node (element-wise ops, BatchNorm, Concat) in its
 // chosen layout with its measured time there, but for those folded into convolutions;
 // every transform the plan inserts that runs each pass (a weight's transform at inference is
-// computed once and kept: not a per-pass cost, not listed). Then every other node the passes ran
-// (what the planner does not cost: fully connected layers, reshapes...), measured only.
+// computed once and kept: not a per-pass cost, not listed); every fixed node that runs per pass
+// (fully connected layers, MatMul, reshapes...) as written, predicted by its time alone. Then
+// every other node the passes ran (one the planner could not time alone, a transform the executor
+// added), measured only.
 // Measured times are per pass (the caller's median over profiled passes); a node that did not run
 // as its own op (folded into another, e.g. a relu into its convolution) has no measurement.
 //

@@ -306,6 +306,44 @@ TEST_F(ConvPlanningTest, AgnosticNodesAreCostedInEveryLayoutTheyRunIn) {
   }
 }
 
+// The nodes that run as written (here Flatten and FullyConnected) are timed alone once and are
+// part of every predicted total, so that a prediction is of the whole pass; a node computed from
+// parameters alone (a weight's transpose) runs once at inference and is not counted there, but is
+// in training, where the parameters change every step.
+TEST_F(ConvPlanningTest, FixedNodesAreTimedAsWrittenIntoEveryTotal) {
+  GraphBuilder g;
+  Symbol x = g.Input("data", {2, 8, 12, 12});
+  Symbol conv = g.Conv(x, {.num_filter = 16, .kernel = {3, 3}, .pad = {1, 1}}, "conv");
+  Symbol flat = g.Flatten(g.GlobalAvgPool(conv, "gap"), "flat");
+  Symbol weight = g.Op("transpose", {g.Parameter("fc_weight_t", Shape{16, 5}, DType::kFloat32)},
+                       {{"axes", "(1,0)"}}, "weight_t");
+  Symbol fc = g.Op("FullyConnected", {flat, weight, g.Parameter("fc_bias", Shape{5})},
+                   {{"num_hidden", "5"}}, "fc");
+  const Graph graph = g.Build({fc});
+  for (bool training : {false, true}) {
+    SCOPED_TRACE(training ? "training" : "inference");
+    auto exec = Executor::Bind(graph, {.training = training, .conv_plan = ConvPlanKind::kGlobal});
+    const ConvPlanReport& report = exec->conv_plan();
+    ASSERT_TRUE(report.planned);
+    std::vector<std::string> fixed;
+    double sum = 0.0;
+    for (const PlannedLayer& node : report.fixed) {
+      fixed.push_back(node.node);
+      EXPECT_TRUE(node.fixed_reason.empty()) << node.node << ": " << node.fixed_reason;
+      EXPECT_GT(node.cost_ms[Index(L::kNCHW)], 0.0) << node.node;
+      sum += node.cost_ms[Index(L::kNCHW)];
+    }
+    EXPECT_EQ(fixed, training ? (std::vector<std::string>{"flat", "weight_t", "fc"})
+                              : (std::vector<std::string>{"flat", "fc"}));
+    EXPECT_DOUBLE_EQ(report.predicted_fixed_ms, sum);
+    for (double total :
+         {report.predicted_none_ms, report.predicted_local_ms, report.predicted_global_ms}) {
+      EXPECT_GT(total, report.predicted_fixed_ms);
+    }
+    EXPECT_NE(report.Summary().find(" as written)"), std::string::npos) << report.Summary();
+  }
+}
+
 TEST_F(ConvPlanningTest, SecondBindMeasuresNothing) {
   for (bool training : {false, true}) {
     auto first = Executor::Bind(PlanningNet(), {.training = training});
