@@ -2,7 +2,8 @@
 // ReduceMean, ReduceMax, ReduceMin, ReduceProd directly; ReduceSumSquare (sum of x * x),
 // ReduceL1 (sum of |x|), ReduceL2 (square root of the sum of squares), ReduceLogSum (log of the
 // sum) and ReduceLogSumExp (max + log(sum(exp(x - max))), which cannot overflow) as short chains;
-// ArgMax and ArgMin onto argmax / argmin (ops/arg_extremum.h).
+// ArgMax and ArgMin onto argmax / argmin (ops/arg_extremum.h), and Hardmax as argmax compared
+// with the positions along its axis.
 //
 // The axes are an attribute up to opset 12 for ReduceSum (17 for the others) and an input known at
 // load from 13 (ReduceSum) or 18 (the others); none, or an empty list, reduces every axis, unless
@@ -156,9 +157,50 @@ void ConvertArgExtremum(OnnxNode& node) {
   node.SetOutput(0, node.Emit("Cast", {{"dtype", "int64"}}, {index}));
 }
 
+// The positions 0 .. extent - 1 along axis `axis` of a tensor of rank `rank` (extent 1 elsewhere),
+// in `dtype`: what an index along that axis is compared with.
+NodeEntry PositionsAlong(OnnxNode& node, int rank, int axis, int64_t extent, DType dtype) {
+  std::vector<int64_t> dims(static_cast<size_t>(rank), 1);
+  dims[static_cast<size_t>(axis)] = extent;
+  std::vector<double> positions(static_cast<size_t>(extent));
+  for (int64_t i = 0; i < extent; ++i) positions[static_cast<size_t>(i)] = static_cast<double>(i);
+  return node.NewConstant("_positions",
+                          HostTensorOf(dtype, Shape(dims), positions, node.where() + " positions"));
+}
+
+// Hardmax: 1 at the first largest element along `axis`, 0 elsewhere, in the input's dtype:
+// mxlite's argmax (keeping the axis) compared with the positions along it. Before opset 13 the
+// input is seen as 2-D, its dims before `axis` (default 1) one axis and the rest the other.
+void ConvertHardmax(OnnxNode& node, bool as_matrix) {
+  const Shape in = node.InputShape(0);
+  int64_t axis =
+      NormalizeAxis(node.attrs().Int("axis", as_matrix ? 1 : -1), in.ndim(), node.where());
+  NodeEntry x = node.Input(0);
+  Shape shape = in;
+  if (as_matrix) {
+    const int a = static_cast<int>(axis);
+    shape = Shape{in.size(0, a), in.size(a, in.ndim())};
+    x = node.Emit("Reshape", {{"shape", Tuple(shape.to_vector())}}, {x}, "_matrix");
+    axis = 1;
+  }
+  const int a = static_cast<int>(axis);
+  MX_CHECK(shape[a] > 0) << node.where() << ": axis " << axis << " of " << in << " is empty";
+  const NodeEntry index =
+      node.Emit("argmax", {{"axis", std::to_string(axis)}, {"keepdims", "true"}}, {x}, "_index");
+  const NodeEntry positions = PositionsAlong(node, shape.ndim(), a, shape[a], node.InputDType(0));
+  NodeEntry ones = node.Emit("broadcast_equal", {}, {index, positions}, as_matrix ? "_ones" : "");
+  if (as_matrix) ones = node.Emit("Reshape", {{"shape", Tuple(in.to_vector())}}, {ones});
+  node.SetOutput(0, ones);
+}
+
+void ConvertHardmaxOfMatrix(OnnxNode& node) { ConvertHardmax(node, true); }
+void ConvertHardmaxAlongAxis(OnnxNode& node) { ConvertHardmax(node, false); }
+
 }  // namespace
 
 MXLITE_REGISTER_ONNX_CONVERTER(ArgMax, 1, kMaxOnnxOpset, ConvertArgExtremum<true>);
+MXLITE_REGISTER_ONNX_CONVERTER(Hardmax, 1, 12, ConvertHardmaxOfMatrix);
+MXLITE_REGISTER_ONNX_CONVERTER(Hardmax, 13, kMaxOnnxOpset, ConvertHardmaxAlongAxis);
 MXLITE_REGISTER_ONNX_CONVERTER(ArgMin, 1, kMaxOnnxOpset, ConvertArgExtremum<false>);
 MXLITE_REGISTER_ONNX_CONVERTER(ReduceSum, 1, 12, ConvertAxesAttribute<SumOf>);
 MXLITE_REGISTER_ONNX_CONVERTER(ReduceSum, 13, kMaxOnnxOpset, ConvertAxesInput<SumOf>);

@@ -1,5 +1,6 @@
 // ONNX's tensor construction and selection around shape arithmetic: ConstantOfShape, EyeLike (of
-// a statically shaped input: known at load), Where (of
+// a statically shaped input: known at load), OneHot (of run-time indices: comparisons with the
+// positions along the new axis), Where (of
 // run-time data: mxlite's where),
 // Expand, Mod, Range and ScatterND of values known at load, computed then (a
 // transformer's class token is Expand(token, Where(Equal(shape, -1), 1, shape)) with the shape
@@ -78,6 +79,64 @@ void ConvertEyeLike(OnnxNode& node) {
     if (column >= 0 && column < shape[1]) values[row * shape[1] + column] = 1;
   }
   node.SetConstantOutput(HostTensorOf(dtype, shape, values, node.where()));
+}
+
+// A one-element tensor of `value` in `dtype`, the scalar operand of a broadcast op.
+NodeEntry ScalarOf(OnnxNode& node, const std::string& suffix, double value, DType dtype) {
+  return node.NewConstant(suffix, HostTensorOf(dtype, Shape{1}, std::vector<double>{value},
+                                               node.where() + " " + suffix));
+}
+
+// OneHot(indices, depth, values; axis): values[1] where the position along the new axis `axis`
+// (default -1, the last) equals the index, values[0] elsewhere, in values' dtype; a negative index
+// counts from the end (index + depth). depth and values must be known at load. The indices go to
+// float32 (exact up to 2^24) and are compared with the positions; floating-point values are picked
+// by where, integer ones computed as off + hit * (on - off) and cast.
+void ConvertOneHot(OnnxNode& node) {
+  const std::vector<double> depth_values =
+      node.RequireConstant(1, "depth").AsDoubles(node.where() + " depth");
+  MX_CHECK(depth_values.size() == 1 && depth_values[0] >= 1)
+      << node.where() << ": depth must be one value of at least 1";
+  const auto depth = static_cast<int64_t>(depth_values[0]);
+  const HostTensor& values_tensor = node.RequireConstant(2, "values");
+  const std::vector<double> values = values_tensor.AsDoubles(node.where() + " values");
+  MX_CHECK(values.size() == 2) << node.where() << ": values must hold two elements (off, on), not "
+                               << values.size();
+  const DType dtype = values_tensor.dtype;
+  const Shape in = node.InputShape(0);
+  const int rank = in.ndim() + 1;
+  const int axis =
+      static_cast<int>(NormalizeAxis(node.attrs().Int("axis", -1), rank, node.where()));
+  const DType f32 = DType::kFloat32;
+  NodeEntry index = node.Emit("Cast", {{"dtype", "float32"}}, {node.Input(0)}, "_index");
+  const NodeEntry negative =
+      node.Emit("broadcast_lesser", {}, {index, ScalarOf(node, "_zero", 0.0, f32)}, "_negative");
+  const NodeEntry from_end =
+      node.Emit("broadcast_add", {},
+                {index, ScalarOf(node, "_depth", static_cast<double>(depth), f32)}, "_from_end");
+  index = node.Emit("where", {}, {negative, from_end, index}, "_wrapped");
+  std::vector<int64_t> dims = in.to_vector();
+  dims.insert(dims.begin() + axis, 1);
+  index = node.Emit("Reshape", {{"shape", Tuple(dims)}}, {index}, "_expanded");
+  std::vector<int64_t> position_dims(static_cast<size_t>(rank), 1);
+  position_dims[static_cast<size_t>(axis)] = depth;
+  std::vector<double> positions(static_cast<size_t>(depth));
+  for (int64_t i = 0; i < depth; ++i) positions[static_cast<size_t>(i)] = static_cast<double>(i);
+  const NodeEntry position = node.NewConstant(
+      "_positions", HostTensorOf(f32, Shape(position_dims), positions, node.where()));
+  NodeEntry hit = node.Emit("broadcast_equal", {}, {index, position}, "_hit");
+  if (IsFloatingPoint(dtype)) {
+    if (dtype != f32) hit = node.Emit("Cast", {{"dtype", DTypeName(dtype)}}, {hit}, "_hit_cast");
+    node.SetOutput(0, node.Emit("where", {},
+                                {hit, ScalarOf(node, "_on", values[1], dtype),
+                                 ScalarOf(node, "_off", values[0], dtype)}));
+    return;
+  }
+  const NodeEntry scaled = node.Emit(
+      "broadcast_mul", {}, {hit, ScalarOf(node, "_span", values[1] - values[0], f32)}, "_scaled");
+  const NodeEntry shifted =
+      node.Emit("broadcast_add", {}, {scaled, ScalarOf(node, "_off", values[0], f32)}, "_value");
+  node.SetOutput(0, node.Emit("Cast", {{"dtype", DTypeName(dtype)}}, {shifted}));
 }
 
 // Equal, Greater, GreaterOrEqual, Less, LessOrEqual: of values known at load, computed then (the
@@ -372,6 +431,7 @@ void ConvertScatterND(OnnxNode& node) {
 
 MXLITE_REGISTER_ONNX_CONVERTER(ConstantOfShape, 9, kMaxOnnxOpset, ConvertConstantOfShape);
 MXLITE_REGISTER_ONNX_CONVERTER(EyeLike, 9, kMaxOnnxOpset, ConvertEyeLike);
+MXLITE_REGISTER_ONNX_CONVERTER(OneHot, 9, kMaxOnnxOpset, ConvertOneHot);
 // Before opset 7 the comparisons broadcast only when told to (a legacy broadcast attribute).
 MXLITE_REGISTER_ONNX_CONVERTER(Equal, 7, kMaxOnnxOpset, ConvertEqual);
 MXLITE_REGISTER_ONNX_CONVERTER(IsNaN, 9, kMaxOnnxOpset, ConvertIsNaN);
