@@ -142,8 +142,28 @@ void EmitUnary(OnnxNode& node, const char* op) {
 void ConvertSqrt(OnnxNode& node) { EmitUnary(node, "sqrt"); }
 void ConvertExp(OnnxNode& node) { EmitUnary(node, "exp"); }
 void ConvertLog(OnnxNode& node) { EmitUnary(node, "log"); }
-void ConvertAbs(OnnxNode& node) { EmitUnary(node, "abs"); }
-void ConvertNeg(OnnxNode& node) { EmitUnary(node, "negative"); }
+// Neg and Abs of integers known at load (shape arithmetic: the expanded LayerNormalization's
+// -axis) are computed then, in the input's dtype; anything else is a graph node (floating-point
+// values known at load are folded by mxlite's own kernels, scheduler/onnx/onnx_fold.h).
+template <typename Fn>
+void EmitIntegerUnary(OnnxNode& node, const char* op, Fn&& fn) {
+  const HostTensor* x = node.ConstantInput(0);
+  if (x == nullptr || IsFloatingPoint(x->dtype) || !ComputableAtLoad(x->dtype)) {
+    EmitUnary(node, op);
+    return;
+  }
+  const std::string what = node.where() + " (computed at load)";
+  std::vector<int64_t> values = x->ToInt64s(what);
+  for (int64_t& value : values) value = fn(value);
+  node.SetConstantOutput(HostTensorOf(x->dtype, x->shape, values, what));
+}
+
+void ConvertAbs(OnnxNode& node) {
+  EmitIntegerUnary(node, "abs", [](int64_t x) { return x < 0 ? -x : x; });
+}
+void ConvertNeg(OnnxNode& node) {
+  EmitIntegerUnary(node, "negative", [](int64_t x) { return -x; });
+}
 void ConvertReciprocal(OnnxNode& node) { EmitUnary(node, "reciprocal"); }
 void ConvertErf(OnnxNode& node) { EmitUnary(node, "erf"); }
 void ConvertSin(OnnxNode& node) { EmitUnary(node, "sin"); }
