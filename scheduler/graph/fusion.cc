@@ -259,58 +259,6 @@ bool TakesResidual(const Node& node) {
          node.op->fusion.takes_residual(node.attrs);
 }
 
-}  // namespace
-
-ResidualFusionResult FuseResidualAdditions(const Graph& graph, const GraphShapes& shapes) {
-  const std::map<NodeEntry, int> readers = CountReaders(graph);
-  const std::set<NodeEntry> outputs(graph.outputs().begin(), graph.outputs().end());
-  // A convolution's (or block's) output this addition may take in: read by it alone, not a graph
-  // output.
-  const auto foldable = [&](const NodeEntry& entry) {
-    return TakesResidual(graph.node(entry.node)) && entry.index == 0 && readers.at(entry) == 1 &&
-           outputs.count(entry) == 0;
-  };
-  struct Fusion {
-    int convolution;
-    NodeEntry residual;
-  };
-  std::map<int, Fusion> fusion_at;  // addition id -> what it becomes
-  std::set<int> deferred;           // convolutions emitted at their addition
-  ResidualFusionResult result;
-  for (int id = 0; id < graph.num_nodes(); ++id) {
-    const Node& node = graph.node(id);
-    if (!IsSameShapeAddition(node, shapes) || outputs.count(NodeEntry{id, 0}) != 0) continue;
-    for (int side = 0; side < 2; ++side) {
-      const NodeEntry convolution = node.inputs[side];
-      if (!foldable(convolution)) continue;
-      fusion_at[id] = {convolution.node, node.inputs[1 - side]};
-      deferred.insert(convolution.node);
-      result.fused.push_back({graph.node(convolution.node).name, node.name});
-      break;
-    }
-  }
-
-  GraphRewrite rewrite(graph);
-  for (int id = 0; id < graph.num_nodes(); ++id) {
-    if (deferred.count(id) != 0) continue;
-    auto fusion = fusion_at.find(id);
-    if (fusion == fusion_at.end()) {
-      rewrite.Copy(id);
-      continue;
-    }
-    const Node& convolution = graph.node(fusion->second.convolution);
-    std::map<std::string, std::string> attrs = convolution.attr_text;
-    attrs["residual"] = "true";
-    std::vector<NodeEntry> inputs = convolution.inputs;
-    inputs.push_back(fusion->second.residual);
-    rewrite.Replace(id, convolution.op->name, convolution.name, attrs, inputs);
-  }
-  result.graph = rewrite.Finish();
-  return result;
-}
-
-namespace {
-
 // A node whose store may add a bias along its output's last axis (OpDef::fusion.takes_bias).
 bool TakesBias(const Node& node, const GraphShapes& shapes) {
   if (node.is_variable() || !node.op->fusion.takes_bias) return false;
@@ -319,56 +267,92 @@ bool TakesBias(const Node& node, const GraphShapes& shapes) {
   return node.op->fusion.takes_bias(node.attrs, inputs);
 }
 
-}  // namespace
+// What a fold of additions into their producers did: (producer, addition) names in graph order.
+struct FoldedAdditions {
+  Graph graph;
+  std::vector<std::pair<std::string, std::string>> pairs;
+};
 
-BiasFusionResult FuseBiasAdditions(const Graph& graph, const GraphShapes& shapes) {
+// The shared rewrite of the residual and bias fusions. Every two-input addition (FusionTraits::
+// adds) that `wanted` accepts and whose output is not a graph output takes in the producer of its
+// first operand that may take it: output 0 of a node, read by that addition alone, not a graph
+// output, and `takes(producer entry, other operand)`. The producer keeps its name and goes where
+// the addition was (the other operand is defined by then), with attribute `attribute` = true and
+// the other operand as one more input; readers of the addition read it.
+template <typename Wanted, typename Takes>
+FoldedAdditions FoldAdditionsIntoProducers(const Graph& graph, Wanted&& wanted, Takes&& takes,
+                                           const std::string& attribute) {
   const std::map<NodeEntry, int> readers = CountReaders(graph);
   const std::set<NodeEntry> outputs(graph.outputs().begin(), graph.outputs().end());
-  // A product this addition may take in with `vector` as its bias: read by it alone, not a graph
-  // output, the vector along its last axis and of its element type.
-  const auto foldable = [&](const NodeEntry& product, const NodeEntry& vector) {
-    return product.index == 0 && TakesBias(graph.node(product.node), shapes) &&
-           readers.at(product) == 1 && outputs.count(product) == 0 &&
-           shapes.dtype_of(product) == shapes.dtype_of(vector) &&
-           IsLastAxisVector(shapes.of(vector), shapes.of(product));
+  struct Fold {
+    int producer;
+    NodeEntry operand;
   };
-  struct Fusion {
-    int product;
-    NodeEntry bias;
-  };
-  std::map<int, Fusion> fusion_at;  // addition id -> what it becomes
-  std::set<int> deferred;           // products emitted at their addition
-  BiasFusionResult result;
+  std::map<int, Fold> fold_at;  // addition id -> what it becomes
+  std::set<int> deferred;       // producers emitted at their addition
+  FoldedAdditions result;
   for (int id = 0; id < graph.num_nodes(); ++id) {
     const Node& node = graph.node(id);
     if (node.is_variable() || node.inputs.size() != 2 || !node.op->fusion.adds) continue;
-    if (outputs.count(NodeEntry{id, 0}) != 0) continue;
+    if (!wanted(node) || outputs.count(NodeEntry{id, 0}) != 0) continue;
     for (int side = 0; side < 2; ++side) {
-      const NodeEntry product = node.inputs[side], vector = node.inputs[1 - side];
-      if (!foldable(product, vector)) continue;
-      fusion_at[id] = {product.node, vector};
-      deferred.insert(product.node);
-      result.fused.push_back({graph.node(product.node).name, node.name});
+      const NodeEntry producer = node.inputs[side], operand = node.inputs[1 - side];
+      if (producer.index != 0 || readers.at(producer) != 1 || outputs.count(producer) != 0 ||
+          !takes(producer, operand)) {
+        continue;
+      }
+      fold_at[id] = {producer.node, operand};
+      deferred.insert(producer.node);
+      result.pairs.emplace_back(graph.node(producer.node).name, node.name);
       break;
     }
   }
-
   GraphRewrite rewrite(graph);
   for (int id = 0; id < graph.num_nodes(); ++id) {
     if (deferred.count(id) != 0) continue;
-    auto fusion = fusion_at.find(id);
-    if (fusion == fusion_at.end()) {
+    auto fold = fold_at.find(id);
+    if (fold == fold_at.end()) {
       rewrite.Copy(id);
       continue;
     }
-    const Node& product = graph.node(fusion->second.product);
-    std::map<std::string, std::string> attrs = product.attr_text;
-    attrs["bias"] = "true";
-    std::vector<NodeEntry> inputs = product.inputs;
-    inputs.push_back(fusion->second.bias);
-    rewrite.Replace(id, product.op->name, product.name, attrs, inputs);
+    const Node& producer = graph.node(fold->second.producer);
+    std::map<std::string, std::string> attrs = producer.attr_text;
+    attrs[attribute] = "true";
+    std::vector<NodeEntry> inputs = producer.inputs;
+    inputs.push_back(fold->second.operand);
+    rewrite.Replace(id, producer.op->name, producer.name, attrs, inputs);
   }
   result.graph = rewrite.Finish();
+  return result;
+}
+
+}  // namespace
+
+ResidualFusionResult FuseResidualAdditions(const Graph& graph, const GraphShapes& shapes) {
+  FoldedAdditions folded = FoldAdditionsIntoProducers(
+      graph, [&](const Node& addition) { return IsSameShapeAddition(addition, shapes); },
+      [&](const NodeEntry& convolution, const NodeEntry&) {
+        return TakesResidual(graph.node(convolution.node));
+      },
+      "residual");
+  ResidualFusionResult result{std::move(folded.graph), {}};
+  for (auto& [convolution, addition] : folded.pairs)
+    result.fused.push_back({convolution, addition});
+  return result;
+}
+
+// A product takes the addition of a vector along its last axis, of its element type.
+BiasFusionResult FuseBiasAdditions(const Graph& graph, const GraphShapes& shapes) {
+  FoldedAdditions folded = FoldAdditionsIntoProducers(
+      graph, [](const Node&) { return true; },
+      [&](const NodeEntry& product, const NodeEntry& vector) {
+        return TakesBias(graph.node(product.node), shapes) &&
+               shapes.dtype_of(product) == shapes.dtype_of(vector) &&
+               IsLastAxisVector(shapes.of(vector), shapes.of(product));
+      },
+      "bias");
+  BiasFusionResult result{std::move(folded.graph), {}};
+  for (auto& [product, addition] : folded.pairs) result.fused.push_back({product, addition});
   return result;
 }
 
