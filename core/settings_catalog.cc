@@ -145,9 +145,10 @@ std::vector<SettingSpec> BuiltinSettingSpecs() {
            "pass over x instead of two or three; 0 keeps the two ops (new in mxlite)."),
       Bool("MXNET_FUSE_BIAS", "1",
            "Executors fold the addition of a vector along a MatMul's last axis (a Linear layer "
-           "as exporters write it: MatMul then Add) into the MatMul, which adds it as it stores "
-           "its product: one pass over the output instead of two, the same bits; training too. "
-           "0 keeps the two ops (new in mxlite)."),
+           "as exporters write it: MatMul then Add) into the MatMul: on the CPU the GEMM adds it "
+           "as it stores its product (one pass over the output instead of two), on the GPU a "
+           "kernel after cuBLAS's (one engine step instead of two); the same bits, training "
+           "too. 0 keeps the two ops (new in mxlite)."),
       Bool("MXNET_CONV_FUSE_ACTIVATION", "1",
            "Inference executors fold a relu or clip that alone reads a Convolution's output "
            "into the convolution (act_min / act_max: on the CPU clamped as the kernel stores it, "

@@ -9,10 +9,11 @@
 // summed over the batches that shared it.
 //
 // `bias` (true: a third input, `bias`, a vector along the output's last axis: shape (N) or (1, ...,
-// 1, N) of at most the output's rank) adds it to every row of the product as the GEMM stores it:
-// the Linear layers that exporters write as MatMul then Add (scheduler/graph/fusion.h folds the
-// Add in at bind), in one pass over the output instead of two, with the bits of the separate
-// addition (each sum complete, then the bias added). Its gradient is dY summed over every row.
+// 1, N) of at most the output's rank) adds it to every row of the product: the Linear layers
+// that exporters write as MatMul then Add (scheduler/graph/fusion.h folds the Add in at bind). On
+// the CPU the GEMM adds it as it stores each element (one pass over the output instead of two;
+// the GPU's kernels add it after cuBLAS), with the bits of the separate addition (each sum
+// complete, then the bias added). Its gradient is dY summed over every row.
 #include <memory>
 #include <type_traits>
 

@@ -158,12 +158,16 @@ void EmitIntegerUnary(OnnxNode& node, const char* op, Fn&& fn) {
   node.SetConstantOutput(HostTensorOf(x->dtype, x->shape, values, what));
 }
 
+// -x in two's complement, as the integer kernels wrap: the lowest value is its own negation
+// (no signed overflow here).
+int64_t WrappingNegation(int64_t x) {
+  return static_cast<int64_t>(uint64_t{0} - static_cast<uint64_t>(x));
+}
+
 void ConvertAbs(OnnxNode& node) {
-  EmitIntegerUnary(node, "abs", [](int64_t x) { return x < 0 ? -x : x; });
+  EmitIntegerUnary(node, "abs", [](int64_t x) { return x < 0 ? WrappingNegation(x) : x; });
 }
-void ConvertNeg(OnnxNode& node) {
-  EmitIntegerUnary(node, "negative", [](int64_t x) { return -x; });
-}
+void ConvertNeg(OnnxNode& node) { EmitIntegerUnary(node, "negative", WrappingNegation); }
 void ConvertReciprocal(OnnxNode& node) { EmitUnary(node, "reciprocal"); }
 void ConvertErf(OnnxNode& node) { EmitUnary(node, "erf"); }
 void ConvertSin(OnnxNode& node) { EmitUnary(node, "sin"); }

@@ -157,17 +157,6 @@ void ConvertArgExtremum(OnnxNode& node) {
   node.SetOutput(0, node.Emit("Cast", {{"dtype", "int64"}}, {index}));
 }
 
-// The positions 0 .. extent - 1 along axis `axis` of a tensor of rank `rank` (extent 1 elsewhere),
-// in `dtype`: what an index along that axis is compared with.
-NodeEntry PositionsAlong(OnnxNode& node, int rank, int axis, int64_t extent, DType dtype) {
-  std::vector<int64_t> dims(static_cast<size_t>(rank), 1);
-  dims[static_cast<size_t>(axis)] = extent;
-  std::vector<double> positions(static_cast<size_t>(extent));
-  for (int64_t i = 0; i < extent; ++i) positions[static_cast<size_t>(i)] = static_cast<double>(i);
-  return node.NewConstant("_positions",
-                          HostTensorOf(dtype, Shape(dims), positions, node.where() + " positions"));
-}
-
 // Hardmax: 1 at the first largest element along `axis`, 0 elsewhere, in the input's dtype:
 // mxlite's argmax (keeping the axis) compared with the positions along it. Before opset 13 the
 // input is seen as 2-D, its dims before `axis` (default 1) one axis and the rest the other.
@@ -187,7 +176,8 @@ void ConvertHardmax(OnnxNode& node, bool as_matrix) {
   MX_CHECK(shape[a] > 0) << node.where() << ": axis " << axis << " of " << in << " is empty";
   const NodeEntry index =
       node.Emit("argmax", {{"axis", std::to_string(axis)}, {"keepdims", "true"}}, {x}, "_index");
-  const NodeEntry positions = PositionsAlong(node, shape.ndim(), a, shape[a], node.InputDType(0));
+  const NodeEntry positions =
+      node.NewPositions("_positions", shape.ndim(), a, shape[a], node.InputDType(0));
   NodeEntry ones = node.Emit("broadcast_equal", {}, {index, positions}, as_matrix ? "_ones" : "");
   if (as_matrix) ones = node.Emit("Reshape", {{"shape", Tuple(in.to_vector())}}, {ones});
   node.SetOutput(0, ones);

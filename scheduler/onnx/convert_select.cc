@@ -81,22 +81,19 @@ void ConvertEyeLike(OnnxNode& node) {
   node.SetConstantOutput(HostTensorOf(dtype, shape, values, node.where()));
 }
 
-// A one-element tensor of `value` in `dtype`, the scalar operand of a broadcast op.
-NodeEntry ScalarOf(OnnxNode& node, const std::string& suffix, double value, DType dtype) {
-  return node.NewConstant(suffix, HostTensorOf(dtype, Shape{1}, std::vector<double>{value},
-                                               node.where() + " " + suffix));
-}
-
 // OneHot(indices, depth, values; axis): values[1] where the position along the new axis `axis`
-// (default -1, the last) equals the index, values[0] elsewhere, in values' dtype; a negative index
-// counts from the end (index + depth). depth and values must be known at load. The indices go to
-// float32 (exact up to 2^24) and are compared with the positions; floating-point values are picked
-// by where, integer ones computed as off + hit * (on - off) and cast.
-void ConvertOneHot(OnnxNode& node) {
+// (default -1, the last) equals the index, values[0] elsewhere, in values' dtype. From opset 11 a
+// negative index counts from the end (index + depth); before, like any index outside [0, depth),
+// it matches no position. depth and values must be known at load. The indices are truncated to
+// integers (ONNX casts them to int64), then go to float32 (exact up to 2^24) and are compared with
+// the positions; floating-point values are picked by where, integer ones computed as off + hit *
+// (on - off) and cast.
+void ConvertOneHot(OnnxNode& node, bool negative_from_end) {
   const std::vector<double> depth_values =
       node.RequireConstant(1, "depth").AsDoubles(node.where() + " depth");
-  MX_CHECK(depth_values.size() == 1 && depth_values[0] >= 1)
-      << node.where() << ": depth must be one value of at least 1";
+  MX_CHECK(depth_values.size() == 1 && depth_values[0] >= 1 &&
+           depth_values[0] <= static_cast<double>(std::numeric_limits<int32_t>::max()))
+      << node.where() << ": depth must be one value from 1 to 2^31 - 1";
   const auto depth = static_cast<int64_t>(depth_values[0]);
   const HostTensor& values_tensor = node.RequireConstant(2, "values");
   const std::vector<double> values = values_tensor.AsDoubles(node.where() + " values");
@@ -107,37 +104,43 @@ void ConvertOneHot(OnnxNode& node) {
   const int rank = in.ndim() + 1;
   const int axis =
       static_cast<int>(NormalizeAxis(node.attrs().Int("axis", -1), rank, node.where()));
-  const DType f32 = DType::kFloat32;
-  NodeEntry index = node.Emit("Cast", {{"dtype", "float32"}}, {node.Input(0)}, "_index");
-  const NodeEntry negative =
-      node.Emit("broadcast_lesser", {}, {index, ScalarOf(node, "_zero", 0.0, f32)}, "_negative");
-  const NodeEntry from_end =
-      node.Emit("broadcast_add", {},
-                {index, ScalarOf(node, "_depth", static_cast<double>(depth), f32)}, "_from_end");
-  index = node.Emit("where", {}, {negative, from_end, index}, "_wrapped");
   std::vector<int64_t> dims = in.to_vector();
-  dims.insert(dims.begin() + axis, 1);
+  dims.insert(dims.begin() + axis, depth);
+  CheckedOnnxShape(dims, node.where() + " output");  // the output's size, before making it
+  const DType f32 = DType::kFloat32;
+  NodeEntry index = node.Input(0);
+  if (IsFloatingPoint(node.InputDType(0))) {
+    index = node.Emit("Cast", {{"dtype", "int64"}}, {index}, "_truncated");
+  }
+  index = node.Emit("Cast", {{"dtype", "float32"}}, {index}, "_index");
+  if (negative_from_end) {
+    const NodeEntry negative =
+        node.Emit("broadcast_lesser", {}, {index, node.NewScalar("_zero", 0.0, f32)}, "_negative");
+    const NodeEntry from_end =
+        node.Emit("broadcast_add", {},
+                  {index, node.NewScalar("_depth", static_cast<double>(depth), f32)}, "_from_end");
+    index = node.Emit("where", {}, {negative, from_end, index}, "_wrapped");
+  }
+  dims[static_cast<size_t>(axis)] = 1;
   index = node.Emit("Reshape", {{"shape", Tuple(dims)}}, {index}, "_expanded");
-  std::vector<int64_t> position_dims(static_cast<size_t>(rank), 1);
-  position_dims[static_cast<size_t>(axis)] = depth;
-  std::vector<double> positions(static_cast<size_t>(depth));
-  for (int64_t i = 0; i < depth; ++i) positions[static_cast<size_t>(i)] = static_cast<double>(i);
-  const NodeEntry position = node.NewConstant(
-      "_positions", HostTensorOf(f32, Shape(position_dims), positions, node.where()));
+  const NodeEntry position = node.NewPositions("_positions", rank, axis, depth, f32);
   NodeEntry hit = node.Emit("broadcast_equal", {}, {index, position}, "_hit");
   if (IsFloatingPoint(dtype)) {
     if (dtype != f32) hit = node.Emit("Cast", {{"dtype", DTypeName(dtype)}}, {hit}, "_hit_cast");
     node.SetOutput(0, node.Emit("where", {},
-                                {hit, ScalarOf(node, "_on", values[1], dtype),
-                                 ScalarOf(node, "_off", values[0], dtype)}));
+                                {hit, node.NewScalar("_on", values[1], dtype),
+                                 node.NewScalar("_off", values[0], dtype)}));
     return;
   }
   const NodeEntry scaled = node.Emit(
-      "broadcast_mul", {}, {hit, ScalarOf(node, "_span", values[1] - values[0], f32)}, "_scaled");
+      "broadcast_mul", {}, {hit, node.NewScalar("_span", values[1] - values[0], f32)}, "_scaled");
   const NodeEntry shifted =
-      node.Emit("broadcast_add", {}, {scaled, ScalarOf(node, "_off", values[0], f32)}, "_value");
+      node.Emit("broadcast_add", {}, {scaled, node.NewScalar("_off", values[0], f32)}, "_value");
   node.SetOutput(0, node.Emit("Cast", {{"dtype", DTypeName(dtype)}}, {shifted}));
 }
+
+void ConvertOneHotInRange(OnnxNode& node) { ConvertOneHot(node, false); }
+void ConvertOneHotFromEnd(OnnxNode& node) { ConvertOneHot(node, true); }
 
 // Equal, Greater, GreaterOrEqual, Less, LessOrEqual: of values known at load, computed then (the
 // shape arithmetic around a class token); of computed values, mxlite's broadcast comparison
@@ -431,7 +434,8 @@ void ConvertScatterND(OnnxNode& node) {
 
 MXLITE_REGISTER_ONNX_CONVERTER(ConstantOfShape, 9, kMaxOnnxOpset, ConvertConstantOfShape);
 MXLITE_REGISTER_ONNX_CONVERTER(EyeLike, 9, kMaxOnnxOpset, ConvertEyeLike);
-MXLITE_REGISTER_ONNX_CONVERTER(OneHot, 9, kMaxOnnxOpset, ConvertOneHot);
+MXLITE_REGISTER_ONNX_CONVERTER(OneHot, 9, 10, ConvertOneHotInRange);
+MXLITE_REGISTER_ONNX_CONVERTER(OneHot, 11, kMaxOnnxOpset, ConvertOneHotFromEnd);
 // Before opset 7 the comparisons broadcast only when told to (a legacy broadcast attribute).
 MXLITE_REGISTER_ONNX_CONVERTER(Equal, 7, kMaxOnnxOpset, ConvertEqual);
 MXLITE_REGISTER_ONNX_CONVERTER(IsNaN, 9, kMaxOnnxOpset, ConvertIsNaN);

@@ -119,8 +119,22 @@ DType OnnxNode::InputDType(int i) {
 }
 
 NodeEntry OnnxNode::NewScalar(const std::string& suffix, double value) {
-  return NewConstant(suffix,
-                     HostTensorOf(InputDType(0), Shape{1}, std::vector<double>{value}, where_));
+  return NewScalar(suffix, value, InputDType(0));
+}
+
+NodeEntry OnnxNode::NewScalar(const std::string& suffix, double value, DType dtype) {
+  return NewConstant(suffix, HostTensorOf(dtype, Shape{1}, std::vector<double>{value}, where_));
+}
+
+NodeEntry OnnxNode::NewPositions(const std::string& suffix, int rank, int axis, int64_t extent,
+                                 DType dtype) {
+  std::vector<int64_t> dims(static_cast<size_t>(rank), 1);
+  dims[static_cast<size_t>(axis)] = extent;
+  const Shape shape =
+      CheckedOnnxShape(dims, where_ + " positions along axis " + std::to_string(axis));
+  std::vector<double> positions(static_cast<size_t>(extent));
+  for (int64_t i = 0; i < extent; ++i) positions[static_cast<size_t>(i)] = static_cast<double>(i);
+  return NewConstant(suffix, HostTensorOf(dtype, shape, positions, where_));
 }
 
 NodeEntry OnnxNode::Emit(const std::string& op, const AttrText& attrs,

@@ -147,6 +147,12 @@ class OnnxNode {
   // A new parameter variable of shape (1) holding `value` in input 0's dtype: the scalar operand
   // of a broadcast op.
   NodeEntry NewScalar(const std::string& suffix, double value);
+  // The same in `dtype`.
+  NodeEntry NewScalar(const std::string& suffix, double value, DType dtype);
+  // A new parameter variable of rank `rank` holding 0, 1, ... extent - 1 along axis `axis` (extent
+  // 1 on every other axis) in `dtype`: what an index along that axis is compared with.
+  NodeEntry NewPositions(const std::string& suffix, int rank, int axis, int64_t extent,
+                         DType dtype);
   // Output `i` is `entry` (an output the node leaves unnamed is ignored).
   void SetOutput(int i, NodeEntry entry);
   // Output 0 is a constant known at load.

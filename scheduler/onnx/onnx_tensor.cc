@@ -1,6 +1,7 @@
 #include "scheduler/onnx/onnx_tensor.h"
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -195,9 +196,18 @@ HostTensor TensorOfValues(DType dtype, const Shape& shape, const std::vector<Val
       return HostTensor::From(Converted<int64_t>(values), shape);
     case DType::kUInt8:
       return HostTensor::From(Converted<uint8_t>(values), shape);
+    case DType::kFloat16: {  // each value rounded to the nearest half
+      HostTensor tensor{dtype, shape, std::vector<uint8_t>(values.size() * sizeof(uint16_t))};
+      for (size_t i = 0; i < values.size(); ++i) {
+        const uint16_t half = FloatToHalf(static_cast<float>(values[i]));
+        std::memcpy(tensor.bytes.data() + i * sizeof(uint16_t), &half, sizeof(half));
+      }
+      return tensor;
+    }
     default:
       MX_THROW() << what << ": values of dtype " << DTypeName(dtype)
-                 << " cannot be computed at load (float32, float64, int32, int64 and uint8 can)";
+                 << " cannot be written at load (float32, float64, float16, int32, int64 and "
+                 << "uint8 can)";
   }
 }
 

@@ -340,31 +340,40 @@ PlannedLayer CostAgnosticNode(const Node& node, const GraphShapes& shapes, int i
   return layer;
 }
 
-// Whether node `id` is computed from parameters alone (an imported model's weight arithmetic): at
-// inference the executor computes it once and keeps it (execution_plan.h, constant steps), so it
-// costs no time per pass. `constant` holds the answer for the nodes before `id`.
-bool ComputedFromParameters(const Graph& graph, int id, const std::vector<bool>& constant) {
+// Whether node `id` is computed from parameters alone (an imported model's weight arithmetic), by
+// the rule of the execution plan's constant steps (scheduler/graph/execution_plan.cc,
+// MarkConstantSteps): every input a parameter or such a node (none at all counts), no random
+// numbers drawn, not a graph output. At inference the executor computes it once and keeps it, so
+// it costs no time per pass. `constant` holds the answer for the nodes before `id`.
+bool ComputedFromParameters(const Graph& graph, int id, const std::vector<bool>& constant,
+                            const std::set<int>& output_nodes) {
   const Node& node = graph.node(id);
-  if (node.is_variable() || node.op->needs_random || node.inputs.empty()) return false;
+  if (node.is_variable() || node.op->needs_random || output_nodes.count(id) != 0) return false;
   return std::all_of(node.inputs.begin(), node.inputs.end(), [&](const NodeEntry& input) {
     const Node& source = graph.node(input.node);
-    return source.is_variable() ? source.role != VariableRole::kInput : constant[input.node];
+    return source.is_variable() ? source.role == VariableRole::kParameter : constant[input.node];
   });
 }
 
 // Every fixed op node's own time as written (fully connected layers, MatMul, LayerNorm,
 // Softmax, reshapes...: what runs the same in every plan), timed alone as a one-node graph like
-// the agnostic nodes, so that the predicted totals cover the whole pass, not only what the plan
-// decides. At inference a node computed from parameters alone runs once, not per pass: not
-// listed. A node that cannot be timed alone (its kernel's error on uniform inputs, e.g. indices)
-// is listed with a zero cost and the reason.
+// the agnostic nodes, so that the predicted totals cover the pass, not only what the plan
+// decides. Not listed: at inference a node computed from parameters alone (it runs once, not per
+// pass), and a node the executor folds into its convolution after planning (`fold_partner`: a
+// residual addition after a convolution the planner does not place, such as a 3-D one). A node
+// that cannot be timed alone (its kernel's error on uniform inputs, e.g. indices) is listed with
+// a zero cost and the reason; nothing is kept of the failure, so each bind tries it again.
 void CostFixedNodes(const Graph& graph, const GraphShapes& shapes, const std::vector<Role>& roles,
-                    const ConvPlanOptions& options, ConvPlanReport& report) {
+                    const std::vector<int>& fold_partner, const ConvPlanOptions& options,
+                    ConvPlanReport& report) {
+  std::set<int> output_nodes;
+  for (const NodeEntry& output : graph.outputs()) output_nodes.insert(output.node);
   std::vector<bool> constant(graph.num_nodes(), false);
   for (int id = 0; id < graph.num_nodes(); ++id) {
     const Node& node = graph.node(id);
-    constant[id] = !options.training && ComputedFromParameters(graph, id, constant);
+    constant[id] = !options.training && ComputedFromParameters(graph, id, constant, output_nodes);
     if (node.is_variable() || roles[id] != Role::kFixed || constant[id]) continue;
+    if (fold_partner[id] >= 0) continue;
     PlannedLayer layer;
     layer.node = node.name;
     layer.op = node.op->name;
@@ -943,7 +952,7 @@ PlannedGraph PlanConvolutions(const Graph& graph, const GraphShapes& shapes,
   }
   Planning p = BuildProblem(graph, shapes, options, tuned, report);
   const double credited = CostDepthwiseBlocks(graph, shapes, options, p, report);
-  CostFixedNodes(graph, shapes, p.roles, options, report);
+  CostFixedNodes(graph, shapes, p.roles, p.fold_partner, options, report);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   report.planned = true;
 

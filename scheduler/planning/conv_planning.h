@@ -83,11 +83,12 @@
 // between NCHW and NHWC, a layout_transform to or from NCHW16c), and before a convolution's weight
 // when it runs NHWC ("<conv>_weight_to_ohwi"; NCHW16c reads the weight OIHW as written). Node,
 // parameter and output names, and output layouts, are those of the original graph, so arrays,
-// checkpoints and gradients are unaffected. The predicted times count the whole pass: the work the
-// plans decide (convolutions, pooling, agnostic nodes, transforms) and every fixed node that runs
-// per pass (fully connected layers, MatMul, LayerNorm, reshapes...), each timed alone as written
-// (MeasureNodeMs, kept in the DB), the same in every plan; at inference a node computed from
-// parameters alone runs once and is not counted.
+// checkpoints and gradients are unaffected. The predicted times count the pass: the work the plans
+// decide (convolutions, pooling, agnostic nodes, transforms) and every fixed node that runs per
+// pass (fully connected layers, MatMul, LayerNorm, reshapes...), each timed alone as written
+// (MeasureNodeMs, kept in the DB), the same in every plan. Not counted: at inference a node
+// computed from parameters alone (it runs once), a node the executor folds into a convolution,
+// and a fixed node that cannot be timed alone (it says why).
 //
 // Errors: anything the tuner or a measured op throws (naming the layer). Not thread-safe against
 // concurrent tuning (see ConvTuner); the graph is not modified.

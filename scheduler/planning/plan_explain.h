@@ -13,9 +13,9 @@
 // chosen layout with its measured time there, but for those folded into convolutions;
 // every transform the plan inserts that runs each pass (a weight's transform at inference is
 // computed once and kept: not a per-pass cost, not listed); every fixed node that runs per pass
-// (fully connected layers, MatMul, reshapes...) as written, predicted by its time alone. Then
-// every other node the passes ran (one the planner could not time alone, a transform the executor
-// added), measured only.
+// (fully connected layers, MatMul, reshapes...) as written, predicted by its time alone (one the
+// planner could not time alone has a row saying why, measured only). Then every other node the
+// passes ran, measured only.
 // Measured times are per pass (the caller's median over profiled passes); a node that did not run
 // as its own op (folded into another, e.g. a relu into its convolution) has no measurement.
 //

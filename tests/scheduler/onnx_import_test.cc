@@ -972,6 +972,27 @@ TEST(OnnxImport, ArgMaxAndArgMinOfRunTimeDataFindTheFirstOrLastExtreme) {
   }
 }
 
+// OneHot of run-time float indices: truncated to integers; a negative index counts from the end
+// from opset 11, and before matches no position (all off), like an index past the depth.
+TEST(OnnxImport, OneHotTruncatesIndicesAndWrapsNegativeOnesFromOpset11) {
+  const HostTensor input =
+      HostTensorOf(DType::kFloat32, Shape{4}, std::vector<double>{1.7, -1, 5, 0}, "x");
+  for (const int opset : {10, 11}) {
+    onnx::ModelProto model;
+    model.add_opset_import()->set_version(opset);
+    onnx::GraphProto* graph = model.mutable_graph();
+    AddTensorInput(graph, "x", {4});
+    AddInitializer(graph, "depth", {}, {3.0f});
+    AddInitializer(graph, "values", {2}, {-1.0f, 2.0f});
+    AddNode(graph, "OneHot", "hot", {"x", "depth", "values"}, {"y"});
+    graph->add_output()->set_name("y");
+    const std::vector<double> y = RunOnce(Import(model), input);
+    const double last = opset >= 11 ? 2.0 : -1.0;  // -1: position 2 from opset 11, else none
+    EXPECT_EQ(y, (std::vector<double>{-1, 2, -1, -1, -1, last, -1, -1, -1, 2, -1, -1}))
+        << "opset " << opset;
+  }
+}
+
 // Every output of `model` run once on input "x".
 std::vector<std::vector<double>> RunAll(const ImportedModel& model, const HostTensor& x) {
   BindOptions bind{.ctx = Context::CPU(), .arrays = ParameterArrays(model, Context::CPU())};
