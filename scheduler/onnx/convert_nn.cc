@@ -207,6 +207,40 @@ void ConvertConvTranspose(OnnxNode& node) {
   node.SetOutput(0, node.Emit("Deconvolution", attrs, inputs));
 }
 
+// AveragePool over the real elements only (count_include_pad=0) with pads that differ between the
+// ends of an axis (auto_pad SAME_UPPER / SAME_LOWER), which mxlite's pooling cannot pad: the sum
+// of each window over the zero-padded input, divided by the count of real elements in it, the
+// same sum pooling of the padded ones (a constant at load: it folds).
+void EmitAverageOfRealElements(OnnxNode& node, Window& w, const std::string& convention) {
+  const Shape in = node.InputShape(0);
+  std::vector<int64_t> ones_dims = in.to_vector();
+  ones_dims[0] = ones_dims[1] = 1;  // broadcast over images and channels
+  const Shape ones_shape = CheckedOnnxShape(ones_dims, node.where() + " window counts");
+  const NodeEntry ones = node.NewConstant(
+      "_ones",
+      HostTensorOf(node.InputDType(0), ones_shape,
+                   std::vector<double>(static_cast<size_t>(ones_shape.size()), 1.0), node.where()));
+  const std::vector<int64_t> pads = w.pads;
+  const NodeEntry data = PaddedData(node, w, 0.0);  // resets w.pads
+  const AttrText sum = {{"kernel", Tuple(w.kernel)},
+                        {"stride", Tuple(w.stride)},
+                        {"pad", Tuple(w.begins())},
+                        {"pool_type", "sum"},
+                        {"pooling_convention", convention}};
+  const NodeEntry sums = node.Emit("Pooling", sum, {data}, "_sums");
+  const size_t rank = w.kernel.size();
+  std::vector<int64_t> width = {0, 0, 0, 0};
+  for (size_t i = 0; i < rank; ++i) {
+    width.push_back(pads[i]);
+    width.push_back(pads[i + rank]);
+  }
+  const NodeEntry padded_ones =
+      node.Emit("Pad", {{"mode", "constant"}, {"pad_width", Tuple(width)}, {"constant_value", "0"}},
+                {ones}, "_ones_padded");
+  const NodeEntry counts = node.Emit("Pooling", sum, {padded_ones}, "_counts");
+  node.SetOutput(0, node.Emit("broadcast_div", {}, {sums, counts}));
+}
+
 void EmitPool(OnnxNode& node, bool max) {
   const std::string& where = node.where();
   const NodeAttributes& a = node.attrs();
@@ -216,9 +250,11 @@ void EmitPool(OnnxNode& node, bool max) {
   for (int64_t d : w.dilation) MX_CHECK(d == 1) << where << ": dilations are not supported";
   MX_CHECK(a.Int("storage_order", 0) == 0) << where << ": storage_order=1 is not supported";
   const bool include_pad = a.Int("count_include_pad", 0) != 0;
-  MX_CHECK(max || include_pad || Symmetric(w.pads))
-      << where << ": asymmetric pads " << Tuple(w.pads)
-      << " with count_include_pad=0 are not supported";
+  const std::string convention = a.Int("ceil_mode", 0) ? "full" : "valid";
+  if (!max && !include_pad && !Symmetric(w.pads)) {
+    EmitAverageOfRealElements(node, w, convention);
+    return;
+  }
   const NodeEntry data =
       PaddedData(node, w, max ? static_cast<double>(std::numeric_limits<float>::lowest()) : 0.0);
   node.SetOutput(0, node.Emit("Pooling",
@@ -226,7 +262,7 @@ void EmitPool(OnnxNode& node, bool max) {
                                {"stride", Tuple(w.stride)},
                                {"pad", Tuple(w.begins())},
                                {"pool_type", max ? "max" : "avg"},
-                               {"pooling_convention", a.Int("ceil_mode", 0) ? "full" : "valid"},
+                               {"pooling_convention", convention},
                                {"count_include_pad", include_pad ? "true" : "false"}},
                               {data}));
   node.OutputsUnsupported(1, "MaxPool's Indices output is not supported");
