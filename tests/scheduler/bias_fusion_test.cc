@@ -69,21 +69,6 @@ TEST(BiasFusionTest, FoldsOnlyAVectorAlongTheLastAxisOfAProductReadByTheAddition
   EXPECT_TRUE(FuseBiasAdditions(by_vector, InferGraphShapes(by_vector)).fused.empty());
 }
 
-std::vector<std::vector<float>> Values(Executor& exec, bool training) {
-  testing_support::FillRandomArguments(exec, 5);
-  exec.Forward(training);
-  exec.Forward(training);  // at inference the second pass reads the weights kept packed
-  std::vector<std::vector<float>> values;
-  for (const NDArray& output : exec.outputs()) values.push_back(output.ToVector<float>());
-  if (training) {
-    exec.Backward();  // all-ones head gradient
-    for (const std::string& name : exec.ParameterNames()) {
-      values.push_back(exec.Gradient(name).ToVector<float>());
-    }
-  }
-  return values;
-}
-
 TEST(BiasFusionTest, FusedExecutorsComputeTheBitsOfUnfusedOnes) {
   const Graph graph = LinearNet();
   for (bool training : {false, true}) {
@@ -95,8 +80,9 @@ TEST(BiasFusionTest, FusedExecutorsComputeTheBitsOfUnfusedOnes) {
     auto fused_exec = Executor::Bind(graph, fused);
     EXPECT_EQ(fused_exec->fused_biases().size(), 2u);
     EXPECT_TRUE(unfused_exec->fused_biases().empty());
-    const auto expected = Values(*unfused_exec, training);
-    const auto actual = Values(*fused_exec, training);
+    // Two passes: at inference the second reads the weights kept packed for the GEMM.
+    const auto expected = testing_support::OutputsAndGradients(*unfused_exec, 5, training, 2);
+    const auto actual = testing_support::OutputsAndGradients(*fused_exec, 5, training, 2);
     ASSERT_EQ(expected.size(), actual.size());
     EXPECT_EQ(expected[0], actual[0]) << "forward: the bits of the separate addition";
     for (size_t i = 1; i < expected.size(); ++i) {  // gradients: the same sums, perhaps reordered

@@ -83,20 +83,6 @@ TEST(DeadTapsTest, SlicesChannelsLastWeightsOnTheirSpatialAxes) {
   EXPECT_EQ(slice.attr_text.at("end"), "(2,2,3,3)");
 }
 
-std::vector<std::vector<float>> Values(Executor& exec, bool training) {
-  testing_support::FillRandomArguments(exec, 5);
-  exec.Forward(training);
-  std::vector<std::vector<float>> values;
-  for (const NDArray& output : exec.outputs()) values.push_back(output.ToVector<float>());
-  if (training) {
-    exec.Backward();  // all-ones head gradients
-    for (const std::string& name : exec.ParameterNames()) {
-      values.push_back(exec.Gradient(name).ToVector<float>());
-    }
-  }
-  return values;
-}
-
 // Binds AtrousNet with and without trimming on `ctx` and compares outputs (and, training, every
 // parameter's gradient).
 void ExpectTrimmedComputesWhatUntrimmedDoes(const Context& ctx) {
@@ -111,8 +97,8 @@ void ExpectTrimmedComputesWhatUntrimmedDoes(const Context& ctx) {
     EXPECT_TRUE(whole_exec->trimmed_convolutions().empty());
     EXPECT_EQ(trimmed_exec->trimmed_convolutions().size(), 2u);
     EXPECT_EQ(whole_exec->ParameterNames(), trimmed_exec->ParameterNames());
-    const auto expected = Values(*whole_exec, training);
-    const auto actual = Values(*trimmed_exec, training);
+    const auto expected = testing_support::OutputsAndGradients(*whole_exec, 5, training);
+    const auto actual = testing_support::OutputsAndGradients(*trimmed_exec, 5, training);
     ASSERT_EQ(expected.size(), actual.size());
     // Another algorithm may sum in another order: equal to rounding. The dead taps' weight
     // gradients are zero in both.

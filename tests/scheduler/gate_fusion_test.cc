@@ -74,20 +74,6 @@ TEST(GateFusionTest, FoldsOnlyASigmoidOfTheOtherOperandReadByTheProductAlone) {
   EXPECT_TRUE(FuseSigmoidGates(both).fused.empty());
 }
 
-std::vector<std::vector<float>> Values(Executor& exec, bool training) {
-  testing_support::FillRandomArguments(exec, 11);
-  exec.Forward(training);
-  std::vector<std::vector<float>> values;
-  for (const NDArray& output : exec.outputs()) values.push_back(output.ToVector<float>());
-  if (training) {
-    exec.Backward();  // all-ones head gradient
-    for (const std::string& name : exec.ParameterNames()) {
-      values.push_back(exec.Gradient(name).ToVector<float>());
-    }
-  }
-  return values;
-}
-
 TEST(GateFusionTest, FusedExecutorsComputeTheBitsOfUnfusedOnes) {
   const Graph graph = GateNet();
   for (bool training : {false, true}) {
@@ -99,8 +85,8 @@ TEST(GateFusionTest, FusedExecutorsComputeTheBitsOfUnfusedOnes) {
     auto fused_exec = Executor::Bind(graph, fused);
     EXPECT_EQ(fused_exec->fused_gates().size(), 2u);
     EXPECT_TRUE(unfused_exec->fused_gates().empty());
-    const auto expected = Values(*unfused_exec, training);
-    const auto actual = Values(*fused_exec, training);
+    const auto expected = testing_support::OutputsAndGradients(*unfused_exec, 11, training);
+    const auto actual = testing_support::OutputsAndGradients(*fused_exec, 11, training);
     ASSERT_EQ(expected.size(), actual.size());
     for (size_t i = 0; i < expected.size(); ++i) {
       if (i == 0) {
