@@ -1,8 +1,9 @@
 // Resize (ops/resize.h): the OpDef, the taps, and the CPU kernels. Each resized axis is one pass
-// over the data seen as (outer, axis, inner): an output row is a weighted sum of one, two or four
-// input rows of `inner` elements (Eigen, vectorised), rows split over the intra-op threads;
-// passes between the first and the last write to scratch. Backward runs the passes in reverse,
-// each input row gathering the output rows that read it (no two threads write one element).
+// over the data seen as (outer, axis, inner): an output row is a weighted sum of one, two, four
+// (or, antialiased, more) input rows of `inner` elements (Eigen, vectorised), rows split over the
+// intra-op threads; passes between the first and the last write to scratch. Backward runs the
+// passes in reverse, each input row gathering the output rows that read it (no two threads write
+// one element).
 #include "ops/resize.h"
 
 #include <algorithm>
@@ -93,7 +94,14 @@ double SourceCoordinate(const std::string& transform, const ResizeAxis& a, int64
     return resized == 1.0 ? 0.0 : position * static_cast<double>(a.in - 1) / (resized - 1.0);
   }
   if (transform == "asymmetric") return position / a.scale;
+  if (transform == "tf_half_pixel_for_nn") return (position + 0.5) / a.scale;
   if (transform == "pytorch_half_pixel" && resized <= 1.0) return 0.0;
+  if (transform == "half_pixel_symmetric") {
+    // The output's centre on the input's: differs from half_pixel where out != in * scale.
+    const double offset =
+        static_cast<double>(a.in) / 2 * (1 - static_cast<double>(a.out) / resized);
+    return offset + (position + 0.5) / a.scale - 0.5;
+  }
   return (position + 0.5) / a.scale - 0.5;  // half_pixel, pytorch_half_pixel
 }
 
@@ -118,12 +126,64 @@ void CubicWeights(double t, double a, double* w) {
   w[3] = ((a * (u + 1) - 5 * a) * (u + 1) + 8 * a) * (u + 1) - 4 * a;
 }
 
+// Keys' cubic kernel W(d) (ops/resize.h), 0 from |d| = 2 on (ONNX's reference's expressions).
+double CubicKernel(double d, double a) {
+  d = std::abs(d);
+  const double d2 = d * d, d3 = d * d2;
+  if (d <= 1) return (a + 2) * d3 - (a + 3) * d2 + 1;
+  if (d < 2) return a * d3 - 5 * a * d2 + 8 * a * d - 4 * a;
+  return 0.0;
+}
+
+// The taps of an antialiased linear or cubic filter on an axis that shrinks (scale < 1): the
+// filter stretched by 1 / scale, so each output averages every input under it rather than
+// sampling two or four (ONNX's antialias; with half_pixel and exclude_outside, PyTorch's
+// antialias=True and PIL's resampling). Around coordinate c with base = floor(c) and t = c - base
+// (ONNX takes t in (0, 1]: an integral c as base c - 1, t 1), tap k reads base + start + k with
+// weight filter((start + k - t) * scale), start = floor(-support / scale) + 1 (support 1 for
+// linear, 2 for cubic), 2 - 2 * start taps in all; the weights are normalised to sum 1.
+ResizeTaps AntialiasedTaps(const std::string& mode, const std::string& transform, double cubic_a,
+                           bool exclude_outside, const ResizeAxis& a) {
+  const double support = mode == "cubic" ? 2.0 : 1.0;
+  const int64_t start = static_cast<int64_t>(std::floor(-support / a.scale)) + 1;
+  ResizeTaps taps;
+  taps.count = static_cast<int>(2 - 2 * start);
+  const size_t count = static_cast<size_t>(taps.count);
+  taps.index.resize(static_cast<size_t>(a.out) * count);
+  taps.weight.resize(taps.index.size());
+  for (int64_t x = 0; x < a.out; ++x) {
+    const double c = SourceCoordinate(transform, a, x);
+    double base = std::floor(c), t = c - base;
+    if (t == 0.0) base -= 1, t = 1.0;
+    int64_t* index = &taps.index[static_cast<size_t>(x) * count];
+    double* weight = &taps.weight[static_cast<size_t>(x) * count];
+    double sum = 0;
+    for (size_t k = 0; k < count; ++k) {
+      const double offset = static_cast<double>(start + static_cast<int64_t>(k));
+      const double d = (offset - t) * a.scale;
+      const int64_t i = static_cast<int64_t>(base) + start + static_cast<int64_t>(k);
+      const bool outside = i < 0 || i >= a.in;
+      weight[k] = exclude_outside && outside ? 0.0
+                  : mode == "cubic"          ? CubicKernel(d, cubic_a)
+                                             : std::max(0.0, 1.0 - std::abs(d));
+      index[k] = std::clamp<int64_t>(i, 0, a.in - 1);
+      sum += weight[k];
+    }
+    for (size_t k = 0; k < count; ++k) weight[k] = sum != 0.0 ? weight[k] / sum : 0.0;
+  }
+  return taps;
+}
+
 }  // namespace
 
 ResizeTaps TapsOf(const Attributes& attrs, const ResizeAxis& a) {
   const std::string mode = attrs.GetString("mode");
   const std::string transform = attrs.GetString("coordinate_transformation_mode");
   const std::string rounding = attrs.GetString("nearest_mode");
+  if (mode != "nearest" && attrs.GetBool("antialias") && a.scale < 1.0) {
+    return AntialiasedTaps(mode, transform, attrs.GetFloat("cubic_coeff_a"),
+                           attrs.GetBool("exclude_outside"), a);
+  }
   ResizeTaps taps;
   taps.count = mode == "cubic" ? 4 : mode == "linear" ? 2 : 1;
   const size_t count = static_cast<size_t>(taps.count);
@@ -220,7 +280,7 @@ PassShape PassShapeOf(const Shape& before, const ResizeAxis& a) {
 }
 
 // The work of a row of `elements` outputs, for the intra-op chunks: cubic reads twice what linear
-// does.
+// does, an antialiased filter as many more as its taps.
 int64_t WorkPerRow(int64_t elements, const ResizeTaps& taps) {
   return elements * std::max(1, taps.count / 2);
 }
@@ -242,11 +302,20 @@ void ForwardLastAxis(const PassShape& p, const ResizeTaps& taps, const T* src, T
           const T a = in[index[2 * x]];
           out[x] = w == T(0) ? a : a * (T(1) - w) + in[index[2 * x + 1]] * w;
         }
-      } else {
+      } else if (taps.count == 4) {
         for (int64_t x = 0; x < p.out; ++x) {
           const int64_t* i = index + 4 * x;
           const T* w = weight.data() + 4 * x;
           out[x] = in[i[0]] * w[0] + in[i[1]] * w[1] + in[i[2]] * w[2] + in[i[3]] * w[3];
+        }
+      } else {
+        const int64_t count = taps.count;
+        for (int64_t x = 0; x < p.out; ++x) {
+          const int64_t* i = index + count * x;
+          const T* w = weight.data() + count * x;
+          T sum = in[i[0]] * w[0];
+          for (int64_t k = 1; k < count; ++k) sum += in[i[k]] * w[k];
+          out[x] = sum;
         }
       }
     }
@@ -272,6 +341,11 @@ void ForwardPass(const PassShape& p, const ResizeTaps& taps, const T* src, T* ds
       if (taps.count == 4) {
         y = in(0) * static_cast<T>(weight[0]) + in(1) * static_cast<T>(weight[1]) +
             in(2) * static_cast<T>(weight[2]) + in(3) * static_cast<T>(weight[3]);
+        continue;
+      }
+      if (taps.count > 2) {  // antialiased filters: any number of taps
+        y = in(0) * static_cast<T>(weight[0]);
+        for (int k = 1; k < taps.count; ++k) y += in(k) * static_cast<T>(weight[k]);
         continue;
       }
       const T w = taps.count == 2 ? static_cast<T>(weight[1]) : T(0);
@@ -392,17 +466,23 @@ MXLITE_REGISTER_OP(Resize) {
   op.name = "Resize";
   op.name_prefix = FixedNamePrefix("resize");
   op.doc =
-      "The trailing axes resampled to `size` (nearest, linear or cubic; ONNX's coordinate modes).";
+      "The trailing axes resampled to `size` (nearest, linear or cubic, optionally antialiased; "
+      "ONNX's "
+      "coordinate modes).";
   op.attributes.IntTuple("size", "output extents of the trailing axes", Required())
       .Enum("mode", {"nearest", "linear", "cubic"}, "the interpolation", Default("nearest"))
       .Enum("coordinate_transformation_mode",
-            {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"},
+            {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+             "half_pixel_symmetric", "tf_half_pixel_for_nn"},
             "how an output index maps to an input coordinate", Default("half_pixel"))
       .Enum("nearest_mode", {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"},
             "how nearest rounds the coordinate", Default("round_prefer_floor"))
       .Float("cubic_coeff_a", "cubic's a: -0.75 is PyTorch's bicubic, -0.5 Keys' own",
              Default("-0.75"))
-      .Bool("exclude_outside", "cubic: taps outside the axis weigh 0, the rest renormalised",
+      .Bool("exclude_outside",
+            "cubic and antialiased filters: taps outside the axis weigh 0, the rest renormalised",
+            Default("false"))
+      .Bool("antialias", "linear and cubic: a shrinking axis' filter stretched by 1 / scale",
             Default("false"))
       .String("scale", "per resized axis, the transform's scale, e.g. (2,2); () uses out / in",
               Default("()"));

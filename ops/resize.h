@@ -13,10 +13,16 @@
 //                                    only cubic would tell apart)
 //              align_corners         x * (in - 1) / (resized - 1) (0 where resized is 1)
 //              asymmetric            x / scale
+//              half_pixel_symmetric  half_pixel shifted by in / 2 * (1 - out / resized), so the
+//                                    output's centre falls on the input's (ONNX opset 19)
+//              tf_half_pixel_for_nn  (x + 0.5) / scale (TensorFlow's nearest)
 //   nearest_mode  round_prefer_floor (default), round_prefer_ceil, floor or ceil
 //   cubic_coeff_a    cubic's a (default -0.75, as PyTorch's bicubic; -0.5 is Keys' own)
-//   exclude_outside  cubic: taps outside the axis weigh 0 and the rest are renormalised to sum
-//            1 (default false: they read the edge value)
+//   exclude_outside  cubic and antialiased filters: taps outside the axis weigh 0 and the rest
+//            are renormalised to sum 1 (default false: they read the edge value)
+//   antialias  linear and cubic: on an axis that shrinks (scale < 1) the filter is stretched by
+//            1 / scale, so an output averages every input under it (ONNX's antialias; with
+//            half_pixel and exclude_outside, PyTorch's antialias=True); default false
 //   scale    per resized axis, the scale of the transform (ONNX's scales when they were given,
 //            which may differ from out / in); () uses out / in
 //
@@ -68,8 +74,9 @@ std::vector<Shape> ResizePassShapes(const Shape& data, const ResizePlan& plan);
 
 // Output index o of one axis reads `count` inputs, index[o * count + k] with weight
 // weight[o * count + k] for k < count: nearest 1 (weight 1); linear 2, 1 - t and t (the kernels
-// compute a * (1 - t) + b * t from the second weight, and read only a where t is 0); cubic 4,
-// summed in tap order.
+// compute a * (1 - t) + b * t from the second weight, and read only a where t is 0); cubic 4;
+// antialiased filters 2 - 2 * (floor(-support / scale) + 1), support 1 (linear) or 2 (cubic).
+// Sums of more than two taps go in tap order.
 struct ResizeTaps {
   int count = 1;
   std::vector<int64_t> index;

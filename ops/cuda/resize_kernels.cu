@@ -23,6 +23,13 @@ __global__ void ForwardKernel(ResizePass p, int count, const int64_t* index, con
                               c * static_cast<C>(w[2]) + d * static_cast<C>(w[3]));
       continue;
     }
+    if (count > 2) {  // antialiased filters: any number of taps
+      C sum = a * static_cast<C>(w[0]);
+      for (int k = 1; k < count; ++k)
+        sum += static_cast<C>(row[taps[k] * p.inner]) * static_cast<C>(w[k]);
+      dst[e] = static_cast<T>(sum);
+      continue;
+    }
     const C t = count == 2 ? static_cast<C>(w[1]) : C(0);
     dst[e] =
         static_cast<T>(t == C(0) ? a : a * (C(1) - t) + static_cast<C>(row[taps[1] * p.inner]) * t);

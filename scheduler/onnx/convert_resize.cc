@@ -2,11 +2,14 @@
 // output extents come from `sizes`, or from `scales` (floor(in * scale), the scale then kept for
 // the coordinate transform), both known at load; the axes from the first that changes on are
 // resized. From opset 18 `axes` names the axes sizes or scales are given for (the others keep
-// their extent). Cubic takes cubic_coeff_a and exclude_outside (which changes nothing for nearest
-// within the axis and linear, so only cubic is given it). The TensorFlow coordinate modes,
-// half_pixel_symmetric (opset 19), antialias=1 and a keep_aspect_ratio_policy other than stretch
-// (opset 18) are refused, naming the node.
+// their extent), antialias filters linear and cubic downsampling, and keep_aspect_ratio_policy
+// not_larger / not_smaller turns `sizes` into one scale for the named axes (the smallest or
+// largest of out / in; extents round(in * scale), halves up). exclude_outside changes nothing for
+// nearest within the axis and plain linear, so only cubic and antialiased filters are given it.
+// tf_crop_and_resize (its roi and extrapolation value) is refused, naming the node.
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "core/error.h"
 #include "scheduler/onnx/onnx_converter.h"
@@ -20,6 +23,7 @@ struct ResizeRequest {
   std::string rounding = "round_prefer_floor";
   double cubic_a = -0.75;
   bool exclude_outside = false;
+  bool antialias = false;
   std::vector<int64_t> out;   // every axis
   std::vector<double> scale;  // every axis, empty when the extents were given
 };
@@ -39,9 +43,11 @@ void EmitResize(OnnxNode& node, const ResizeRequest& r) {
       << node.where() << ": mode '" << r.mode
       << "' is not supported (nearest, linear and cubic are)";
   MX_CHECK(r.transform == "half_pixel" || r.transform == "pytorch_half_pixel" ||
-           r.transform == "align_corners" || r.transform == "asymmetric")
+           r.transform == "align_corners" || r.transform == "asymmetric" ||
+           r.transform == "half_pixel_symmetric" || r.transform == "tf_half_pixel_for_nn")
       << node.where() << ": coordinate_transformation_mode '" << r.transform
-      << "' is not supported (half_pixel, pytorch_half_pixel, align_corners and asymmetric are)";
+      << "' is not supported (half_pixel, pytorch_half_pixel, align_corners, asymmetric, "
+         "half_pixel_symmetric and tf_half_pixel_for_nn are)";
   MX_CHECK(static_cast<int>(r.out.size()) == in.ndim())
       << node.where() << ": " << r.out.size() << " output extents for data of shape " << in;
   int first = in.ndim();
@@ -60,10 +66,11 @@ void EmitResize(OnnxNode& node, const ResizeRequest& r) {
                     {"mode", r.mode},
                     {"coordinate_transformation_mode", r.transform},
                     {"nearest_mode", r.rounding}};
-  if (r.mode == "cubic") {
-    attrs["cubic_coeff_a"] = Number(r.cubic_a);
+  const bool filtered = r.antialias && r.mode != "nearest";  // ONNX: antialias is for linear, cubic
+  if (r.mode == "cubic") attrs["cubic_coeff_a"] = Number(r.cubic_a);
+  if (r.mode == "cubic" || filtered)
     attrs["exclude_outside"] = r.exclude_outside ? "true" : "false";
-  }
+  if (filtered) attrs["antialias"] = "true";
   if (!r.scale.empty()) {
     attrs["scale"] = NumbersText(std::vector<double>(r.scale.begin() + first, r.scale.end()));
   }
@@ -108,15 +115,46 @@ std::vector<Value> OverEveryAxis(OnnxNode& node, const std::vector<Value>& value
   return every;
 }
 
+// keep_aspect_ratio_policy not_larger / not_smaller (opset 18): the smallest / largest of the
+// named axes' out / in as one scale for all of them, extents round(in * scale) with halves up.
+void KeepAspectRatio(OnnxNode& node, const std::string& policy, ResizeRequest& r) {
+  const Shape in = node.InputShape(0);
+  const bool every_axis = !node.attrs().Has("axes");
+  std::vector<bool> named(static_cast<size_t>(in.ndim()), every_axis);
+  if (!every_axis) {
+    for (int64_t axis : node.attrs().Ints("axes")) {
+      named[static_cast<size_t>(NormalizeAxis(axis, in.ndim(), node.where()))] = true;
+    }
+  }
+  const auto is_named = [&](int axis) { return named[static_cast<size_t>(axis)]; };
+  double scale = policy == "not_larger" ? std::numeric_limits<double>::infinity() : 0.0;
+  for (int axis = 0; axis < in.ndim(); ++axis) {
+    if (!is_named(axis)) continue;
+    MX_CHECK(in[axis] > 0) << node.where() << ": keep_aspect_ratio_policy '" << policy
+                           << "' on the empty axis " << axis << " of the data " << in;
+    const double ratio = static_cast<double>(r.out[axis]) / static_cast<double>(in[axis]);
+    scale = policy == "not_larger" ? std::min(scale, ratio) : std::max(scale, ratio);
+  }
+  r.scale.assign(static_cast<size_t>(in.ndim()), 1.0);
+  for (int axis = 0; axis < in.ndim(); ++axis) {
+    if (!is_named(axis)) continue;
+    r.scale[axis] = scale;
+    r.out[axis] = static_cast<int64_t>(std::floor(scale * static_cast<double>(in[axis]) + 0.5));
+  }
+}
+
 // Opsets 11-21: X, roi, scales, sizes (scales and sizes, one of them, known at load).
 void ConvertResize(OnnxNode& node) {
   const NodeAttributes& a = node.attrs();
-  MX_CHECK(a.Int("antialias", 0) == 0)
-      << node.where() << ": antialias=1 is not supported (resizing without antialiasing is)";
+  const int64_t antialias = a.Int("antialias", 0);
+  MX_CHECK(antialias == 0 || antialias == 1)
+      << node.where() << ": antialias is " << antialias << "; it must be 0 or 1";
   const std::string policy = a.String("keep_aspect_ratio_policy", "stretch");
-  MX_CHECK(policy == "stretch") << node.where() << ": keep_aspect_ratio_policy '" << policy
-                                << "' is not supported (stretch is)";
+  MX_CHECK(policy == "stretch" || policy == "not_larger" || policy == "not_smaller")
+      << node.where() << ": keep_aspect_ratio_policy '" << policy
+      << "' is not one of stretch, not_larger and not_smaller";
   ResizeRequest r;
+  r.antialias = antialias == 1;
   r.mode = a.String("mode", "nearest");
   r.transform = a.String("coordinate_transformation_mode", "half_pixel");
   r.rounding = a.String("nearest_mode", "round_prefer_floor");
@@ -131,6 +169,7 @@ void ConvertResize(OnnxNode& node) {
     const HostTensor& known = node.RequireConstant(3, "sizes");
     r.out = OverEveryAxis(node, known.ToInt64s(node.where() + " sizes"), "sizes",
                           [&](int axis) { return in[axis]; });
+    if (policy != "stretch") KeepAspectRatio(node, policy, r);
   } else {
     const HostTensor& scales = node.RequireConstant(2, "scales (or sizes)");
     FromScales(node,

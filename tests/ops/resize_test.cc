@@ -1,7 +1,8 @@
 // Resize (ops/resize.h): nearest, linear and cubic against a direct float64 reference on every
 // coordinate mode (one and two resized axes, up and down; cubic with exclude_outside and other
-// values of a), gradients by finite differences, PyTorch's bilinear (align_corners False and
-// True) and ONNX's cubic on known 1-D cases, errors naming the node, and GPU cases.
+// values of a; antialiased filters against their definition), gradients by finite differences,
+// PyTorch's bilinear (align_corners False and True, antialiased) and ONNX's cubic on known cases,
+// errors naming the node, and GPU cases.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -21,13 +22,45 @@ std::string AttrOr(const Attrs& attrs, const std::string& name, const std::strin
   return it == attrs.end() ? fallback : it->second;
 }
 
-// The input coordinate of output index x on an axis from `in` to `out` elements (ONNX's rules).
+// The input coordinate of output index x on an axis from `in` to `out` elements (ONNX's rules;
+// the scale is out / in, so half_pixel_symmetric is half_pixel here).
 double Coordinate(const std::string& transform, int64_t x, int64_t in, int64_t out) {
   const double scale = static_cast<double>(out) / in;
   if (transform == "align_corners") return out == 1 ? 0.0 : x * double(in - 1) / double(out - 1);
   if (transform == "asymmetric") return x / scale;
+  if (transform == "tf_half_pixel_for_nn") return (x + 0.5) / scale;
   if (transform == "pytorch_half_pixel" && out == 1) return 0.0;
   return (x + 0.5) / scale - 0.5;
+}
+
+// Keys' cubic kernel with parameter a.
+double Keys(double d, double a) {
+  d = std::abs(d);
+  if (d <= 1) return (a + 2) * d * d * d - (a + 3) * d * d + 1;
+  if (d < 2) return a * d * d * d - 5 * a * d * d + 8 * a * d - 4 * a;
+  return 0.0;
+}
+
+// An antialiased filter straight from its definition: every input index j near c weighs
+// filter((j - c) * scale), indices past the ends read the edge (or weigh 0: exclude_outside), and
+// the weights are normalised to sum 1.
+std::vector<std::pair<int64_t, double>> AntialiasedWeights(const Attrs& attrs, double c,
+                                                           double scale, int64_t in) {
+  const bool cubic = AttrOr(attrs, "mode", "nearest") == "cubic";
+  const double a = std::stod(AttrOr(attrs, "cubic_coeff_a", "-0.75"));
+  const bool exclude = AttrOr(attrs, "exclude_outside", "false") == "true";
+  const double reach = (cubic ? 2.0 : 1.0) / scale;
+  std::vector<std::pair<int64_t, double>> taps;
+  double sum = 0;
+  for (int64_t j = static_cast<int64_t>(std::floor(c - reach)) - 1; j <= c + reach + 1; ++j) {
+    const double d = (static_cast<double>(j) - c) * scale;
+    double w = cubic ? Keys(d, a) : std::max(0.0, 1 - std::abs(d));
+    if (exclude && (j < 0 || j >= in)) w = 0;
+    taps.push_back({std::clamp<int64_t>(j, 0, in - 1), w});
+    sum += w;
+  }
+  for (auto& tap : taps) tap.second /= sum;
+  return taps;
 }
 
 // Per output index of one axis: (input index, weight) pairs.
@@ -37,9 +70,12 @@ std::vector<std::vector<std::pair<int64_t, double>>> AxisWeights(const Attrs& at
   const std::string transform = AttrOr(attrs, "coordinate_transformation_mode", "half_pixel");
   const std::string rounding = AttrOr(attrs, "nearest_mode", "round_prefer_floor");
   std::vector<std::vector<std::pair<int64_t, double>>> weights(out);
+  const bool antialias = AttrOr(attrs, "antialias", "false") == "true" && out < in;
   for (int64_t x = 0; x < out; ++x) {
     const double c = Coordinate(transform, x, in, out);
-    if (mode == "nearest") {
+    if (antialias && mode != "nearest") {
+      weights[x] = AntialiasedWeights(attrs, c, static_cast<double>(out) / in, in);
+    } else if (mode == "nearest") {
       double r = rounding == "floor" ? std::floor(c)
                  : rounding == "ceil" ? std::ceil(c)
                  : (c - std::floor(c) == 0.5) ? (rounding == "round_prefer_ceil" ? std::ceil(c) : std::floor(c))
@@ -128,6 +164,64 @@ TEST(ResizeTest, EveryModeAndCoordinateTransformMatchesTheReference) {
     SCOPED_TRACE(rounding);
     CheckResize({{"nearest_mode", rounding}, {"coordinate_transformation_mode", "asymmetric"}},
                 {1, 1, 4, 6}, {10, 9});
+    CheckResize(
+        {{"nearest_mode", rounding}, {"coordinate_transformation_mode", "tf_half_pixel_for_nn"}},
+        {1, 1, 9, 6}, {4, 10});
+  }
+  // half_pixel_symmetric is half_pixel when the scale is out / in.
+  for (const char* mode : {"nearest", "linear", "cubic"}) {
+    CheckResize({{"mode", mode}, {"coordinate_transformation_mode", "half_pixel_symmetric"}},
+                {1, 2, 5, 9}, {8, 4});
+  }
+}
+
+// Antialiased linear and cubic (downsampling by 0.2 to 0.9, one axis shrinking and one growing)
+// against the filter's definition, with and without exclude_outside, on every transform.
+TEST(ResizeTest, AntialiasedFiltersMatchTheirDefinition) {
+  for (const char* mode : {"linear", "cubic"}) {
+    for (const char* transform :
+         {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"}) {
+      for (const char* exclude : {"false", "true"}) {
+        SCOPED_TRACE(std::string(mode) + " " + transform + " exclude_outside " + exclude);
+        const Attrs attrs = {{"mode", mode},
+                             {"antialias", "true"},
+                             {"coordinate_transformation_mode", transform},
+                             {"exclude_outside", exclude}};
+        CheckResize(attrs, {1, 2, 10, 15}, {5, 3});  // by 1/2 and 1/5
+        CheckResize(attrs, {2, 3, 9, 7}, {8, 4});    // by 0.89 and 0.57
+        CheckResize(attrs, {1, 2, 11, 4}, {3, 9});   // down one axis, up the other
+        CheckResize(attrs, {2, 40}, {7});            // the last axis alone
+        CheckResize(attrs, {1, 1, 6, 6}, {1, 1});    // to one element
+      }
+    }
+  }
+}
+
+// torch.nn.functional.interpolate(x, size=(3, 4), antialias=True, align_corners=False) of
+// x = arange(1, 25).reshape(1, 1, 4, 6) ** 1.5 (PyTorch 1.13): bilinear is ONNX's antialiased
+// linear on half_pixel with exclude_outside; PyTorch's antialiased bicubic takes a = -0.5.
+TEST(ResizeTest, AntialiasedMatchesPyTorch) {
+  auto run = [&](const std::string& mode, const std::string& a) {
+    OpCase c = ResizeCase({{"size", "(3,4)"},
+                           {"mode", mode},
+                           {"antialias", "true"},
+                           {"exclude_outside", "true"},
+                           {"cubic_coeff_a", a}},
+                          {1, 1, 4, 6});
+    std::vector<HostTensor> inputs = MakeInputs(c, DType::kFloat64);
+    for (int i = 0; i < 24; ++i) inputs[0].Set(i, std::pow(i + 1.0, 1.5));
+    return RunForward(c, inputs).outputs[0].Values();
+  };
+  const std::vector<double> bilinear = {
+      7.1980957985,  11.1197490692, 15.9427518845, 21.2633018494, 34.4996261597, 41.4515800476,
+      49.0519790649, 56.8381729126, 74.3937072754, 83.3742828369, 92.964050293,  102.5984725952};
+  const std::vector<double> bicubic = {4.3435897827,  7.964413166,   12.9849033356, 18.2219276428,
+                                       33.4300689697, 40.4795837402, 48.8479270935, 56.8087158203,
+                                       77.3977355957, 86.6539382935, 97.3610992432, 107.3287658691};
+  const std::vector<double> linear = run("linear", "-0.75"), cubic = run("cubic", "-0.5");
+  for (int i = 0; i < 12; ++i) {
+    EXPECT_NEAR(linear[i], bilinear[i], 1e-5 * bilinear[i]) << i;
+    EXPECT_NEAR(cubic[i], bicubic[i], 1e-5 * bicubic[i]) << i;
   }
 }
 
@@ -239,6 +333,21 @@ TEST(ResizeTest, GradientsOfCubic) {
                             {3, 4}));
 }
 
+TEST(ResizeTest, GradientsOfAntialiasedFilters) {
+  for (const char* mode : {"linear", "cubic"}) {
+    for (const char* exclude : {"false", "true"}) {
+      SCOPED_TRACE(std::string(mode) + " exclude_outside " + exclude);
+      const Attrs attrs = {{"mode", mode}, {"antialias", "true"}, {"exclude_outside", exclude}};
+      const auto with = [&](Attrs more) {
+        more.insert(attrs.begin(), attrs.end());
+        return more;
+      };
+      CheckGradients(ResizeCase(with({{"size", "(3,2)"}}), {1, 2, 7, 6}));
+      CheckGradients(ResizeCase(with({{"size", "(2,7)"}}), {2, 1, 5, 3}));
+    }
+  }
+}
+
 TEST(ResizeTest, ErrorsNameTheNode) {
   ExpectShapeError(ResizeCase({{"size", "(2,3,4,5)"}}, {3, 4, 5}), {"size (2,3,4,5) names 4 axes"});
   ExpectShapeError(ResizeCase({{"size", "(2,-1)"}}, {3, 4, 5}), {"negative extent"});
@@ -268,7 +377,13 @@ MXLITE_GPU_CASES(Resize) {
                       {"mode", "cubic"},
                       {"exclude_outside", "true"},
                       {"coordinate_transformation_mode", "asymmetric"}},
-                     {1, 2, 4, 9})};
+                     {1, 2, 4, 9}),
+          ResizeCase({{"size", "(4,3)"}, {"mode", "linear"}, {"antialias", "true"}}, {2, 3, 9, 7}),
+          ResizeCase({{"size", "(3,5)"},
+                      {"mode", "cubic"},
+                      {"antialias", "true"},
+                      {"exclude_outside", "true"}},
+                     {1, 2, 10, 16})};
 }
 
 }  // namespace
