@@ -1,15 +1,19 @@
-// Element-wise binary arithmetic: output = lhs (+ - * /) rhs, or the larger / smaller of the two.
+// Element-wise binary arithmetic: output = lhs (+ - * /) rhs, the larger / smaller of the two, or
+// lhs to the power rhs.
 //   broadcast_add, broadcast_sub, broadcast_mul, broadcast_div, broadcast_maximum,
-//     broadcast_minimum: NumPy broadcasting (also what ONNX's Add, Sub, Mul, Div, Max, Min need);
-//     a scalar has shape ().
+//     broadcast_minimum, broadcast_power: NumPy broadcasting (also what ONNX's Add, Sub, Mul, Div,
+//     Max, Min and Pow need); a scalar has shape ().
 //   elemwise_add, elemwise_sub, elemwise_mul, elemwise_div: both inputs must have the same shape.
 // Both families share one kernel (ops/cpu/broadcast.h), whose merged-axis layout makes the same-
 // shape, scalar, row (bias on (N, C)) and channel (bias (1, C, 1, 1) on NCHW) cases contiguous
 // loops. Backward sums each input's gradient over the axes along which it was broadcast. add and
 // sub need no forward tensor in backward; mul and div read both inputs; maximum passes the
 // gradient to lhs where lhs >= rhs and to rhs elsewhere (minimum: lhs <= rhs), as MXNet does, and
-// reads both. The output may share memory with an input of the same shape.
+// reads both; power gives lhs rhs * lhs^(rhs - 1) (0 where rhs is 0) and rhs lhs^rhs * ln(lhs) (0
+// where lhs is 0 and rhs >= 0), as PyTorch does. The output may share memory with an input of the
+// same shape.
 #include <algorithm>
+#include <cmath>
 #include <type_traits>
 
 #include "ops/broadcast.h"
@@ -23,7 +27,7 @@ using cpu::BroadcastBinary;
 using cpu::EigenArray;
 using cpu::ForEachChunk;
 
-enum class Arithmetic { kAdd, kSub, kMul, kDiv, kMaximum, kMinimum };
+enum class Arithmetic { kAdd, kSub, kMul, kDiv, kMaximum, kMinimum, kPower };
 
 const auto kAdd = [](const auto& x, const auto& y) { return x + y; };
 const auto kSub = [](const auto& x, const auto& y) { return x - y; };
@@ -57,6 +61,44 @@ struct Extremum {
     }
   }
 };
+
+// A function of two scalars applied to what BroadcastBinary passes: two arrays, an array and a
+// scalar, or two scalars.
+template <typename T, typename F>
+struct PerElement {
+  F f;
+  template <typename X, typename Y>
+  auto operator()(const X& x, const Y& y) const {
+    if constexpr (std::is_same_v<X, T> && std::is_same_v<Y, T>) {
+      return f(x, y);
+    } else if constexpr (std::is_same_v<X, T>) {
+      return y.unaryExpr([f = f, x](T b) { return f(x, b); });
+    } else if constexpr (std::is_same_v<Y, T>) {
+      return x.unaryExpr([f = f, y](T a) { return f(a, y); });
+    } else {
+      return x.binaryExpr(y, f);
+    }
+  }
+};
+template <typename T, typename F>
+PerElement<T, F> Elementwise(F f) {
+  return {f};
+}
+
+// x^y and its partial derivatives (PyTorch's: 0 where the exponent is 0, and 0 where the base is
+// 0 and the exponent is not negative).
+template <typename T>
+T Power(T x, T y) {
+  return std::pow(x, y);
+}
+template <typename T>
+T PowerBaseGradient(T x, T y) {
+  return y == T(0) ? T(0) : y * std::pow(x, y - T(1));
+}
+template <typename T>
+T PowerExponentGradient(T x, T y) {
+  return x == T(0) && y >= T(0) ? T(0) : std::pow(x, y) * std::log(x);
+}
 
 // 1 where lhs >= rhs (maximum's lhs wins), or lhs <= rhs (minimum's), else 0.
 template <typename T, bool kLarger>
@@ -120,6 +162,9 @@ void Forward(Arithmetic kind, const TensorView& lhs, const TensorView& rhs, cons
       break;
     case Arithmetic::kMinimum:
       BroadcastBinary(Extremum<T, false>{}, x, lhs.shape, y, rhs.shape, z, out.shape);
+      break;
+    case Arithmetic::kPower:
+      BroadcastBinary(Elementwise<T>(Power<T>), x, lhs.shape, y, rhs.shape, z, out.shape);
       break;
   }
 }
@@ -223,6 +268,23 @@ void Backward(Arithmetic kind, const OpContext& ctx, const TensorView& out_grad,
       }
       break;
     }
+    case Arithmetic::kPower: {
+      // dy times a partial derivative of x^y at (lhs, rhs), broadcast to the output.
+      auto dy_times = [&](auto partial) {
+        return [&, partial](T* target) {
+          BroadcastBinary(Elementwise<T>(partial), lhs.data_as<T>(), lhs.shape, rhs.data_as<T>(),
+                          rhs.shape, target, out_shape);
+          BroadcastBinary(kMul, dy, out_shape, target, out_shape, target, out_shape);
+        };
+      };
+      if (want_lhs) {
+        OperandGradient<T>(ctx, out_shape, grads[0], T(1), dy_times(PowerBaseGradient<T>));
+      }
+      if (want_rhs) {
+        OperandGradient<T>(ctx, out_shape, grads[1], T(1), dy_times(PowerExponentGradient<T>));
+      }
+      break;
+    }
   }
 }
 
@@ -235,7 +297,8 @@ OpDef MakeBinaryOp(const std::string& name, Arithmetic kind, bool broadcast) {
                         : kind == Arithmetic::kMul     ? "lhs * rhs"
                         : kind == Arithmetic::kDiv     ? "lhs / rhs"
                         : kind == Arithmetic::kMaximum ? "max(lhs, rhs)"
-                                                       : "min(lhs, rhs)";
+                        : kind == Arithmetic::kMinimum ? "min(lhs, rhs)"
+                                                       : "lhs ^ rhs";
   op.doc = std::string("output = ") + formula + ", element-wise" +
            (broadcast ? " with NumPy broadcasting." : "; the shapes must be equal.");
   op.input_names = Operands;
@@ -279,6 +342,9 @@ MXLITE_REGISTER_OP(broadcast_maximum) {
 }
 MXLITE_REGISTER_OP(broadcast_minimum) {
   return MakeBinaryOp("broadcast_minimum", Arithmetic::kMinimum, true);
+}
+MXLITE_REGISTER_OP(broadcast_power) {
+  return MakeBinaryOp("broadcast_power", Arithmetic::kPower, true);
 }
 MXLITE_REGISTER_OP(elemwise_add) { return MakeBinaryOp("elemwise_add", Arithmetic::kAdd, false); }
 MXLITE_REGISTER_OP(elemwise_sub) { return MakeBinaryOp("elemwise_sub", Arithmetic::kSub, false); }

@@ -1,6 +1,6 @@
-// The GPU kernels of broadcast_* and elemwise_* add/sub/mul/div, broadcast_maximum / minimum
-// (ops/elementwise_binary.cc) and the broadcast comparisons (ops/comparison.cc); the kernels are in
-// ops/cuda/elementwise_binary_kernels.cu.
+// The GPU kernels of broadcast_* and elemwise_* add/sub/mul/div, broadcast_maximum / minimum /
+// power (ops/elementwise_binary.cc) and the broadcast comparisons (ops/comparison.cc); the kernels
+// are in ops/cuda/elementwise_binary_kernels.cu.
 #include <algorithm>
 #include <vector>
 
@@ -87,6 +87,19 @@ void BinaryBackward(BinaryKind kind, const OpContext& ctx, const TensorView& out
       }
       break;
     }
+    case BinaryKind::kPower: {
+      // dy times a partial derivative of x^y at (lhs, rhs), broadcast to the output.
+      auto dy_times = [&](BinaryKind partial) {
+        T* term = scratch_term();
+        Binary<T>(partial, lhs.data_as<T>(), lhs.shape, rhs.data_as<T>(), rhs.shape, term,
+                  out_shape, stream, owner);
+        Binary<T>(BinaryKind::kMul, dy, out_shape, term, out_shape, term, out_shape, stream, owner);
+        return term;
+      };
+      if (want_lhs) reduce(dy_times(BinaryKind::kPowerBaseGradient), grads[0], 1.0);
+      if (want_rhs) reduce(dy_times(BinaryKind::kPowerExponentGradient), grads[1], 1.0);
+      break;
+    }
     default:  // the comparisons: no gradient
       for (size_t i = 0; i < grads.size(); ++i) {
         if (req[i] == WriteMode::kNull) continue;
@@ -140,6 +153,7 @@ struct BinaryRegistrar {
     const std::pair<const char*, BinaryKind> broadcast_only[] = {
         {"broadcast_maximum", BinaryKind::kMaximum},
         {"broadcast_minimum", BinaryKind::kMinimum},
+        {"broadcast_power", BinaryKind::kPower},
         {"broadcast_equal", BinaryKind::kEqual},
         {"broadcast_not_equal", BinaryKind::kNotEqual},
         {"broadcast_greater", BinaryKind::kGreater},

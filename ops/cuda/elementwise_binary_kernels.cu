@@ -21,7 +21,14 @@ __device__ C ApplyBinary(BinaryKind kind, C x, C y) {
     case BinaryKind::kGreater: return C(x > y ? 1 : 0);
     case BinaryKind::kGreaterEqual: return C(x >= y ? 1 : 0);
     case BinaryKind::kLesser: return C(x < y ? 1 : 0);
-    default: return C(x <= y ? 1 : 0);
+    case BinaryKind::kLesserEqual:
+      return C(x <= y ? 1 : 0);
+    case BinaryKind::kPower:
+      return pow(x, y);
+    case BinaryKind::kPowerBaseGradient:
+      return y == C(0) ? C(0) : y * pow(x, y - C(1));
+    default:
+      return x == C(0) && y >= C(0) ? C(0) : pow(x, y) * log(x);  // kPowerExponentGradient
   }
 }
 

@@ -8,8 +8,9 @@
 
 namespace mxlite::cuda {
 
-// Arithmetic (broadcast_* / elemwise_*), the extrema (broadcast_maximum / minimum) and the
-// comparisons (ops/comparison.cc: 1 where it holds, else 0).
+// Arithmetic (broadcast_* / elemwise_*), the extrema (broadcast_maximum / minimum), the power
+// (broadcast_power) with its partial derivatives, and the comparisons (ops/comparison.cc: 1 where
+// it holds, else 0).
 enum class BinaryKind {
   kAdd,
   kSub,
@@ -23,6 +24,9 @@ enum class BinaryKind {
   kGreaterEqual,
   kLesser,
   kLesserEqual,
+  kPower,                  // lhs^rhs
+  kPowerBaseGradient,      // d(lhs^rhs)/d(lhs): rhs * lhs^(rhs - 1), 0 where rhs is 0
+  kPowerExponentGradient,  // d(lhs^rhs)/d(rhs): lhs^rhs * ln(lhs), 0 where lhs is 0 and rhs >= 0
 };
 // out[i] = lhs[.] op rhs[.] over the output's elements (broadcast_* / elemwise_*).
 template <typename T>

@@ -1,8 +1,8 @@
 // ONNX arithmetic and linear algebra: Add, Sub, Mul, Div (broadcast_*), Max, Min, Sum, Mean
 // (chains of broadcast_maximum / minimum / add), the element-wise math
 // functions (Sqrt, Exp, Log, Abs, Neg, Reciprocal, Erf, Sin, Cos, Tan, Asin, Acos, Atan, Sinh,
-// Cosh, Asinh, Acosh, Atanh, Floor, Ceil, Round, and Pow with an
-// exponent known at load; ops/unary_math.h), Softmax and LogSoftmax, CumSum, Gemm, MatMul.
+// Cosh, Asinh, Acosh, Atanh, Floor, Ceil, Round; ops/unary_math.h), Pow (the scalar power, or
+// broadcast_power), Softmax and LogSoftmax, CumSum, Gemm, MatMul.
 #include "scheduler/onnx/onnx_converter.h"
 
 #include <algorithm>
@@ -185,31 +185,50 @@ void ConvertFloor(OnnxNode& node) { EmitUnary(node, "floor"); }
 void ConvertCeil(OnnxNode& node) { EmitUnary(node, "ceil"); }
 void ConvertRound(OnnxNode& node) { EmitUnary(node, "round"); }
 
-// Pow with one exponent for every element, known at load (x^2 in a norm, x^0.5): the exponent
-// tensor must hold a single value repeated and must not broadcast the data to a larger shape.
-void ConvertPow(OnnxNode& node) {
+// Whether Pow's exponent is one value known at load that does not enlarge the data: the scalar
+// power (x^2 in a norm, x^0.5) is then enough.
+std::optional<double> ScalarExponent(OnnxNode& node) {
   const HostTensor* exponent = node.ConstantInput(1);
-  MX_CHECK(exponent != nullptr)
-      << node.where() << ": the exponent is computed while the model runs; mxlite imports Pow "
-      << "with an exponent known at load (an initializer or a constant)";
+  if (exponent == nullptr) return std::nullopt;
   const std::vector<double> values = exponent->AsDoubles(node.where() + " exponent");
-  MX_CHECK(!values.empty()) << node.where() << ": the exponent is empty";
+  if (values.empty()) return std::nullopt;
   for (double value : values) {
-    MX_CHECK(value == values[0] || (std::isnan(value) && std::isnan(values[0])))
-        << node.where() << ": the exponent holds different values (" << values[0] << " and "
-        << value << "); mxlite imports Pow with one exponent for every element";
+    if (value != values[0] && !(std::isnan(value) && std::isnan(values[0]))) return std::nullopt;
   }
   const Shape data = node.InputShape(0);
   const Shape& power = exponent->shape;
-  bool broadcasts = power.ndim() > data.ndim();
-  for (int d = 1; d <= power.ndim() && !broadcasts; ++d) {
+  if (power.ndim() > data.ndim()) return std::nullopt;
+  for (int d = 1; d <= power.ndim(); ++d) {
     const int64_t extent = power[power.ndim() - d];
-    broadcasts = extent != 1 && extent != data[data.ndim() - d];
+    if (extent != 1 && extent != data[data.ndim() - d]) return std::nullopt;
   }
-  MX_CHECK(!broadcasts) << node.where() << ": the exponent of shape " << power
-                        << " does not broadcast to the data's shape " << data
-                        << " without enlarging it";
-  node.SetOutput(0, node.Emit("_power_scalar", {{"scalar", Number(values[0])}}, {node.Input(0)}));
+  return values[0];
+}
+
+// Pow: one exponent known at load is the scalar power; any other (a tensor, computed while the
+// model runs, of its own dtype) broadcast_power with the exponent cast to the base's dtype. ONNX's
+// output has the base's dtype: an integer base is raised in float64 and truncated back (NumPy's
+// power(a, b).astype(a.dtype), exact for the integers float64 holds).
+void ConvertPow(OnnxNode& node) {
+  if (const std::optional<double> exponent = ScalarExponent(node); exponent.has_value()) {
+    if (IsFloatingPoint(node.InputDType(0))) {
+      node.SetOutput(0,
+                     node.Emit("_power_scalar", {{"scalar", Number(*exponent)}}, {node.Input(0)}));
+      return;
+    }
+  }
+  const DType base = node.InputDType(0);
+  const DType computed = IsFloatingPoint(base) ? base : DType::kFloat64;
+  const auto as_computed = [&](int input, const char* suffix) {
+    return node.InputDType(input) == computed
+               ? node.Input(input)
+               : node.Emit("Cast", {{"dtype", DTypeName(computed)}}, {node.Input(input)}, suffix);
+  };
+  const NodeEntry power =
+      node.Emit("broadcast_power", {}, {as_computed(0, "_base"), as_computed(1, "_exponent")},
+                computed == base ? "" : "_power");
+  node.SetOutput(
+      0, computed == base ? power : node.Emit("Cast", {{"dtype", DTypeName(base)}}, {power}));
 }
 
 // Before opset 13 the input is viewed as 2-D (the dims before `axis`, the dims from it) and

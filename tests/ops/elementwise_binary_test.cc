@@ -16,6 +16,7 @@ double Apply(const std::string& op, double x, double y) {
   if (op.ends_with("add")) return x + y;
   if (op.ends_with("sub")) return x - y;
   if (op.ends_with("mul")) return x * y;
+  if (op.ends_with("power")) return std::pow(x, y);
   return x / y;
 }
 
@@ -39,9 +40,16 @@ ReferenceFn BinaryReference(const std::string& op, const Shape& out) {
   };
 }
 
+// Bases in [0.5, 2]: x^y and ln(x) are smooth there for any exponent.
+void PositiveBase(HostTensor& tensor, std::mt19937_64& random) {
+  std::uniform_real_distribution<double> base(0.5, 2.0);
+  for (int64_t i = 0; i < tensor.size(); ++i) tensor.Set(i, base(random));
+}
+
 OpCase BinaryCase(const std::string& op, const Shape& lhs, const Shape& rhs) {
   OpCase test_case{op, {}, {lhs, rhs}};
   if (op.ends_with("div")) test_case.init["rhs"] = AwayFromZero;
+  if (op.ends_with("power")) test_case.init["lhs"] = PositiveBase;
   return test_case;
 }
 
@@ -63,7 +71,7 @@ INSTANTIATE_TEST_SUITE_P(
     OpsAndShapes, BroadcastBinaryTest,
     ::testing::Combine(
         ::testing::Values("broadcast_add", "broadcast_sub", "broadcast_mul", "broadcast_div",
-                          "broadcast_maximum", "broadcast_minimum"),
+                          "broadcast_maximum", "broadcast_minimum", "broadcast_power"),
         ::testing::Values(ShapePair{{2, 3, 4}, {2, 3, 4}, {2, 3, 4}},
                           ShapePair{{3, 1, 5}, {4, 1}, {3, 4, 5}},  // rank mismatch, both grow
                           ShapePair{{2, 3}, {}, {2, 3}},            // scalar rhs
@@ -113,6 +121,32 @@ TEST(BroadcastBinaryTest, ExtremaSendTiesToLhsAndKeepNaN) {
     EXPECT_EQ(grads[1].Get(0), 0.0) << op;
     EXPECT_EQ(grads[0].Get(1) + grads[1].Get(1), 11.0) << op;
   }
+}
+
+// A negative base with integral exponents; PyTorch's zeros in the gradient: d/dx where the
+// exponent is 0 (0^0 would give 0 * inf), d/dy where the base is 0 and the exponent >= 0.
+TEST(BroadcastBinaryTest, PowerOfNegativeAndZeroBases) {
+  OpCase test_case = BinaryCase("broadcast_power", {4}, {4});
+  std::vector<HostTensor> inputs = MakeInputs(test_case, DType::kFloat64);
+  const double x[] = {-2.0, 0.0, 0.0, 3.0}, y[] = {3.0, 0.0, 2.0, -1.0};
+  for (int i = 0; i < 4; ++i) {
+    inputs[0].Set(i, x[i]);
+    inputs[1].Set(i, y[i]);
+  }
+  const OpRun forward = RunForward(test_case, inputs);
+  const double want[] = {-8.0, 1.0, 0.0, 1.0 / 3.0};
+  for (int i = 0; i < 4; ++i) EXPECT_DOUBLE_EQ(forward.outputs[0].Get(i), want[i]) << i;
+  HostTensor out_grad(Shape{4}, DType::kFloat64);
+  for (int i = 0; i < 4; ++i) out_grad.Set(i, 1.0);
+  const std::vector<HostTensor> grads = RunBackward(test_case, forward, {out_grad});
+  EXPECT_DOUBLE_EQ(grads[0].Get(0), 12.0);  // 3 * (-2)^2
+  EXPECT_EQ(grads[0].Get(1), 0.0);          // exponent 0
+  EXPECT_EQ(grads[0].Get(2), 0.0);          // 2 * 0^1
+  EXPECT_DOUBLE_EQ(grads[0].Get(3), -1.0 / 9.0);
+  EXPECT_TRUE(std::isnan(grads[1].Get(0)));  // ln of a negative base
+  EXPECT_EQ(grads[1].Get(1), 0.0);
+  EXPECT_EQ(grads[1].Get(2), 0.0);
+  EXPECT_DOUBLE_EQ(grads[1].Get(3), std::log(3.0) / 3.0);
 }
 
 TEST(BroadcastBinaryTest, IncompatibleShapesNameBoth) {
@@ -233,6 +267,10 @@ MXLITE_GPU_CASES(ElementwiseBinary) {
     add({std::string("broadcast_") + kind, {}, {{2, 3}, {}}, init});
     add({std::string("elemwise_") + kind, {}, {{3, 4}, {3, 4}}, init});
   }
+  const std::map<std::string, Initializer> positive_base = {{"lhs", PositiveBase}};
+  add({"broadcast_power", {}, {{2, 3, 4}, {3, 1}}, positive_base});
+  add({"broadcast_power", {}, {{3, 4}, {3, 4}}, positive_base});
+  add({"broadcast_power", {}, {{2, 3}, {}}, positive_base});
   for (const char* op : {"broadcast_maximum", "broadcast_minimum"}) {
     add({op, {}, {{2, 3, 4}, {3, 1}}});
     add({op, {}, {{3, 4}, {3, 4}}, {{"lhs", SmallIntegers()}, {"rhs", SmallIntegers()}}});  // ties
