@@ -16,49 +16,6 @@ namespace mxlite {
 
 std::string GatherElementsOwner(const std::string& node) { return "gather_elements " + node; }
 
-int GatherElementsAxis(const Attributes& attrs, const Shape& data, const Shape& index,
-                       const std::string& owner) {
-  MX_CHECK(data.ndim() >= 1) << owner << ": data is a scalar; it needs at least one axis";
-  MX_CHECK(index.ndim() == data.ndim()) << owner << ": index has shape " << index << " but data "
-                                        << data << "; both need the same rank";
-  const int64_t axis = attrs.GetInt("axis");
-  MX_CHECK(axis >= -data.ndim() && axis < data.ndim())
-      << owner << ": axis " << axis << " is outside [" << -data.ndim() << ", " << data.ndim()
-      << ") for data " << data;
-  const int normalized = static_cast<int>(axis < 0 ? axis + data.ndim() : axis);
-  for (int d = 0; d < data.ndim(); ++d) {
-    MX_CHECK(d == normalized || index[d] <= data[d])
-        << owner << ": index has shape " << index << " but data " << data << ": on axis " << d
-        << " (not the gathered one) index may not pass data's extent";
-  }
-  return normalized;
-}
-
-std::vector<int64_t> GatherElementsOffsets(const TensorView& index, const Shape& data, int axis,
-                                           const std::string& owner) {
-  const int rank = data.ndim();
-  std::vector<int64_t> data_strides(static_cast<size_t>(rank), 1);
-  for (int d = rank - 2; d >= 0; --d) data_strides[d] = data_strides[d + 1] * data[d + 1];
-  const int64_t extent = data[axis];
-  std::vector<int64_t> offsets(static_cast<size_t>(index.size()));
-  std::vector<int64_t> coordinate(static_cast<size_t>(rank), 0);  // of the current element
-  for (size_t i = 0; i < offsets.size(); ++i) {
-    int64_t value = IntegerValueAt(index, i, owner, "index");
-    MX_CHECK(value >= -extent && value < extent)
-        << owner << ": index " << value << " at flat position " << i << " is outside [" << -extent
-        << ", " << extent << ") (axis " << axis << " of data " << data << ")";
-    if (value < 0) value += extent;
-    int64_t offset = 0;
-    for (int d = 0; d < rank; ++d) offset += (d == axis ? value : coordinate[d]) * data_strides[d];
-    offsets[i] = offset;
-    for (int d = rank - 1; d >= 0; --d) {  // the next element of index, row-major
-      if (++coordinate[d] < index.shape[d]) break;
-      coordinate[d] = 0;
-    }
-  }
-  return offsets;
-}
-
 namespace {
 
 void ForwardCpu(const OpContext& ctx, const Attributes& attrs,
@@ -66,9 +23,8 @@ void ForwardCpu(const OpContext& ctx, const Attributes& attrs,
                 const std::vector<WriteMode>& req) {
   if (req[0] == WriteMode::kNull) return;
   const std::string owner = GatherElementsOwner(ctx.node_name);
-  const int axis = GatherElementsAxis(attrs, inputs[0].shape, inputs[1].shape, owner);
-  const std::vector<int64_t> offsets =
-      GatherElementsOffsets(inputs[1], inputs[0].shape, axis, owner);
+  const int axis = ElementIndexAxis(attrs, inputs[0].shape, inputs[1].shape, owner, "gathered");
+  const std::vector<int64_t> offsets = ElementIndexOffsets(inputs[1], inputs[0].shape, axis, owner);
   const size_t element = DTypeSize(inputs[0].dtype);
   const auto* data = static_cast<const uint8_t*>(inputs[0].data);
   auto* out = static_cast<uint8_t*>(outputs[0].data);
@@ -89,8 +45,8 @@ void BackwardCpu(const OpContext& ctx, const Attributes& attrs,
   if (req[0] == WriteMode::kNull) return;
   const std::string owner = GatherElementsOwner(ctx.node_name);
   const Shape& data_shape = input_grads[0].shape;
-  const int axis = GatherElementsAxis(attrs, data_shape, inputs[1].shape, owner);
-  const std::vector<int64_t> offsets = GatherElementsOffsets(inputs[1], data_shape, axis, owner);
+  const int axis = ElementIndexAxis(attrs, data_shape, inputs[1].shape, owner, "gathered");
+  const std::vector<int64_t> offsets = ElementIndexOffsets(inputs[1], data_shape, axis, owner);
   MXLITE_FLOAT_TYPE_SWITCH(output_grads[0].dtype, T, owner, {
     const T* dy = output_grads[0].data_as<T>();
     T* dx = input_grads[0].data_as<T>();
@@ -113,7 +69,8 @@ MXLITE_REGISTER_OP(gather_elements) {
   op.input_names = [](const Attributes&) { return std::vector<std::string>{"data", "index"}; };
   op.output_names = [](const Attributes&) { return std::vector<std::string>{"output"}; };
   op.infer_shape = [](const Attributes& attrs, ShapeInference& shapes) {
-    GatherElementsAxis(attrs, shapes.Input(0), shapes.Input(1), shapes.op + " " + shapes.node);
+    ElementIndexAxis(attrs, shapes.Input(0), shapes.Input(1), shapes.op + " " + shapes.node,
+                     "gathered");
     shapes.AssignOutput(0, shapes.Input(1));
   };
   op.infer_dtype = [](const Attributes&, DTypeInference& dtypes) {

@@ -9,6 +9,7 @@
 #include "ops/cuda/cuda_util.h"
 #include "ops/cuda/gather_elements_kernels.h"
 #include "ops/gather_elements.h"
+#include "ops/index_values.h"
 #include "ops/operator.h"
 
 namespace mxlite {
@@ -18,11 +19,11 @@ namespace {
 const int64_t* DeviceOffsets(const OpContext& ctx, const Attributes& attrs, const Shape& data_shape,
                              const TensorView& index, cudaStream_t stream,
                              const std::string& owner) {
-  const int axis = GatherElementsAxis(attrs, data_shape, index.shape, owner);
+  const int axis = ElementIndexAxis(attrs, data_shape, index.shape, owner, "gathered");
   std::vector<uint8_t> index_bytes =
       cuda::CopyToHost<uint8_t>(index.data, static_cast<int64_t>(index.bytes()), stream, owner);
   const TensorView host_index{index_bytes.data(), index.shape, index.dtype, Context::CPU()};
-  const std::vector<int64_t> offsets = GatherElementsOffsets(host_index, data_shape, axis, owner);
+  const std::vector<int64_t> offsets = ElementIndexOffsets(host_index, data_shape, axis, owner);
   int64_t* device = ctx.scratch->GetArray<int64_t>(std::max<int64_t>(index.size(), 1));
   cuda::CopyToDevice(offsets, device, stream, owner);
   return device;
