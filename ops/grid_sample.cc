@@ -60,13 +60,20 @@ struct PointTable {
   T* weight = nullptr;
 };
 
+// A table for every point of one batch item, in the call's scratch memory.
 template <typename T>
-PointTable<T> TableOf(const OpContext& ctx, const GridSampleGeometry& g, const T* grid) {
+PointTable<T> NewTable(const OpContext& ctx, const GridSampleGeometry& g) {
   PointTable<T> table;
   table.combos = GridCombinations(g);
   const int64_t entries = std::max<int64_t>(g.points * table.combos, 1);
   table.offset = ctx.scratch->GetArray<int64_t>(entries);
   table.weight = ctx.scratch->GetArray<T>(entries);
+  return table;
+}
+
+// Fills `table` with the taps of the points of one batch item's grid.
+template <typename T>
+void FillTable(const GridSampleGeometry& g, const T* grid, const PointTable<T>& table) {
   cpu::ForEachRowRange(g.points, 8 * table.combos, [&](int64_t first, int64_t last) {
     GridAxisTaps<T> taps[kGridSampleMaxAxes];
     int tap[kGridSampleMaxAxes];
@@ -81,16 +88,16 @@ PointTable<T> TableOf(const OpContext& ctx, const GridSampleGeometry& g, const T
       }
     }
   });
-  return table;
 }
 
 template <typename T>
 void Forward(const OpContext& ctx, const GridSampleGeometry& g, const T* data, const T* grid,
              T* out) {
   const int64_t plane = g.plane();
+  const PointTable<T> table = NewTable<T>(ctx, g);
+  const int combos = table.combos;
   for (int64_t n = 0; n < g.batch; ++n) {
-    const PointTable<T> table = TableOf(ctx, g, grid + n * g.points * g.axes);
-    const int combos = table.combos;
+    FillTable(g, grid + n * g.points * g.axes, table);
     cpu::ForEachRowRange(g.channels, g.points * combos, [&](int64_t first, int64_t last) {
       for (int64_t c = first; c < last; ++c) {
         const T* in = data + (n * g.channels + c) * plane;
@@ -114,9 +121,10 @@ void DataGradient(const OpContext& ctx, const GridSampleGeometry& g, const T* gr
                   T* dx) {
   const int64_t plane = g.plane();
   std::fill(dx, dx + g.batch * g.channels * plane, T(0));
+  const PointTable<T> table = NewTable<T>(ctx, g);
+  const int combos = table.combos;
   for (int64_t n = 0; n < g.batch; ++n) {
-    const PointTable<T> table = TableOf(ctx, g, grid + n * g.points * g.axes);
-    const int combos = table.combos;
+    FillTable(g, grid + n * g.points * g.axes, table);
     cpu::ForEachRowRange(g.channels, g.points * combos, [&](int64_t first, int64_t last) {
       for (int64_t c = first; c < last; ++c) {
         T* target = dx + (n * g.channels + c) * plane;

@@ -1,12 +1,11 @@
-// gather_elements' GPU kernels (ops/gather_elements.cc; ops/cuda/gather_elements_kernels.cu).
-// The indices are read on the host, checked and turned into data offsets there (the CPU's code,
-// so a bad index is the same mxlite::Error), then uploaded: the op's stream waits for the index
-// once per call.
+// gather_elements' GPU kernels (ops/gather_elements.cc; ops/cuda/gather_elements_kernels.cu)
+// over the index's data offsets (ops/cuda/element_index_gpu.h).
 #include <algorithm>
 #include <cstdint>
 #include <vector>
 
 #include "ops/cuda/cuda_util.h"
+#include "ops/cuda/element_index_gpu.h"
 #include "ops/cuda/gather_elements_kernels.h"
 #include "ops/gather_elements.h"
 #include "ops/index_values.h"
@@ -20,13 +19,7 @@ const int64_t* DeviceOffsets(const OpContext& ctx, const Attributes& attrs, cons
                              const TensorView& index, cudaStream_t stream,
                              const std::string& owner) {
   const int axis = ElementIndexAxis(attrs, data_shape, index.shape, owner, "gathered");
-  std::vector<uint8_t> index_bytes =
-      cuda::CopyToHost<uint8_t>(index.data, static_cast<int64_t>(index.bytes()), stream, owner);
-  const TensorView host_index{index_bytes.data(), index.shape, index.dtype, Context::CPU()};
-  const std::vector<int64_t> offsets = ElementIndexOffsets(host_index, data_shape, axis, owner);
-  int64_t* device = ctx.scratch->GetArray<int64_t>(std::max<int64_t>(index.size(), 1));
-  cuda::CopyToDevice(offsets, device, stream, owner);
-  return device;
+  return DeviceElementOffsets(ctx, index, data_shape, axis, stream, owner);
 }
 
 void ForwardGpu(const OpContext& ctx, const Attributes& attrs,

@@ -1,7 +1,7 @@
 // ONNX data movement and shape arithmetic: Identity, Dropout (inference), Constant, Cast, CastLike,
 // Shape, Size, Gather (of values known at load, or of run-time data at indices known at load),
 // Slice, Split, Squeeze, Unsqueeze, Concat, Reshape, Flatten, Transpose, Pad, Tile, DepthToSpace,
-// SpaceToDepth, Trilu, GatherElements.
+// SpaceToDepth, Trilu, GatherElements, ScatterElements (and Scatter).
 // Values known at load (shapes, the Shape -> Gather -> Unsqueeze -> Concat chains exporters write)
 // are folded into constants. Split, Tile and the depth/space moves become slices, concatenations
 // and a reshape-transpose-reshape of mxlite's own ops.
@@ -700,6 +700,21 @@ void ConvertGatherElements(OnnxNode& node) {
                               {node.Input(0), node.Input(1)}));
 }
 
+// ScatterElements (opsets 11-21; reduction from 16, max and min from 18) and Scatter (9-10):
+// mxlite's scatter_elements on run-time data, indices and updates.
+void ConvertScatterElements(OnnxNode& node) {
+  const int64_t axis =
+      NormalizeAxis(node.attrs().Int("axis", 0), node.InputShape(0).ndim(), node.where());
+  const std::string reduction = node.attrs().String("reduction", "none");
+  MX_CHECK(reduction == "none" || reduction == "add" || reduction == "mul" || reduction == "max" ||
+           reduction == "min")
+      << node.where() << ": reduction '" << reduction
+      << "' is not one of none, add, mul, max and min";
+  node.SetOutput(
+      0, node.Emit("scatter_elements", {{"axis", std::to_string(axis)}, {"reduction", reduction}},
+                   {node.Input(0), node.Input(1), node.Input(2)}));
+}
+
 // Trilu (opset 14): mxlite's triu (upper = 1, the default) or tril, with k from input 1 (a scalar
 // known at load; 0 when absent).
 void ConvertTrilu(OnnxNode& node) {
@@ -745,6 +760,8 @@ MXLITE_REGISTER_ONNX_CONVERTER(Slice, 10, kMaxOnnxOpset, ConvertSlice);
 MXLITE_REGISTER_ONNX_CONVERTER(Transpose, 1, kMaxOnnxOpset, ConvertTranspose);
 MXLITE_REGISTER_ONNX_CONVERTER(Trilu, 14, kMaxOnnxOpset, ConvertTrilu);
 MXLITE_REGISTER_ONNX_CONVERTER(GatherElements, 11, kMaxOnnxOpset, ConvertGatherElements);
+MXLITE_REGISTER_ONNX_CONVERTER(Scatter, 9, 10, ConvertScatterElements);
+MXLITE_REGISTER_ONNX_CONVERTER(ScatterElements, 11, kMaxOnnxOpset, ConvertScatterElements);
 // Pad-1 called its pads `paddings`.
 MXLITE_REGISTER_ONNX_CONVERTER(Pad, 2, 10, ConvertPadAttributes);
 MXLITE_REGISTER_ONNX_CONVERTER(Pad, 11, kMaxOnnxOpset, ConvertPad);
