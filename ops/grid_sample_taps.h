@@ -1,18 +1,13 @@
 // The sampling arithmetic of grid_sample (ops/grid_sample.h): the taps of one point on one axis,
 // shared by the CPU kernels (ops/grid_sample.cc) and the GPU kernels
 // (ops/cuda/grid_sample_kernels.cu), so both devices compute the same formulas. Like
-// kernel_types.h this header is included by nvcc (C++17) and g++ (C++20): plain structs, no
-// mxlite headers.
+// kernel_types.h this header is included by nvcc (C++17) and g++ (C++20) (ops/host_device.h).
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 
-#ifdef __CUDACC__
-#define MXLITE_HOST_DEVICE __host__ __device__
-#else
-#define MXLITE_HOST_DEVICE
-#endif
+#include "ops/host_device.h"
 
 namespace mxlite {
 

@@ -1,11 +1,9 @@
-// ONNX's tensor construction and selection around shape arithmetic: ConstantOfShape, EyeLike (of
-// a statically shaped input: known at load), OneHot (of run-time indices: comparisons with the
-// positions along the new axis), Where (of
-// run-time data: mxlite's where),
-// Expand, Mod, Range and ScatterND of values known at load, computed then (a
-// transformer's class token is Expand(token, Where(Equal(shape, -1), 1, shape)) with the shape
-// known once the input's is; Swin's window padding and attention masks are Mod, Range and
-// ScatterND of shapes).
+// ONNX's tensor construction and selection around shape arithmetic, and TopK (mxlite's topk):
+// ConstantOfShape, EyeLike (of a statically shaped input: known at load), OneHot (of run-time
+// indices: comparisons with the positions along the new axis), Where (of run-time data: mxlite's
+// where), Expand, Mod, Range and ScatterND of values known at load, computed then (a transformer's
+// class token is Expand(token, Where(Equal(shape, -1), 1, shape)) with the shape known once the
+// input's is; Swin's window padding and attention masks are Mod, Range and ScatterND of shapes).
 // The comparisons (Equal, Greater, GreaterOrEqual, Less, LessOrEqual) are folded the same way, or
 // run as mxlite's broadcast comparisons on computed data; so are IsNaN (x != x) and IsInf (x or
 // |x| equal to an infinity). Booleans are held as uint8 0 / 1; Not,
@@ -430,6 +428,39 @@ void ConvertScatterND(OnnxNode& node) {
   node.SetConstantOutput(HostTensorOf(data.dtype, data.shape, out, node.where()));
 }
 
+// TopK: mxlite's topk returning both values and int64 positions. k is an attribute (opsets 1-9)
+// or an input known at load (10 on); largest and sorted from 11 (mxlite always sorts, which an
+// unsorted TopK allows).
+void EmitTopK(OnnxNode& node, int64_t k, bool largest) {
+  const int rank = node.InputShape(0).ndim();
+  const int64_t axis = NormalizeAxis(node.attrs().Int("axis", -1), rank, node.where());
+  MX_CHECK(k >= 0 && k <= node.InputShape(0)[static_cast<int>(axis)])
+      << node.where() << ": K " << k << " is outside [0, "
+      << node.InputShape(0)[static_cast<int>(axis)] << "] for axis " << axis << " of the data "
+      << node.InputShape(0);
+  MX_CHECK(k > 0) << node.where() << ": K is 0 (mxlite has no empty tensors)";
+  const NodeEntry both = node.Emit("topk",
+                                   {{"axis", std::to_string(axis)},
+                                    {"k", std::to_string(k)},
+                                    {"ret_typ", "both"},
+                                    {"is_ascend", largest ? "false" : "true"},
+                                    {"dtype", "int64"}},
+                                   {node.Input(0)});
+  node.SetOutput(0, both);
+  node.SetOutput(1, NodeEntry{both.node, 1});
+}
+
+void ConvertTopKAttribute(OnnxNode& node) { EmitTopK(node, node.attrs().Int("k", 1), true); }
+
+void ConvertTopK(OnnxNode& node) {
+  const std::vector<int64_t> k = node.RequireConstant(1, "K").ToInt64s(node.where() + " K");
+  MX_CHECK(k.size() == 1) << node.where() << ": K holds " << k.size() << " values; it needs one";
+  const int64_t largest = node.attrs().Int("largest", 1);
+  MX_CHECK(largest == 0 || largest == 1)
+      << node.where() << ": largest is " << largest << "; it must be 0 or 1";
+  EmitTopK(node, k[0], largest == 1);
+}
+
 }  // namespace
 
 MXLITE_REGISTER_ONNX_CONVERTER(ConstantOfShape, 9, kMaxOnnxOpset, ConvertConstantOfShape);
@@ -452,6 +483,8 @@ MXLITE_REGISTER_ONNX_CONVERTER(And, 7, kMaxOnnxOpset, ConvertLogical<kAnd>);
 MXLITE_REGISTER_ONNX_CONVERTER(Or, 7, kMaxOnnxOpset, ConvertLogical<kOr>);
 MXLITE_REGISTER_ONNX_CONVERTER(Xor, 7, kMaxOnnxOpset, ConvertLogical<kXor>);
 MXLITE_REGISTER_ONNX_CONVERTER(Mod, 10, kMaxOnnxOpset, ConvertMod);
+MXLITE_REGISTER_ONNX_CONVERTER(TopK, 1, 9, ConvertTopKAttribute);
+MXLITE_REGISTER_ONNX_CONVERTER(TopK, 10, kMaxOnnxOpset, ConvertTopK);
 MXLITE_REGISTER_ONNX_CONVERTER(Range, 11, kMaxOnnxOpset, ConvertRange);
 MXLITE_REGISTER_ONNX_CONVERTER(ScatterND, 11, kMaxOnnxOpset, ConvertScatterND);
 
