@@ -3,6 +3,10 @@
 // on the CPU also 2-D in blocks of 16 channels (NCHW16c: (N, C/16, H, W, 16), where the GPU
 // refuses it), bitwise the results of NCHW.
 //
+// `dilate` (mxlite's, as Convolution's; ONNX's dilations) spaces a window's taps: tap k of a
+// window starting at s reads s + k * dilate, so a window spans (kernel - 1) * dilate + 1 and the
+// formulas below take that span for `kernel`.
+//
 // Output extent per spatial dim, as in MXNet:
 //   valid: 1 + floor((in + 2 * pad - kernel) / stride)
 //   full:  1 + ceil((in + 2 * pad - kernel) / stride), minus one if the last window would start
@@ -110,16 +114,20 @@ PoolingGeometry PoolingGeometryOf(const Attributes& attrs, const Shape& data,
   const auto kernel = PerSpatialDim(attrs, "kernel", g.spatial_dims, 1, 1, owner, data);
   const auto stride = PerSpatialDim(attrs, "stride", g.spatial_dims, 1, 1, owner, data);
   const auto pad = PerSpatialDim(attrs, "pad", g.spatial_dims, 0, 0, owner, data);
+  const auto dilate = PerSpatialDim(attrs, "dilate", g.spatial_dims, 1, 1, owner, data);
   const bool full = attrs.GetString("pooling_convention") == "full";
   for (int i = 0; i < g.spatial_dims; ++i) {
     const int d = offset + i;
     g.kernel[d] = kernel[i];
     g.stride[d] = stride[i];
     g.pad[d] = pad[i];
-    MX_CHECK(g.kernel[d] <= g.in[d] + 2 * g.pad[d])
-        << owner << ": kernel " << FormatIntTuple(kernel) << " exceeds data " << data
-        << " padded by " << FormatIntTuple(pad);
-    g.out[d] = OutputExtent(g.in[d], g.kernel[d], g.stride[d], g.pad[d], full);
+    g.dilate[d] = dilate[i];
+    const int64_t span = (g.kernel[d] - 1) * g.dilate[d] + 1;
+    MX_CHECK(span <= g.in[d] + 2 * g.pad[d])
+        << owner << ": kernel " << FormatIntTuple(kernel)
+        << (g.dilated() ? " dilated by " + FormatIntTuple(dilate) : std::string())
+        << " exceeds data " << data << " padded by " << FormatIntTuple(pad);
+    g.out[d] = OutputExtent(g.in[d], span, g.stride[d], g.pad[d], full);
   }
   return g;
 }
@@ -140,7 +148,8 @@ void PoolingInferShape(const Attributes& attrs, ShapeInference& shapes) {
   shapes.AssignOutput(0, OutputShape(g, data));
 }
 
-// One window, clipped to the real input: [begin, end) per dim, and what avg divides by.
+// One window's taps in the real input: begin, begin + dilate, ... up to (not including) end per
+// dim, and what avg divides by.
 struct Window {
   PoolingExtents begin, end;
   int64_t divisor = 0;  // 0 when nothing is to be divided by (see the file comment)
@@ -150,12 +159,16 @@ Window WindowAt(const PoolingGeometry& g, const PoolingExtents& position) {
   Window w;
   int64_t padded_count = 1, real_count = 1;
   for (int d = 0; d < kMaxPoolingSpatialDims; ++d) {
-    const int64_t start = position[d] * g.stride[d] - g.pad[d];
-    const int64_t padded_end = std::min(start + g.kernel[d], g.in[d] + g.pad[d]);
-    w.begin[d] = std::max<int64_t>(start, 0);
-    w.end[d] = std::min(start + g.kernel[d], g.in[d]);
-    padded_count *= padded_end - start;
-    real_count *= std::max<int64_t>(w.end[d] - w.begin[d], 0);
+    const int64_t start = position[d] * g.stride[d] - g.pad[d], step = g.dilate[d];
+    // Taps k in [0, kernel): the first at or after 0, the last before in (or in + pad).
+    const int64_t first = start >= 0 ? 0 : (-start + step - 1) / step;
+    const int64_t last = std::min(g.kernel[d] - 1, cpu::FloorDiv(g.in[d] - 1 - start, step));
+    const int64_t padded_last =
+        std::min(g.kernel[d] - 1, cpu::FloorDiv(g.in[d] + g.pad[d] - 1 - start, step));
+    w.begin[d] = start + first * step;
+    w.end[d] = last >= first ? start + last * step + 1 : w.begin[d];
+    padded_count *= padded_last + 1;
+    real_count *= std::max<int64_t>(last - first + 1, 0);
   }
   if (g.type == PoolingType::kSum) {
     w.divisor = 1;
@@ -168,9 +181,11 @@ Window WindowAt(const PoolingGeometry& g, const PoolingExtents& position) {
 // Calls fn(input_position) for every real element of the window, in (d, h, w) scan order.
 template <typename Fn>
 void ForEachWindowElement(const PoolingGeometry& g, const Window& w, Fn&& fn) {
-  for (int64_t d = w.begin[0]; d < w.end[0]; ++d) {
-    for (int64_t h = w.begin[1]; h < w.end[1]; ++h) {
-      for (int64_t x = w.begin[2]; x < w.end[2]; ++x) fn((d * g.in[1] + h) * g.in[2] + x);
+  for (int64_t d = w.begin[0]; d < w.end[0]; d += g.dilate[0]) {
+    for (int64_t h = w.begin[1]; h < w.end[1]; h += g.dilate[1]) {
+      for (int64_t x = w.begin[2]; x < w.end[2]; x += g.dilate[2]) {
+        fn((d * g.in[1] + h) * g.in[2] + x);
+      }
     }
   }
 }
@@ -286,10 +301,10 @@ void PoolPlane(const PoolingGeometry& g, const std::vector<Window>& windows, int
       // Starts from the window's first element; `v > best ? v : best` keeps the generic path's
       // NaN behaviour and compiles to a branch-free max (the comparisons are unpredictable).
       T best = x[(w.begin[0] * plane_rows + w.begin[1]) * row + w.begin[2]];
-      for (int64_t d = w.begin[0]; d < w.end[0]; ++d) {
-        for (int64_t h = w.begin[1]; h < w.end[1]; ++h) {
+      for (int64_t d = w.begin[0]; d < w.end[0]; d += g.dilate[0]) {
+        for (int64_t h = w.begin[1]; h < w.end[1]; h += g.dilate[1]) {
           const T* values = x + (d * plane_rows + h) * row;
-          for (int64_t c = w.begin[2]; c < w.end[2]; ++c)
+          for (int64_t c = w.begin[2]; c < w.end[2]; c += g.dilate[2])
             best = values[c] > best ? values[c] : best;
         }
       }
@@ -297,10 +312,10 @@ void PoolPlane(const PoolingGeometry& g, const std::vector<Window>& windows, int
       continue;
     }
     T sum = T(0);
-    for (int64_t d = w.begin[0]; d < w.end[0]; ++d) {
-      for (int64_t h = w.begin[1]; h < w.end[1]; ++h) {
+    for (int64_t d = w.begin[0]; d < w.end[0]; d += g.dilate[0]) {
+      for (int64_t h = w.begin[1]; h < w.end[1]; h += g.dilate[1]) {
         const T* values = x + (d * plane_rows + h) * row;
-        for (int64_t c = w.begin[2]; c < w.end[2]; ++c) sum += values[c];
+        for (int64_t c = w.begin[2]; c < w.end[2]; c += g.dilate[2]) sum += values[c];
       }
     }
     y[i] = sum * (w.divisor == 0 ? T(0) : T(1) / static_cast<T>(w.divisor));
@@ -327,10 +342,11 @@ void PoolLanes(const PoolingGeometry& g, const std::vector<Window>& windows, int
     }
     const T* first = x + ((w.begin[0] * plane_rows + w.begin[1]) * row + w.begin[2]) * step;
     for (int64_t c = 0; c < lanes; ++c) acc[c] = max ? first[c] : T(0);
-    for (int64_t d = w.begin[0]; d < w.end[0]; ++d) {
-      for (int64_t h = w.begin[1]; h < w.end[1]; ++h) {
+    const int64_t across = g.dilate[2] * step;  // from one tap of a row to the next
+    for (int64_t d = w.begin[0]; d < w.end[0]; d += g.dilate[0]) {
+      for (int64_t h = w.begin[1]; h < w.end[1]; h += g.dilate[1]) {
         const T* values = x + ((d * plane_rows + h) * row + w.begin[2]) * step;
-        for (int64_t p = 0; p < w.end[2] - w.begin[2]; ++p, values += step) {
+        for (int64_t p = w.begin[2]; p < w.end[2]; p += g.dilate[2], values += across) {
           if (max) {
             for (int64_t c = 0; c < lanes; ++c) acc[c] = values[c] > acc[c] ? values[c] : acc[c];
           } else {
@@ -445,7 +461,7 @@ void PoolLanesOf(const PoolingGeometry& g, const std::vector<Window>& windows, i
                  int64_t end, const T* x, T* y, int64_t step, int64_t lanes) {
 #if MXLITE_HAS_AVX512_KERNEL
   if constexpr (std::is_same_v<T, float>) {
-    if (lanes % 16 == 0 && cpu::CpuSupportsAvx512f()) {
+    if (lanes % 16 == 0 && !g.dilated() && cpu::CpuSupportsAvx512f()) {
       PoolLanesAvx512(g, windows, first, end, x, y, step, lanes);
       return;
     }
@@ -560,6 +576,7 @@ MXLITE_REGISTER_OP(Pooling) {
             "output size rounding: valid = floor, full = ceil", Default("valid"))
       .IntTuple("stride", "window step per spatial dim; () = 1", Default("()"))
       .IntTuple("pad", "zero padding per spatial dim on both sides; () = 0", Default("()"))
+      .IntTuple("dilate", "the step between a window's taps per spatial dim; () = 1", Default("()"))
       .Bool("count_include_pad",
             "avg: divide by the window including padding (true, the default) or by the real "
             "elements only",

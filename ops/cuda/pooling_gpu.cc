@@ -27,6 +27,7 @@ cuda::PoolingGeometry KernelGeometry(const Attributes& attrs, const Shape& data,
     g.kernel[d] = op.kernel[d];
     g.stride[d] = op.stride[d];
     g.pad[d] = op.pad[d];
+    g.dilate[d] = op.dilate[d];
   }
   g.channels_last = op.channels_last;
   g.type = op.type == PoolingType::kMax ? 0 : op.type == PoolingType::kAvg ? 1 : 2;

@@ -8,22 +8,28 @@
 namespace mxlite::cuda {
 namespace {
 
+// A window's taps in the real input: begin, begin + dilate, ... before end per dim.
 struct Window {
   int64_t begin[3], end[3];
   int64_t divisor;  // 0: nothing to divide by (no real element)
 };
 
+__device__ int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
 __device__ Window WindowAt(const PoolingGeometry& g, const int64_t* position) {
   Window w;
   int64_t padded_count = 1, real_count = 1;
   for (int d = 0; d < 3; ++d) {
-    const int64_t start = position[d] * g.stride[d] - g.pad[d];
-    const int64_t limit = g.in[d] + g.pad[d];
-    const int64_t padded_end = start + g.kernel[d] < limit ? start + g.kernel[d] : limit;
-    w.begin[d] = start > 0 ? start : 0;
-    w.end[d] = start + g.kernel[d] < g.in[d] ? start + g.kernel[d] : g.in[d];
-    padded_count *= padded_end - start;
-    real_count *= w.end[d] > w.begin[d] ? w.end[d] - w.begin[d] : 0;
+    const int64_t start = position[d] * g.stride[d] - g.pad[d], step = g.dilate[d];
+    const int64_t first = start >= 0 ? 0 : (-start + step - 1) / step;
+    int64_t last = FloorDiv(g.in[d] - 1 - start, step);
+    if (last > g.kernel[d] - 1) last = g.kernel[d] - 1;
+    int64_t padded_last = FloorDiv(g.in[d] + g.pad[d] - 1 - start, step);
+    if (padded_last > g.kernel[d] - 1) padded_last = g.kernel[d] - 1;
+    w.begin[d] = start + first * step;
+    w.end[d] = last >= first ? start + last * step + 1 : w.begin[d];
+    padded_count *= padded_last + 1;
+    real_count *= last >= first ? last - first + 1 : 0;
   }
   if (g.type == 2) {
     w.divisor = 1;
@@ -46,9 +52,9 @@ __device__ int64_t WindowArgMax(const PoolingGeometry& g, const Window& w, const
                                 int64_t c, int64_t plane, ComputeType<T>* best_value) {
   int64_t best_position = -1;
   ComputeType<T> best = 0;
-  for (int64_t d = w.begin[0]; d < w.end[0]; ++d) {
-    for (int64_t h = w.begin[1]; h < w.end[1]; ++h) {
-      for (int64_t x_ = w.begin[2]; x_ < w.end[2]; ++x_) {
+  for (int64_t d = w.begin[0]; d < w.end[0]; d += g.dilate[0]) {
+    for (int64_t h = w.begin[1]; h < w.end[1]; h += g.dilate[1]) {
+      for (int64_t x_ = w.begin[2]; x_ < w.end[2]; x_ += g.dilate[2]) {
         const int64_t position = (d * g.in[1] + h) * g.in[2] + x_;
         const ComputeType<T> value =
             static_cast<ComputeType<T>>(x[PoolOffset(g, n, c, position, plane)]);
@@ -89,9 +95,9 @@ __global__ void PoolingForwardKernel(PoolingGeometry g, const T* x, T* y, int64_
       continue;
     }
     C sum = C(0);
-    for (int64_t d = w.begin[0]; d < w.end[0]; ++d) {
-      for (int64_t h = w.begin[1]; h < w.end[1]; ++h) {
-        for (int64_t x_ = w.begin[2]; x_ < w.end[2]; ++x_) {
+    for (int64_t d = w.begin[0]; d < w.end[0]; d += g.dilate[0]) {
+      for (int64_t h = w.begin[1]; h < w.end[1]; h += g.dilate[1]) {
+        for (int64_t x_ = w.begin[2]; x_ < w.end[2]; x_ += g.dilate[2]) {
           sum += static_cast<C>(x[PoolOffset(g, n, c, (d * g.in[1] + h) * g.in[2] + x_, in_plane)]);
         }
       }
@@ -109,13 +115,16 @@ constexpr int64_t kLargeWindow = 64;
 // The elements of a window, walked by flat index r (within one int: a window is one plane or
 // volume of the input).
 struct WindowWalk {
-  int begin[3], extent[3];
+  int begin[3], extent[3], step[3];  // extent: taps per dim
   int volume;
-  __device__ explicit WindowWalk(const Window& w) {
+  __device__ WindowWalk(const PoolingGeometry& g, const Window& w) {
     volume = 1;
     for (int d = 0; d < 3; ++d) {
       begin[d] = static_cast<int>(w.begin[d]);
-      extent[d] = w.end[d] > w.begin[d] ? static_cast<int>(w.end[d] - w.begin[d]) : 0;
+      step[d] = static_cast<int>(g.dilate[d]);
+      extent[d] = w.end[d] > w.begin[d]
+                      ? static_cast<int>((w.end[d] - w.begin[d] - 1) / g.dilate[d] + 1)
+                      : 0;
       volume *= extent[d];
     }
   }
@@ -123,7 +132,8 @@ struct WindowWalk {
   __device__ int64_t Position(const PoolingGeometry& g, int r) const {
     const int x = r % extent[2], rest = r / extent[2];
     const int h = rest % extent[1], d = rest / extent[1];
-    return ((begin[0] + d) * g.in[1] + begin[1] + h) * g.in[2] + begin[2] + x;
+    return ((begin[0] + d * step[0]) * g.in[1] + begin[1] + h * step[1]) * g.in[2] + begin[2] +
+           x * step[2];
   }
 };
 
@@ -154,7 +164,7 @@ __global__ void PoolingWindowBlockKernel(PoolingGeometry g, const T* x, T* y, in
     const int64_t at[3] = {position / (g.out[1] * g.out[2]), (position / g.out[2]) % g.out[1],
                            position % g.out[2]};
     const Window w = WindowAt(g, at);
-    const WindowWalk walk(w);
+    const WindowWalk walk(g, w);
     C acc = g.type == 0 ? C(-INFINITY) : C(0);
     for (int r = threadIdx.x; r < walk.volume; r += blockDim.x) {
       acc = CombinePooled(g.type, acc,
@@ -190,7 +200,7 @@ __global__ void PoolingWindowChannelsLastKernel(PoolingGeometry g, const T* x, T
     const int64_t at[3] = {position / (g.out[1] * g.out[2]), (position / g.out[2]) % g.out[1],
                            position % g.out[2]};
     const Window w = WindowAt(g, at);
-    const WindowWalk walk(w);
+    const WindowWalk walk(g, w);
     C acc = g.type == 0 ? C(-INFINITY) : C(0);
     if (c < g.channels) {
       for (int r = row; r < walk.volume; r += kRows) {
@@ -216,15 +226,24 @@ __global__ void PoolingWindowChannelsLastKernel(PoolingGeometry g, const T* x, T
   }
 }
 
-// First and last output index along one dim whose window covers input index i.
+// First and last output index along one dim whose window's span covers input index i (with
+// dilation, TapsAt says which of them have a tap on it).
 __device__ void CoveringOutputs(const PoolingGeometry& g, int d, int64_t i, int64_t* first,
                                 int64_t* last) {
-  const int64_t low = i + g.pad[d] - g.kernel[d] + 1;  // start >= low
+  const int64_t low = i + g.pad[d] - (g.kernel[d] - 1) * g.dilate[d];  // start >= low
   int64_t f = low <= 0 ? 0 : (low + g.stride[d] - 1) / g.stride[d];
   int64_t l = (i + g.pad[d]) / g.stride[d];
   if (l > g.out[d] - 1) l = g.out[d] - 1;
   *first = f;
   *last = l;
+}
+
+// Whether output position `out_at`'s window has a tap on input position `at` in every dim.
+__device__ bool TapsAt(const PoolingGeometry& g, const int64_t* out_at, const int64_t* at) {
+  for (int d = 0; d < 3; ++d) {
+    if ((at[d] + g.pad[d] - out_at[d] * g.stride[d]) % g.dilate[d] != 0) return false;
+  }
+  return true;
 }
 
 // Gather form of the CPU scatter: input element i adds, in output scan order, the gradient of
@@ -255,6 +274,7 @@ __global__ void PoolingBackwardKernel(PoolingGeometry g, const T* x, const T* dy
       for (int64_t oh = first[1]; oh <= last[1]; ++oh) {
         for (int64_t ow = first[2]; ow <= last[2]; ++ow) {
           const int64_t out_at[3] = {od, oh, ow};
+          if (!TapsAt(g, out_at, at)) continue;
           const Window w = WindowAt(g, out_at);
           const C grad = static_cast<C>(
               dy[PoolOffset(g, n, c, (od * g.out[1] + oh) * g.out[2] + ow, out_plane)]);

@@ -10,7 +10,7 @@ namespace mxlite::cuda {
 struct PoolingGeometry {
   int64_t batch = 0, channels = 0;
   int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, kernel[3] = {1, 1, 1}, stride[3] = {1, 1, 1},
-          pad[3] = {0, 0, 0};
+          pad[3] = {0, 0, 0}, dilate[3] = {1, 1, 1};
   bool channels_last = false;
   int type = 0;  // 0 max, 1 avg, 2 sum
   bool count_include_pad = true;

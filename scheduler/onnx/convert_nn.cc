@@ -1,4 +1,4 @@
-// ONNX layers: Conv (Convolution), ConvTranspose (Deconvolution), MaxPool, AveragePool,
+// ONNX layers: Conv (Convolution), ConvTranspose (Deconvolution), MaxPool, AveragePool, LpPool,
 // GlobalAveragePool, GlobalMaxPool (Pooling), BatchNormalization (BatchNorm, inference),
 // LayerNormalization (LayerNorm over the trailing axes flattened into one), InstanceNormalization
 // (LayerNorm over each channel's flattened spatial extent, then the per-channel scale and bias),
@@ -78,10 +78,10 @@ Window ReadWindow(const OnnxNode& node, std::vector<int64_t> kernel, const Shape
   return w;
 }
 
-// Input 0, padded in front by a Pad op when `w.pads` is asymmetric (then cleared). Max pooling
-// pads with float's lowest value (attributes hold no infinity).
-NodeEntry PaddedData(OnnxNode& node, Window& w, double fill) {
-  const NodeEntry data = node.Input(0);
+// `data` (a convolution's or pooling's input), padded in front by a Pad op when `w.pads` is
+// asymmetric (then cleared). Max pooling pads with float's lowest value (attributes hold no
+// infinity).
+NodeEntry PaddedData(OnnxNode& node, const NodeEntry& data, Window& w, double fill) {
   if (Symmetric(w.pads)) return data;
   const size_t rank = w.kernel.size();
   std::vector<int64_t> width = {0, 0, 0, 0};
@@ -109,7 +109,7 @@ std::vector<int64_t> KernelOf(OnnxNode& node) {
 void ConvertConv(OnnxNode& node) {
   const std::vector<int64_t> kernel = KernelOf(node);
   Window w = ReadWindow(node, kernel, node.InputShape(0));
-  const NodeEntry data = PaddedData(node, w, 0.0);
+  const NodeEntry data = PaddedData(node, node.Input(0), w, 0.0);
   std::vector<NodeEntry> inputs = {data, node.Input(1)};
   const bool has_bias = node.has_input(2);
   if (has_bias) inputs.push_back(node.Input(2));
@@ -221,12 +221,10 @@ void EmitAverageOfRealElements(OnnxNode& node, Window& w, const std::string& con
       HostTensorOf(node.InputDType(0), ones_shape,
                    std::vector<double>(static_cast<size_t>(ones_shape.size()), 1.0), node.where()));
   const std::vector<int64_t> pads = w.pads;
-  const NodeEntry data = PaddedData(node, w, 0.0);  // resets w.pads
-  const AttrText sum = {{"kernel", Tuple(w.kernel)},
-                        {"stride", Tuple(w.stride)},
-                        {"pad", Tuple(w.begins())},
-                        {"pool_type", "sum"},
-                        {"pooling_convention", convention}};
+  const NodeEntry data = PaddedData(node, node.Input(0), w, 0.0);  // resets w.pads
+  const AttrText sum = {{"kernel", Tuple(w.kernel)},   {"stride", Tuple(w.stride)},
+                        {"dilate", Tuple(w.dilation)}, {"pad", Tuple(w.begins())},
+                        {"pool_type", "sum"},          {"pooling_convention", convention}};
   const NodeEntry sums = node.Emit("Pooling", sum, {data}, "_sums");
   const size_t rank = w.kernel.size();
   std::vector<int64_t> width = {0, 0, 0, 0};
@@ -247,7 +245,6 @@ void EmitPool(OnnxNode& node, bool max) {
   const std::vector<int64_t> kernel = a.Ints("kernel_shape");
   MX_CHECK(!kernel.empty()) << where << ": kernel_shape is required";
   Window w = ReadWindow(node, kernel, node.InputShape(0));
-  for (int64_t d : w.dilation) MX_CHECK(d == 1) << where << ": dilations are not supported";
   MX_CHECK(a.Int("storage_order", 0) == 0) << where << ": storage_order=1 is not supported";
   const bool include_pad = a.Int("count_include_pad", 0) != 0;
   const std::string convention = a.Int("ceil_mode", 0) ? "full" : "valid";
@@ -256,10 +253,12 @@ void EmitPool(OnnxNode& node, bool max) {
     return;
   }
   const NodeEntry data =
-      PaddedData(node, w, max ? static_cast<double>(std::numeric_limits<float>::lowest()) : 0.0);
+      PaddedData(node, node.Input(0), w,
+                 max ? static_cast<double>(std::numeric_limits<float>::lowest()) : 0.0);
   node.SetOutput(0, node.Emit("Pooling",
                               {{"kernel", Tuple(w.kernel)},
                                {"stride", Tuple(w.stride)},
+                               {"dilate", Tuple(w.dilation)},
                                {"pad", Tuple(w.begins())},
                                {"pool_type", max ? "max" : "avg"},
                                {"pooling_convention", convention},
@@ -270,6 +269,32 @@ void EmitPool(OnnxNode& node, bool max) {
 
 void ConvertMaxPool(OnnxNode& node) { EmitPool(node, true); }
 void ConvertAveragePool(OnnxNode& node) { EmitPool(node, false); }
+
+// LpPool: (the sum over each window of |x|^p)^(1/p), as the sum pooling of |x|^p (padding adds
+// 0) raised to 1/p. p is a float attribute in opset 1, an integer from 2 (default 2 in both).
+void ConvertLpPool(OnnxNode& node) {
+  const std::string& where = node.where();
+  const std::vector<int64_t> kernel = node.attrs().Ints("kernel_shape");
+  MX_CHECK(!kernel.empty()) << where << ": kernel_shape is required";
+  Window w = ReadWindow(node, kernel, node.InputShape(0));
+  const double p = node.opset() < 2 ? node.attrs().Float("p", 2.0)
+                                    : static_cast<double>(node.attrs().Int("p", 2));
+  MX_CHECK(p > 0) << where << ": p is " << p << "; it must be positive";
+  NodeEntry powered = node.Emit("abs", {}, {node.Input(0)}, "_abs");
+  if (p != 1) powered = node.Emit("_power_scalar", {{"scalar", Number(p)}}, {powered}, "_power");
+  const NodeEntry data = PaddedData(node, powered, w, 0.0);
+  const NodeEntry sums =
+      node.Emit("Pooling",
+                {{"kernel", Tuple(w.kernel)},
+                 {"stride", Tuple(w.stride)},
+                 {"dilate", Tuple(w.dilation)},
+                 {"pad", Tuple(w.begins())},
+                 {"pool_type", "sum"},
+                 {"pooling_convention", node.attrs().Int("ceil_mode", 0) ? "full" : "valid"}},
+                {data}, p == 1 ? "" : "_sums");
+  node.SetOutput(0,
+                 p == 1 ? sums : node.Emit("_power_scalar", {{"scalar", Number(1 / p)}}, {sums}));
+}
 
 void EmitGlobalPool(OnnxNode& node, const char* pool_type) {
   node.SetOutput(0, node.Emit("Pooling", {{"global_pool", "true"}, {"pool_type", pool_type}},
@@ -490,6 +515,7 @@ MXLITE_REGISTER_ONNX_CONVERTER(Conv, 1, kMaxOnnxOpset, ConvertConv);
 MXLITE_REGISTER_ONNX_CONVERTER(ConvTranspose, 1, kMaxOnnxOpset, ConvertConvTranspose);
 MXLITE_REGISTER_ONNX_CONVERTER(MaxPool, 1, kMaxOnnxOpset, ConvertMaxPool);
 MXLITE_REGISTER_ONNX_CONVERTER(AveragePool, 1, kMaxOnnxOpset, ConvertAveragePool);
+MXLITE_REGISTER_ONNX_CONVERTER(LpPool, 1, kMaxOnnxOpset, ConvertLpPool);
 MXLITE_REGISTER_ONNX_CONVERTER(GlobalAveragePool, 1, kMaxOnnxOpset, ConvertGlobalAveragePool);
 MXLITE_REGISTER_ONNX_CONVERTER(GlobalMaxPool, 1, kMaxOnnxOpset, ConvertGlobalMaxPool);
 // Before opset 7 is_test (default 0, training) chose the mode.

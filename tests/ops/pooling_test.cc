@@ -34,7 +34,7 @@ std::vector<int64_t> TupleOr(const Attrs& attrs, const std::string& name, size_t
 // Plain pooling for channels-first data with 1 to 3 spatial dims, written from the MXNet
 // definitions independently of the kernel: padded spatial dims are handled as 3-D with extent 1.
 struct ReferencePooling {
-  std::vector<int64_t> in, kernel, stride, pad, out;
+  std::vector<int64_t> in, kernel, stride, pad, dilate, out;
   std::string type = "max";
   bool include_pad = true;
 
@@ -48,8 +48,10 @@ struct ReferencePooling {
     kernel = global ? in : TupleOr(attrs, "kernel", dims, 1);
     stride = global ? std::vector<int64_t>(dims, 1) : TupleOr(attrs, "stride", dims, 1);
     pad = global ? std::vector<int64_t>(dims, 0) : TupleOr(attrs, "pad", dims, 0);
+    dilate = global ? std::vector<int64_t>(dims, 1) : TupleOr(attrs, "dilate", dims, 1);
     for (size_t d = 0; d < dims; ++d) {
-      const double span = static_cast<double>(in[d] + 2 * pad[d] - kernel[d]) / stride[d];
+      const int64_t reach = (kernel[d] - 1) * dilate[d] + 1;
+      const double span = static_cast<double>(in[d] + 2 * pad[d] - reach) / stride[d];
       int64_t extent = 1 + static_cast<int64_t>(full ? std::ceil(span) : std::floor(span));
       if (full && (extent - 1) * stride[d] >= in[d] + pad[d]) --extent;
       out.push_back(extent);
@@ -59,6 +61,7 @@ struct ReferencePooling {
       kernel.insert(kernel.begin(), 1);
       stride.insert(stride.begin(), 1);
       pad.insert(pad.begin(), 0);
+      dilate.insert(dilate.begin(), 1);
       out.insert(out.begin(), 1);
     }
   }
@@ -81,15 +84,17 @@ struct ReferencePooling {
   double Window(const double* x, const std::array<int64_t, 3>& o) const {
     double best = -1e300, sum = 0;
     int64_t real = 0, padded = 1;
-    std::array<int64_t, 3> lo, hi;
+    std::array<int64_t, 3> lo, hi;  // the taps lo, lo + dilate, ... before hi
     for (int d = 0; d < 3; ++d) {
       lo[d] = o[d] * stride[d] - pad[d];
-      hi[d] = lo[d] + kernel[d];
-      padded *= std::min(hi[d], in[d] + pad[d]) - lo[d];
+      hi[d] = lo[d] + (kernel[d] - 1) * dilate[d] + 1;
+      int64_t taps_in_padding = 0;  // the taps inside the padded input
+      for (int64_t t = lo[d]; t < hi[d]; t += dilate[d]) taps_in_padding += t < in[d] + pad[d];
+      padded *= taps_in_padding;
     }
-    for (int64_t i = lo[0]; i < hi[0]; ++i) {
-      for (int64_t j = lo[1]; j < hi[1]; ++j) {
-        for (int64_t k = lo[2]; k < hi[2]; ++k) {
+    for (int64_t i = lo[0]; i < hi[0]; i += dilate[0]) {
+      for (int64_t j = lo[1]; j < hi[1]; j += dilate[1]) {
+        for (int64_t k = lo[2]; k < hi[2]; k += dilate[2]) {
           if (i < 0 || j < 0 || k < 0 || i >= in[0] || j >= in[1] || k >= in[2]) continue;
           const double v = x[(i * in[1] + j) * in[2] + k];
           best = std::max(best, v);
@@ -326,6 +331,42 @@ TEST(PoolingTest, BlockedLayout) {
                    {"(1,2,6,8,8)"});
 }
 
+// Dilated windows (ONNX's dilations): taps dilate apart, in every layout, with padding, both
+// conventions and every reduction; windows whose taps straddle the data's edges.
+TEST(PoolingTest, DilatedWindows) {
+  for (const char* type : {"max", "avg", "sum"}) {
+    for (const char* include_pad : {"true", "false"}) {
+      SCOPED_TRACE(std::string(type) + " count_include_pad " + include_pad);
+      const Attrs two_d = {{"kernel", "(3,2)"}, {"dilate", "(2,3)"},
+                           {"stride", "(1,2)"}, {"pad", "(2,1)"},
+                           {"pool_type", type}, {"count_include_pad", include_pad}};
+      CheckCase(two_d, {2, 3, 8, 9});
+      Attrs full = two_d;
+      full["pooling_convention"] = "full";
+      CheckCase(full, {1, 2, 9, 10});
+      CheckCase({{"kernel", "(2,2,2)"},
+                 {"dilate", "(2,1,3)"},
+                 {"pool_type", type},
+                 {"count_include_pad", include_pad},
+                 {"pad", "(1,0,1)"}},
+                {1, 2, 4, 5, 7});
+      CheckCase({{"kernel", "(3)"},
+                 {"dilate", "(4)"},
+                 {"pool_type", type},
+                 {"pad", "(3)"},
+                 {"count_include_pad", include_pad}},
+                {2, 2, 11});
+      CheckChannelsLast(two_d, {2, 3, 8, 9}, "NHWC", true);
+      CheckBlocked(two_d, {1, 32, 8, 9}, true);
+    }
+  }
+  EXPECT_EQ(
+      InferOutputShapes({"Pooling", {{"kernel", "(3,3)"}, {"dilate", "(2,2)"}}, {{1, 1, 9, 7}}})[0],
+      (Shape{1, 1, 5, 3}));
+  ExpectShapeError({"Pooling", {{"kernel", "(3,3)"}, {"dilate", "(3,3)"}}, {{1, 1, 6, 6}}},
+                   {"kernel (3,3) dilated by (3,3) exceeds data (1,1,6,6)"});
+}
+
 TEST(PoolingTest, MaxBackwardRoutesTiesToTheFirstMaximum) {
   OpCase test_case{"Pooling", {{"kernel", "(2,2)"}}, {{1, 1, 2, 2}}};
   std::vector<HostTensor> inputs = MakeInputs(test_case, DType::kFloat64);
@@ -424,6 +465,17 @@ MXLITE_GPU_CASES(Pooling) {
        {{2, 2, 5, 5}}});
   add({"Pooling", {{"kernel", "(2,2)"}, {"pool_type", "avg"}, {"pad", "(2,2)"}}, {{1, 2, 3, 3}}});
   add({"Pooling", {{"global_pool", "true"}, {"pool_type", "avg"}}, {{2, 3, 5, 4}}});
+  for (const char* type : {"max", "avg"}) {
+    add({"Pooling",
+         {{"kernel", "(3,2)"}, {"dilate", "(2,3)"}, {"pad", "(2,1)"}, {"pool_type", type}},
+         {{2, 3, 8, 9}}});
+    add({"Pooling",
+         {{"kernel", "(3,3)"}, {"dilate", "(2,2)"}, {"pool_type", type}, {"layout", "NHWC"}},
+         {{1, 9, 8, 5}}});
+  }
+  add({"Pooling",
+       {{"kernel", "(9,9)"}, {"dilate", "(2,2)"}, {"pool_type", "avg"}},
+       {{1, 2, 20, 20}}});  // a large window: the block kernels
   add({"Pooling", {{"global_pool", "true"}, {"pool_type", "max"}}, {{2, 3, 5, 4}}});
   add({"Pooling", {{"kernel", "(3,)"}, {"stride", "(2,)"}}, {{2, 3, 9}}});
   add({"Pooling", {{"kernel", "(2,2,2)"}, {"pool_type", "avg"}}, {{1, 2, 4, 4, 4}}});
