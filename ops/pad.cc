@@ -3,7 +3,11 @@
 //   constant: constant_value;
 //   edge:     the nearest input element along the axis (numpy "edge");
 //   reflect:  the mirror image without repeating the border (numpy "reflect"): [a b c] padded by
-//             2 before gives [c b a b c]. Needs each pad < the axis' extent.
+//             2 before gives [c b a b c]. Needs each pad < the axis' extent;
+//   wrap:     the axis continued from its other end (numpy "wrap", ONNX's from opset 19): [a b c]
+//             padded by 4 before gives [c a b c a b c], any pad.
+// Forward moves values of any dtype but float16 on the CPU (float32, float64, int32, int64, uint8;
+// the constant truncated toward zero for integers); backward is for floating dtypes.
 // Any rank from 1 to 6 and any axes (MXNet allows only 4-D/5-D inputs with no padding of the
 // first two axes; ONNX needs the rest). Negative pads (cropping) are rejected.
 // Backward: each input element's gradient is the sum of the output gradients at the positions
@@ -23,6 +27,7 @@ PadMode PadModeOf(const Attributes& attrs) {
   const std::string& mode = attrs.GetString("mode");
   return mode == "constant" ? PadMode::kConstant
          : mode == "edge"   ? PadMode::kEdge
+         : mode == "wrap"   ? PadMode::kWrap
                             : PadMode::kReflect;
 }
 
@@ -47,8 +52,9 @@ void PadShape(const Attributes& attrs, ShapeInference& shapes) {
           << where << ": reflect padding of axis " << axis << " must be smaller than its extent "
           << data[axis];
     }
-    if (mode == PadMode::kEdge && before + after > 0) {
-      MX_CHECK(data[axis] > 0) << where << ": edge padding of the empty axis " << axis;
+    if ((mode == PadMode::kEdge || mode == PadMode::kWrap) && before + after > 0) {
+      MX_CHECK(data[axis] > 0) << where << ": " << attrs.GetString("mode")
+                               << " padding of the empty axis " << axis;
     }
     output[axis] += before + after;
   }
@@ -196,8 +202,20 @@ void PadForwardCpu(const OpContext& ctx, const Attributes& attrs,
                    const std::vector<TensorView>& inputs, const std::vector<TensorView>& outputs,
                    const std::vector<WriteMode>& req) {
   if (req[0] == WriteMode::kNull || outputs[0].size() == 0) return;
-  MXLITE_FLOAT_TYPE_SWITCH(outputs[0].dtype, T, "Pad",
-                           { PadForward<T>(ctx, attrs, inputs[0], outputs[0]); });
+  switch (outputs[0].dtype) {
+    case DType::kInt32:
+      PadForward<int32_t>(ctx, attrs, inputs[0], outputs[0]);
+      break;
+    case DType::kInt64:
+      PadForward<int64_t>(ctx, attrs, inputs[0], outputs[0]);
+      break;
+    case DType::kUInt8:
+      PadForward<uint8_t>(ctx, attrs, inputs[0], outputs[0]);
+      break;
+    default:
+      MXLITE_FLOAT_TYPE_SWITCH(outputs[0].dtype, T, "Pad",
+                               { PadForward<T>(ctx, attrs, inputs[0], outputs[0]); });
+  }
 }
 
 void PadBackwardCpu(const OpContext& ctx, const Attributes& attrs,
@@ -214,9 +232,11 @@ void PadBackwardCpu(const OpContext& ctx, const Attributes& attrs,
 MXLITE_REGISTER_OP(Pad) {
   OpDef op;
   op.name = "Pad";
-  op.doc = "Pads every axis with a constant, the edge values or their reflection.";
+  op.doc =
+      "Pads every axis with a constant, the edge values, their reflection or the axis wrapped "
+      "around.";
   op.attributes
-      .Enum("mode", {"constant", "edge", "reflect"}, "what the new elements hold",
+      .Enum("mode", {"constant", "edge", "reflect", "wrap"}, "what the new elements hold",
             Default("constant"))
       .IntTuple("pad_width", "(before_0, after_0, before_1, after_1, ...), one pair per axis")
       .Float("constant_value", "the value of constant padding", Default("0"));

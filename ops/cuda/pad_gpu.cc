@@ -73,11 +73,25 @@ void PadForwardGpu(const OpContext& ctx, const Attributes& attrs,
   const std::string owner = Owner("Pad", ctx);
   cudaStream_t stream = cuda::PrepareStream(ctx, owner);
   const cuda::PadGeometry g = Geometry(attrs, inputs[0].shape, outputs[0].shape);
-  MXLITE_GPU_FLOAT_TYPE_SWITCH(outputs[0].dtype, T, owner, {
+  const auto forward = [&](auto zero) {
+    using T = decltype(zero);
     MXLITE_CUDA_CALL(cuda::PadForward(g, inputs[0].data_as<T>(), outputs[0].data_as<T>(),
                                       attrs.GetFloat("constant_value"), outputs[0].size(), stream),
                      owner);
-  });
+  };
+  switch (outputs[0].dtype) {
+    case DType::kInt32:
+      forward(int32_t{});
+      break;
+    case DType::kInt64:
+      forward(int64_t{});
+      break;
+    case DType::kUInt8:
+      forward(uint8_t{});
+      break;
+    default:
+      MXLITE_GPU_FLOAT_TYPE_SWITCH(outputs[0].dtype, T, owner, { forward(T{}); });
+  }
 }
 
 void PadBackwardGpu(const OpContext& ctx, const Attributes& attrs,

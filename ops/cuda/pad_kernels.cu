@@ -12,6 +12,7 @@ __device__ int64_t SourceIndex(int mode, int64_t j, int64_t before, int64_t exte
   if (i >= 0 && i < extent) return i;
   if (mode == 0) return -1;
   if (mode == 1) return i < 0 ? 0 : extent - 1;
+  if (mode == 3) return (i % extent + extent) % extent;
   return i < 0 ? -i : 2 * (extent - 1) - i;
 }
 
@@ -115,5 +116,12 @@ cudaError_t PadBackward(const PadGeometry& g, const PadBackwardMaps& maps, const
 MXLITE_INSTANTIATE_FOR(float)
 MXLITE_INSTANTIATE_FOR(double)
 MXLITE_INSTANTIATE_FOR(__half)
+// Integers move too (forward only: they have no gradient).
+template cudaError_t PadForward(const PadGeometry&, const int32_t*, int32_t*, double, int64_t,
+                                cudaStream_t);
+template cudaError_t PadForward(const PadGeometry&, const int64_t*, int64_t*, double, int64_t,
+                                cudaStream_t);
+template cudaError_t PadForward(const PadGeometry&, const uint8_t*, uint8_t*, double, int64_t,
+                                cudaStream_t);
 
 }  // namespace mxlite::cuda

@@ -7,8 +7,8 @@
 namespace mxlite::cuda {
 
 // Pad (ops/pad.cc): `before[a]` elements in front of axis a; mode as ops/pad.h's PadMode (0
-// constant, 1 edge, 2 reflect). The forward pass and the constant mode's backward compute each
-// index from these alone, so they read no host-built tables and a CUDA graph can replay them.
+// constant, 1 edge, 2 reflect, 3 wrap). The forward pass and the constant mode's backward compute
+// each index from these alone, so they read no host-built tables and a CUDA graph can replay them.
 // Edge and reflect copy an input element to several outputs; their backward gathers them through
 // per-axis lists built on the host (PadBackwardMaps): first[a] / outputs[a] list, per input index,
 // the output indices copying it (CSR).
@@ -21,6 +21,7 @@ struct PadBackwardMaps {
   const int64_t* first[kMaxKernelDims] = {};
   const int64_t* outputs[kMaxKernelDims] = {};
 };
+// T: float, double, __half, int32_t, int64_t, uint8_t.
 template <typename T>
 cudaError_t PadForward(const PadGeometry& g, const T* x, T* y, double fill, int64_t n,
                        cudaStream_t s);

@@ -510,10 +510,8 @@ void EmitPad(OnnxNode& node, const std::vector<int64_t>& pads, double value) {
     width.push_back(pads[i + rank]);
   }
   const std::string mode = node.attrs().String("mode", "constant");
-  MX_CHECK(mode != "wrap") << where << ": mode 'wrap' (opset 19) is not supported (constant, "
-                           << "reflect and edge are)";
-  MX_CHECK(mode == "constant" || mode == "reflect" || mode == "edge")
-      << where << ": unknown mode '" << mode << "'";
+  MX_CHECK(mode == "constant" || mode == "reflect" || mode == "edge" || mode == "wrap")
+      << where << ": unknown mode '" << mode << "' (constant, reflect, edge and wrap are known)";
   node.SetOutput(
       0, node.Emit("Pad",
                    {{"mode", mode}, {"pad_width", Tuple(width)}, {"constant_value", Number(value)}},

@@ -8,7 +8,8 @@
 namespace mxlite::testing {
 namespace {
 
-// numpy.pad, one output element at a time: reflect bounces off the borders until inside.
+// numpy.pad, one output element at a time: reflect bounces off the borders until inside, wrap
+// goes round the axis.
 ReferenceFn PadReference(const std::string& mode, const std::vector<int64_t>& pads, double value) {
   return [=](const auto& inputs, const auto& shapes) {
     const Shape& in = shapes[0];
@@ -25,6 +26,7 @@ ReferenceFn PadReference(const std::string& mode, const std::vector<int64_t>& pa
         const int64_t n = in[axis];
         if (mode == "edge") c = std::clamp<int64_t>(c, 0, n - 1);
         while (mode == "reflect" && (c < 0 || c >= n)) c = c < 0 ? -c : 2 * (n - 1) - c;
+        while (mode == "wrap" && (c < 0 || c >= n)) c += c < 0 ? n : -n;
         outside = outside || c < 0 || c >= n;
         coords[axis] = c;
       }
@@ -62,10 +64,31 @@ INSTANTIATE_TEST_SUITE_P(
                       PadCase{"reflect", {2, 3, 4, 5}, {1, 1, 2, 0, 1, 3, 0, 2}},  // every axis
                       PadCase{"edge", {3, 2, 4}, {2, 1, 1, 3, 0, 0}},
                       PadCase{"constant", {2, 1, 2, 1, 2, 1}, {1, 0, 0, 1, 1, 1, 0, 0, 1, 0, 0, 1}},
-                      PadCase{"reflect", {3, 4}, {0, 0, 0, 0}}));
+                      PadCase{"reflect", {3, 4}, {0, 0, 0, 0}}, PadCase{"wrap", {5}, {2, 3}},
+                      PadCase{"wrap", {2}, {5, 7}},  // past the axis
+                      PadCase{"wrap", {2, 3, 4, 5}, {0, 0, 1, 2, 3, 2, 2, 9}}));
+
+// Integer data moves as it is (the constant truncated toward zero); no gradient.
+TEST(PadTest, IntegerDataInEveryMode) {
+  for (DType dtype : {DType::kInt32, DType::kInt64, DType::kUInt8}) {
+    for (const std::string mode : {"constant", "edge", "reflect", "wrap"}) {
+      const std::vector<int64_t> pads = {1, 2, 0, 3};
+      OpCase test_case{
+          "Pad",
+          {{"mode", mode}, {"pad_width", FormatIntTuple(pads)}, {"constant_value", "7.9"}},
+          {{3, 4}}};
+      std::vector<HostTensor> inputs = MakeInputs(test_case, dtype);
+      for (int64_t i = 0; i < inputs[0].size(); ++i) inputs[0].Set(i, 10 + 3 * i);
+      const OpRun run = RunForward(test_case, inputs);
+      ASSERT_EQ(run.outputs[0].dtype(), dtype);
+      const auto want = PadReference(mode, pads, 7.0)({inputs[0].Values()}, {Shape{3, 4}});
+      EXPECT_EQ(run.outputs[0].Values(), want[0]) << mode << " " << DTypeName(dtype);
+    }
+  }
+}
 
 TEST(PadTest, LargerInputsRunInParallelRows) {
-  for (const std::string mode : {"constant", "edge", "reflect"}) {
+  for (const std::string mode : {"constant", "edge", "reflect", "wrap"}) {
     const std::vector<int64_t> pads{0, 0, 1, 1, 3, 3, 2, 5};
     OpCase test_case{
         "Pad", {{"mode", mode}, {"pad_width", FormatIntTuple(pads)}}, {{4, 8, 40, 50}}};
@@ -94,6 +117,7 @@ MXLITE_GPU_CASES(Pad) {
        {{2, 2, 3, 4}}});
   add({"Pad", {{"mode", "edge"}, {"pad_width", "(0,0,1,1,3,2)"}}, {{2, 3, 4}}});
   add({"Pad", {{"mode", "reflect"}, {"pad_width", "(1,2,2,1)"}}, {{4, 5}}});
+  add({"Pad", {{"mode", "wrap"}, {"pad_width", "(3,2,2,6)"}}, {{2, 5}}});
   return cases;
 }
 
