@@ -1,7 +1,7 @@
 // ONNX data movement and shape arithmetic: Identity, Dropout (inference), Constant, Cast, CastLike,
 // Shape, Size, Gather (of values known at load, or of run-time data at indices known at load),
 // Slice, Split, Squeeze, Unsqueeze, Concat, Reshape, Flatten, Transpose, Pad, Tile, DepthToSpace,
-// SpaceToDepth, Trilu, GatherElements, ScatterElements (and Scatter).
+// SpaceToDepth, Trilu, GatherElements, ScatterElements (and Scatter), CenterCropPad.
 // Values known at load (shapes, the Shape -> Gather -> Unsqueeze -> Concat chains exporters write)
 // are folded into constants. Split, Tile and the depth/space moves become slices, concatenations
 // and a reshape-transpose-reshape of mxlite's own ops.
@@ -713,6 +713,49 @@ void ConvertScatterElements(OnnxNode& node) {
                    {node.Input(0), node.Input(1), node.Input(2)}));
 }
 
+// CenterCropPad (opset 18): each named axis (`axes`, default all) cut or zero-padded to the
+// extent `shape` gives (known at load), centred: a slice from (in - out) / 2, or (out - in) / 2
+// zeros in front and the rest behind (the odd one behind, as ONNX's reference).
+void ConvertCenterCropPad(OnnxNode& node) {
+  const std::string& where = node.where();
+  const Shape in = node.InputShape(0);
+  const int rank = in.ndim();
+  const std::vector<int64_t> extents = node.RequireConstant(1, "shape").ToInt64s(where + " shape");
+  std::vector<int64_t> axes = node.attrs().Ints("axes");
+  if (axes.empty()) {
+    for (int axis = 0; axis < rank; ++axis) axes.push_back(axis);
+  }
+  MX_CHECK(extents.size() == axes.size())
+      << where << ": shape " << Tuple(extents) << " gives " << extents.size() << " extents for "
+      << axes.size() << " axes";
+  std::vector<int64_t> begin(rank, 0), end = in.to_vector(), width(2 * rank, 0);
+  bool crops = false, pads = false;
+  for (size_t k = 0; k < axes.size(); ++k) {
+    const int64_t axis = NormalizeAxis(axes[k], rank, where);
+    const int64_t have = in[static_cast<int>(axis)], want = extents[k];
+    MX_CHECK(want > 0) << where << ": shape " << Tuple(extents) << " holds " << want << " for axis "
+                       << axis << " (mxlite has no empty tensors)";
+    if (want < have) {
+      begin[axis] = (have - want) / 2;
+      end[axis] = begin[axis] + want;
+      crops = true;
+    } else if (want > have) {
+      width[2 * axis] = (want - have) / 2;
+      width[2 * axis + 1] = want - have - width[2 * axis];
+      pads = true;
+    }
+  }
+  NodeEntry out = node.Input(0);
+  if (crops) {
+    out = node.Emit("slice", {{"begin", Tuple(begin)}, {"end", Tuple(end)}}, {out},
+                    pads ? "_crop" : "");
+  }
+  if (pads) {
+    out = node.Emit("Pad", {{"mode", "constant"}, {"pad_width", Tuple(width)}}, {out});
+  }
+  node.SetOutput(0, out);
+}
+
 // Trilu (opset 14): mxlite's triu (upper = 1, the default) or tril, with k from input 1 (a scalar
 // known at load; 0 when absent).
 void ConvertTrilu(OnnxNode& node) {
@@ -758,6 +801,7 @@ MXLITE_REGISTER_ONNX_CONVERTER(Slice, 10, kMaxOnnxOpset, ConvertSlice);
 MXLITE_REGISTER_ONNX_CONVERTER(Transpose, 1, kMaxOnnxOpset, ConvertTranspose);
 MXLITE_REGISTER_ONNX_CONVERTER(Trilu, 14, kMaxOnnxOpset, ConvertTrilu);
 MXLITE_REGISTER_ONNX_CONVERTER(GatherElements, 11, kMaxOnnxOpset, ConvertGatherElements);
+MXLITE_REGISTER_ONNX_CONVERTER(CenterCropPad, 18, kMaxOnnxOpset, ConvertCenterCropPad);
 MXLITE_REGISTER_ONNX_CONVERTER(Scatter, 9, 10, ConvertScatterElements);
 MXLITE_REGISTER_ONNX_CONVERTER(ScatterElements, 11, kMaxOnnxOpset, ConvertScatterElements);
 // Pad-1 called its pads `paddings`.
