@@ -27,9 +27,18 @@ void ConvertIdentity(OnnxNode& node) {
   }
 }
 
+// Dropout that drops nothing: the data passes through, and the mask (where asked for) is all
+// ones, known at load: of the data's dtype before opset 10, BOOL (uint8 1) from 10.
 void PassDropoutThrough(OnnxNode& node) {
   node.SetOutput(0, node.Input(0));
-  node.OutputsUnsupported(1, "Dropout's mask output is not supported");
+  if (node.num_outputs() < 2 || node.proto().output(1).empty()) return;
+  const Shape shape = node.InputShape(0);
+  const DType dtype = node.opset() < 10 ? node.InputDType(0) : DType::kUInt8;
+  node.SetOutput(
+      1, node.NewConstant(
+             "_mask",
+             HostTensorOf(dtype, shape, std::vector<double>(static_cast<size_t>(shape.size()), 1.0),
+                          node.where() + " mask")));
 }
 
 void ConvertDropout(OnnxNode& node) { PassDropoutThrough(node); }
