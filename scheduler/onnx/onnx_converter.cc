@@ -46,6 +46,12 @@ std::vector<float> NodeAttributes::Floats(const std::string& name) const {
               : std::vector<float>{};
 }
 
+std::vector<std::string> NodeAttributes::Strings(const std::string& name) const {
+  const onnx::AttributeProto* attr = Get(name, onnx::AttributeProto::STRINGS);
+  return attr ? std::vector<std::string>(attr->strings().begin(), attr->strings().end())
+              : std::vector<std::string>{};
+}
+
 const onnx::TensorProto* NodeAttributes::Tensor(const std::string& name) const {
   const onnx::AttributeProto* attr = Get(name, onnx::AttributeProto::TENSOR);
   return attr ? &attr->t() : nullptr;

@@ -51,6 +51,7 @@ class NodeAttributes {
   std::string String(const std::string& name, const std::string& fallback) const;
   std::vector<int64_t> Ints(const std::string& name, std::vector<int64_t> fallback = {}) const;
   std::vector<float> Floats(const std::string& name) const;
+  std::vector<std::string> Strings(const std::string& name) const;
   const onnx::TensorProto* Tensor(const std::string& name) const;
   // A graph attribute (a Loop's body, an If's branches), or nullptr when absent.
   const onnx::GraphProto* Graph(const std::string& name) const;
