@@ -2,8 +2,8 @@
 // ReduceMean, ReduceMax, ReduceMin, ReduceProd directly; ReduceSumSquare (sum of x * x),
 // ReduceL1 (sum of |x|), ReduceL2 (square root of the sum of squares), ReduceLogSum (log of the
 // sum) and ReduceLogSumExp (max + log(sum(exp(x - max))), which cannot overflow) as short chains;
-// ArgMax and ArgMin onto argmax / argmin (ops/arg_extremum.h), and Hardmax as argmax compared
-// with the positions along its axis.
+// ArgMax and ArgMin onto argmax / argmin (ops/arg_extremum.h), Hardmax as argmax compared
+// with the positions along its axis, and MeanVarianceNormalization as ONNX's function.
 //
 // The axes are an attribute up to opset 12 for ReduceSum (17 for the others) and an input known at
 // load from 13 (ReduceSum) or 18 (the others); none, or an empty list, reduces every axis, unless
@@ -186,6 +186,24 @@ void ConvertHardmax(OnnxNode& node, bool as_matrix) {
 void ConvertHardmaxOfMatrix(OnnxNode& node) { ConvertHardmax(node, true); }
 void ConvertHardmaxAlongAxis(OnnxNode& node) { ConvertHardmax(node, false); }
 
+// MeanVarianceNormalization (opsets 9-21): ONNX's function, (X - E[X]) / (sqrt(E[X^2] - E[X]^2)
+// + 1e-9) over `axes` (default 0, 2, 3).
+void ConvertMeanVarianceNormalization(OnnxNode& node) {
+  const std::vector<int64_t> axes = node.attrs().Ints("axes", {0, 2, 3});
+  const NodeEntry x = node.Input(0);
+  const NodeEntry mean = Reduce(node, "mean", x, axes, "_mean", 1);
+  const NodeEntry mean_of_squares =
+      Reduce(node, "mean", node.Emit("square", {}, {x}, "_squares"), axes, "_mean_squares", 1);
+  const NodeEntry variance =
+      node.Emit("broadcast_sub", {},
+                {mean_of_squares, node.Emit("square", {}, {mean}, "_mean_squared")}, "_variance");
+  const NodeEntry deviation = node.Emit(
+      "broadcast_add", {},
+      {node.Emit("sqrt", {}, {variance}, "_std"), node.NewScalar("_eps", 1e-9)}, "_std_eps");
+  node.SetOutput(0, node.Emit("broadcast_div", {},
+                              {node.Emit("broadcast_sub", {}, {x, mean}, "_centred"), deviation}));
+}
+
 }  // namespace
 
 MXLITE_REGISTER_ONNX_CONVERTER(ArgMax, 1, kMaxOnnxOpset, ConvertArgExtremum<true>);
@@ -212,5 +230,8 @@ MXLITE_REGISTER_ONNX_CONVERTER(ReduceLogSum, 1, 17, ConvertAxesAttribute<LogSumO
 MXLITE_REGISTER_ONNX_CONVERTER(ReduceLogSum, 18, kMaxOnnxOpset, ConvertAxesInput<LogSumOf>);
 MXLITE_REGISTER_ONNX_CONVERTER(ReduceLogSumExp, 1, 17, ConvertAxesAttribute<LogSumExpOf>);
 MXLITE_REGISTER_ONNX_CONVERTER(ReduceLogSumExp, 18, kMaxOnnxOpset, ConvertAxesInput<LogSumExpOf>);
+
+MXLITE_REGISTER_ONNX_CONVERTER(MeanVarianceNormalization, 9, kMaxOnnxOpset,
+                               ConvertMeanVarianceNormalization);
 
 }  // namespace mxlite

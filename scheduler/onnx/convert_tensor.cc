@@ -1,7 +1,8 @@
 // ONNX data movement and shape arithmetic: Identity, Dropout (inference), Constant, Cast, CastLike,
 // Shape, Size, Gather (of values known at load, or of run-time data at indices known at load),
 // Slice, Split, Squeeze, Unsqueeze, Concat, Reshape, Flatten, Transpose, Pad, Tile, DepthToSpace,
-// SpaceToDepth, Trilu, GatherElements, ScatterElements (and Scatter), CenterCropPad.
+// SpaceToDepth, Trilu, GatherElements, ScatterElements (and Scatter), CenterCropPad,
+// ReverseSequence.
 // Values known at load (shapes, the Shape -> Gather -> Unsqueeze -> Concat chains exporters write)
 // are folded into constants. Split, Tile and the depth/space moves become slices, concatenations
 // and a reshape-transpose-reshape of mxlite's own ops.
@@ -765,6 +766,41 @@ void ConvertCenterCropPad(OnnxNode& node) {
   node.SetOutput(0, out);
 }
 
+// ReverseSequence (opset 10): each batch element's first sequence_lens[b] steps along time_axis
+// reversed, the rest as they are: gather_elements with the positions (a constant at load, with the
+// lengths known there).
+void ConvertReverseSequence(OnnxNode& node) {
+  const std::string& where = node.where();
+  const Shape shape = node.InputShape(0);
+  MX_CHECK(shape.ndim() >= 2) << where << ": input " << shape << " needs at least 2 axes";
+  const int64_t time = NormalizeAxis(node.attrs().Int("time_axis", 0), shape.ndim(), where);
+  const int64_t batch = NormalizeAxis(node.attrs().Int("batch_axis", 1), shape.ndim(), where);
+  MX_CHECK(time != batch && time <= 1 && batch <= 1)
+      << where << ": time_axis and batch_axis must be 0 and 1 (either way round)";
+  const std::vector<int64_t> lengths =
+      node.RequireConstant(1, "sequence_lens").ToInt64s(where + " sequence_lens");
+  MX_CHECK(static_cast<int64_t>(lengths.size()) == shape[static_cast<int>(batch)])
+      << where << ": sequence_lens holds " << lengths.size() << " lengths for a batch of "
+      << shape[static_cast<int>(batch)];
+  const int64_t steps = shape[static_cast<int>(time)];
+  for (int64_t length : lengths) {
+    MX_CHECK(length >= 0 && length <= steps)
+        << where << ": sequence length " << length << " is outside [0, " << steps << "]";
+  }
+  const int64_t inner = shape.size(2, shape.ndim());
+  std::vector<int64_t> positions(static_cast<size_t>(shape.size()));
+  for (int64_t flat = 0; flat < shape.size(); ++flat) {
+    const int64_t first = flat / (shape[1] * inner), second = flat / inner % shape[1];
+    const int64_t t = time == 0 ? first : second, b = time == 0 ? second : first;
+    positions[flat] = t < lengths[b] ? lengths[b] - 1 - t : t;
+  }
+  const NodeEntry index = node.NewConstant(
+      "_positions", HostTensorOf(DType::kInt64, shape,
+                                 std::vector<double>(positions.begin(), positions.end()), where));
+  node.SetOutput(
+      0, node.Emit("gather_elements", {{"axis", std::to_string(time)}}, {node.Input(0), index}));
+}
+
 // Trilu (opset 14): mxlite's triu (upper = 1, the default) or tril, with k from input 1 (a scalar
 // known at load; 0 when absent).
 void ConvertTrilu(OnnxNode& node) {
@@ -811,6 +847,7 @@ MXLITE_REGISTER_ONNX_CONVERTER(Transpose, 1, kMaxOnnxOpset, ConvertTranspose);
 MXLITE_REGISTER_ONNX_CONVERTER(Trilu, 14, kMaxOnnxOpset, ConvertTrilu);
 MXLITE_REGISTER_ONNX_CONVERTER(GatherElements, 11, kMaxOnnxOpset, ConvertGatherElements);
 MXLITE_REGISTER_ONNX_CONVERTER(CenterCropPad, 18, kMaxOnnxOpset, ConvertCenterCropPad);
+MXLITE_REGISTER_ONNX_CONVERTER(ReverseSequence, 10, kMaxOnnxOpset, ConvertReverseSequence);
 MXLITE_REGISTER_ONNX_CONVERTER(Scatter, 9, 10, ConvertScatterElements);
 MXLITE_REGISTER_ONNX_CONVERTER(ScatterElements, 11, kMaxOnnxOpset, ConvertScatterElements);
 // Pad-1 called its pads `paddings`.
