@@ -184,14 +184,15 @@ void ConvertConvTranspose(OnnxNode& node) {
                                           << " does not match the " << rank << "-D kernel";
   w.pads = TransposedPads(node, w, output_padding);
   // Deconvolution crops `pad` at both ends and then extends the end by `adj`: a begin pad b and
-  // an end pad e (after output_padding o) are pad = b, adj = b + o - e.
-  std::vector<int64_t> adj(rank);
+  // an end pad e (after output_padding o) are pad = b, adj = b + o - e; an end pad beyond b + o
+  // (auto_pad SAME) is adj = 0 and a slice that crops the rest off the end.
+  std::vector<int64_t> adj(rank), crop(rank, 0);
   for (size_t i = 0; i < rank; ++i) {
     adj[i] = w.pads[i] + output_padding[i] - w.pads[i + rank];
-    MX_CHECK(w.pads[i] >= 0 && adj[i] >= 0)
-        << where << ": pads " << Tuple(w.pads) << " with output_padding " << Tuple(output_padding)
-        << " are not supported for ConvTranspose (a negative begin "
-        << "pad, or an end pad larger than the begin pad plus output_padding)";
+    MX_CHECK(w.pads[i] >= 0) << where << ": pads " << Tuple(w.pads) << " with output_padding "
+                             << Tuple(output_padding)
+                             << " are not supported for ConvTranspose (a negative begin pad)";
+    if (adj[i] < 0) crop[i] = -adj[i], adj[i] = 0;
   }
   AttrText attrs = {{"kernel", Tuple(kernel)},
                     {"stride", Tuple(w.stride)},
@@ -204,7 +205,20 @@ void ConvertConvTranspose(OnnxNode& node) {
   const bool has_bias = node.has_input(2);
   if (has_bias) inputs.push_back(node.Input(2));
   attrs["no_bias"] = has_bias ? "false" : "true";
-  node.SetOutput(0, node.Emit("Deconvolution", attrs, inputs));
+  const bool crops = std::any_of(crop.begin(), crop.end(), [](int64_t c) { return c > 0; });
+  const NodeEntry out = node.Emit("Deconvolution", attrs, inputs, crops ? "_uncropped" : "");
+  if (!crops) {
+    node.SetOutput(0, out);
+    return;
+  }
+  const Shape in = node.InputShape(0);
+  std::vector<int64_t> begin(rank + 2, 0), end = {in[0], node.InputShape(1)[1] * group};
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t length = (in[static_cast<int>(i) + 2] - 1) * w.stride[i] +
+                           (kernel[i] - 1) * w.dilation[i] + 1 - 2 * w.pads[i];
+    end.push_back(length - crop[i]);
+  }
+  node.SetOutput(0, node.Emit("slice", {{"begin", Tuple(begin)}, {"end", Tuple(end)}}, {out}));
 }
 
 // AveragePool over the real elements only (count_include_pad=0) with pads that differ between the
