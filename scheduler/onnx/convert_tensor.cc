@@ -1,7 +1,7 @@
 // ONNX data movement and shape arithmetic: Identity, Dropout (inference), Constant, Cast, CastLike,
 // Shape, Size, Gather (of values known at load, or of run-time data at indices known at load),
 // Slice, Split, Squeeze, Unsqueeze, Concat, Reshape, Flatten, Transpose, Pad, Tile, DepthToSpace,
-// SpaceToDepth, Trilu, GatherElements, ScatterElements (and Scatter), CenterCropPad,
+// SpaceToDepth, Trilu, GatherElements, GatherND, ScatterElements (and Scatter), CenterCropPad,
 // ReverseSequence.
 // Values known at load (shapes, the Shape -> Gather -> Unsqueeze -> Concat chains exporters write)
 // are folded into constants. Split, Tile and the depth/space moves become slices, concatenations
@@ -766,6 +766,48 @@ void ConvertCenterCropPad(OnnxNode& node) {
   node.SetOutput(0, out);
 }
 
+// GatherND (opsets 11-21; batch_dims from 12): mxlite's gather_nd takes the index tuples along
+// the first axis, ONNX's along the last, so the indices are transposed; with batch_dims b each
+// tuple first gets its b batch coordinates (constants at load) in front.
+void ConvertGatherND(OnnxNode& node) {
+  const std::string& where = node.where();
+  const Shape data = node.InputShape(0), indices = node.InputShape(1);
+  const int64_t b = node.attrs().Int("batch_dims", 0);
+  const int q = indices.ndim();
+  MX_CHECK(q >= 1) << where << ": indices are a scalar";
+  MX_CHECK(b >= 0 && b < q && b < data.ndim())
+      << where << ": batch_dims " << b << " must be below the ranks of indices " << indices
+      << " and data " << data;
+  for (int axis = 0; axis < b; ++axis) {
+    MX_CHECK(indices[axis] == data[axis]) << where << ": batch axis " << axis << " of indices "
+                                          << indices << " and data " << data << " differ";
+  }
+  NodeEntry tuples = node.Input(1);
+  if (b > 0) {  // each tuple's batch coordinates in front of it
+    const DType dtype = node.InputDType(1);
+    std::vector<int64_t> one_dims = indices.to_vector();
+    one_dims.back() = 1;
+    const Shape one(one_dims);
+    std::vector<NodeEntry> parts;
+    for (int64_t axis = 0; axis < b; ++axis) {
+      std::vector<double> coordinate(static_cast<size_t>(one.size()));
+      for (int64_t flat = 0; flat < one.size(); ++flat) {
+        coordinate[flat] = static_cast<double>(flat / one.size(axis + 1, one.ndim()) % one[axis]);
+      }
+      parts.push_back(node.NewConstant("_batch" + std::to_string(axis),
+                                       HostTensorOf(dtype, one, coordinate, where)));
+    }
+    parts.push_back(tuples);
+    tuples = node.Emit("Concat",
+                       {{"dim", std::to_string(q - 1)}, {"num_args", std::to_string(parts.size())}},
+                       parts, "_tuples");
+  }
+  std::vector<int64_t> axes = {q - 1};
+  for (int axis = 0; axis < q - 1; ++axis) axes.push_back(axis);
+  if (q > 1) tuples = node.Emit("transpose", {{"axes", Tuple(axes)}}, {tuples}, "_first");
+  node.SetOutput(0, node.Emit("gather_nd", {}, {node.Input(0), tuples}));
+}
+
 // ReverseSequence (opset 10): each batch element's first sequence_lens[b] steps along time_axis
 // reversed, the rest as they are: gather_elements with the positions (a constant at load, with the
 // lengths known there).
@@ -848,6 +890,7 @@ MXLITE_REGISTER_ONNX_CONVERTER(Trilu, 14, kMaxOnnxOpset, ConvertTrilu);
 MXLITE_REGISTER_ONNX_CONVERTER(GatherElements, 11, kMaxOnnxOpset, ConvertGatherElements);
 MXLITE_REGISTER_ONNX_CONVERTER(CenterCropPad, 18, kMaxOnnxOpset, ConvertCenterCropPad);
 MXLITE_REGISTER_ONNX_CONVERTER(ReverseSequence, 10, kMaxOnnxOpset, ConvertReverseSequence);
+MXLITE_REGISTER_ONNX_CONVERTER(GatherND, 11, kMaxOnnxOpset, ConvertGatherND);
 MXLITE_REGISTER_ONNX_CONVERTER(Scatter, 9, 10, ConvertScatterElements);
 MXLITE_REGISTER_ONNX_CONVERTER(ScatterElements, 11, kMaxOnnxOpset, ConvertScatterElements);
 // Pad-1 called its pads `paddings`.
