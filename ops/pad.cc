@@ -7,13 +7,15 @@
 //   wrap:     the axis continued from its other end (numpy "wrap", ONNX's from opset 19): [a b c]
 //             padded by 4 before gives [c a b c a b c], any pad.
 // Forward moves values of any dtype but float16 on the CPU (float32, float64, int32, int64, uint8;
-// the constant truncated toward zero for integers); backward is for floating dtypes.
+// the constant truncated toward zero and clamped to the range for integers, PadFillFor); backward
+// is for floating dtypes.
 // Any rank from 1 to 6 and any axes (MXNet allows only 4-D/5-D inputs with no padding of the
 // first two axes; ONNX needs the rest). Negative pads (cropping) are rejected.
 // Backward: each input element's gradient is the sum of the output gradients at the positions
 // that copied it: for constant the matching slice, for edge and reflect several positions.
 // It needs no forward tensor.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "ops/cpu/elementwise.h"
@@ -29,6 +31,22 @@ PadMode PadModeOf(const Attributes& attrs) {
          : mode == "edge"   ? PadMode::kEdge
          : mode == "wrap"   ? PadMode::kWrap
                             : PadMode::kReflect;
+}
+
+double PadFillFor(DType dtype, double value) {
+  const auto clamped = [&](double low, double high) {
+    return value != value ? 0.0 : std::clamp(std::trunc(value), low, high);
+  };
+  switch (dtype) {
+    case DType::kInt32:
+      return clamped(-2147483648.0, 2147483647.0);
+    case DType::kInt64:
+      return clamped(-9223372036854775808.0, 9223372036854774784.0);
+    case DType::kUInt8:
+      return clamped(0.0, 255.0);
+    default:
+      return value;
+  }
 }
 
 namespace {
@@ -100,7 +118,7 @@ void PadForward(const OpContext& ctx, const Attributes& attrs, const TensorView&
   const PadMaps maps = MakeMaps(in, out, pads, PadModeOf(attrs), ctx.scratch);
   const T* x = in_view.data_as<T>();
   T* y = out_view.data_as<T>();
-  const T fill = static_cast<T>(attrs.GetFloat("constant_value"));
+  const T fill = static_cast<T>(PadFillFor(out_view.dtype, attrs.GetFloat("constant_value")));
   const int last = in.ndim() - 1;
   const int64_t in_row = in[last], out_row = out[last], before = pads[2 * last];
   const int64_t* last_map = maps.source[last];

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "core/dtype.h"
 #include "ops/attributes.h"
 
 namespace mxlite {
@@ -24,5 +25,9 @@ inline int64_t PadSourceIndex(PadMode mode, int64_t j, int64_t before, int64_t e
   if (mode == PadMode::kWrap) return (i % extent + extent) % extent;
   return i < 0 ? -i : 2 * (extent - 1) - i;
 }
+
+// The constant of constant padding as data of dtype `dtype` holds it: integers take it truncated
+// toward zero and clamped to their range (so the CPU and the GPU agree on any value).
+double PadFillFor(DType dtype, double value);
 
 }  // namespace mxlite

@@ -1,9 +1,11 @@
 // gather_elements' GPU kernels (ops/gather_elements.cc; ops/cuda/gather_elements_kernels.cu)
-// over the index's data offsets (ops/cuda/element_index_gpu.h).
+// over the index's data offsets (ops/cuda/element_index_gpu.h). The backward adds with atomics:
+// MXNET_ENFORCE_DETERMINISM=1 makes it an error.
 #include <algorithm>
 #include <cstdint>
 #include <vector>
 
+#include "core/settings.h"
 #include "ops/cuda/cuda_util.h"
 #include "ops/cuda/element_index_gpu.h"
 #include "ops/cuda/gather_elements_kernels.h"
@@ -40,6 +42,9 @@ void BackwardGpu(const OpContext& ctx, const Attributes& attrs,
                  const std::vector<WriteMode>& req) {
   if (req[0] == WriteMode::kNull) return;
   const std::string owner = GatherElementsOwner(ctx.node_name);
+  MX_CHECK(!Settings::Global().GetBool("MXNET_ENFORCE_DETERMINISM"))
+      << owner << ": the GPU's gradient to the data adds with atomics in no fixed order, and "
+      << "MXNET_ENFORCE_DETERMINISM=1 is set (the CPU's is deterministic)";
   cudaStream_t stream = cuda::PrepareStream(ctx, owner);
   const int64_t* offsets =
       DeviceOffsets(ctx, attrs, input_grads[0].shape, inputs[1], stream, owner);

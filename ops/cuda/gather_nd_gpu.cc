@@ -1,10 +1,11 @@
 // gather_nd's GPU kernels (ops/gather_nd.h): the indices are read and checked on the host, the
 // picked slices expanded to one data offset per output element and uploaded, then
 // gather_elements' kernels copy (forward) and add atomically (backward; slices that repeat add
-// up in an order the hardware picks).
+// up in an order the hardware picks; MXNET_ENFORCE_DETERMINISM=1 makes the backward an error).
 #include <algorithm>
 #include <vector>
 
+#include "core/settings.h"
 #include "ops/cuda/cuda_util.h"
 #include "ops/cuda/gather_elements_kernels.h"
 #include "ops/gather_nd.h"
@@ -50,6 +51,9 @@ void BackwardGpu(const OpContext& ctx, const Attributes&,
                  const std::vector<WriteMode>& req) {
   if (req[0] == WriteMode::kNull) return;
   const std::string owner = GatherNdOwner(ctx.node_name);
+  MX_CHECK(!Settings::Global().GetBool("MXNET_ENFORCE_DETERMINISM"))
+      << owner << ": the GPU's gradient to the data adds with atomics in no fixed order, and "
+      << "MXNET_ENFORCE_DETERMINISM=1 is set (the CPU's is deterministic)";
   cudaStream_t stream = cuda::PrepareStream(ctx, owner);
   int64_t count = 0;
   const int64_t* offsets =

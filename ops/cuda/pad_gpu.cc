@@ -75,9 +75,11 @@ void PadForwardGpu(const OpContext& ctx, const Attributes& attrs,
   const cuda::PadGeometry g = Geometry(attrs, inputs[0].shape, outputs[0].shape);
   const auto forward = [&](auto zero) {
     using T = decltype(zero);
-    MXLITE_CUDA_CALL(cuda::PadForward(g, inputs[0].data_as<T>(), outputs[0].data_as<T>(),
-                                      attrs.GetFloat("constant_value"), outputs[0].size(), stream),
-                     owner);
+    MXLITE_CUDA_CALL(
+        cuda::PadForward(g, inputs[0].data_as<T>(), outputs[0].data_as<T>(),
+                         PadFillFor(outputs[0].dtype, attrs.GetFloat("constant_value")),
+                         outputs[0].size(), stream),
+        owner);
   };
   switch (outputs[0].dtype) {
     case DType::kInt32:

@@ -188,6 +188,9 @@ class GraphBuilder:
     def layer_norm(self, x, axis=-1, eps=1e-5, name=None):
         return self.op("LayerNorm", [x], name, axis=axis, eps=float(eps))
 
+    def group_norm(self, x, num_groups, eps=1e-5, name=None):
+        return self.op("GroupNorm", [x], name, num_groups=num_groups, eps=float(eps))
+
     def silu(self, x, name=None):
         return self.op("silu", [x], name)
 

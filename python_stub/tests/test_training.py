@@ -77,6 +77,26 @@ def test_mlp_with_layer_norm_and_gelu_learns_xor(mxlite):
     assert losses[-1] < 0.5 * losses[0], losses
 
 
+def test_convolution_with_group_norm_learns_a_bright_corner(mxlite):
+    # Which quadrant of an 8x8 image is brighter: a convolution, GroupNorm (2 groups of 4
+    # channels), ReLU, global pooling and a classifier learn it.
+    rng = np.random.default_rng(4)
+    images = rng.uniform(0, 1, (64, 1, 8, 8)).astype(np.float32)
+    labels = rng.integers(0, 4, 64).astype(np.float32)
+    for image, label in zip(images, labels):
+        row, column = divmod(int(label), 2)
+        image[0, 4 * row:4 * row + 4, 4 * column:4 * column + 4] += 1.0
+    g = mxlite.GraphBuilder()
+    h = g.conv(g.input("data", images.shape), num_filter=8, kernel=(3, 3), pad=(1, 1))
+    h = g.relu(g.group_norm(h, num_groups=2))
+    h = g.conv(h, num_filter=4, kernel=(4, 4), stride=(4, 4))
+    logits = g.flatten(g.global_avg_pool(h))
+    graph = g.build([g.softmax_output(logits, g.input("softmax_label", labels.shape))])
+    adam = mxlite.Adam(learning_rate=0.05, rescale_grad=1 / len(labels))
+    losses = train(mxlite, graph, adam, images, labels, 60)
+    assert losses[-1] < 0.5 * losses[0], losses
+
+
 def test_mlp_with_hard_swish_learns_xor(mxlite):
     rng = np.random.default_rng(3)
     data = rng.uniform(-1, 1, (256, 2)).astype(np.float32)

@@ -146,6 +146,11 @@ Symbol GraphBuilder::LayerNorm(Symbol x, int axis, double eps, const std::string
   return Op("LayerNorm", {x}, {{"axis", std::to_string(axis)}, {"eps", FloatText(eps)}}, name);
 }
 
+Symbol GraphBuilder::GroupNorm(Symbol x, int64_t groups, double eps, const std::string& name) {
+  return Op("GroupNorm", {x}, {{"num_groups", std::to_string(groups)}, {"eps", FloatText(eps)}},
+            name);
+}
+
 Symbol GraphBuilder::Dropout(Symbol x, double p, const std::string& name) {
   return Op("Dropout", {x}, {{"p", FloatText(p)}}, name);
 }

@@ -132,6 +132,9 @@ class GraphBuilder {
   Symbol BatchNorm(Symbol x, const BatchNormOptions& options = {}, const std::string& name = "");
   // Layer normalisation along `axis` with a learned gamma and beta (ops/layer_norm.h).
   Symbol LayerNorm(Symbol x, int axis = -1, double eps = 1e-5, const std::string& name = "");
+  // Group normalisation of (N, C, ...) in `groups` groups of channels, with a learned gamma and
+  // beta per channel (ops/group_norm.h).
+  Symbol GroupNorm(Symbol x, int64_t groups, double eps = 1e-5, const std::string& name = "");
   Symbol Dropout(Symbol x, double p, const std::string& name = "");
   Symbol Flatten(Symbol x, const std::string& name = "");
   Symbol Add(Symbol a, Symbol b, const std::string& name = "");

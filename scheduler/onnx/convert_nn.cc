@@ -2,7 +2,8 @@
 // GlobalAveragePool, GlobalMaxPool (Pooling), BatchNormalization (BatchNorm, inference),
 // LayerNormalization (LayerNorm over the trailing axes flattened into one), InstanceNormalization
 // (LayerNorm over each channel's flattened spatial extent, then the per-channel scale and bias),
-// GroupNormalization (the same over each group of channels),
+// GroupNormalization (mxlite's GroupNorm where the scale and bias are per channel or known at
+// load, else the same composition over each group of channels),
 // LRN (a sum pooling of squares down the channels).
 // Asymmetric pads, which mxlite's windows do not take, become a Pad node in front.
 #include "scheduler/onnx/onnx_converter.h"
@@ -474,8 +475,47 @@ void EmitGroupNormalization(OnnxNode& node, bool per_channel) {
   node.SetOutput(0, node.Emit("Reshape", {{"shape", Tuple(in.to_vector())}}, {shifted}));
 }
 
-void ConvertGroupNormalizationPerGroup(OnnxNode& node) { EmitGroupNormalization(node, false); }
-void ConvertGroupNormalization(OnnxNode& node) { EmitGroupNormalization(node, true); }
+// mxlite's GroupNorm op where scale and bias are per channel (opset 21), or per group and known
+// at load (opsets 18-20: each group's value repeated over its channels at load); otherwise the
+// composition above.
+void ConvertGroupNormalizationWith(OnnxNode& node, bool per_channel) {
+  const Shape in = node.InputShape(0);
+  const int64_t groups = node.attrs().Int("num_groups", 0);
+  const bool fits = in.ndim() >= 2 && groups >= 1 && in[1] % groups == 0;
+  const HostTensor* scale = node.ConstantInput(1);
+  const HostTensor* bias = node.ConstantInput(2);
+  if (!fits || (!per_channel && (scale == nullptr || bias == nullptr))) {
+    EmitGroupNormalization(node, per_channel);
+    return;
+  }
+  const int64_t channels = in[1];
+  const auto per_channel_values = [&](int input, const HostTensor* constant, const char* what) {
+    if (per_channel) {
+      MX_CHECK(node.InputShape(input) == Shape{channels})
+          << node.where() << ": " << what << " has shape " << node.InputShape(input)
+          << "; expected (" << channels << "), one value per channel";
+      return node.Input(input);
+    }
+    MX_CHECK(constant->shape == Shape{groups})
+        << node.where() << ": " << what << " has shape " << constant->shape << "; expected ("
+        << groups << "), one value per group";
+    const std::vector<double> values = constant->AsDoubles(node.where() + " " + what);
+    std::vector<double> repeated;
+    for (int64_t c = 0; c < channels; ++c) repeated.push_back(values[c / (channels / groups)]);
+    return node.NewConstant(std::string("_") + what + "_per_channel",
+                            HostTensorOf(constant->dtype, Shape{channels}, repeated, node.where()));
+  };
+  node.SetOutput(0, node.Emit("GroupNorm",
+                              {{"num_groups", std::to_string(groups)},
+                               {"eps", Number(node.attrs().Float("epsilon", 1e-5))}},
+                              {node.Input(0), per_channel_values(1, scale, "scale"),
+                               per_channel_values(2, bias, "bias")}));
+}
+
+void ConvertGroupNormalizationPerGroup(OnnxNode& node) {
+  ConvertGroupNormalizationWith(node, false);
+}
+void ConvertGroupNormalization(OnnxNode& node) { ConvertGroupNormalizationWith(node, true); }
 
 // LRN: y = x / (bias + alpha / size * (sum of x^2 over the channels [c - floor((size - 1) / 2),
 // c + ceil((size - 1) / 2)], cut at the edges))^beta. The window sums are a sum pooling down the

@@ -13,11 +13,13 @@
 //         o = f(X Wo^T + H' Ro^T + Po * C + Wbo + Rbo), H = o * h(C)
 // with `clip` bounding every activation's input, `input_forget` (LSTM) taking f = 1 - i,
 // directions forward, reverse and bidirectional, `layout` 0 (sequence first) or 1 (batch first),
-// the activations by name (Relu, Tanh, Sigmoid, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh,
-// HardSigmoid, Elu, Softsign, Softplus; activation_alpha / _beta consumed in order by those that
-// take them), and sequence_lens known at load: a batch element's steps past its length keep its
-// state and output zeros (the reverse direction starts at its last step).
+// the activations by name, in any case (Relu, Tanh, Sigmoid, Affine, LeakyRelu, ThresholdedRelu,
+// ScaledTanh, HardSigmoid, Elu, Softsign, Softplus; activation_alpha / _beta consumed in order by
+// those that take them; ScaledTanh has no defaults), and sequence_lens known at load: a batch
+// element's steps past its length keep its state and output zeros (the reverse direction starts at
+// its last step).
 #include <algorithm>
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -37,6 +39,24 @@ struct Activation {
   std::string name;
   double alpha = 0, beta = 0;
 };
+
+// An activation's name as ONNX spells it, matched without regard to case (as ONNX Runtime
+// reads them); an error naming the node for one mxlite does not know.
+std::string CanonicalActivation(OnnxNode& node, const std::string& given) {
+  static const char* const kKnown[] = {
+      "Relu",       "Tanh",        "Sigmoid", "Affine",   "LeakyRelu", "ThresholdedRelu",
+      "ScaledTanh", "HardSigmoid", "Elu",     "Softsign", "Softplus"};
+  const auto lower = [](std::string text) {
+    for (char& ch : text) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return text;
+  };
+  for (const char* known : kKnown) {
+    if (lower(known) == lower(given)) return known;
+  }
+  MX_THROW() << node.where() << ": activation '" << given << "' is not one of Relu, Tanh, "
+             << "Sigmoid, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, "
+             << "Softsign, Softplus";
+}
 
 // The node's activations per direction: the attribute's, or the defaults; activation_alpha /
 // activation_beta go, in order, to the activations that take them.
@@ -58,13 +78,18 @@ std::vector<Activation> ActivationsFor(OnnxNode& node, Cell cell, int directions
   const std::vector<float> betas = node.attrs().Floats("activation_beta");
   size_t next_alpha = 0, next_beta = 0;
   std::vector<Activation> out;
-  for (const std::string& name : names) {
+  for (const std::string& given : names) {
+    const std::string name = CanonicalActivation(node, given);
     Activation a{name};
     const bool takes_alpha = name == "Affine" || name == "LeakyRelu" || name == "ThresholdedRelu" ||
                              name == "ScaledTanh" || name == "HardSigmoid" || name == "Elu";
     const bool takes_beta = name == "Affine" || name == "ScaledTanh" || name == "HardSigmoid";
     a.alpha = name == "LeakyRelu" ? 0.01 : name == "HardSigmoid" ? 0.2 : 1.0;
     a.beta = name == "HardSigmoid" ? 0.5 : 0.0;
+    // ScaledTanh (alpha * tanh(beta * x)) has no defaults: without them it would be 0.
+    MX_CHECK(name != "ScaledTanh" || (next_alpha < alphas.size() && next_beta < betas.size()))
+        << node.where() << ": activation ScaledTanh needs its alpha and beta in "
+        << "activation_alpha and activation_beta";
     if (takes_alpha && next_alpha < alphas.size()) a.alpha = alphas[next_alpha++];
     if (takes_beta && next_beta < betas.size()) a.beta = betas[next_beta++];
     out.push_back(a);
@@ -135,9 +160,7 @@ class Unroller {
       return Emit("broadcast_mul", {},
                   {Emit("Activation", {{"act_type", "tanh"}}, {inner}), Scalar(a.alpha)});
     }
-    MX_CHECK(n == "ThresholdedRelu")
-        << node_.where() << ": activation '" << n << "' is not one of Relu, Tanh, Sigmoid, "
-        << "Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign, Softplus";
+    // ThresholdedRelu, the one name left (ActivationsFor admits the known names only).
     const NodeEntry above = Emit("broadcast_greater", {}, {x, Scalar(a.alpha)});
     return Emit("where", {}, {above, x, Scalar(0.0)});
   }

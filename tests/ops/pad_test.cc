@@ -87,6 +87,23 @@ TEST(PadTest, IntegerDataInEveryMode) {
   }
 }
 
+// A constant outside an integer dtype's range is clamped to it (the CPU and GPU agree).
+TEST(PadTest, IntegerConstantsClampToTheDType) {
+  const struct {
+    DType dtype;
+    const char* value;
+    double want;
+  } cases[] = {{DType::kUInt8, "-1", 0},
+               {DType::kUInt8, "300.7", 255},
+               {DType::kInt32, "3e9", 2147483647},
+               {DType::kInt32, "-7.9", -7}};
+  for (const auto& c : cases) {
+    OpCase test_case{"Pad", {{"pad_width", "(1,0)"}, {"constant_value", c.value}}, {{2}}};
+    const OpRun run = RunForward(test_case, MakeInputs(test_case, c.dtype));
+    EXPECT_EQ(run.outputs[0].Get(0), c.want) << DTypeName(c.dtype) << " " << c.value;
+  }
+}
+
 TEST(PadTest, LargerInputsRunInParallelRows) {
   for (const std::string mode : {"constant", "edge", "reflect", "wrap"}) {
     const std::vector<int64_t> pads{0, 0, 1, 1, 3, 3, 2, 5};

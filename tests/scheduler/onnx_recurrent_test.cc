@@ -55,9 +55,9 @@ Tensors TensorsOf(const Layer& l) {
 }
 
 double Act(const std::string& name, double x) {
-  if (name == "Sigmoid") return 1 / (1 + std::exp(-x));
+  if (name == "Sigmoid" || name == "sigmoid") return 1 / (1 + std::exp(-x));
   if (name == "Tanh") return std::tanh(x);
-  if (name == "Relu") return std::max(0.0, x);
+  if (name == "Relu" || name == "RELU") return std::max(0.0, x);
   if (name == "Softsign") return x / (1 + std::abs(x));
   if (name == "HardSigmoid") return std::clamp(0.2 * x + 0.5, 0.0, 1.0);
   ADD_FAILURE() << "no reference for " << name;
@@ -310,7 +310,7 @@ TEST(OnnxRecurrent, OptionsMatchTheEquations) {
   gru.linear_before_reset = true;
   gru.direction = "bidirectional";
   Check(gru);
-  gru.activations = {"HardSigmoid", "Softsign", "Sigmoid", "Relu"};
+  gru.activations = {"HardSigmoid", "Softsign", "sigmoid", "RELU"};  // names in any case
   Check(gru);
   Layer rnn;
   rnn.kind = Kind::kRnn;
