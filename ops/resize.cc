@@ -56,6 +56,10 @@ ResizePlan ResizePlanOf(const Attributes& attrs, const Shape& data, const std::s
   MX_CHECK(scale.empty() || scale.size() == size.size())
       << owner << ": scale has " << scale.size() << " values for the " << size.size()
       << " resized axes";
+  const std::vector<double> roi = ScalesOf(attrs.GetString("roi"), owner);
+  MX_CHECK(roi.empty() || roi.size() == 2 * size.size())
+      << owner << ": roi has " << roi.size() << " values; the " << size.size()
+      << " resized axes need " << 2 * size.size() << " (their starts, then their ends)";
   ResizePlan plan;
   plan.output = data;
   const int first = data.ndim() - static_cast<int>(size.size());
@@ -69,7 +73,10 @@ ResizePlan ResizePlanOf(const Attributes& attrs, const Shape& data, const std::s
     MX_CHECK(s > 0) << owner << ": the scale of axis " << axis << " is " << s
                     << "; it must be positive";
     plan.output[axis] = out;
-    if (in != out || s != 1.0) plan.axes.push_back({axis, in, out, s});
+    const double start = roi.empty() ? 0.0 : roi[i], end = roi.empty() ? 1.0 : roi[size.size() + i];
+    if (in != out || s != 1.0 || start != 0.0 || end != 1.0) {
+      plan.axes.push_back({axis, in, out, s, start, end});
+    }
   }
   // The pass that grows the data least goes first, so the passes after it read and write the
   // least (upsampling HxW by 8 each: 8x, then 64x, either way; shrinking one axis and growing
@@ -94,6 +101,11 @@ double SourceCoordinate(const std::string& transform, const ResizeAxis& a, int64
     return resized == 1.0 ? 0.0 : position * static_cast<double>(a.in - 1) / (resized - 1.0);
   }
   if (transform == "asymmetric") return position / a.scale;
+  if (transform == "tf_crop_and_resize") {
+    const double span = (a.roi_end - a.roi_start) * static_cast<double>(a.in - 1);
+    return a.roi_start * static_cast<double>(a.in - 1) +
+           (resized == 1.0 ? span / 2 : position * span / (resized - 1.0));
+  }
   if (transform == "tf_half_pixel_for_nn") return (position + 0.5) / a.scale;
   if (transform == "pytorch_half_pixel" && resized <= 1.0) return 0.0;
   if (transform == "half_pixel_symmetric") {
@@ -176,7 +188,44 @@ ResizeTaps AntialiasedTaps(const std::string& mode, const std::string& transform
 
 }  // namespace
 
+// The taps before tf_crop_and_resize's outside outputs are cleared (defined below).
+static ResizeTaps PlainTapsOf(const Attributes& attrs, const ResizeAxis& a);
+
+// tf_crop_and_resize: the outputs whose coordinate falls outside the input read nothing (every
+// weight 0); the importer adds the extrapolation value there. The kernels copy one tap and blend
+// two without reading their weights, so such an axis's taps go to three, the kernels' weighted
+// sum (the added taps weigh 0).
 ResizeTaps TapsOf(const Attributes& attrs, const ResizeAxis& a) {
+  ResizeTaps taps = PlainTapsOf(attrs, a);
+  const std::string transform = attrs.GetString("coordinate_transformation_mode");
+  if (transform != "tf_crop_and_resize") return taps;
+  std::vector<int64_t> outside;
+  for (int64_t x = 0; x < a.out; ++x) {
+    const double c = SourceCoordinate(transform, a, x);
+    if (c < 0.0 || c > static_cast<double>(a.in - 1)) outside.push_back(x);
+  }
+  if (outside.empty()) return taps;
+  if (taps.count < 3) {  // nearest's (1) and linear's (1 - t, t), then taps of weight 0
+    const size_t from = static_cast<size_t>(taps.count);
+    ResizeTaps widened;
+    widened.count = 3;
+    for (int64_t x = 0; x < a.out; ++x) {
+      const size_t first = static_cast<size_t>(x) * from;
+      for (size_t k = 0; k < 3; ++k) {
+        widened.index.push_back(taps.index[first + (k < from ? k : 0)]);
+        widened.weight.push_back(k < from ? taps.weight[first + k] : 0.0);
+      }
+    }
+    taps = std::move(widened);
+  }
+  const size_t count = static_cast<size_t>(taps.count);
+  for (int64_t x : outside) {
+    for (size_t k = 0; k < count; ++k) taps.weight[static_cast<size_t>(x) * count + k] = 0.0;
+  }
+  return taps;
+}
+
+static ResizeTaps PlainTapsOf(const Attributes& attrs, const ResizeAxis& a) {
   const std::string mode = attrs.GetString("mode");
   const std::string transform = attrs.GetString("coordinate_transformation_mode");
   const std::string rounding = attrs.GetString("nearest_mode");
@@ -473,7 +522,7 @@ MXLITE_REGISTER_OP(Resize) {
       .Enum("mode", {"nearest", "linear", "cubic"}, "the interpolation", Default("nearest"))
       .Enum("coordinate_transformation_mode",
             {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
-             "half_pixel_symmetric", "tf_half_pixel_for_nn"},
+             "half_pixel_symmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"},
             "how an output index maps to an input coordinate", Default("half_pixel"))
       .Enum("nearest_mode", {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"},
             "how nearest rounds the coordinate", Default("round_prefer_floor"))
@@ -485,6 +534,8 @@ MXLITE_REGISTER_OP(Resize) {
       .Bool("antialias", "linear and cubic: a shrinking axis' filter stretched by 1 / scale",
             Default("false"))
       .String("scale", "per resized axis, the transform's scale, e.g. (2,2); () uses out / in",
+              Default("()"))
+      .String("roi", "tf_crop_and_resize: the window's starts, then its ends, per resized axis",
               Default("()"));
   op.input_names = [](const Attributes&) { return std::vector<std::string>{"data"}; };
   op.output_names = [](const Attributes&) { return std::vector<std::string>{"output"}; };

@@ -16,6 +16,12 @@
 //              half_pixel_symmetric  half_pixel shifted by in / 2 * (1 - out / resized), so the
 //                                    output's centre falls on the input's (ONNX opset 19)
 //              tf_half_pixel_for_nn  (x + 0.5) / scale (TensorFlow's nearest)
+//              tf_crop_and_resize    the output spans the window [roi_start, roi_end] of the
+//                                    input (fractions of in - 1): roi_start * (in - 1) + x *
+//                                    (roi_end - roi_start) * (in - 1) / (resized - 1) (the middle
+//                                    of the window where resized is 1); an output whose coordinate
+//                                    falls outside [0, in - 1] on some axis is 0 (ONNX's
+//                                    extrapolation value is added to those by the importer)
 //   nearest_mode  round_prefer_floor (default), round_prefer_ceil, floor or ceil
 //   cubic_coeff_a    cubic's a (default -0.75, as PyTorch's bicubic; -0.5 is Keys' own)
 //   exclude_outside  cubic and antialiased filters: taps outside the axis weigh 0 and the rest
@@ -25,6 +31,8 @@
 //            half_pixel and exclude_outside, PyTorch's antialias=True); default false
 //   scale    per resized axis, the scale of the transform (ONNX's scales when they were given,
 //            which may differ from out / in); () uses out / in
+//   roi      tf_crop_and_resize: the window's starts then its ends, one each per resized axis;
+//            () is the whole input, (0, ..., 1, ...)
 //
 // Linear reads the two inputs around the coordinate, clamped to the axis (the edge value
 // repeats); nearest reads the one its rounding picks, clamped. Cubic (ONNX's Resize, Keys'
@@ -56,6 +64,7 @@ struct ResizeAxis {
   int axis = 0;
   int64_t in = 0, out = 0;
   double scale = 1;
+  double roi_start = 0, roi_end = 1;  // tf_crop_and_resize's window
 };
 
 struct ResizePlan {

@@ -6,7 +6,8 @@
 // not_larger / not_smaller turns `sizes` into one scale for the named axes (the smallest or
 // largest of out / in; extents round(in * scale), halves up). exclude_outside changes nothing for
 // nearest within the axis and plain linear, so only cubic and antialiased filters are given it.
-// tf_crop_and_resize (its roi and extrapolation value) is refused, naming the node.
+// tf_crop_and_resize takes its roi (known at load) into Resize's `roi` and adds the extrapolation
+// value where an output falls outside the input (a constant at load).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -24,6 +25,8 @@ struct ResizeRequest {
   double cubic_a = -0.75;
   bool exclude_outside = false;
   bool antialias = false;
+  std::vector<double> roi_start, roi_end;  // tf_crop_and_resize, every axis
+  double extrapolation = 0;                // tf_crop_and_resize: the value outside the input
   std::vector<int64_t> out;   // every axis
   std::vector<double> scale;  // every axis, empty when the extents were given
 };
@@ -44,16 +47,19 @@ void EmitResize(OnnxNode& node, const ResizeRequest& r) {
       << "' is not supported (nearest, linear and cubic are)";
   MX_CHECK(r.transform == "half_pixel" || r.transform == "pytorch_half_pixel" ||
            r.transform == "align_corners" || r.transform == "asymmetric" ||
-           r.transform == "half_pixel_symmetric" || r.transform == "tf_half_pixel_for_nn")
+           r.transform == "half_pixel_symmetric" || r.transform == "tf_half_pixel_for_nn" ||
+           r.transform == "tf_crop_and_resize")
       << node.where() << ": coordinate_transformation_mode '" << r.transform
-      << "' is not supported (half_pixel, pytorch_half_pixel, align_corners, asymmetric, "
-         "half_pixel_symmetric and tf_half_pixel_for_nn are)";
+      << "' is not one of half_pixel, pytorch_half_pixel, align_corners, asymmetric, "
+         "half_pixel_symmetric, tf_half_pixel_for_nn and tf_crop_and_resize";
   MX_CHECK(static_cast<int>(r.out.size()) == in.ndim())
       << node.where() << ": " << r.out.size() << " output extents for data of shape " << in;
+  const bool cropping = !r.roi_start.empty();
   int first = in.ndim();
   for (int axis = 0; axis < in.ndim(); ++axis) {
     const bool scaled = !r.scale.empty() && r.scale[axis] != 1.0;
-    if (r.out[axis] != in[axis] || scaled) {
+    const bool windowed = cropping && (r.roi_start[axis] != 0.0 || r.roi_end[axis] != 1.0);
+    if (r.out[axis] != in[axis] || scaled || windowed) {
       first = axis;
       break;
     }
@@ -74,7 +80,49 @@ void EmitResize(OnnxNode& node, const ResizeRequest& r) {
   if (!r.scale.empty()) {
     attrs["scale"] = NumbersText(std::vector<double>(r.scale.begin() + first, r.scale.end()));
   }
-  node.SetOutput(0, node.Emit("Resize", attrs, {node.Input(0)}));
+  if (!cropping) {
+    node.SetOutput(0, node.Emit("Resize", attrs, {node.Input(0)}));
+    return;
+  }
+  std::vector<double> roi(r.roi_start.begin() + first, r.roi_start.end());
+  roi.insert(roi.end(), r.roi_end.begin() + first, r.roi_end.end());
+  attrs["roi"] = NumbersText(roi);
+  const NodeEntry resized =
+      node.Emit("Resize", attrs, {node.Input(0)}, r.extrapolation != 0.0 ? "_resized" : "");
+  if (r.extrapolation == 0.0) {
+    node.SetOutput(0, resized);
+    return;
+  }
+  // The extrapolation value where some resized axis maps outside the input (Resize gives 0
+  // there): a constant at load over the resized axes, broadcast over the others.
+  std::vector<int64_t> dims(static_cast<size_t>(in.ndim()), 1);
+  std::vector<std::vector<bool>> outside_on(static_cast<size_t>(in.ndim()));
+  for (int axis = first; axis < in.ndim(); ++axis) {
+    dims[axis] = r.out[axis];
+    const double n = static_cast<double>(in[axis]);
+    const double resized_length =
+        r.scale.empty() ? static_cast<double>(r.out[axis]) : n * r.scale[axis];
+    const double span = (r.roi_end[axis] - r.roi_start[axis]) * (n - 1);
+    for (int64_t x = 0; x < r.out[axis]; ++x) {
+      const double c =
+          r.roi_start[axis] * (n - 1) +
+          (resized_length == 1.0 ? span / 2 : static_cast<double>(x) * span / (resized_length - 1));
+      outside_on[axis].push_back(c < 0.0 || c > n - 1);
+    }
+  }
+  const Shape mask_shape(dims);
+  std::vector<double> mask(static_cast<size_t>(mask_shape.size()), 0.0);
+  for (int64_t flat = 0; flat < mask_shape.size(); ++flat) {
+    for (int axis = first; axis < in.ndim(); ++axis) {
+      const int64_t x = flat / mask_shape.size(axis + 1, in.ndim()) % dims[axis];
+      if (outside_on[axis][static_cast<size_t>(x)]) mask[flat] = r.extrapolation;
+    }
+  }
+  node.SetOutput(
+      0, node.Emit("broadcast_add", {},
+                   {resized,
+                    node.NewConstant("_extrapolated", HostTensorOf(node.InputDType(0), mask_shape,
+                                                                   mask, node.where()))}));
 }
 
 // Output extents floor(in * scale) for `scales` known at load.
@@ -164,6 +212,20 @@ void ConvertResize(OnnxNode& node) {
       << node.where() << ": exclude_outside is " << exclude_outside << "; it must be 0 or 1";
   r.exclude_outside = exclude_outside == 1;
   const Shape in = node.InputShape(0);
+  if (r.transform == "tf_crop_and_resize") {
+    // roi: the starts of the axes, then their ends (of the `axes` only, from opset 18).
+    const std::vector<double> roi = node.RequireConstant(1, "roi").AsDoubles(node.where() + " roi");
+    MX_CHECK(roi.size() % 2 == 0) << node.where() << ": roi holds " << roi.size()
+                                  << " values; it needs a start and an end per axis";
+    const size_t half = roi.size() / 2;
+    r.roi_start = OverEveryAxis(node, std::vector<double>(roi.begin(), roi.begin() + half),
+                                "roi starts", [](int) { return 0.0; });
+    r.roi_end = OverEveryAxis(node, std::vector<double>(roi.begin() + half, roi.end()), "roi ends",
+                              [](int) { return 1.0; });
+    MX_CHECK(static_cast<int>(r.roi_start.size()) == in.ndim())
+        << node.where() << ": roi holds " << roi.size() << " values for data of shape " << in;
+    r.extrapolation = a.Float("extrapolation_value", 0.0);
+  }
   const HostTensor* sizes = node.has_input(3) ? node.ConstantInput(3) : nullptr;
   if (node.has_input(3) && (sizes == nullptr || sizes->shape.size() > 0)) {
     const HostTensor& known = node.RequireConstant(3, "sizes");

@@ -1,8 +1,8 @@
 // Resize (ops/resize.h): nearest, linear and cubic against a direct float64 reference on every
 // coordinate mode (one and two resized axes, up and down; cubic with exclude_outside and other
-// values of a; antialiased filters against their definition), gradients by finite differences,
-// PyTorch's bilinear (align_corners False and True, antialiased) and ONNX's cubic on known cases,
-// errors naming the node, and GPU cases.
+// values of a; antialiased filters against their definition; tf_crop_and_resize's window),
+// gradients by finite differences, PyTorch's bilinear (align_corners False and True, antialiased)
+// and ONNX's cubic on known cases, errors naming the node, and GPU cases.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -333,6 +333,79 @@ TEST(ResizeTest, GradientsOfCubic) {
                             {3, 4}));
 }
 
+// tf_crop_and_resize: the output spans the roi window of the input; outside it, 0. Against the
+// AxisWeights of the asymmetric transform applied to the window's coordinates, by hand: an axis
+// of `in` resized to `out` over [start, end] reads coordinate start (in - 1) + x (end - start)
+// (in - 1) / (out - 1).
+TEST(ResizeTest, CropAndResizeSamplesTheWindow) {
+  for (const char* mode : {"nearest", "linear", "cubic"}) {
+    SCOPED_TRACE(mode);
+    const Attrs attrs = {{"size", "(5,4)"},
+                         {"mode", mode},
+                         {"coordinate_transformation_mode", "tf_crop_and_resize"},
+                         {"roi", "(0.2,-0.4,0.9,1.3)"}};  // starts (0.2, -0.4), ends (0.9, 1.3)
+    const std::vector<double> starts = {0.2, -0.4}, ends = {0.9, 1.3};
+    const int64_t in[] = {6, 7}, out[] = {5, 4};
+    CheckForwardAgainstReference(
+        ResizeCase(attrs, {2, 3, 6, 7}),
+        [&](const std::vector<std::vector<double>>& inputs, const std::vector<Shape>&) {
+          // Per axis, each output's (index, weight) taps, none outside the input.
+          std::vector<std::vector<std::vector<std::pair<int64_t, double>>>> taps(2);
+          for (int a = 0; a < 2; ++a) {
+            for (int64_t x = 0; x < out[a]; ++x) {
+              const double c =
+                  starts[a] * (in[a] - 1) + x * (ends[a] - starts[a]) * (in[a] - 1) / (out[a] - 1);
+              std::vector<std::pair<int64_t, double>> t;
+              if (c >= 0 && c <= in[a] - 1) {
+                // One output of the asymmetric transform at scale 1 reads coordinate c exactly.
+                const int64_t at = static_cast<int64_t>(std::floor(c));
+                const double frac = c - at;
+                if (std::string(mode) == "nearest") {
+                  t = {{static_cast<int64_t>(frac == 0.5 ? at : std::round(c)), 1.0}};
+                } else if (std::string(mode) == "linear") {
+                  t = {{at, 1 - frac}, {std::min(at + 1, in[a] - 1), frac}};
+                } else {
+                  const auto keys = [](double d) {
+                    d = std::abs(d);
+                    const double k = -0.75;
+                    if (d <= 1) return (k + 2) * d * d * d - (k + 3) * d * d + 1;
+                    if (d < 2) return k * d * d * d - 5 * k * d * d + 8 * k * d - 4 * k;
+                    return 0.0;
+                  };
+                  for (int64_t j = at - 1; j <= at + 2; ++j) {
+                    t.push_back({std::clamp<int64_t>(j, 0, in[a] - 1), keys(c - j)});
+                  }
+                }
+              }
+              taps[a].push_back(t);
+            }
+          }
+          std::vector<double> y;
+          for (int64_t plane = 0; plane < 6; ++plane) {
+            for (int64_t i = 0; i < out[0]; ++i) {
+              for (int64_t j = 0; j < out[1]; ++j) {
+                double sum = 0;
+                for (const auto& [r, wr] : taps[0][i]) {
+                  for (const auto& [q, wq] : taps[1][j]) {
+                    sum += wr * wq * inputs[0][(plane * in[0] + r) * in[1] + q];
+                  }
+                }
+                y.push_back(sum);
+              }
+            }
+          }
+          return std::vector<std::vector<double>>{y};
+        });
+  }
+  CheckGradients(ResizeCase({{"size", "(5,4)"},
+                             {"mode", "linear"},
+                             {"coordinate_transformation_mode", "tf_crop_and_resize"},
+                             {"roi", "(0.2,-0.4,0.9,1.3)"}},
+                            {1, 2, 6, 7}));
+  ExpectShapeError(ResizeCase({{"size", "(5,4)"}, {"roi", "(0,1)"}}, {2, 6, 7}),
+                   {"roi has 2 values; the 2 resized axes need 4"});
+}
+
 TEST(ResizeTest, GradientsOfAntialiasedFilters) {
   for (const char* mode : {"linear", "cubic"}) {
     for (const char* exclude : {"false", "true"}) {
@@ -379,6 +452,11 @@ MXLITE_GPU_CASES(Resize) {
                       {"coordinate_transformation_mode", "asymmetric"}},
                      {1, 2, 4, 9}),
           ResizeCase({{"size", "(4,3)"}, {"mode", "linear"}, {"antialias", "true"}}, {2, 3, 9, 7}),
+          ResizeCase({{"size", "(5,4)"},
+                      {"mode", "nearest"},
+                      {"coordinate_transformation_mode", "tf_crop_and_resize"},
+                      {"roi", "(0.2,-0.4,0.9,1.3)"}},
+                     {2, 3, 6, 7}),
           ResizeCase({{"size", "(3,5)"},
                       {"mode", "cubic"},
                       {"antialias", "true"},
