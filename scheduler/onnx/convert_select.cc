@@ -1,4 +1,5 @@
-// ONNX's tensor construction and selection around shape arithmetic, and TopK (mxlite's topk):
+// ONNX's tensor construction and selection around shape arithmetic, the window functions (Hann,
+// Hamming, Blackman: constants at load), and TopK (mxlite's topk):
 // ConstantOfShape, EyeLike (of a statically shaped input: known at load), OneHot (of run-time
 // indices: comparisons with the positions along the new axis), Where (of run-time data: mxlite's
 // where), Expand, Mod, Range and ScatterND of values known at load, computed then (a transformer's
@@ -78,6 +79,45 @@ void ConvertEyeLike(OnnxNode& node) {
   }
   node.SetConstantOutput(HostTensorOf(dtype, shape, values, node.where()));
 }
+
+// HannWindow, HammingWindow and BlackmanWindow (opset 17): the window of `size` values (known at
+// load) as a constant: with N the size (periodic, the default) or size - 1 (symmetric), value n is
+// sin(pi n / N)^2 (Hann), 25/46 - 21/46 cos(2 pi n / N) (Hamming) or 0.42 - 0.5 cos(2 pi n / N) +
+// 0.08 cos(4 pi n / N) (Blackman), in output_datatype (default FLOAT).
+enum class Window { kHann, kHamming, kBlackman };
+
+void ConvertWindow(OnnxNode& node, Window window) {
+  const std::vector<int64_t> size =
+      node.RequireConstant(0, "size").ToInt64s(node.where() + " size");
+  MX_CHECK(size.size() == 1 && size[0] > 0)
+      << node.where() << ": size must be one positive value (mxlite has no empty tensors)";
+  const int64_t n = size[0];
+  const double span =
+      node.attrs().Int("periodic", 1) != 0 ? static_cast<double>(n) : static_cast<double>(n - 1);
+  const DType dtype = DTypeFromOnnx(static_cast<int32_t>(node.attrs().Int("output_datatype", 1)),
+                                    node.where() + " attribute 'output_datatype'");
+  const double pi = std::acos(-1.0);
+  std::vector<double> values(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    const double x = span == 0 ? 0.0 : static_cast<double>(i) / span;  // a symmetric window of 1
+    switch (window) {
+      case Window::kHann:
+        values[i] = std::pow(std::sin(pi * x), 2);
+        break;
+      case Window::kHamming:
+        values[i] = 25.0 / 46.0 - (21.0 / 46.0) * std::cos(2 * pi * x);
+        break;
+      case Window::kBlackman:
+        values[i] = 0.42 - 0.5 * std::cos(2 * pi * x) + 0.08 * std::cos(4 * pi * x);
+        break;
+    }
+  }
+  node.SetConstantOutput(HostTensorOf(dtype, Shape{n}, values, node.where()));
+}
+
+void ConvertHannWindow(OnnxNode& node) { ConvertWindow(node, Window::kHann); }
+void ConvertHammingWindow(OnnxNode& node) { ConvertWindow(node, Window::kHamming); }
+void ConvertBlackmanWindow(OnnxNode& node) { ConvertWindow(node, Window::kBlackman); }
 
 // OneHot(indices, depth, values; axis): values[1] where the position along the new axis `axis`
 // (default -1, the last) equals the index, values[0] elsewhere, in values' dtype. From opset 11 a
@@ -483,6 +523,9 @@ MXLITE_REGISTER_ONNX_CONVERTER(And, 7, kMaxOnnxOpset, ConvertLogical<kAnd>);
 MXLITE_REGISTER_ONNX_CONVERTER(Or, 7, kMaxOnnxOpset, ConvertLogical<kOr>);
 MXLITE_REGISTER_ONNX_CONVERTER(Xor, 7, kMaxOnnxOpset, ConvertLogical<kXor>);
 MXLITE_REGISTER_ONNX_CONVERTER(Mod, 10, kMaxOnnxOpset, ConvertMod);
+MXLITE_REGISTER_ONNX_CONVERTER(HannWindow, 17, kMaxOnnxOpset, ConvertHannWindow);
+MXLITE_REGISTER_ONNX_CONVERTER(HammingWindow, 17, kMaxOnnxOpset, ConvertHammingWindow);
+MXLITE_REGISTER_ONNX_CONVERTER(BlackmanWindow, 17, kMaxOnnxOpset, ConvertBlackmanWindow);
 MXLITE_REGISTER_ONNX_CONVERTER(TopK, 1, 9, ConvertTopKAttribute);
 MXLITE_REGISTER_ONNX_CONVERTER(TopK, 10, kMaxOnnxOpset, ConvertTopK);
 MXLITE_REGISTER_ONNX_CONVERTER(Range, 11, kMaxOnnxOpset, ConvertRange);
