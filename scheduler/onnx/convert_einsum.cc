@@ -4,9 +4,9 @@
 // MatMul over (batch..., M, K) x (batch..., K, N), the batch labels being those both operands and
 // the output share (broadcast where one operand has extent 1), K the labels summed over, M and N
 // the labels of one operand kept in the output, with a transpose and a reshape before and after
-// where the order needs them. An ellipsis stands for the same leading axes in every term. Errors
-// name the node: more than two operands, a label repeated within a term (a diagonal), extents
-// that do not match.
+// where the order needs them. A label repeated within a term ("ii->i") is its diagonal, taken
+// first (a strided slice of the two axes flattened). An ellipsis stands for the same leading axes
+// in every term. Errors name the node: more than two operands, extents that do not match.
 #include <algorithm>
 #include <map>
 #include <numeric>
@@ -41,11 +41,6 @@ Labels SpellOut(const std::string& term, int rank, const std::string& where) {
   MX_CHECK(static_cast<int>(labels.size()) == rank)
       << where << ": term '" << term << "' names " << labels.size() << " axes but its operand has "
       << rank;
-  for (size_t i = 0; i < labels.size(); ++i) {
-    MX_CHECK(labels.find(labels[i], i + 1) == std::string::npos)
-        << where << ": label '" << labels[i] << "' appears twice in '" << term
-        << "' (a diagonal), which is not supported";
-  }
   return labels;
 }
 
@@ -79,6 +74,50 @@ Operand SumOut(OnnxNode& node, Operand operand, const Labels& keep, const std::s
   operand.labels = labels;
   operand.extents = extents;
   return operand;
+}
+
+Operand Arrange(OnnxNode& node, Operand operand, const Labels& order, const std::string& suffix);
+
+// `operand` with every label that repeats within it (a diagonal, "ii->i") taken once: the two
+// axes moved last, flattened to n * n and sliced with step n + 1.
+Operand Diagonals(OnnxNode& node, Operand operand, const std::string& suffix) {
+  for (int round = 0;; ++round) {
+    size_t first = std::string::npos, second = std::string::npos;
+    for (size_t i = 0; i < operand.labels.size() && second == std::string::npos; ++i) {
+      const size_t again = operand.labels.find(operand.labels[i], i + 1);
+      if (again != std::string::npos) first = i, second = again;
+    }
+    if (second == std::string::npos) return operand;
+    const char label = operand.labels[first];
+    const int64_t n = operand.extents[first];
+    MX_CHECK(operand.extents[second] == n)
+        << node.where() << ": label '" << label << "' repeats with extents " << n << " and "
+        << operand.extents[second];
+    // Move the pair last: Arrange takes distinct labels, so the second one goes as a stand-in.
+    const char stand_in = '\x01';
+    Labels renamed = operand.labels;
+    renamed[second] = stand_in;
+    Labels order;
+    for (char l : renamed) {
+      if (l != label && l != stand_in) order += l;
+    }
+    order += label;
+    order += stand_in;
+    operand.labels = renamed;
+    const std::string step = suffix + "_diagonal" + std::to_string(round);
+    operand = Arrange(node, operand, order, step + "_moved");
+    std::vector<int64_t> flat(operand.extents.begin(), operand.extents.end() - 2);
+    flat.push_back(n * n);
+    const NodeEntry flattened =
+        node.Emit("Reshape", {{"shape", Tuple(flat)}}, {operand.value}, step + "_flat");
+    std::vector<int64_t> begin(flat.size(), 0), stride(flat.size(), 1);
+    stride.back() = n + 1;
+    operand.value =
+        node.Emit("slice", {{"begin", Tuple(begin)}, {"end", Tuple(flat)}, {"step", Tuple(stride)}},
+                  {flattened}, step);
+    operand.labels = order.substr(0, order.size() - 1);
+    operand.extents.pop_back();
+  }
 }
 
 // `operand` with its axes in the order of `order` (a permutation of its labels).
@@ -210,7 +249,9 @@ void ConvertEinsum(OnnxNode& node) {
       if (label >= '0' && label <= '9') ellipsis_rank = std::max(ellipsis_rank, label - '0' + 1);
     }
     terms.push_back(operand.labels);
-    operands.push_back(operand);
+    std::string suffix = "_in";
+    suffix += std::to_string(i);
+    operands.push_back(Diagonals(node, operand, suffix));
   }
   const Labels output =
       OutputLabels(arrow == std::string::npos ? "" : equation.substr(arrow + 2),

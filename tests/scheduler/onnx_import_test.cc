@@ -11,6 +11,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 #include <random>
 
 #include "core/error.h"
@@ -485,6 +486,47 @@ TEST(OnnxImport, EinsumBecomesAMatMul) {
   three.mutable_graph()->mutable_node(0)->mutable_attribute(0)->set_s("ij,jk,kl->il");
   EXPECT_NE(ImportError(three).find("Einsum of 3 operands is not supported"), std::string::npos)
       << ImportError(three);
+}
+
+// The output of Einsum `equation` over inputs of the given shapes holding 0, 1, 2, ...
+std::vector<float> RunEinsum(const std::string& equation,
+                             const std::vector<std::vector<int64_t>>& shapes) {
+  onnx::ModelProto model;
+  model.add_opset_import()->set_version(13);
+  std::vector<std::string> names;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    names.push_back(std::string(1, static_cast<char>('a' + i)));
+    AddTensorInput(model.mutable_graph(), names.back(), shapes[i]);
+  }
+  AddEinsum(model.mutable_graph(), equation, names);
+  model.mutable_graph()->add_output()->set_name("y");
+  const ImportedModel imported = Import(model);
+  BindOptions bind{.ctx = Context::CPU(), .arrays = ParameterArrays(imported, Context::CPU())};
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const Shape shape(shapes[i]);
+    std::vector<float> values(static_cast<size_t>(shape.size()));
+    std::iota(values.begin(), values.end(), 0.0f);
+    bind.arrays[imported.inputs.at(names[i])] =
+        ToNDArray(HostTensor::From(values, shape), Context::CPU());
+  }
+  auto executor = Executor::Bind(imported.graph, bind);
+  executor->Forward(/*is_train=*/false);
+  const NDArray& out = executor->outputs()[0];
+  std::vector<float> result(static_cast<size_t>(out.shape().size()));
+  out.SyncCopyToCPU(result.data(), result.size() * sizeof(float));
+  return result;
+}
+
+// A label repeated within a term is its diagonal (numpy's einsum): alone, summed out (a trace),
+// transposed, and inside a product.
+TEST(OnnxImport, EinsumTakesDiagonals) {
+  // a = [[0, 1, 2], [3, 4, 5], [6, 7, 8]]
+  EXPECT_EQ(RunEinsum("ii->i", {{3, 3}}), (std::vector<float>{0, 4, 8}));
+  EXPECT_EQ(RunEinsum("ii", {{3, 3}}), (std::vector<float>{12}));
+  // a (2, 2, 3): a[i, i, j] for i < 2, j < 3, output (j, i).
+  EXPECT_EQ(RunEinsum("iij->ji", {{2, 2, 3}}), (std::vector<float>{0, 9, 1, 10, 2, 11}));
+  // sum_j a[i, j] * b[j, j], b = [[0, 1], [2, 3]]: diag(b) = (0, 3); a = [[0, 1], [2, 3]].
+  EXPECT_EQ(RunEinsum("ij,jj->i", {{2, 2}, {2, 2}}), (std::vector<float>{3, 9}));
 }
 
 // x (1, 2) -> Op -> y, for the converters of one-input ops.
