@@ -82,9 +82,7 @@ void FillTable(const GridSampleGeometry& g, const T* grid, const PointTable<T>& 
       for (int k = 0; k < table.combos; ++k) {
         const int64_t at = p * table.combos + k;
         table.offset[at] = GridCombination(g, taps, k, tap);
-        T weight = T(1);
-        for (int a = 0; a < g.axes; ++a) weight *= taps[a].weight[tap[a]];
-        table.weight[at] = weight;
+        table.weight[at] = GridCombinationWeight(g, taps, tap);
       }
     }
   });
@@ -165,11 +163,7 @@ void GridGradient(const GridSampleGeometry& g, const T* data, const T* grid, con
               weighted += dy[plane_index * g.points + p] * data[plane_index * plane + offset];
             }
             for (int a = 0; a < g.axes; ++a) {
-              T partial = taps[a].weight_slope[tap[a]];
-              for (int b = 0; b < g.axes; ++b) {
-                if (b != a) partial *= taps[b].weight[tap[b]];
-              }
-              slope[a] += partial * weighted;
+              slope[a] += GridCombinationSlope(g, taps, tap, a) * weighted;
             }
           }
           // The grid's last axis lists x (the data's last spatial axis) first.

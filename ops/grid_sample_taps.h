@@ -207,4 +207,24 @@ MXLITE_HOST_DEVICE int64_t GridCombination(const GridSampleGeometry& geometry,
   return zero ? -1 : offset;
 }
 
+// The weight of a combination (its tap on each axis, from GridCombination): the product of the
+// axes' tap weights; and its derivative in the coordinate of axis `axis`, that axis' weight slope
+// in place of its weight.
+template <typename C>
+MXLITE_HOST_DEVICE C GridCombinationWeight(const GridSampleGeometry& geometry,
+                                           const GridAxisTaps<C>* taps, const int* tap) {
+  C weight = C(1);
+  for (int a = 0; a < geometry.axes; ++a) weight *= taps[a].weight[tap[a]];
+  return weight;
+}
+template <typename C>
+MXLITE_HOST_DEVICE C GridCombinationSlope(const GridSampleGeometry& geometry,
+                                          const GridAxisTaps<C>* taps, const int* tap, int axis) {
+  C slope = taps[axis].weight_slope[tap[axis]];
+  for (int a = 0; a < geometry.axes; ++a) {
+    if (a != axis) slope *= taps[a].weight[tap[a]];
+  }
+  return slope;
+}
+
 }  // namespace mxlite

@@ -2,11 +2,11 @@
 // picked slices expanded to one data offset per output element and uploaded, then
 // gather_elements' kernels copy (forward) and add atomically (backward; slices that repeat add
 // up in an order the hardware picks; MXNET_ENFORCE_DETERMINISM=1 makes the backward an error).
-#include <algorithm>
 #include <vector>
 
 #include "core/settings.h"
 #include "ops/cuda/cuda_util.h"
+#include "ops/cuda/element_index_gpu.h"
 #include "ops/cuda/gather_elements_kernels.h"
 #include "ops/gather_nd.h"
 #include "ops/operator.h"
@@ -14,23 +14,22 @@
 namespace mxlite {
 namespace {
 
-// One data offset per output element, in scratch memory on the device; `count` set to their
-// number.
+// One data offset per output element (each picked slice's elements), in scratch memory on the
+// device; `count` set to their number.
 const int64_t* DeviceOffsets(const OpContext& ctx, const TensorView& indices, const Shape& data,
                              cudaStream_t stream, const std::string& owner, int64_t* count) {
-  std::vector<uint8_t> index_bytes =
-      cuda::CopyToHost<uint8_t>(indices.data, static_cast<int64_t>(indices.bytes()), stream, owner);
-  const TensorView host{index_bytes.data(), indices.shape, indices.dtype, Context::CPU()};
-  const GatherNdSlices s = GatherNdSlicesOf(host, data, owner);
-  std::vector<int64_t> offsets;
-  offsets.reserve(s.offsets.size() * static_cast<size_t>(s.size));
-  for (int64_t slice : s.offsets) {
-    for (int64_t e = 0; e < s.size; ++e) offsets.push_back(slice + e);
-  }
-  *count = static_cast<int64_t>(offsets.size());
-  int64_t* device = ctx.scratch->GetArray<int64_t>(std::max<int64_t>(*count, 1));
-  cuda::CopyToDevice(offsets, device, stream, owner);
-  return device;
+  return DeviceOffsetsOf(
+      ctx, indices, stream, owner,
+      [&](const TensorView& host) {
+        const GatherNdSlices s = GatherNdSlicesOf(host, data, owner);
+        std::vector<int64_t> offsets;
+        offsets.reserve(s.offsets.size() * static_cast<size_t>(s.size));
+        for (int64_t slice : s.offsets) {
+          for (int64_t e = 0; e < s.size; ++e) offsets.push_back(slice + e);
+        }
+        return offsets;
+      },
+      count);
 }
 
 void ForwardGpu(const OpContext& ctx, const Attributes&, const std::vector<TensorView>& inputs,

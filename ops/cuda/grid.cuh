@@ -30,6 +30,31 @@ inline unsigned Blocks(int64_t n) {
   return static_cast<unsigned>(blocks < 65535 * 16 ? (blocks < 1 ? 1 : blocks) : 65535 * 16);
 }
 
+// A block for each of `items` (a row, a channel), at least 1 and at most 65535 * 16; the kernel's
+// block-stride loop covers the rest.
+inline unsigned BlocksPerItem(int64_t items) {
+  return static_cast<unsigned>(items < 1 ? 1 : (items < 65535 * 16 ? items : 65535 * 16));
+}
+
+// The sums of a and b over the block's kThreads threads, in every thread (LayerNorm's and
+// GroupNorm's statistics and gradients).
+__device__ inline void BlockSumPair(double& a, double& b) {
+  __shared__ double shared_a[kThreads], shared_b[kThreads];
+  shared_a[threadIdx.x] = a;
+  shared_b[threadIdx.x] = b;
+  __syncthreads();
+  for (unsigned half = kThreads / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) {
+      shared_a[threadIdx.x] += shared_a[threadIdx.x + half];
+      shared_b[threadIdx.x] += shared_b[threadIdx.x + half];
+    }
+    __syncthreads();
+  }
+  a = shared_a[0];
+  b = shared_b[0];
+  __syncthreads();  // the shared arrays may be written again by the caller's next call
+}
+
 // The sum and the maximum of `value` over the block's kThreads threads, in `shared` (kThreads
 // elements); every thread of the block calls them and gets the result.
 template <typename T>

@@ -21,8 +21,7 @@ __global__ void ForwardKernel(GridSampleGeometry g, const T* data, const T* grid
     for (int k = 0; k < combos; ++k) {
       const int64_t offset = GridCombination(g, taps, k, tap);
       if (offset < 0) continue;
-      C weight = C(1);
-      for (int a = 0; a < g.axes; ++a) weight *= taps[a].weight[tap[a]];
+      const C weight = GridCombinationWeight(g, taps, tap);
       sum += weight * static_cast<C>(in[offset]);
     }
     out[e] = static_cast<T>(sum);
@@ -44,8 +43,7 @@ __global__ void DataGradientKernel(GridSampleGeometry g, const T* grid, const T*
     for (int k = 0; k < combos; ++k) {
       const int64_t offset = GridCombination(g, taps, k, tap);
       if (offset < 0) continue;
-      C weight = C(1);
-      for (int a = 0; a < g.axes; ++a) weight *= taps[a].weight[tap[a]];
+      const C weight = GridCombinationWeight(g, taps, tap);
       atomicAdd(target + offset, static_cast<T>(weight * grad));
     }
   }
@@ -72,13 +70,7 @@ __global__ void GridGradientKernel(GridSampleGeometry g, const T* data, const T*
         weighted += static_cast<C>(dy[plane_index * g.points + p]) *
                     static_cast<C>(data[plane_index * plane + offset]);
       }
-      for (int a = 0; a < g.axes; ++a) {
-        C partial = taps[a].weight_slope[tap[a]];
-        for (int b = 0; b < g.axes; ++b) {
-          if (b != a) partial *= taps[b].weight[tap[b]];
-        }
-        slope[a] += partial * weighted;
-      }
+      for (int a = 0; a < g.axes; ++a) slope[a] += GridCombinationSlope(g, taps, tap, a) * weighted;
     }
     for (int a = 0; a < g.axes; ++a) {
       dgrid[np * g.axes + (g.axes - 1 - a)] = static_cast<T>(slope[a] * taps[a].coordinate_slope);

@@ -7,30 +7,6 @@
 namespace mxlite::cuda {
 namespace {
 
-constexpr unsigned kMaxGrid = 65535u * 16u;
-
-unsigned GridFor(int64_t blocks) {
-  return static_cast<unsigned>(blocks < 1 ? 1 : (blocks < kMaxGrid ? blocks : kMaxGrid));
-}
-
-// The sums of a and b over the block, in every thread (kThreads threads, a power of two).
-__device__ void BlockSum2(double& a, double& b) {
-  __shared__ double shared_a[kThreads], shared_b[kThreads];
-  shared_a[threadIdx.x] = a;
-  shared_b[threadIdx.x] = b;
-  __syncthreads();
-  for (unsigned half = kThreads / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) {
-      shared_a[threadIdx.x] += shared_a[threadIdx.x + half];
-      shared_b[threadIdx.x] += shared_b[threadIdx.x + half];
-    }
-    __syncthreads();
-  }
-  a = shared_a[0];
-  b = shared_b[0];
-  __syncthreads();  // the shared arrays may be written again by the caller's next call
-}
-
 __device__ int64_t ChannelOf(const GroupNormShape& s, int64_t row, int64_t e) {
   return row % s.groups * s.channels_per_group + e / s.spatial;
 }
@@ -43,7 +19,7 @@ __global__ void ForwardKernel(GroupNormShape s, double eps, const T* x, const T*
     const T* in = x + row * length;
     double sum = 0, unused = 0;
     for (int64_t e = threadIdx.x; e < length; e += blockDim.x) sum += static_cast<double>(in[e]);
-    BlockSum2(sum, unused);
+    BlockSumPair(sum, unused);
     const double m = sum / static_cast<double>(length);
     double squares = 0;
     unused = 0;
@@ -51,7 +27,7 @@ __global__ void ForwardKernel(GroupNormShape s, double eps, const T* x, const T*
       const double d = static_cast<double>(in[e]) - m;
       squares += d * d;
     }
-    BlockSum2(squares, unused);
+    BlockSumPair(squares, unused);
     const double sd = sqrt(squares / static_cast<double>(length) + eps);
     for (int64_t e = threadIdx.x; e < length; e += blockDim.x) {
       const int64_t c = ChannelOf(s, row, e);
@@ -82,7 +58,7 @@ __global__ void DataGradientKernel(GroupNormShape s, const T* dy, const T* dmean
       sum_d += d;
       sum_d_xhat += d * (static_cast<double>(x[i]) - m) * inv;
     }
-    BlockSum2(sum_d, sum_d_xhat);
+    BlockSumPair(sum_d, sum_d_xhat);
     const double n = static_cast<double>(length);
     const double from_mean = dmean != nullptr ? static_cast<double>(dmean[row]) / n : 0.0;
     const double from_std = dstd != nullptr ? static_cast<double>(dstd[row]) / n : 0.0;
@@ -113,7 +89,7 @@ __global__ void ParamGradientKernel(GroupNormShape s, const T* dy, const T* x, c
       sum_dy_xhat += d * (static_cast<double>(x[i]) - static_cast<double>(mean[row])) /
                      static_cast<double>(stdev[row]);
     }
-    BlockSum2(sum_dy, sum_dy_xhat);
+    BlockSumPair(sum_dy, sum_dy_xhat);
     if (threadIdx.x == 0) {
       if (dgamma != nullptr) dgamma[c] = static_cast<T>(sum_dy_xhat);
       if (dbeta != nullptr) dbeta[c] = static_cast<T>(sum_dy);
@@ -128,7 +104,8 @@ cudaError_t GroupNormForward(const GroupNormShape& shape, double eps, const T* x
                              const T* beta, T* y, T* mean, T* stdev, cudaStream_t s) {
   const int64_t rows = shape.batch * shape.groups;
   if (rows > 0 && shape.channels_per_group * shape.spatial > 0) {
-    ForwardKernel<T><<<GridFor(rows), kThreads, 0, s>>>(shape, eps, x, gamma, beta, y, mean, stdev);
+    ForwardKernel<T>
+        <<<BlocksPerItem(rows), kThreads, 0, s>>>(shape, eps, x, gamma, beta, y, mean, stdev);
   }
   return cudaGetLastError();
 }
@@ -140,12 +117,13 @@ cudaError_t GroupNormBackward(const GroupNormShape& shape, const T* dy, const T*
   const int64_t rows = shape.batch * shape.groups;
   if (rows == 0 || shape.channels_per_group * shape.spatial == 0) return cudaGetLastError();
   if (dx != nullptr) {
-    DataGradientKernel<T>
-        <<<GridFor(rows), kThreads, 0, s>>>(shape, dy, dmean, dstd, x, gamma, mean, stdev, dx);
+    DataGradientKernel<T><<<BlocksPerItem(rows), kThreads, 0, s>>>(shape, dy, dmean, dstd, x, gamma,
+                                                                   mean, stdev, dx);
   }
   if (dgamma != nullptr || dbeta != nullptr) {
-    ParamGradientKernel<T><<<GridFor(shape.groups * shape.channels_per_group), kThreads, 0, s>>>(
-        shape, dy, x, mean, stdev, dgamma, dbeta);
+    ParamGradientKernel<T>
+        <<<BlocksPerItem(shape.groups * shape.channels_per_group), kThreads, 0, s>>>(
+            shape, dy, x, mean, stdev, dgamma, dbeta);
   }
   return cudaGetLastError();
 }

@@ -7,32 +7,8 @@
 namespace mxlite::cuda {
 namespace {
 
-constexpr unsigned kMaxGrid = 65535u * 16u;
-
-unsigned GridFor(int64_t blocks) {
-  return static_cast<unsigned>(blocks < 1 ? 1 : (blocks < kMaxGrid ? blocks : kMaxGrid));
-}
-
 __device__ int64_t At(const LayerNormShape& s, int64_t group, int64_t c) {
   return ((group / s.inner) * s.channels + c) * s.inner + group % s.inner;
-}
-
-// The sums of a and b over the block, in every thread (kThreads threads, a power of two).
-__device__ void BlockSum2(double& a, double& b) {
-  __shared__ double shared_a[kThreads], shared_b[kThreads];
-  shared_a[threadIdx.x] = a;
-  shared_b[threadIdx.x] = b;
-  __syncthreads();
-  for (unsigned half = kThreads / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) {
-      shared_a[threadIdx.x] += shared_a[threadIdx.x + half];
-      shared_b[threadIdx.x] += shared_b[threadIdx.x + half];
-    }
-    __syncthreads();
-  }
-  a = shared_a[0];
-  b = shared_b[0];
-  __syncthreads();  // the shared arrays may be written again by the caller's next call
 }
 
 template <typename T>
@@ -44,7 +20,7 @@ __global__ void ForwardKernel(LayerNormShape s, double eps, const T* x, const T*
     for (int64_t c = threadIdx.x; c < s.channels; c += blockDim.x) {
       sum += static_cast<double>(x[At(s, group, c)]);
     }
-    BlockSum2(sum, unused);
+    BlockSumPair(sum, unused);
     const double m = sum / static_cast<double>(s.channels);
     double squares = 0;
     unused = 0;
@@ -52,7 +28,7 @@ __global__ void ForwardKernel(LayerNormShape s, double eps, const T* x, const T*
       const double d = static_cast<double>(x[At(s, group, c)]) - m;
       squares += d * d;
     }
-    BlockSum2(squares, unused);
+    BlockSumPair(squares, unused);
     const double sd = sqrt(squares / static_cast<double>(s.channels) + eps);
     for (int64_t c = threadIdx.x; c < s.channels; c += blockDim.x) {
       const int64_t i = At(s, group, c);
@@ -81,7 +57,7 @@ __global__ void DataGradientKernel(LayerNormShape s, const T* dy, const T* dmean
       sum_g += g;
       sum_g_xhat += g * (static_cast<double>(x[i]) - m) * inv;
     }
-    BlockSum2(sum_g, sum_g_xhat);
+    BlockSumPair(sum_g, sum_g_xhat);
     const double mean_g = sum_g / static_cast<double>(s.channels);
     const double mean_g_xhat = sum_g_xhat / static_cast<double>(s.channels);
     const double n = static_cast<double>(s.channels);
@@ -109,7 +85,7 @@ __global__ void ParamGradientKernel(LayerNormShape s, const T* dy, const T* x, c
       sum_dy_xhat += d * (static_cast<double>(x[i]) - static_cast<double>(mean[group])) /
                      static_cast<double>(stdev[group]);
     }
-    BlockSum2(sum_dy, sum_dy_xhat);
+    BlockSumPair(sum_dy, sum_dy_xhat);
     if (threadIdx.x == 0) {
       if (dgamma != nullptr) dgamma[c] = static_cast<T>(sum_dy_xhat);
       if (dbeta != nullptr) dbeta[c] = static_cast<T>(sum_dy);
@@ -124,8 +100,8 @@ cudaError_t LayerNormForward(const LayerNormShape& shape, double eps, const T* x
                              const T* beta, T* y, T* mean, T* stdev, cudaStream_t s) {
   const int64_t groups = shape.outer * shape.inner;
   if (groups > 0 && shape.channels > 0) {
-    ForwardKernel<T><<<GridFor(groups), kThreads, 0, s>>>(shape, eps, x, gamma, beta, y, mean,
-                                                           stdev);
+    ForwardKernel<T>
+        <<<BlocksPerItem(groups), kThreads, 0, s>>>(shape, eps, x, gamma, beta, y, mean, stdev);
   }
   return cudaGetLastError();
 }
@@ -137,12 +113,12 @@ cudaError_t LayerNormBackward(const LayerNormShape& shape, const T* dy, const T*
   const int64_t groups = shape.outer * shape.inner;
   if (groups == 0 || shape.channels == 0) return cudaGetLastError();
   if (dx != nullptr) {
-    DataGradientKernel<T><<<GridFor(groups), kThreads, 0, s>>>(shape, dy, dmean, dstd, x, gamma,
-                                                                mean, stdev, dx);
+    DataGradientKernel<T><<<BlocksPerItem(groups), kThreads, 0, s>>>(shape, dy, dmean, dstd, x,
+                                                                     gamma, mean, stdev, dx);
   }
   if (dgamma != nullptr || dbeta != nullptr) {
-    ParamGradientKernel<T><<<GridFor(shape.channels), kThreads, 0, s>>>(shape, dy, x, mean, stdev,
-                                                                         dgamma, dbeta);
+    ParamGradientKernel<T><<<BlocksPerItem(shape.channels), kThreads, 0, s>>>(shape, dy, x, mean,
+                                                                              stdev, dgamma, dbeta);
   }
   return cudaGetLastError();
 }
