@@ -285,11 +285,14 @@ std::vector<Window> AllWindows(const PoolingGeometry& g) {
 // Channels-first forward of one (image, channel) plane with the windows precomputed: the common
 // CNN case (NCHW max pooling after the first convolution) without a callback per element. Same
 // scan order and comparisons as the generic path, so results are bitwise equal to it.
-// Windows [first, end) only (a band of output rows); y is the plane's first output.
-template <typename T>
+// Windows [first, end) only (a band of output rows); y is the plane's first output. kDilated
+// false compiles the taps' steps as 1 (the common case keeps its unit-stride loops).
+template <bool kDilated, typename T>
 void PoolPlane(const PoolingGeometry& g, const std::vector<Window>& windows, int64_t first,
                int64_t end, const T* x, T* y) {
   const int64_t row = g.in[2], plane_rows = g.in[1];
+  const int64_t step_d = kDilated ? g.dilate[0] : 1, step_h = kDilated ? g.dilate[1] : 1,
+                step_w = kDilated ? g.dilate[2] : 1;
   for (int64_t i = first; i < end; ++i) {
     const Window& w = windows[i];
     if (g.type == PoolingType::kMax) {
@@ -301,10 +304,10 @@ void PoolPlane(const PoolingGeometry& g, const std::vector<Window>& windows, int
       // Starts from the window's first element; `v > best ? v : best` keeps the generic path's
       // NaN behaviour and compiles to a branch-free max (the comparisons are unpredictable).
       T best = x[(w.begin[0] * plane_rows + w.begin[1]) * row + w.begin[2]];
-      for (int64_t d = w.begin[0]; d < w.end[0]; d += g.dilate[0]) {
-        for (int64_t h = w.begin[1]; h < w.end[1]; h += g.dilate[1]) {
+      for (int64_t d = w.begin[0]; d < w.end[0]; d += step_d) {
+        for (int64_t h = w.begin[1]; h < w.end[1]; h += step_h) {
           const T* values = x + (d * plane_rows + h) * row;
-          for (int64_t c = w.begin[2]; c < w.end[2]; c += g.dilate[2])
+          for (int64_t c = w.begin[2]; c < w.end[2]; c += step_w)
             best = values[c] > best ? values[c] : best;
         }
       }
@@ -312,10 +315,10 @@ void PoolPlane(const PoolingGeometry& g, const std::vector<Window>& windows, int
       continue;
     }
     T sum = T(0);
-    for (int64_t d = w.begin[0]; d < w.end[0]; d += g.dilate[0]) {
-      for (int64_t h = w.begin[1]; h < w.end[1]; h += g.dilate[1]) {
+    for (int64_t d = w.begin[0]; d < w.end[0]; d += step_d) {
+      for (int64_t h = w.begin[1]; h < w.end[1]; h += step_h) {
         const T* values = x + (d * plane_rows + h) * row;
-        for (int64_t c = w.begin[2]; c < w.end[2]; c += g.dilate[2]) sum += values[c];
+        for (int64_t c = w.begin[2]; c < w.end[2]; c += step_w) sum += values[c];
       }
     }
     y[i] = sum * (w.divisor == 0 ? T(0) : T(1) / static_cast<T>(w.divisor));
@@ -325,11 +328,14 @@ void PoolPlane(const PoolingGeometry& g, const std::vector<Window>& windows, int
 // PoolPlane for `lanes` channels that sit side by side at every position (channels last: one
 // task's channels, `step` = the channel count; NCHW16c: one block, `step` = 16), windows shared by
 // every lane. The same scan order and comparisons per lane as PoolPlane, so the results are
-// bitwise those of NCHW, and no branch on the data (the inner loops vectorise).
-template <typename T>
+// bitwise those of NCHW, and no branch on the data (the inner loops vectorise). kDilated as
+// PoolPlane's.
+template <bool kDilated, typename T>
 void PoolLanes(const PoolingGeometry& g, const std::vector<Window>& windows, int64_t first,
                int64_t end, const T* x, T* y, int64_t step, int64_t lanes) {
   const int64_t row = g.in[2], plane_rows = g.in[1];
+  const int64_t step_d = kDilated ? g.dilate[0] : 1, step_h = kDilated ? g.dilate[1] : 1,
+                step_w = kDilated ? g.dilate[2] : 1;
   const bool max = g.type == PoolingType::kMax;
   T acc[kChannelsPerTask];
   for (int64_t i = first; i < end; ++i) {
@@ -342,11 +348,11 @@ void PoolLanes(const PoolingGeometry& g, const std::vector<Window>& windows, int
     }
     const T* first = x + ((w.begin[0] * plane_rows + w.begin[1]) * row + w.begin[2]) * step;
     for (int64_t c = 0; c < lanes; ++c) acc[c] = max ? first[c] : T(0);
-    const int64_t across = g.dilate[2] * step;  // from one tap of a row to the next
-    for (int64_t d = w.begin[0]; d < w.end[0]; d += g.dilate[0]) {
-      for (int64_t h = w.begin[1]; h < w.end[1]; h += g.dilate[1]) {
+    const int64_t across = step_w * step;  // from one tap of a row to the next
+    for (int64_t d = w.begin[0]; d < w.end[0]; d += step_d) {
+      for (int64_t h = w.begin[1]; h < w.end[1]; h += step_h) {
         const T* values = x + ((d * plane_rows + h) * row + w.begin[2]) * step;
-        for (int64_t p = w.begin[2]; p < w.end[2]; p += g.dilate[2], values += across) {
+        for (int64_t p = w.begin[2]; p < w.end[2]; p += step_w, values += across) {
           if (max) {
             for (int64_t c = 0; c < lanes; ++c) acc[c] = values[c] > acc[c] ? values[c] : acc[c];
           } else {
@@ -467,7 +473,11 @@ void PoolLanesOf(const PoolingGeometry& g, const std::vector<Window>& windows, i
     }
   }
 #endif
-  PoolLanes(g, windows, first, end, x, y, step, lanes);
+  if (g.dilated()) {
+    PoolLanes<true>(g, windows, first, end, x, y, step, lanes);
+  } else {
+    PoolLanes<false>(g, windows, first, end, x, y, step, lanes);
+  }
 }
 
 template <typename T>
@@ -484,8 +494,10 @@ void PoolingForward(const PoolingGeometry& g, const T* x, T* y) {
                        if (g.channels_last || g.blocked) {
                          PoolLanesOf(g, windows, first, end, x_block, y_block, g.position_step(),
                                      count);
+                       } else if (g.dilated()) {
+                         PoolPlane<true>(g, windows, first, end, x_block, y_block);
                        } else {
-                         PoolPlane(g, windows, first, end, x_block, y_block);
+                         PoolPlane<false>(g, windows, first, end, x_block, y_block);
                        }
                      });
 }
