@@ -26,3 +26,22 @@ inline bool CpuSupportsAvx512f() {
 }
 
 }  // namespace mxlite::cpu
+
+#if MXLITE_HAS_AVX512_KERNEL
+#include <immintrin.h>
+
+namespace mxlite::cpu {
+
+// max(a, b) and min(a, b) of 16 floats, b where either is NaN (as maxps / minps: put the value
+// that must keep its NaN second). The zero-masked forms with every lane on: GCC 12's plain
+// _mm512_max_ps / _mm512_min_ps pass _mm512_undefined_ps() through and warn of it as maybe
+// uninitialised.
+MXLITE_AVX512 inline __m512 Max16(__m512 a, __m512 b) {
+  return _mm512_maskz_max_ps(static_cast<__mmask16>(0xFFFF), a, b);
+}
+MXLITE_AVX512 inline __m512 Min16(__m512 a, __m512 b) {
+  return _mm512_maskz_min_ps(static_cast<__mmask16>(0xFFFF), a, b);
+}
+
+}  // namespace mxlite::cpu
+#endif

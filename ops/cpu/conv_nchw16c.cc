@@ -276,17 +276,12 @@ void DirectTile(const ConvGeometry& g, const RowTask<T>& task, int64_t ox, int p
 }
 
 #if MXLITE_HAS_AVX512_KERNEL
-// Stores one accumulator: residual, then the clamp (bound first: max/min return their second
-// operand when one is NaN, so a NaN stays NaN). The maskz forms with every lane set are max/min
-// themselves; GCC 12's plain _mm512_max_ps warns of an uninitialised operand it never reads.
+// Stores one accumulator: residual, then the clamp (bound first: Max16/Min16 return their second
+// operand when one is NaN, so a NaN stays NaN).
 MXLITE_AVX512 inline void StoreVector(__m512 value, const RowTask<float>& task, int64_t at,
                                       bool clamps) {
   if (task.residual != nullptr) value = _mm512_add_ps(value, _mm512_loadu_ps(task.residual + at));
-  if (clamps) {
-    constexpr __mmask16 kAll = 0xFFFF;
-    value = _mm512_maskz_min_ps(kAll, _mm512_set1_ps(task.high),
-                                _mm512_maskz_max_ps(kAll, _mm512_set1_ps(task.low), value));
-  }
+  if (clamps) value = Min16(_mm512_set1_ps(task.high), Max16(_mm512_set1_ps(task.low), value));
   _mm512_storeu_ps(task.output + at, value);
 }
 

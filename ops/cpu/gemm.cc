@@ -853,6 +853,10 @@ void SetGemmImplementation(GemmImplementation implementation) {
   requested_implementation.store(implementation, std::memory_order_relaxed);
 }
 
+bool GemmUsesAvx512Tiles() {
+  return ResolveImplementation(requested_implementation.load()) == GemmImplementation::kAvx512;
+}
+
 bool PackedOperandsReadInPlace() {
   return IsPackedGemm(
       ResolveImplementation(requested_implementation.load(std::memory_order_relaxed)));

@@ -127,6 +127,11 @@ GemmInfo ActiveGemm();
 // Cheap enough for every call (ActiveGemm() builds its description strings).
 bool PackedOperandsReadInPlace();
 
+// True when Sgemm's packed GEMM runs its full tiles in AVX-512 registers now (kAvx512): kernels
+// outside gemm.cc that call the micro-kernels themselves (Winograd's products) pick the same
+// tiles. Cheap enough for every call.
+bool GemmUsesAvx512Tiles();
+
 // Selects the implementation for every later Sgemm call in the process. kAuto restores the default.
 // Throws mxlite::Error when the CPU cannot run the one asked for (kAvx2Fma without avx2/fma).
 void SetGemmImplementation(GemmImplementation implementation);

@@ -449,6 +449,68 @@ MXLITE_AVX2 void SgemmNarrowTilePairAvx2Fma(int64_t kc, const float* a_first, co
             epilogue.empty() ? epilogue : epilogue.Offset(kMr, 0));
 }
 
+namespace {
+
+// Stores rows of 16 columns straight from AVX-512 accumulators: the AVX2 tiles' arithmetic
+// (StoreRow: alpha, beta, row bias, column bias, residual, clamp, in that order) on one 512-bit
+// register per row, so an element gets the same bits, without going through a tile in memory
+// (a 512-bit store read back as two 256-bit halves waits for the store to retire: the
+// round trip cost a 12 x 32 block as much as 40 of its k steps).
+class WideRowStore {
+ public:
+  // For the block of C whose first column `epilogue` is offset to; `columns` (1..16) exist.
+  MXLITE_AVX512 WideRowStore(const Epilogue<float>& epilogue, int columns, float alpha, float beta)
+      : epilogue_(epilogue),
+        lanes_(static_cast<__mmask16>((1u << columns) - 1u)),
+        beta_(beta),
+        clamps_(epilogue.clamps()),
+        alpha_(_mm512_set1_ps(alpha)),
+        low_(_mm512_set1_ps(epilogue.low)),
+        high_(_mm512_set1_ps(epilogue.high)),
+        column_bias_(epilogue.column_bias != nullptr
+                         ? _mm512_maskz_loadu_ps(lanes_, epilogue.column_bias)
+                         : _mm512_setzero_ps()) {}
+
+  // Row r of the block (r counts from the epilogue's first row), at c_row.
+  MXLITE_AVX512 void operator()(float* c_row, int64_t r, __m512 acc) const {
+    const bool partial = lanes_ != 0xFFFF;
+    acc = _mm512_mul_ps(acc, alpha_);
+    if (beta_ == 0.0f) {
+      // Nothing; C is write-only.
+    } else if (beta_ == 1.0f) {
+      acc = _mm512_add_ps(acc, Load(c_row, partial));
+    } else {
+      acc = _mm512_fmadd_ps(_mm512_set1_ps(beta_), Load(c_row, partial), acc);
+    }
+    if (epilogue_.row_bias != nullptr)
+      acc = _mm512_add_ps(acc, _mm512_set1_ps(epilogue_.row_bias[r]));
+    if (epilogue_.column_bias != nullptr) acc = _mm512_add_ps(acc, column_bias_);
+    if (epilogue_.residual != nullptr) {
+      acc = _mm512_add_ps(acc, Load(epilogue_.residual + r * epilogue_.residual_stride, partial));
+    }
+    if (clamps_) acc = Min16(high_, Max16(low_, acc));  // as StoreRow: NaN kept
+    // Masked stores cost more than plain ones on some CPUs: full rows use plain ones.
+    if (partial) {
+      _mm512_mask_storeu_ps(c_row, lanes_, acc);
+    } else {
+      _mm512_storeu_ps(c_row, acc);
+    }
+  }
+
+ private:
+  MXLITE_AVX512 __m512 Load(const float* row, bool partial) const {
+    return partial ? _mm512_maskz_loadu_ps(lanes_, row) : _mm512_loadu_ps(row);
+  }
+
+  const Epilogue<float>& epilogue_;
+  __mmask16 lanes_;
+  float beta_;
+  bool clamps_;
+  __m512 alpha_, low_, high_, column_bias_;
+};
+
+}  // namespace
+
 // Two full tiles (rows i and i + 6) of a full panel, each row's 16 columns in one AVX-512
 // register: twelve accumulators, one B load and twelve broadcasts per k step. On CPUs with two
 // 512-bit FMA ports (Intel Xeon) this does twice the work per instruction of the AVX2 kernel; on
@@ -480,23 +542,19 @@ MXLITE_AVX512 void SgemmTilePairAvx512(int64_t kc, const float* first, const flo
     acc10 = _mm512_fmadd_ps(b_step, _mm512_set1_ps(second[s4]), acc10);
     acc11 = _mm512_fmadd_ps(b_step, _mm512_set1_ps(second[s5]), acc11);
   }
-  alignas(64) float first_tile[kMr * kNr];
-  alignas(64) float second_tile[kMr * kNr];
-  _mm512_store_ps(first_tile + 0 * kNr, acc0);
-  _mm512_store_ps(first_tile + 1 * kNr, acc1);
-  _mm512_store_ps(first_tile + 2 * kNr, acc2);
-  _mm512_store_ps(first_tile + 3 * kNr, acc3);
-  _mm512_store_ps(first_tile + 4 * kNr, acc4);
-  _mm512_store_ps(first_tile + 5 * kNr, acc5);
-  _mm512_store_ps(second_tile + 0 * kNr, acc6);
-  _mm512_store_ps(second_tile + 1 * kNr, acc7);
-  _mm512_store_ps(second_tile + 2 * kNr, acc8);
-  _mm512_store_ps(second_tile + 3 * kNr, acc9);
-  _mm512_store_ps(second_tile + 4 * kNr, acc10);
-  _mm512_store_ps(second_tile + 5 * kNr, acc11);
-  StoreTile(first_tile, c, ldc, kMr, columns, alpha, beta, epilogue);
-  StoreTile(second_tile, c + kMr * ldc, ldc, kMr, columns, alpha, beta,
-            epilogue.empty() ? epilogue : epilogue.Offset(kMr, 0));
+  const WideRowStore store(epilogue, columns, alpha, beta);
+  store(c, 0, acc0);
+  store(c + ldc, 1, acc1);
+  store(c + 2 * ldc, 2, acc2);
+  store(c + 3 * ldc, 3, acc3);
+  store(c + 4 * ldc, 4, acc4);
+  store(c + 5 * ldc, 5, acc5);
+  store(c + 6 * ldc, 6, acc6);
+  store(c + 7 * ldc, 7, acc7);
+  store(c + 8 * ldc, 8, acc8);
+  store(c + 9 * ldc, 9, acc9);
+  store(c + 10 * ldc, 10, acc10);
+  store(c + 11 * ldc, 11, acc11);
 }
 
 // Two full tiles (rows i and i + 6) of two adjacent panels (columns j and j + 16): 24
@@ -543,32 +601,34 @@ MXLITE_AVX512 void SgemmTileQuadAvx512(int64_t kc, const float* first, const flo
     a = _mm512_set1_ps(second[s5]);
     l11 = _mm512_fmadd_ps(bl, a, l11), r11 = _mm512_fmadd_ps(br, a, r11);
   }
-  alignas(64) float tiles[4][kMr * kNr];
-  const __m512 left[] = {l0, l1, l2, l3, l4, l5, l6, l7, l8, l9, l10, l11};
-  const __m512 right[] = {r0, r1, r2, r3, r4, r5, r6, r7, r8, r9, r10, r11};
-  for (int r = 0; r < 2 * kMr; ++r) {
-    _mm512_store_ps(tiles[r / kMr] + (r % kMr) * kNr, left[r]);
-    _mm512_store_ps(tiles[2 + r / kMr] + (r % kMr) * kNr, right[r]);
-  }
-  const auto offset = [&](int64_t row, int64_t column) {
-    return epilogue.empty() ? epilogue : epilogue.Offset(row, column);
-  };
-  StoreTile(tiles[0], c, ldc, kMr, kNr, alpha, beta, epilogue);
-  StoreTile(tiles[1], c + kMr * ldc, ldc, kMr, kNr, alpha, beta, offset(kMr, 0));
-  StoreTile(tiles[2], c + kNr, ldc, kMr, right_columns, alpha, beta, offset(0, kNr));
-  StoreTile(tiles[3], c + kMr * ldc + kNr, ldc, kMr, right_columns, alpha, beta,
-            offset(kMr, kNr));
+  const WideRowStore left(epilogue, kNr, alpha, beta);
+  const Epilogue<float> right_epilogue = epilogue.empty() ? epilogue : epilogue.Offset(0, kNr);
+  const WideRowStore right(right_epilogue, right_columns, alpha, beta);
+  float* const c_right = c + kNr;
+  left(c, 0, l0), right(c_right, 0, r0);
+  left(c + ldc, 1, l1), right(c_right + ldc, 1, r1);
+  left(c + 2 * ldc, 2, l2), right(c_right + 2 * ldc, 2, r2);
+  left(c + 3 * ldc, 3, l3), right(c_right + 3 * ldc, 3, r3);
+  left(c + 4 * ldc, 4, l4), right(c_right + 4 * ldc, 4, r4);
+  left(c + 5 * ldc, 5, l5), right(c_right + 5 * ldc, 5, r5);
+  left(c + 6 * ldc, 6, l6), right(c_right + 6 * ldc, 6, r6);
+  left(c + 7 * ldc, 7, l7), right(c_right + 7 * ldc, 7, r7);
+  left(c + 8 * ldc, 8, l8), right(c_right + 8 * ldc, 8, r8);
+  left(c + 9 * ldc, 9, l9), right(c_right + 9 * ldc, 9, r9);
+  left(c + 10 * ldc, 10, l10), right(c_right + 10 * ldc, 10, r10);
+  left(c + 11 * ldc, 11, l11), right(c_right + 11 * ldc, 11, r11);
 }
 
 namespace {
 
-// One tile of kRows (<= MR) rows of two adjacent panels, into two MR x NR accumulator tiles
-// (rows past kRows untouched). The loops over rows unroll, so the accumulators stay in registers.
+// One tile of kRows (<= MR) rows of two adjacent panels, stored into C as it is summed. The loops
+// over rows unroll, so the accumulators stay in registers.
 template <int kRows>
 MXLITE_AVX512 void ShortTileOfPanelPair(int64_t kc, const float* a, int64_t row_stride,
                                         int64_t step_stride, const float* b_left,
-                                        const float* b_right, float* left_tile,
-                                        float* right_tile) {
+                                        const float* b_right, float* c, int64_t ldc,
+                                        const WideRowStore& left_store,
+                                        const WideRowStore& right_store) {
   __m512 left[kRows], right[kRows];
 #pragma GCC unroll 6
   for (int r = 0; r < kRows; ++r) left[r] = right[r] = _mm512_setzero_ps();
@@ -583,8 +643,8 @@ MXLITE_AVX512 void ShortTileOfPanelPair(int64_t kc, const float* a, int64_t row_
   }
 #pragma GCC unroll 6
   for (int r = 0; r < kRows; ++r) {
-    _mm512_store_ps(left_tile + r * kNr, left[r]);
-    _mm512_store_ps(right_tile + r * kNr, right[r]);
+    left_store(c + r * ldc, r, left[r]);
+    right_store(c + r * ldc + kNr, r, right[r]);
   }
 }
 
@@ -596,19 +656,16 @@ MXLITE_AVX512 void SgemmTileOfPanelPairAvx512(int64_t kc, const float* a, int64_
                                               float* c, int64_t ldc, int right_columns,
                                               float alpha, float beta,
                                               const Epilogue<float>& epilogue) {
-  alignas(64) float left[kMr * kNr];
-  alignas(64) float right[kMr * kNr];
-  switch (rows) {
-    case 1: ShortTileOfPanelPair<1>(kc, a, row_stride, step_stride, b_left, b_right, left, right); break;
-    case 2: ShortTileOfPanelPair<2>(kc, a, row_stride, step_stride, b_left, b_right, left, right); break;
-    case 3: ShortTileOfPanelPair<3>(kc, a, row_stride, step_stride, b_left, b_right, left, right); break;
-    case 4: ShortTileOfPanelPair<4>(kc, a, row_stride, step_stride, b_left, b_right, left, right); break;
-    case 5: ShortTileOfPanelPair<5>(kc, a, row_stride, step_stride, b_left, b_right, left, right); break;
-    default: ShortTileOfPanelPair<kMr>(kc, a, row_stride, step_stride, b_left, b_right, left, right);
-  }
-  StoreTile(left, c, ldc, rows, kNr, alpha, beta, epilogue);
-  StoreTile(right, c + kNr, ldc, rows, right_columns, alpha, beta,
-            epilogue.empty() ? epilogue : epilogue.Offset(0, kNr));
+  const WideRowStore left(epilogue, kNr, alpha, beta);
+  const Epilogue<float> right_epilogue = epilogue.empty() ? epilogue : epilogue.Offset(0, kNr);
+  const WideRowStore right(right_epilogue, right_columns, alpha, beta);
+  using ShortTile = void (*)(int64_t, const float*, int64_t, int64_t, const float*, const float*,
+                             float*, int64_t, const WideRowStore&, const WideRowStore&);
+  static_assert(kMr == 6, "one short tile per row count");
+  static constexpr ShortTile kShortTiles[kMr] = {ShortTileOfPanelPair<1>, ShortTileOfPanelPair<2>,
+                                                 ShortTileOfPanelPair<3>, ShortTileOfPanelPair<4>,
+                                                 ShortTileOfPanelPair<5>, ShortTileOfPanelPair<6>};
+  kShortTiles[rows - 1](kc, a, row_stride, step_stride, b_left, b_right, c, ldc, left, right);
 }
 
 namespace {

@@ -14,7 +14,9 @@
 #include <vector>
 
 #include "core/error.h"
+#include "ops/cpu/avx512.h"
 #include "ops/cpu/conv_algorithms.h"
+#include "ops/cpu/gemm.h"
 #include "ops/cpu/parallel.h"
 #include "tests/ops/reference.h"
 
@@ -655,6 +657,29 @@ TEST(ConvAlgorithms, WinogradFloat32SameBitsOnOneAndTwoThreads) {
       }
       EXPECT_EQ(results[0], results[1]) << name << " " << ConvDirectionName(direction);
     }
+  }
+}
+
+// Winograd's products run two 6-row panels in AVX-512 registers where the GEMM uses AVX-512 tiles,
+// one in AVX2 registers elsewhere (and for an odd panel left over): each sum is formed in the
+// same order, so the output has the same bits either way (13 output channels: two panels and a
+// partial third).
+TEST(ConvAlgorithms, WinogradFloat32SameBitsWithAvx2AndAvx512Products) {
+  if (!CpuSupportsAvx2Fma() || !CpuSupportsAvx512f()) {
+    GTEST_SKIP() << "the AVX-512 products need avx512f, avx2 and fma";
+  }
+  const ConvCase shape{"batch2", 2, 11, 13, 1, 19, 22, 3, 1, 1, 1};
+  const ConvGeometry g = shape.Geometry();
+  const ConvInputs<float> inputs(g);
+  for (const char* name : {"winograd_2x2_3x3", "winograd_4x4_3x3"}) {
+    const ConvAlgorithm& winograd = *FindCpuConvAlgorithm(name, ConvLayout::kNCHW);
+    std::vector<float> results[2];
+    for (int wide = 0; wide < 2; ++wide) {
+      SetGemmImplementation(wide ? GemmImplementation::kAvx512 : GemmImplementation::kAvx2Fma);
+      results[wide] = RunInNCHW(winograd, ConvDirection::kForward, g, inputs);
+    }
+    SetGemmImplementation(GemmImplementation::kAuto);
+    EXPECT_EQ(results[0], results[1]) << name;
   }
 }
 
