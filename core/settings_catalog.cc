@@ -150,8 +150,9 @@ std::vector<SettingSpec> BuiltinSettingSpecs() {
            "kernel after cuBLAS's (one engine step instead of two); the same bits, training "
            "too. 0 keeps the two ops (new in mxlite)."),
       Bool("MXNET_CONV_FUSE_ACTIVATION", "1",
-           "Inference executors fold a relu or clip that alone reads a Convolution's output "
-           "into the convolution (act_min / act_max: on the CPU clamped as the kernel stores it, "
+           "Inference executors fold a relu or clip that alone reads a Convolution's or a "
+           "BatchNorm's output into that node (act_min / act_max: on the CPU clamped as the "
+           "kernel stores it, "
            "one pass over the output instead of three; on the GPU in one epilogue kernel with "
            "the bias, one engine step instead of two); 0 keeps them separate. Training never "
            "fuses (new in mxlite)."),

@@ -29,6 +29,7 @@
 #include "ops/cpu/elementwise.h"
 #include "ops/cpu/parallel.h"
 #include "ops/operator.h"
+#include "ops/output_clamp.h"
 
 namespace mxlite {
 
@@ -169,14 +170,28 @@ void BatchStatistics(const ChannelLayout& l, const T* x, ScratchSpace& scratch, 
   for (int64_t c = 0; c < l.channels; ++c) s.var[c] /= m;
 }
 
+// The fused activation (act_min / act_max, ops/output_clamp.h) on one output value: bounds in the
+// data type, a NaN kept (std::max / std::min return their first argument when a comparison
+// fails), as a separate relu or clip after the normalisation gives it.
+template <typename T>
+struct Clamp {
+  T low, high;
+  T operator()(T value) const { return std::min(std::max(value, low), high); }
+};
+
+template <typename T>
+Clamp<T> ClampOf(const OutputClamp& clamp) {
+  return {static_cast<T>(clamp.low), static_cast<T>(clamp.high)};
+}
+
 // y = x * scale[c] + shift[c] over blocked data: per (outer, block) a contiguous run of
 // inner x lanes elements whose lane is the channel within the block. Each pixel's lanes are one
 // short contiguous vector, so the kernel walks pixels with the block's scale and shift at hand
 // (kLanes > 0 fixes the lane count at compile time so the lane loop vectorises; 0 reads it from
 // the layout). No per-element index arithmetic: that cost 20x over NCHW.
 template <typename T, int kLanes>
-void ApplyBlockedRange(const ChannelLayout& l, const T* x, const T* scale, const T* shift, T* y,
-                       int64_t begin, int64_t end) {
+void ApplyBlockedRange(const ChannelLayout& l, const T* x, const T* scale, const T* shift,
+                       const Clamp<T>& clamp, T* y, int64_t begin, int64_t end) {
   const int64_t lanes = kLanes > 0 ? kLanes : l.lanes;
   const int64_t blocks = l.channels / lanes, run = l.inner * lanes;
   int64_t i = begin;
@@ -184,21 +199,22 @@ void ApplyBlockedRange(const ChannelLayout& l, const T* x, const T* scale, const
     const int64_t run_end = std::min(end, (i / run + 1) * run);
     const T* s = scale + (i / run) % blocks * lanes;
     const T* b = shift + (i / run) % blocks * lanes;
-    for (; i < run_end && i % lanes != 0; ++i) y[i] = x[i] * s[i % lanes] + b[i % lanes];
+    for (; i < run_end && i % lanes != 0; ++i) y[i] = clamp(x[i] * s[i % lanes] + b[i % lanes]);
     for (; i + lanes <= run_end; i += lanes) {
-      for (int64_t k = 0; k < lanes; ++k) y[i + k] = x[i + k] * s[k] + b[k];
+      for (int64_t k = 0; k < lanes; ++k) y[i + k] = clamp(x[i + k] * s[k] + b[k]);
     }
-    for (; i < run_end; ++i) y[i] = x[i] * s[i % lanes] + b[i % lanes];
+    for (; i < run_end; ++i) y[i] = clamp(x[i] * s[i % lanes] + b[i % lanes]);
   }
 }
 
 template <typename T>
-void ApplyBlocked(const ChannelLayout& l, const T* x, const T* scale, const T* shift, T* y) {
+void ApplyBlocked(const ChannelLayout& l, const T* x, const T* scale, const T* shift,
+                  const Clamp<T>& clamp, T* y) {
   cpu::ForEachChunk(l.outer * l.channels * l.inner, [&](int64_t begin, int64_t end) {
     if (l.lanes == kChannelBlock) {
-      ApplyBlockedRange<T, kChannelBlock>(l, x, scale, shift, y, begin, end);
+      ApplyBlockedRange<T, kChannelBlock>(l, x, scale, shift, clamp, y, begin, end);
     } else {
-      ApplyBlockedRange<T, 0>(l, x, scale, shift, y, begin, end);
+      ApplyBlockedRange<T, 0>(l, x, scale, shift, clamp, y, begin, end);
     }
   });
 }
@@ -213,6 +229,7 @@ void BatchNormForward(const OpContext& ctx, const Attributes& attrs,
   const double eps = p.eps, momentum = p.momentum;
   const bool fix_gamma = p.fix_gamma;
   const bool batch_stats = p.UsesBatchStats(ctx.is_train);
+  const Clamp<T> clamp = ClampOf<T>(ReadOutputClamp(attrs, owner));
   const T* x = inputs[kData].data_as<T>();
   const T* gamma = inputs[kGamma].data_as<T>();
   const T* beta = inputs[kBeta].data_as<T>();
@@ -240,14 +257,18 @@ void BatchNormForward(const OpContext& ctx, const Attributes& attrs,
       scale_shift[l.channels + c] =
           static_cast<T>(static_cast<double>(beta[c]) - s.mean[c] * scale);
     }
-    ApplyBlocked(l, x, scale_shift, scale_shift + l.channels, outputs[kOut].data_as<T>());
+    ApplyBlocked(l, x, scale_shift, scale_shift + l.channels, clamp, outputs[kOut].data_as<T>());
   } else if (req[kOut] != WriteMode::kNull) {
     T* y = outputs[kOut].data_as<T>();
+    const bool clamps = ReadOutputClamp(attrs, owner).active();
     ForEachChannelRun(l, TilingOf(l), [&](int64_t, int64_t c, int64_t offset, int64_t count) {
       const double scale = (fix_gamma ? 1.0 : static_cast<double>(gamma[c])) * s.invstd[c];
       const T a = static_cast<T>(scale);
       const T b = static_cast<T>(static_cast<double>(beta[c]) - s.mean[c] * scale);
       cpu::EigenArray<T>(y + offset, count) = cpu::EigenArray<const T>(x + offset, count) * a + b;
+      if (clamps) {
+        for (T* v = y + offset; v != y + offset + count; ++v) *v = clamp(*v);
+      }
     });
   }
   for (int64_t c = 0; c < l.channels; ++c) {
@@ -272,6 +293,7 @@ void BatchNormBackward(const OpContext& ctx, const Attributes& attrs, const T* d
   const ChannelLayout l = LayoutOf(attrs, inputs[kData].shape, owner);
   MX_CHECK(!l.blocked()) << owner << ": channel_block=" << l.lanes
                          << " (data in blocks of channels) runs forward only (inference)";
+  CheckNoFusedActivation(attrs, owner);
   const BatchNormParams p = BatchNormParamsOf(attrs, owner);
   const double eps = p.eps;
   const bool fix_gamma = p.fix_gamma;
@@ -392,6 +414,7 @@ MXLITE_REGISTER_OP(BatchNorm) {
            "with the moving statistics only (inference), forward only (CPU)",
            Default("1"), 1)
       .Bool("cudnn_off", "do not use cuDNN (no effect on the CPU)", Default("false"));
+  AddFusedActivationAttributes(op.attributes);
   op.input_names = [](const Attributes&) {
     return std::vector<std::string>{"data", "gamma", "beta", "moving_mean", "moving_var"};
   };
@@ -421,6 +444,9 @@ MXLITE_REGISTER_OP(BatchNorm) {
     text["axis"] = AxisTextIn(layout, attrs.GetInt("axis"));
     if (layout == ActivationLayout::kNCHW16c) text["channel_block"] = std::to_string(kChannelBlock);
   };
+  // A relu or clip after it joins its store at inference (DenseNet's and pre-activation
+  // ResNets' BatchNorm + ReLU before each convolution: one pass over the tensor instead of two).
+  op.fusion.takes_clamp = [](const Attributes&) { return true; };
   op.forward[DeviceType::kCPU] = BatchNormForwardCpu;
   op.backward[DeviceType::kCPU] = BatchNormBackwardCpu;
   return op;

@@ -21,6 +21,7 @@
 #include "core/shape.h"
 #include "ops/attributes.h"
 #include "ops/cpu/im2col.h"
+#include "ops/output_clamp.h"
 
 namespace mxlite {
 
@@ -79,26 +80,6 @@ bool RunsChannelBlocked(int64_t channels, int64_t filters, int64_t groups);
 cpu::ConvGeometry ConvolutionGeometry(const ConvWindow& window, const Shape& data_shape,
                                       const std::string& owner);
 
-// Convolution's fused activation: act_min / act_max (optional floats) clamp every output element
-// after the bias, so a following relu (act_min=0), ReLU6 (0, 6) or clip costs no pass of its own.
-// Set by the inference fusion pass (scheduler/graph/fusion.h) or by hand; forward only (the
-// gradient of a clamped output would need the pre-clamp values, which the fused op does not keep).
-// `prefix` names the clamp of another stage of a fused op ("expand_": expand_act_min / _max).
-void AddFusedActivationAttributes(AttributeSchema& schema, const std::string& prefix = "");
-
-struct OutputClamp {
-  double low = -std::numeric_limits<double>::infinity();
-  double high = std::numeric_limits<double>::infinity();
-  bool active() const;
-};
-
-// The clamp of `attrs` (prefix + act_min / act_max); an error naming `owner` when the minimum is
-// above the maximum or a bound is NaN.
-OutputClamp ReadOutputClamp(const Attributes& attrs, const std::string& owner,
-                            const std::string& prefix = "");
-
-// Backward's check: an error naming `owner` when the node has a fused activation.
-void CheckNoFusedActivation(const Attributes& attrs, const std::string& owner);
 // The same for Convolution's fused residual addition (`residual`).
 void CheckNoFusedResidual(const Attributes& attrs, const std::string& owner);
 // The input index of a Convolution's fused residual: after data, weight and the bias if any.

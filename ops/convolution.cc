@@ -381,6 +381,7 @@ MXLITE_REGISTER_OP(Convolution) {
     text["layout"] = ActivationLayoutName(layout);
   };
   op.fusion.convolution = true;
+  op.fusion.takes_clamp = [](const Attributes&) { return true; };
   op.fusion.takes_residual = [](const Attributes& attrs) {
     return !attrs.Has("act_min") && !attrs.Has("act_max") && !attrs.GetBool("residual");
   };

@@ -193,6 +193,10 @@ struct FusionTraits {
   std::function<std::optional<SelfGate>(const Attributes&,
                                         const std::map<std::string, std::string>& text)>
       self_gate;
+  // Whether a node with these attributes can take a clamping activation after it (relu, clip)
+  // into the store of its output: it then gets act_min / act_max (ops/output_clamp.h) and the
+  // activation goes; unset: it cannot. Convolution, BatchNorm.
+  std::function<bool(const Attributes&)> takes_clamp;
   // Whether a node can take a residual addition into the store of its output (it then gets
   // residual=true and the addend as one more input); unset: it cannot.
   std::function<bool(const Attributes&)> takes_residual;
@@ -201,9 +205,9 @@ struct FusionTraits {
   // and the vector as one more input, `bias`); unset: it cannot. MatMul: a Linear layer written
   // as MatMul then Add.
   std::function<bool(const Attributes&, const std::vector<Shape>& inputs)> takes_bias;
-  // A Convolution (attributes as ops/conv_attributes.h reads them): a clamp folds into its store
-  // (act_min / act_max), on the CPU its 1x1 and depthwise NHWC instances fuse into depthwise
-  // blocks, and kernel taps that read only padding are cut (scheduler/graph/dead_taps.h).
+  // A Convolution (attributes as ops/conv_attributes.h reads them): on the CPU its 1x1 and
+  // depthwise NHWC instances fuse into depthwise blocks, and kernel taps that read only padding
+  // are cut (scheduler/graph/dead_taps.h).
   bool convolution = false;
 };
 

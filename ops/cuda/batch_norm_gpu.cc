@@ -8,6 +8,7 @@
 #include "ops/cuda/batch_norm_kernels.h"
 #include "ops/cuda/cuda_util.h"
 #include "ops/operator.h"
+#include "ops/output_clamp.h"
 
 namespace mxlite {
 namespace {
@@ -31,6 +32,9 @@ cuda::BatchNormParams KernelParamsOf(const OpContext& ctx, const Attributes& att
   p.momentum = b.momentum;
   p.fix_gamma = b.fix_gamma;
   p.batch_stats = b.UsesBatchStats(ctx.is_train);
+  const OutputClamp clamp = ReadOutputClamp(attrs, owner);
+  p.low = clamp.low;
+  p.high = clamp.high;
   return p;
 }
 
@@ -69,6 +73,7 @@ void BatchNormBackwardGpu(const OpContext& ctx, const Attributes& attrs,
     return;
   }
   const std::string owner = "BatchNorm " + ctx.node_name;
+  CheckNoFusedActivation(attrs, owner);
   cudaStream_t stream = cuda::PrepareStream(ctx, owner);
   const cuda::BatchNormGeometry g = BatchNormGeometryOf(attrs, inputs[kData].shape, owner);
   const cuda::BatchNormParams p = KernelParamsOf(ctx, attrs, owner);

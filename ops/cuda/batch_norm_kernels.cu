@@ -59,13 +59,16 @@ __global__ void BatchNormStatsKernel(BatchNormGeometry g, BatchNormParams p,
 
 template <typename T>
 __global__ void BatchNormApplyKernel(BatchNormGeometry g, const T* x, T* y,
-                                     const double* coefficients) {
+                                     const double* coefficients, bool clamps, ComputeType<T> low,
+                                     ComputeType<T> high) {
   const int64_t total = g.outer * g.channels * g.inner;
   MXLITE_GRID_LOOP(i, total) {
     const int64_t c = (i / g.inner) % g.channels;
     using C = ComputeType<T>;
-    y[i] = static_cast<T>(static_cast<C>(x[i]) * static_cast<C>(coefficients[c]) +
-                          static_cast<C>(coefficients[g.channels + c]));
+    C value = static_cast<C>(x[i]) * static_cast<C>(coefficients[c]) +
+              static_cast<C>(coefficients[g.channels + c]);
+    if (clamps) value = value < low ? low : (value > high ? high : value);  // NaN kept, as the CPU
+    y[i] = static_cast<T>(value);
   }
 }
 
@@ -127,7 +130,10 @@ cudaError_t BatchNormForward(const BatchNormGeometry& g, const BatchNormParams& 
   BatchNormStatsKernel<T><<<static_cast<unsigned>(g.channels), kThreads, 0, s>>>(g, p, a);
   const int64_t total = g.outer * g.channels * g.inner;
   if (a.y != nullptr && total > 0) {
-    BatchNormApplyKernel<T><<<Blocks(total), kThreads, 0, s>>>(g, a.x, a.y, a.coefficients);
+    using C = ComputeType<T>;
+    const bool clamps = p.low != -HUGE_VAL || p.high != HUGE_VAL;
+    BatchNormApplyKernel<T><<<Blocks(total), kThreads, 0, s>>>(
+        g, a.x, a.y, a.coefficients, clamps, static_cast<C>(p.low), static_cast<C>(p.high));
   }
   return cudaGetLastError();
 }

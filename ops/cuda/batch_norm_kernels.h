@@ -2,6 +2,8 @@
 // ops/cuda/batch_norm_gpu.cc. Like kernel_types.h, included by nvcc and g++.
 #pragma once
 
+#include <cmath>
+
 #include "ops/cuda/kernel_types.h"
 
 namespace mxlite::cuda {
@@ -13,6 +15,8 @@ struct BatchNormGeometry {
 struct BatchNormParams {
   double eps = 1e-3, momentum = 0.9;
   bool fix_gamma = true, batch_stats = true;
+  // The fused activation's bounds (act_min / act_max, ops/output_clamp.h): y is clamped to them.
+  double low = -HUGE_VAL, high = HUGE_VAL;
 };
 // The type of BatchNorm's parameters, moving states and saved statistics for data type T:
 // float for float16 data (MXNet's rule: statistics of float16 data are kept in float32), T

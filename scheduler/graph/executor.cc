@@ -199,7 +199,7 @@ void Executor::FuseActivations() {
   if (!options_.fuse_activations.value_or(settings().GetBool("MXNET_CONV_FUSE_ACTIVATION"))) {
     return;
   }
-  FusionResult fusion = FuseConvolutionActivations(graph_);
+  FusionResult fusion = FuseClampActivations(graph_);
   if (fusion.fused.empty()) return;
   fused_ = std::move(fusion.fused);
   graph_ = std::move(fusion.graph);
@@ -253,7 +253,7 @@ void Executor::FuseResiduals() {
   residuals_ = std::move(fusion.fused);
   graph_ = std::move(fusion.graph);
   if (options_.fuse_activations.value_or(settings().GetBool("MXNET_CONV_FUSE_ACTIVATION"))) {
-    FusionResult activations = FuseConvolutionActivations(graph_);
+    FusionResult activations = FuseClampActivations(graph_);
     fused_.insert(fused_.end(), activations.fused.begin(), activations.fused.end());
     graph_ = std::move(activations.graph);
   }

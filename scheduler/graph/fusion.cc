@@ -41,11 +41,11 @@ std::map<NodeEntry, int> CountReaders(const Graph& graph) {
 
 }  // namespace
 
-FusionResult FuseConvolutionActivations(const Graph& graph) {
+FusionResult FuseClampActivations(const Graph& graph) {
   const std::map<NodeEntry, int> readers = CountReaders(graph);
   const std::set<NodeEntry> outputs(graph.outputs().begin(), graph.outputs().end());
-  std::vector<int> fused_into(graph.num_nodes(), -1);  // activation id -> its convolution's id
-  std::map<int, ClampBounds> clamp_of;                 // convolution id -> its new clamp
+  std::vector<int> fused_into(graph.num_nodes(), -1);  // activation id -> its producer's id
+  std::map<int, ClampBounds> clamp_of;                 // producer id -> its new clamp
   FusionResult result;
   for (int id = 0; id < graph.num_nodes(); ++id) {
     const Node& node = graph.node(id);
@@ -53,7 +53,10 @@ FusionResult FuseConvolutionActivations(const Graph& graph) {
     if (!clamp) continue;
     const NodeEntry source = node.inputs[0];
     const Node& producer = graph.node(source.node);
-    if (producer.is_variable() || !producer.op->fusion.convolution) continue;
+    if (producer.is_variable() || !producer.op->fusion.takes_clamp ||
+        !producer.op->fusion.takes_clamp(producer.attrs)) {
+      continue;
+    }
     if (HasFusedActivation(producer) || clamp_of.count(source.node) != 0) continue;
     if (source.index != 0 || readers.at(source) != 1) continue;
     if (outputs.count(source) != 0 || outputs.count(NodeEntry{id, 0}) != 0) continue;
@@ -64,7 +67,7 @@ FusionResult FuseConvolutionActivations(const Graph& graph) {
 
   GraphRewrite rewrite(graph);
   for (int id = 0; id < graph.num_nodes(); ++id) {
-    if (fused_into[id] >= 0) {  // readers of the activation read the convolution
+    if (fused_into[id] >= 0) {  // readers of the activation read its producer
       rewrite.ReadAs(id, fused_into[id]);
       continue;
     }
@@ -382,10 +385,10 @@ std::string FormatResidualFusions(const std::vector<FusedResidual>& fused, bool 
 std::string FormatFusions(const std::vector<FusedActivation>& fused, bool per_layer) {
   std::ostringstream out;
   out << "fused " << fused.size() << (fused.size() == 1 ? " activation" : " activations")
-      << " into convolutions (MXNET_CONV_FUSE_ACTIVATION)";
+      << " into the ops before them (MXNET_CONV_FUSE_ACTIVATION)";
   if (per_layer) {
     for (const FusedActivation& pair : fused) {
-      out << "\n  " << pair.convolution << " <- " << pair.activation << " (" << pair.clamp << ")";
+      out << "\n  " << pair.producer << " <- " << pair.activation << " (" << pair.clamp << ")";
     }
   }
   return out.str();

@@ -1,22 +1,24 @@
-// Inference fusion of clamping activations into the convolution before them.
+// Inference fusion of clamping activations into the op before them.
 //
-// A Convolution whose output is read only by a relu or a clip takes that activation into its own
-// output store (act_min / act_max, ops/conv_attributes.h: every kernel clamps as it writes), and
-// the activation node goes away; whatever read the activation reads the convolution instead.
-// This is ONNX Runtime's Conv+Relu / Conv+Clip fusion and oneDNN's eltwise post-op: the separate
-// pass read the whole output back and wrote it again (8% of MobileNet-V2's time on the CPU).
+// A node whose op takes a clamp (OpDef::fusion.takes_clamp: Convolution, BatchNorm) and whose
+// output is read only by a relu or a clip takes that activation into its own output store
+// (act_min / act_max, ops/output_clamp.h: every kernel clamps as it writes), and the activation
+// node goes away; whatever read the activation reads the producer instead. This is ONNX Runtime's
+// Conv+Relu / Conv+Clip fusion and oneDNN's eltwise post-op: the separate pass read the whole
+// output back and wrote it again (8% of MobileNet-V2's time on the CPU; DenseNet's BatchNorm +
+// ReLU before every convolution).
 //
 //   Activation(act_type=relu)   ->  act_min=0
 //   clip(a_min, a_max)          ->  act_min=a_min, act_max=a_max (an absent bound stays absent)
 //
-// Fused when: the convolution's output is read by exactly that one input of that one node and is
-// not a graph output; the activation's output is not a graph output either (so the graph's
-// outputs keep their names); the convolution has no act_min / act_max yet. The fused node keeps
-// the convolution's name, so tuning-DB keys and reports do not change; the activation's name is
-// in the result.
+// Fused when: the producer's first output is read by exactly that one input of that one node and
+// is not a graph output; the activation's output is not a graph output either (so the graph's
+// outputs keep their names); the producer has no act_min / act_max yet. The fused node keeps the
+// producer's name, so tuning-DB keys and reports do not change; the activation's name is in the
+// result.
 //
-// Inference only: a fused convolution has no backward (ops/convolution.cc refuses it), so
-// executors bound for training never call this. The executor runs it on inference executors of
+// Inference only: a fused node has no backward (the ops refuse it), so executors bound for
+// training never call this. The executor runs it on inference executors of
 // either device when MXNET_CONV_FUSE_ACTIVATION is on (the default), before convolution layout
 // planning (on the GPU the clamp joins the bias in one kernel after cuDNN's: one engine step
 // fewer, which is what batch-1 passes are bound by).
@@ -32,7 +34,7 @@
 namespace mxlite {
 
 struct FusedActivation {
-  std::string convolution;  // the node that now clamps its output
+  std::string producer;     // the node that now clamps its output (a Convolution, a BatchNorm)
   std::string activation;   // the node folded into it
   std::string clamp;        // "relu", "clip [0, 6]", "clip [-inf, 1]"
 };
@@ -42,10 +44,10 @@ struct FusionResult {
   std::vector<FusedActivation> fused;  // in graph order
 };
 
-FusionResult FuseConvolutionActivations(const Graph& graph);
+FusionResult FuseClampActivations(const Graph& graph);
 
-// "fused 35 activations into convolutions (MXNET_CONV_FUSE_ACTIVATION)" and, with `per_layer`,
-// one line per pair: "  conv1 <- relu1 (relu)".
+// "fused 35 activations into the ops before them (MXNET_CONV_FUSE_ACTIVATION)" and, with
+// `per_layer`, one line per pair: "  conv1 <- relu1 (relu)".
 std::string FormatFusions(const std::vector<FusedActivation>& fused, bool per_layer);
 
 // ---- Depthwise blocks --------------------------------------------------------------------------
@@ -56,7 +58,7 @@ std::string FormatFusions(const std::vector<FusedActivation>& fused, bool per_la
 // least one of them is there and the rule (DepthwiseFusionRule) says the block pays: one
 // _fused_depthwise_block node (ops/depthwise_block.cc) that walks
 // the rows so the tensors between them stay in cache (MobileNet-V2's blocks; ops/cpu/
-// depthwise_block.h). Each stage keeps its bias and fused clamp (run FuseConvolutionActivations
+// depthwise_block.h). Each stage keeps its bias and fused clamp (run FuseClampActivations
 // first). The fused node keeps the depthwise convolution's name; whatever read the last stage
 // reads it. A convolution whose output is also read elsewhere or is a graph output is not taken
 // in. Runs after layout planning (the layouts decide what is NHWC); the executor calls it on CPU

@@ -399,7 +399,7 @@ void CostFixedNodes(const Graph& graph, const GraphShapes& shapes, const std::ve
 
 // The agnostic nodes the executor may fold into a convolution after planning, each with the
 // node whose layout it must share for that (Executor::FuseResiduals: FuseResidualAdditions, then
-// FuseConvolutionActivations again): a residual addition with its convolution, and a clamp that
+// FuseClampActivations again): a residual addition with its convolution, and a clamp that
 // then follows it with the addition. The fold happens only where the plan leaves the two in one
 // layout (a transform between them keeps the node apart), so the planner charges the node's time
 // on that edge, where the layouts differ, instead of on the node.
@@ -410,7 +410,7 @@ std::map<std::string, std::string> FoldPartners(const Graph& graph, const GraphS
   const ResidualFusionResult residuals = FuseResidualAdditions(graph, shapes);
   for (const FusedResidual& fused : residuals.fused) partner[fused.addition] = fused.convolution;
   if (!options.fuse_activations) return partner;
-  for (const FusedActivation& clamp : FuseConvolutionActivations(residuals.graph).fused) {
+  for (const FusedActivation& clamp : FuseClampActivations(residuals.graph).fused) {
     const int id = graph.Find(clamp.activation);
     if (id < 0) continue;
     const std::string& producer = graph.node(graph.node(id).inputs[0].node).name;

@@ -126,10 +126,10 @@ double TimeOneNodeMs(const std::string& op_name, const std::map<std::string, std
 // instance it can (scheduler/graph/fusion.h): clamps into convolutions, every depthwise block
 // whatever its size, residual additions (and the clamps after them).
 Graph FusedForInference(const Graph& graph) {
-  Graph fused = FuseConvolutionActivations(graph).graph;
+  Graph fused = FuseClampActivations(graph).graph;
   fused = FuseDepthwiseBlocks(fused, InferGraphShapes(fused), {.min_intermediate_bytes = 0}).graph;
   fused = FuseResidualAdditions(fused, InferGraphShapes(fused)).graph;
-  return FuseConvolutionActivations(fused).graph;
+  return FuseClampActivations(fused).graph;
 }
 
 // Before each timed pass of a graph on the CPU: the caches as a network's pass leaves them for

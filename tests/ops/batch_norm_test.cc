@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <optional>
@@ -255,6 +256,47 @@ TEST(BatchNormTest, BlockedChannelsOverManyChunks) {
   }
 }
 
+// A fused activation (act_min / act_max, set by the inference fusion pass) clamps each output after
+// the affine map, plain and blocked, as a relu or clip after it would; backward refuses it by name.
+TEST(BatchNormTest, FusedActivationClampsTheOutput) {
+  struct Layout {
+    Shape data;
+    std::function<size_t(size_t)> channel;  // of flat element i
+  };
+  const Layout layouts[] = {{{2, 3, 4, 5}, [](size_t i) { return i / 20 % 3; }},
+                            {{2, 2, 3, 5, 16}, [](size_t i) { return i / 240 % 2 * 16 + i % 16; }}};
+  const std::pair<std::string, std::string> clamps[] = {{"0", ""}, {"-0.25", "0.5"}};
+  for (const Layout& layout : layouts) {
+    for (const auto& [low, high] : clamps) {
+      Attrs attrs{{"fix_gamma", "false"}, {"act_min", low}};
+      if (!high.empty()) attrs["act_max"] = high;
+      if (layout.data.ndim() == 5) attrs["channel_block"] = "16";
+      OpCase test_case = BatchNormCase(attrs, layout.data, false);
+      const double lo = std::stod(low), hi = high.empty() ? INFINITY : std::stod(high);
+      CheckForwardAgainstReference(test_case, [&](const auto& inputs, const auto&) {
+        std::vector<double> y(inputs[0].size());
+        for (size_t i = 0; i < y.size(); ++i) {
+          const size_t c = layout.channel(i);
+          const double v =
+              inputs[1][c] * (inputs[0][i] - inputs[3][c]) / std::sqrt(inputs[4][c] + 1e-3) +
+              inputs[2][c];
+          y[i] = std::min(std::max(v, lo), hi);
+        }
+        return std::vector<std::vector<double>>{y};
+      });
+    }
+  }
+  OpCase training = BatchNormCase({{"act_min", "0"}}, {2, 3, 4}, true);
+  const OpRun run = RunForward(training, MakeInputs(training, DType::kFloat64));
+  std::mt19937_64 random(5);
+  try {
+    RunBackward(training, run, RandomOutputGradients(run.outputs, 1, DType::kFloat64, random));
+    ADD_FAILURE() << "backward ran with a fused activation";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("has a fused activation"), std::string::npos) << e.what();
+  }
+}
+
 TEST(BatchNormTest, ParameterShapesAreInferredAndChecked) {
   std::vector<Shape> outputs = InferOutputShapes(BatchNormCase({}, {2, 7, 3}, true));
   EXPECT_EQ(outputs[0], (Shape{2, 7, 3}));
@@ -336,6 +378,12 @@ MXLITE_GPU_CASES(BatchNorm) {
     OpCase inference{"BatchNorm", {{"fix_gamma", "false"}}, {{2, 3, 4, 4}}, bn_init};
     inference.is_train = false;
     add(inference);
+    OpCase clamped{"BatchNorm",
+                   {{"fix_gamma", "false"}, {"act_min", "0"}, {"act_max", "0.5"}},
+                   {{2, 3, 4, 4}},
+                   bn_init};
+    clamped.is_train = false;  // a fused activation: forward only
+    add(clamped);
   }
   return cases;
 }

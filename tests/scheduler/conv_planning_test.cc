@@ -280,8 +280,10 @@ TEST_F(ConvPlanningTest, GpuPlansAreMeasuredThereAndComputeTheSameNetwork) {
 TEST_F(ConvPlanningTest, AgnosticNodesAreCostedInEveryLayoutTheyRunIn) {
   for (bool training : {false, true}) {
     SCOPED_TRACE(training ? "training" : "inference");
-    auto exec =
-        Executor::Bind(PlanningNet(), {.training = training, .conv_plan = ConvPlanKind::kGlobal});
+    // stem_relu would fold into stem_bn at inference (FuseClampActivations): kept as a node here.
+    auto exec = Executor::Bind(
+        PlanningNet(),
+        {.training = training, .conv_plan = ConvPlanKind::kGlobal, .fuse_activations = false});
     const ConvPlanReport& report = exec->conv_plan();
     ASSERT_TRUE(report.planned);
     std::map<std::string, const PlannedLayer*> agnostic, layers;
@@ -370,9 +372,10 @@ TEST_F(ConvPlanningTest, ReshapePlansTheNewShapes) {
 
 TEST_F(ConvPlanningTest, TuningOffPlansNothing) {
   settings().Set("MXNET_CUDNN_AUTOTUNE_DEFAULT", "off");
-  // The residual fusion would fold the net's addition: the graph as planned is the point here.
-  auto exec =
-      Executor::Bind(PlanningNet(), {.conv_plan = ConvPlanKind::kGlobal, .fuse_residual = false});
+  // The fusions would fold the net's addition and stem_relu: the graph as planned is the point.
+  auto exec = Executor::Bind(
+      PlanningNet(),
+      {.conv_plan = ConvPlanKind::kGlobal, .fuse_activations = false, .fuse_residual = false});
   EXPECT_FALSE(exec->conv_plan().planned);
   EXPECT_EQ(exec->graph().num_nodes(), PlanningNet().num_nodes());
   EXPECT_NE(exec->conv_plan().Summary().find("layouts as written"), std::string::npos);
@@ -380,7 +383,7 @@ TEST_F(ConvPlanningTest, TuningOffPlansNothing) {
 
 TEST_F(ConvPlanningTest, PlanNoneKeepsTheGraph) {
   settings().Set("MXNET_CONV_PLAN", "none");
-  auto exec = Executor::Bind(PlanningNet(), {.fuse_residual = false});
+  auto exec = Executor::Bind(PlanningNet(), {.fuse_activations = false, .fuse_residual = false});
   EXPECT_FALSE(exec->conv_plan().planned);
   EXPECT_EQ(exec->conv_plan().kind, ConvPlanKind::kNone);
   EXPECT_EQ(exec->graph().num_nodes(), PlanningNet().num_nodes());

@@ -83,7 +83,7 @@ class DepthwiseFusionTest : public ::testing::Test {
 };
 
 TEST_F(DepthwiseFusionTest, TakesInTheOneByOnesThatAloneFeedOrReadIt) {
-  const Graph source = FuseConvolutionActivations(BlocksNet(12, 24)).graph;
+  const Graph source = FuseClampActivations(BlocksNet(12, 24)).graph;
   const GraphShapes shapes = InferGraphShapes(source);
   const DepthwiseFusionResult result = FuseDepthwiseBlocks(source, shapes, {});
   ASSERT_EQ(result.blocks.size(), 3u);
@@ -190,7 +190,7 @@ TEST_F(DepthwiseFusionTest, FusedExecutorsComputeWhatUnfusedOnesDo) {
 // into its projection; head reads p2 (b2's output) twice and stays, as does d4_sum (a graph
 // output). Executors give the bits of the separate addition.
 TEST_F(DepthwiseFusionTest, AnAdditionAfterABlockFoldsIntoItsProjection) {
-  const Graph source = FuseConvolutionActivations(BlocksNet(12, 24)).graph;
+  const Graph source = FuseClampActivations(BlocksNet(12, 24)).graph;
   const Graph blocks = FuseDepthwiseBlocks(source, InferGraphShapes(source), {}).graph;
   const ResidualFusionResult result = FuseResidualAdditions(blocks, InferGraphShapes(blocks));
   ASSERT_EQ(result.fused.size(), 1u);

@@ -62,14 +62,14 @@ class FusionTest : public ::testing::Test {
 
 TEST_F(FusionTest, FoldsOnlyClampsThatAloneReadAConvolution) {
   const Graph source = FusionNet();
-  const FusionResult result = FuseConvolutionActivations(source);
+  const FusionResult result = FuseClampActivations(source);
   ASSERT_EQ(result.fused.size(), 3u);
-  EXPECT_EQ(result.fused[0].convolution, "c1");
+  EXPECT_EQ(result.fused[0].producer, "c1");
   EXPECT_EQ(result.fused[0].activation, "r1");
   EXPECT_EQ(result.fused[0].clamp, "relu");
-  EXPECT_EQ(result.fused[1].convolution, "c2");
+  EXPECT_EQ(result.fused[1].producer, "c2");
   EXPECT_EQ(result.fused[1].clamp, "clip [0, 6]");
-  EXPECT_EQ(result.fused[2].convolution, "c4");
+  EXPECT_EQ(result.fused[2].producer, "c4");
   EXPECT_EQ(result.fused[2].clamp, "clip [-inf, 1]");
 
   const Graph& fused = result.graph;
@@ -95,10 +95,10 @@ TEST_F(FusionTest, FoldsOnlyClampsThatAloneReadAConvolution) {
   EXPECT_TRUE(source.HasName("r1"));
   EXPECT_FALSE(source.node(source.Find("c1")).attrs.Has("act_min"));
   // Nothing left to fold the second time.
-  EXPECT_TRUE(FuseConvolutionActivations(fused).fused.empty());
+  EXPECT_TRUE(FuseClampActivations(fused).fused.empty());
 
   EXPECT_EQ(FormatFusions(result.fused, false),
-            "fused 3 activations into convolutions (MXNET_CONV_FUSE_ACTIVATION)");
+            "fused 3 activations into the ops before them (MXNET_CONV_FUSE_ACTIVATION)");
   EXPECT_NE(FormatFusions(result.fused, true).find("\n  c2 <- k2 (clip [0, 6])"),
             std::string::npos);
 }
@@ -128,6 +128,45 @@ TEST_F(FusionTest, FusedExecutorsComputeWhatUnfusedOnesDo) {
         RunInference(graph, {.conv_plan = plan, .fuse_activations = true}, &fused);
     EXPECT_EQ(fused.size(), 3u);
     testing_support::ExpectOutputsNear(expected, actual, 1e-4);
+  }
+}
+
+// DenseNet's pre-activation: a BatchNorm of a concatenation, then a relu, then a convolution. The
+// relu folds into the BatchNorm (it cannot fold into a convolution: none writes the concatenation);
+// a BatchNorm read twice keeps its relu. 32 channels, so planned executors may run the
+// BatchNorms in NCHW16c, where the blocked kernel clamps.
+Graph DenseNet() {
+  GraphBuilder g;
+  Symbol x = g.Input("data", {1, 16, 8, 8});
+  Symbol c1 = g.Conv(x, {.num_filter = 16, .kernel = {3, 3}, .pad = {1, 1}}, "c1");
+  Symbol cat = g.Concat({x, c1}, 1, "cat");
+  Symbol r1 = g.Relu(g.BatchNorm(cat, {}, "bn1"), "r1");
+  Symbol c2 = g.Conv(r1, {.num_filter = 32, .kernel = {1, 1}}, "c2");
+  Symbol bn2 = g.BatchNorm(c2, {}, "bn2");
+  Symbol r2 = g.Relu(bn2, "r2");
+  return g.Build({g.Add(r2, bn2, "both"), g.Relu(g.BatchNorm(cat, {}, "bn3"), "r3")});
+}
+
+TEST_F(FusionTest, ClampsFoldIntoBatchNorms) {
+  const FusionResult result = FuseClampActivations(DenseNet());
+  ASSERT_EQ(result.fused.size(), 1u);
+  EXPECT_EQ(result.fused[0].producer, "bn1");
+  EXPECT_EQ(result.fused[0].activation, "r1");
+  EXPECT_EQ(result.graph.node(result.graph.Find("bn1")).attrs.GetFloat("act_min"), 0.0);
+  EXPECT_TRUE(result.graph.HasName("r2"));  // bn2 is read twice
+  EXPECT_TRUE(result.graph.HasName("r3"));  // r3 is a graph output
+
+  for (ConvPlanKind plan : {ConvPlanKind::kNone, ConvPlanKind::kGlobal}) {
+    SCOPED_TRACE(ConvPlanKindName(plan));
+    const Graph graph = DenseNet();
+    const std::vector<std::vector<float>> expected =
+        RunInference(graph, {.conv_plan = plan, .fuse_activations = false});
+    std::vector<FusedActivation> fused;
+    const std::vector<std::vector<float>> actual =
+        RunInference(graph, {.conv_plan = plan, .fuse_activations = true}, &fused);
+    ASSERT_FALSE(fused.empty());
+    EXPECT_EQ(fused[0].producer, "bn1");
+    testing_support::ExpectOutputsNear(expected, actual, 1e-5);
   }
 }
 

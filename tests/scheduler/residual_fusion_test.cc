@@ -106,7 +106,7 @@ TEST_F(ResidualFusionTest, AConvolutionWithAFusedActivationKeepsItsAddition) {
   Symbol x = g.Input("data", {1, 4, 6, 6});
   Symbol r = g.Relu(g.Conv(x, {.num_filter = 4, .kernel = {1, 1}}, "c"), "r");
   const Graph source = g.Build({g.Add(r, x, "s")});
-  const Graph activated = FuseConvolutionActivations(source).graph;
+  const Graph activated = FuseClampActivations(source).graph;
   ASSERT_FALSE(activated.HasName("r"));
   EXPECT_TRUE(FuseResidualAdditions(activated, InferGraphShapes(activated, {})).fused.empty());
 }
