@@ -75,6 +75,7 @@ ChannelLayout LayoutOf(const Attributes& attrs, const Shape& data, const std::st
 void BatchNormInferShape(const Attributes& attrs, ShapeInference& shapes) {
   const std::string owner = shapes.op + " " + shapes.node;
   BatchNormParamsOf(attrs, owner);  // checks eps and momentum
+  ReadOutputClamp(attrs, owner);    // validates act_min / act_max at bind
   const Shape& data = shapes.Input(kData);
   const Shape channels{LayoutOf(attrs, data, owner).channels};
   for (int input : {kGamma, kBeta, kMovingMean, kMovingVar}) shapes.AssignInput(input, channels);
@@ -229,7 +230,8 @@ void BatchNormForward(const OpContext& ctx, const Attributes& attrs,
   const double eps = p.eps, momentum = p.momentum;
   const bool fix_gamma = p.fix_gamma;
   const bool batch_stats = p.UsesBatchStats(ctx.is_train);
-  const Clamp<T> clamp = ClampOf<T>(ReadOutputClamp(attrs, owner));
+  const OutputClamp output_clamp = ReadOutputClamp(attrs, owner);
+  const Clamp<T> clamp = ClampOf<T>(output_clamp);
   const T* x = inputs[kData].data_as<T>();
   const T* gamma = inputs[kGamma].data_as<T>();
   const T* beta = inputs[kBeta].data_as<T>();
@@ -260,14 +262,15 @@ void BatchNormForward(const OpContext& ctx, const Attributes& attrs,
     ApplyBlocked(l, x, scale_shift, scale_shift + l.channels, clamp, outputs[kOut].data_as<T>());
   } else if (req[kOut] != WriteMode::kNull) {
     T* y = outputs[kOut].data_as<T>();
-    const bool clamps = ReadOutputClamp(attrs, owner).active();
+    const bool clamps = output_clamp.active();
     ForEachChannelRun(l, TilingOf(l), [&](int64_t, int64_t c, int64_t offset, int64_t count) {
       const double scale = (fix_gamma ? 1.0 : static_cast<double>(gamma[c])) * s.invstd[c];
       const T a = static_cast<T>(scale);
       const T b = static_cast<T>(static_cast<double>(beta[c]) - s.mean[c] * scale);
-      cpu::EigenArray<T>(y + offset, count) = cpu::EigenArray<const T>(x + offset, count) * a + b;
-      if (clamps) {
-        for (T* v = y + offset; v != y + offset + count; ++v) *v = clamp(*v);
+      if (clamps) {  // one pass: the clamp as each value is stored
+        for (int64_t i = offset; i < offset + count; ++i) y[i] = clamp(x[i] * a + b);
+      } else {
+        cpu::EigenArray<T>(y + offset, count) = cpu::EigenArray<const T>(x + offset, count) * a + b;
       }
     });
   }

@@ -27,7 +27,7 @@
 // MKL-DNN convolution keeps its reordered weight (MXNET_CONV_PREPACK_WEIGHTS=0: packed per call).
 // The bias gradient is a per-channel sum. cudnn_off is validated here and used by the GPU kernels.
 //
-// act_min / act_max (conv_attributes.h) fuse a clamping activation: the kernels clamp each output
+// act_min / act_max (ops/output_clamp.h) fuse a clamping activation: the kernels clamp each output
 // element as they store it. `residual` (true: one more input, `residual`, of the output's shape
 // and layout, after the bias) fuses the addition of a residual connection: output = clamp(conv +
 // bias + residual), added in the GEMM paths' store or in a pass right after the other kernels

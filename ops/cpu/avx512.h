@@ -27,7 +27,7 @@ inline bool CpuSupportsAvx512f() {
 
 }  // namespace mxlite::cpu
 
-#if MXLITE_HAS_AVX512_KERNEL
+#if defined(__x86_64__) || defined(__i386__)  // every build with the AVX-512 tile kernels
 #include <immintrin.h>
 
 namespace mxlite::cpu {

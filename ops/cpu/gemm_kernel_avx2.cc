@@ -1,5 +1,7 @@
 #include "ops/cpu/gemm_kernel_avx2.h"
 
+#include "core/error.h"
+
 #include "ops/cpu/avx2_panel.h"
 #include "ops/cpu/avx512.h"
 
@@ -459,6 +461,8 @@ namespace {
 class WideRowStore {
  public:
   // For the block of C whose first column `epilogue` is offset to; `columns` (1..16) exist.
+  // Keeps a reference to `epilogue`: no temporary.
+  WideRowStore(Epilogue<float>&&, int, float, float) = delete;
   MXLITE_AVX512 WideRowStore(const Epilogue<float>& epilogue, int columns, float alpha, float beta)
       : epilogue_(epilogue),
         lanes_(static_cast<__mmask16>((1u << columns) - 1u)),
@@ -665,6 +669,7 @@ MXLITE_AVX512 void SgemmTileOfPanelPairAvx512(int64_t kc, const float* a, int64_
   static constexpr ShortTile kShortTiles[kMr] = {ShortTileOfPanelPair<1>, ShortTileOfPanelPair<2>,
                                                  ShortTileOfPanelPair<3>, ShortTileOfPanelPair<4>,
                                                  ShortTileOfPanelPair<5>, ShortTileOfPanelPair<6>};
+  MX_CHECK(rows >= 1 && rows <= kMr) << "SgemmTileOfPanelPairAvx512: rows " << rows;
   kShortTiles[rows - 1](kc, a, row_stride, step_stride, b_left, b_right, c, ldc, left, right);
 }
 

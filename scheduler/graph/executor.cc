@@ -193,8 +193,9 @@ void Executor::TrimDeadTaps() {
 }
 
 void Executor::FuseActivations() {
-  // A fused convolution has no backward. On the GPU the clamp still runs as a kernel after
-  // cuDNN's, but together with the bias and without an engine step of its own.
+  // A fused node has no backward. On the GPU a convolution's clamp still runs as a kernel after
+  // cuDNN's, but together with the bias and without an engine step of its own; BatchNorm's joins
+  // its own kernel.
   if (options_.training) return;
   if (!options_.fuse_activations.value_or(settings().GetBool("MXNET_CONV_FUSE_ACTIVATION"))) {
     return;

@@ -77,8 +77,9 @@ struct BindOptions {
   // Fold the addition of a vector along a MatMul's last axis into the MatMul (bias=true;
   // scheduler/graph/fusion.h); unset: MXNET_FUSE_BIAS. Training too.
   std::optional<bool> fuse_bias = std::nullopt;
-  // Fold relu / clip into the convolution before them (scheduler/graph/fusion.h); unset:
-  // MXNET_CONV_FUSE_ACTIVATION. Applies to executors bound without training.
+  // Fold relu / clip into the op before them (a Convolution, a BatchNorm)
+  // (scheduler/graph/fusion.h); unset: MXNET_CONV_FUSE_ACTIVATION. Applies to executors bound
+  // without training.
   std::optional<bool> fuse_activations = std::nullopt;
   // Run each depthwise convolution with its 1x1 neighbours as one op (scheduler/graph/fusion.h);
   // unset: MXNET_CONV_FUSE_DEPTHWISE. Applies to CPU executors bound without training.
@@ -155,7 +156,8 @@ class Executor {
   // (activations folded, transposes inserted, layouts set), which is the bound graph itself when
   // nothing changed.
   const Graph& graph() const { return graph_; }
-  // The activations folded into convolutions at bind (scheduler/graph/fusion.h), in graph order.
+  // The activations folded into the ops before them at bind (scheduler/graph/fusion.h), in graph
+  // order.
   const std::vector<FusedActivation>& fused_activations() const { return fused_; }
   const std::vector<FusedGate>& fused_gates() const { return gates_; }
   // The bias additions folded into their products at bind (scheduler/graph/fusion.h).

@@ -123,8 +123,9 @@ double TimeOneNodeMs(const std::string& op_name, const std::map<std::string, std
 }
 
 // `graph` with the inference fusions an executor applies after planning, each taking in every
-// instance it can (scheduler/graph/fusion.h): clamps into convolutions, every depthwise block
-// whatever its size, residual additions (and the clamps after them).
+// instance it can (scheduler/graph/fusion.h): clamps into the ops before them (Convolution,
+// BatchNorm), every depthwise block whatever its size, residual additions (and the clamps after
+// them).
 Graph FusedForInference(const Graph& graph) {
   Graph fused = FuseClampActivations(graph).graph;
   fused = FuseDepthwiseBlocks(fused, InferGraphShapes(fused), {.min_intermediate_bytes = 0}).graph;
