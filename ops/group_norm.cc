@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "ops/cpu/elementwise.h"
+#include "ops/normalization_signature.h"
 #include "ops/operator.h"
 
 namespace mxlite {
@@ -142,15 +143,10 @@ void BackwardCpu(const OpContext& ctx, const Attributes& attrs,
     const auto wanted = [&](int input) {
       return req[input] == WriteMode::kNull ? nullptr : input_grads[input].data_as<T>();
     };
-    const auto statistic_grad = [&](int output) -> const T* {
-      return static_cast<int>(output_grads.size()) > output && output_grads[output].data != nullptr
-                 ? output_grads[output].data_as<T>()
-                 : nullptr;
-    };
-    Backward<T>(g, output_grads[kOut].data_as<T>(), statistic_grad(kMean), statistic_grad(kStd),
-                inputs[kData].data_as<T>(), inputs[kGamma].data_as<T>(),
-                outputs[kMean].data_as<T>(), outputs[kStd].data_as<T>(), wanted(kData),
-                wanted(kGamma), wanted(kBeta));
+    Backward<T>(g, output_grads[kOut].data_as<T>(), StatisticGradient<T>(output_grads, kMean),
+                StatisticGradient<T>(output_grads, kStd), inputs[kData].data_as<T>(),
+                inputs[kGamma].data_as<T>(), outputs[kMean].data_as<T>(),
+                outputs[kStd].data_as<T>(), wanted(kData), wanted(kGamma), wanted(kBeta));
   });
 }
 
@@ -164,21 +160,8 @@ MXLITE_REGISTER_OP(GroupNorm) {
       "Group normalisation: each image's channels in num_groups groups, each normalised over its "
       "channels and positions, then scaled by gamma and shifted by beta per channel (MXNet's).";
   op.attributes.Int("num_groups", "how many groups of consecutive channels", Default("1"))
-      .Float("eps", "added to the variance before the square root", Default("1e-05"))
-      .Bool("output_mean_var", "also output the mean and standard deviation of each group",
-            Default("false"));
-  op.input_names = [](const Attributes&) {
-    return std::vector<std::string>{"data", "gamma", "beta"};
-  };
-  op.input_roles = [](const Attributes&) {
-    return std::vector<InputRole>{InputRole::kData, InputRole::kParameter, InputRole::kParameter};
-  };
-  op.output_names = [](const Attributes&) {
-    return std::vector<std::string>{"output", "mean", "std"};
-  };
-  op.num_visible_outputs = [](const Attributes& attrs) {
-    return attrs.GetBool("output_mean_var") ? 3 : 1;
-  };
+      .Float("eps", "added to the variance before the square root", Default("1e-05"));
+  SetNormalizationSignature(op);
   op.infer_shape = [](const Attributes& attrs, ShapeInference& shapes) {
     const Shape& data = shapes.Input(kData);
     const GroupNormGeometry g = GroupNormGeometryOf(attrs, data, shapes.op + " " + shapes.node);

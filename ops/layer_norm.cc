@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "ops/cpu/elementwise.h"
+#include "ops/normalization_signature.h"
 #include "ops/operator.h"
 
 namespace mxlite {
@@ -189,16 +190,11 @@ void LayerNormBackwardCpu(const OpContext& ctx, const Attributes& attrs,
     const auto wanted = [&](int input) {
       return req[input] == WriteMode::kNull ? nullptr : input_grads[input].data_as<T>();
     };
-    const auto statistic_grad = [&](int output) -> const T* {
-      return static_cast<int>(output_grads.size()) > output && output_grads[output].data != nullptr
-                 ? output_grads[output].data_as<T>()
-                 : nullptr;
-    };
-    LayerNormBackward<T>(g, output_grads[kOut].data_as<T>(), statistic_grad(kMean),
-                         statistic_grad(kStd), inputs[kData].data_as<T>(),
+    LayerNormBackward<T>(g, output_grads[kOut].data_as<T>(),
+                         StatisticGradient<T>(output_grads, kMean),
+                         StatisticGradient<T>(output_grads, kStd), inputs[kData].data_as<T>(),
                          inputs[kGamma].data_as<T>(), outputs[kMean].data_as<T>(),
-                         outputs[kStd].data_as<T>(), wanted(kData), wanted(kGamma),
-                         wanted(kBeta));
+                         outputs[kStd].data_as<T>(), wanted(kData), wanted(kGamma), wanted(kBeta));
   });
 }
 
@@ -210,21 +206,8 @@ MXLITE_REGISTER_OP(LayerNorm) {
   op.name_prefix = FixedNamePrefix("layernorm");
   op.doc = "Layer normalisation along one axis, scaled by gamma and shifted by beta (MXNet's).";
   op.attributes.Int("axis", "the axis normalised; negative counts from the end", Default("-1"))
-      .Float("eps", "added to the variance before the square root", Default("1e-05"))
-      .Bool("output_mean_var", "also output the mean and standard deviation of each group",
-            Default("false"));
-  op.input_names = [](const Attributes&) {
-    return std::vector<std::string>{"data", "gamma", "beta"};
-  };
-  op.input_roles = [](const Attributes&) {
-    return std::vector<InputRole>{InputRole::kData, InputRole::kParameter, InputRole::kParameter};
-  };
-  op.output_names = [](const Attributes&) {
-    return std::vector<std::string>{"output", "mean", "std"};
-  };
-  op.num_visible_outputs = [](const Attributes& attrs) {
-    return attrs.GetBool("output_mean_var") ? 3 : 1;
-  };
+      .Float("eps", "added to the variance before the square root", Default("1e-05"));
+  SetNormalizationSignature(op);
   op.infer_shape = LayerNormInferShape;
   op.backward_dependencies = [](const Attributes&) -> BackwardDependencies {
     return {{true, true, false}, {false, true, true}};

@@ -3,6 +3,7 @@
 #include "ops/cuda/cuda_util.h"
 #include "ops/cuda/group_norm_kernels.h"
 #include "ops/group_norm.h"
+#include "ops/normalization_signature.h"
 #include "ops/operator.h"
 
 namespace mxlite {
@@ -38,13 +39,9 @@ void BackwardGpu(const OpContext& ctx, const Attributes& attrs,
     const auto wanted = [&](int input) {
       return req[input] == WriteMode::kNull ? nullptr : input_grads[input].data_as<T>();
     };
-    const auto statistic_grad = [&](size_t output) -> const T* {
-      return output_grads.size() > output && output_grads[output].data != nullptr
-                 ? output_grads[output].data_as<T>()
-                 : nullptr;
-    };
     MXLITE_CUDA_CALL(cuda::GroupNormBackward<T>(ShapeOf(g), output_grads[0].data_as<T>(),
-                                                statistic_grad(1), statistic_grad(2),
+                                                StatisticGradient<T>(output_grads, 1),
+                                                StatisticGradient<T>(output_grads, 2),
                                                 inputs[0].data_as<T>(), inputs[1].data_as<T>(),
                                                 outputs[1].data_as<T>(), outputs[2].data_as<T>(),
                                                 wanted(0), wanted(1), wanted(2), stream),
