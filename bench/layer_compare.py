@@ -9,9 +9,11 @@ sequential, all graph optimisations, as bench/onnx_peer.py) and under `mxlite be
 MXNET_PROFILER_AUTOSTART=1, then prints, for the i-th convolution of each (both runtimes keep the
 graph's order; ONNX Runtime fuses a Conv with its Clip/Relu, mxlite folds them too), the median
 microseconds per pass of each, their ratio, and the totals. The first passes of each are warm-up
-and left out. Node names differ (ONNX Runtime names a fused node by its output), so rows are
-matched by position and labelled with mxlite's node name; a model whose convolution counts differ
-between the two is refused. mxlite runs with MXNET_CONV_FUSE_DEPTHWISE=0 here (a fused depthwise
+and left out. ONNX Runtime names a fused node by a tensor it writes (the Relu's output, with
+"_nchwc" where it runs blocked), so each of its rows is traced back through the model's graph to
+the Conv node that tensor comes from, which is the name mxlite's profile uses; where that fails
+for any row (a rewrite that renames further) rows are matched by position instead, and a model
+whose convolution counts then differ is refused. Rows are in mxlite's order. mxlite runs with MXNET_CONV_FUSE_DEPTHWISE=0 here (a fused depthwise
 block is one op for three convolutions); `mxlite bench` shows the fused totals.
 """
 import argparse
@@ -23,6 +25,8 @@ import sys
 import tempfile
 
 import numpy as np
+
+import onnx_nodes
 
 
 def median(values):
@@ -51,8 +55,28 @@ def ort_conv_times(args):
             continue
         if event["args"].get("op_name") not in ("Conv", "FusedConv"):
             continue
-        by_node.setdefault(event["name"], []).append(event["dur"])
-    return [median(durations[args.warmup:] or durations) for durations in by_node.values()]
+        name = event["name"][:-len("_kernel_time")]
+        by_node.setdefault(name, []).append(event["dur"])
+    return [(name, median(durations[args.warmup:] or durations))
+            for name, durations in by_node.items()]
+
+
+def conv_node_of(model_path):
+    """A function from an ONNX Runtime node name to the model's Conv node it computes, or None."""
+    nodes = onnx_nodes.read_nodes(model_path)
+    producer = {output: node for node in nodes for output in node.outputs}
+    by_name = {node.name: node for node in nodes}
+
+    def find(ort_name):
+        node = by_name.get(ort_name)
+        if node is None:
+            tensor = ort_name[:-len("_nchwc")] if ort_name.endswith("_nchwc") else ort_name
+            node = producer.get(tensor)
+        # Back from a fused activation (or a residual Add's first input) to the convolution.
+        while node is not None and node.op_type != "Conv" and node.inputs:
+            node = producer.get(node.inputs[0])
+        return node.name if node is not None and node.op_type == "Conv" else None
+    return find
 
 
 def mxlite_conv_times(args):
@@ -85,9 +109,15 @@ def main():
     args = parser.parse_args()
     ort = ort_conv_times(args)
     mx = mxlite_conv_times(args)
-    if len(ort) != len(mx):
+    find = conv_node_of(args.model)
+    by_conv = {find(name): us for name, us in ort}
+    if all(name in by_conv for name, _ in mx) and len(by_conv) == len(mx):
+        ort = [by_conv[name] for name, _ in mx]
+    elif len(ort) != len(mx):
         sys.exit(f"{args.model}: ONNX Runtime ran {len(ort)} convolutions, mxlite {len(mx)}; "
-                 "rows cannot be matched by position")
+                 "rows cannot be matched by name or position")
+    else:
+        ort = [us for _, us in ort]
     print(f"| # | mxlite node | ORT us | mxlite us | mxlite / ORT |  (batch {args.batch}, "
           f"{args.threads} thread(s), medians of {args.iters} passes)")
     print("|---|---|---|---|---|")

@@ -15,13 +15,18 @@
 //    the packed weight (a whole kernel row, KW * C taps, when the width is not dilated; see
 //    RowSources); a run that leaves the image sideways is read from a copy with zeros there, and
 //    kernel rows wholly outside the image are skipped (they add nothing).
-// On CPUs with AVX-512 a block is up to 64 channels in 16-lane vectors, 3 pixels x 4 vectors of
-// accumulators, the same sums in the same order. Every output value is summed over the taps in
-// the same order whatever the thread count (rows are independent tasks). float64 and CPUs without
-// AVX2 run the same walk in plain C++.
+// On CPUs with AVX-512 a block is the same 32 channels in two 16-lane vectors and a tile up to 8
+// pixels, 8 x 2 vectors of accumulators, the same sums in the same order. Why 32 channels and 8
+// pixels: the block's weights for every tap (a 7x7 stem's 147 taps x 32 channels, 18 KiB) stay in
+// L1 across the row while each is used for 8 pixels; blocks of 64 channels in 3-pixel tiles
+// re-read 37 KiB of weights from L2 for every tile and ran a 7x7 stem 1.5x slower.
+// Every output value is summed over the taps in the same order whatever the thread count (rows are
+// independent tasks). float64 and CPUs without AVX2 run the same walk in plain C++.
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "ops/cpu/avx512.h"
@@ -42,8 +47,9 @@ namespace {
 // 256 taps, 32 KiB) stay in L1/L2 across a row; beyond it the GEMM paths reuse operands better.
 constexpr int64_t kMaxReduction = 256;
 constexpr int64_t kLanes = 8;        // output channels per vector
-constexpr int kMaxTilePixels = 3;    // output pixels per register tile
+constexpr int kMaxTilePixels = 3;    // output pixels per register tile (AVX2, portable)
 constexpr int kMaxBlockVectors = 4;  // vectors of output channels per register tile
+constexpr int kSourceTilePixels = 8;  // pixels whose sources are kept together (AVX-512's tile)
 
 // The sizes of one problem's buffers.
 struct DirectNhwcPlan {
@@ -79,8 +85,10 @@ void PackWeights(const ConvGeometry& g, const DirectNhwcPlan& plan, const T* wei
 // so the row is one run of KW * C taps; otherwise each (kh, kw) is a run of C. The runs inside the
 // image (kernel rows wholly above or below it are left out) are the same for every pixel of the
 // row: `weights[t]` (rows of padded_outputs). Each pixel's inputs for run t are at
-// `sources[(tile * runs + t) * kMaxTilePixels + p]` (tile = pixel / kMaxTilePixels), a pointer into
-// the input, or into `edge` (the run copied, zeros where it leaves the image sideways).
+// `sources[(tile * runs + t) * kSourceTilePixels + p]` (tile = pixel / kSourceTilePixels), a
+// pointer into the input, or into `edge` (the run copied, zeros where it leaves the image
+// sideways). A tile function reads P <= kSourceTilePixels pixels from `tile(index) + first pixel`,
+// stepping kSourceTilePixels per run.
 template <typename T>
 struct RowSources {
   std::vector<const T*> weights;
@@ -91,7 +99,7 @@ struct RowSources {
   int64_t run_length = 0;  // taps per run
 
   const T* const* tile(int64_t index) const {
-    return sources.data() + index * runs * kMaxTilePixels;
+    return sources.data() + index * runs * kSourceTilePixels;
   }
 };
 
@@ -111,7 +119,7 @@ void ReserveRow(const ConvGeometry& g, RowSources<T>& row) {
   row.weights.resize(static_cast<size_t>(max_runs));
   row.input_rows.reserve(static_cast<size_t>(max_runs));
   row.sources.resize(
-      static_cast<size_t>(CeilDiv(g.out_w, kMaxTilePixels) * max_runs * kMaxTilePixels));
+      static_cast<size_t>(CeilDiv(g.out_w, kSourceTilePixels) * max_runs * kSourceTilePixels));
   row.edge.resize(static_cast<size_t>(edge_pixels * max_runs * row.run_length));
 }
 
@@ -135,11 +143,11 @@ void GatherRow(const ConvGeometry& g, const DirectNhwcPlan& plan, const T* data,
   }
   T* edge = row.edge.data();
   for (int64_t ox = 0; ox < g.out_w; ++ox) {
-    const int64_t tile = ox / kMaxTilePixels, p = ox % kMaxTilePixels;
+    const int64_t tile = ox / kSourceTilePixels, p = ox % kSourceTilePixels;
     const int64_t first = ox * g.stride_w - g.pad_w;  // the input column of kw = 0
     const bool copied = LeavesImageSideways(g, ox);
     for (int64_t t = 0; t < row.runs; ++t) {
-      const T*& source = row.sources[(tile * row.runs + t) * kMaxTilePixels + p];
+      const T*& source = row.sources[(tile * row.runs + t) * kSourceTilePixels + p];
       if (!copied) {
         source = input_rows[t] + first * c;
         continue;
@@ -167,7 +175,7 @@ void DirectNhwcTile(const RowSources<T>& row, const T* const* sources, int pixel
                     const Epilogue<T>& clamp, T* out, int64_t out_pixel_stride) {
   T acc[kMaxTilePixels][kMaxBlockVectors * kLanes];
   for (int p = 0; p < pixels; ++p) std::copy(bias + first, bias + first + channels, acc[p]);
-  for (int64_t t = 0; t < row.runs; ++t, sources += kMaxTilePixels) {
+  for (int64_t t = 0; t < row.runs; ++t, sources += kSourceTilePixels) {
     for (int64_t i = 0; i < row.run_length; ++i) {
       const T* w = row.weights[t] + i * weight_stride + first;
       for (int p = 0; p < pixels; ++p) {
@@ -200,7 +208,7 @@ MXLITE_AVX2 void DirectNhwcTileAvx2(const RowSources<float>& row, const float* c
 #pragma GCC unroll 4
     for (int p = 0; p < P; ++p) acc[p][v] = b;
   }
-  for (int64_t t = 0; t < row.runs; ++t, sources += kMaxTilePixels) {
+  for (int64_t t = 0; t < row.runs; ++t, sources += kSourceTilePixels) {
     const float* w = row.weights[t] + first;
     for (int64_t i = 0; i < row.run_length; ++i, w += weight_stride) {
       __m256 x[P];
@@ -251,7 +259,7 @@ constexpr Avx2Tile kAvx2Tiles[kMaxTilePixels][kMaxBlockVectors] = {
 #if MXLITE_HAS_AVX512_KERNEL
 constexpr int64_t kWideLanes = 16;  // output channels per 512-bit vector
 
-// The tile for float32 on AVX-512: P pixels x V vectors of 16 channels (a block of up to 64), the
+// The tile for float32 on AVX-512: P pixels x V vectors of 16 channels (a block of up to 32), the
 // accumulators in registers. The last vector's `lanes` channels are loaded (masked: the packed
 // rows are padded to 8 channels only) and stored. The same sums in the AVX2 tile's order, with
 // its fused multiply-adds: the same bits.
@@ -267,26 +275,26 @@ MXLITE_AVX512 void DirectNhwcTileAvx512(const RowSources<float>& row, const floa
 #pragma GCC unroll 4
   for (int v = 0; v < V; ++v) {
     const __m512 b = _mm512_maskz_loadu_ps(mask_of(v), bias + first + v * kWideLanes);
-#pragma GCC unroll 3
+#pragma GCC unroll 8
     for (int p = 0; p < P; ++p) acc[p][v] = b;
   }
-  for (int64_t t = 0; t < row.runs; ++t, sources += kMaxTilePixels) {
+  for (int64_t t = 0; t < row.runs; ++t, sources += kSourceTilePixels) {
     const float* w = row.weights[t] + first;
     for (int64_t i = 0; i < row.run_length; ++i, w += weight_stride) {
       __m512 x[P];
-#pragma GCC unroll 3
+#pragma GCC unroll 8
       for (int p = 0; p < P; ++p) x[p] = _mm512_set1_ps(sources[p][i]);
 #pragma GCC unroll 4
       for (int v = 0; v < V; ++v) {
         const __m512 weights = _mm512_maskz_loadu_ps(mask_of(v), w + v * kWideLanes);
-#pragma GCC unroll 3
+#pragma GCC unroll 8
         for (int p = 0; p < P; ++p) acc[p][v] = _mm512_fmadd_ps(x[p], weights, acc[p][v]);
       }
     }
   }
   const bool clamps = clamp.clamps();
   const __m512 low = _mm512_set1_ps(clamp.low), high = _mm512_set1_ps(clamp.high);
-#pragma GCC unroll 3
+#pragma GCC unroll 8
   for (int p = 0; p < P; ++p) {
 #pragma GCC unroll 4
     for (int v = 0; v < V; ++v) {
@@ -301,34 +309,35 @@ MXLITE_AVX512 void DirectNhwcTileAvx512(const RowSources<float>& row, const floa
 
 using Avx512Tile = void (*)(const RowSources<float>&, const float* const*, int64_t, int64_t,
                             const float*, const Epilogue<float>&, float*, int64_t, int64_t);
-constexpr int kMaxWideVectors = 4;  // a block of 64 output channels
-// [pixels - 1][vectors - 1]
-constexpr Avx512Tile kAvx512Tiles[kMaxTilePixels][kMaxWideVectors] = {
-    {DirectNhwcTileAvx512<1, 1>, DirectNhwcTileAvx512<1, 2>, DirectNhwcTileAvx512<1, 3>,
-     DirectNhwcTileAvx512<1, 4>},
-    {DirectNhwcTileAvx512<2, 1>, DirectNhwcTileAvx512<2, 2>, DirectNhwcTileAvx512<2, 3>,
-     DirectNhwcTileAvx512<2, 4>},
-    {DirectNhwcTileAvx512<3, 1>, DirectNhwcTileAvx512<3, 2>, DirectNhwcTileAvx512<3, 3>,
-     DirectNhwcTileAvx512<3, 4>},
-};
+constexpr int kMaxWideVectors = 2;  // a block of 32 output channels
+constexpr int kWideTilePixels = kSourceTilePixels;
 
-// One output row (its sources gathered) in blocks of 64 channels.
+template <int V, int... P>
+constexpr std::array<Avx512Tile, sizeof...(P)> WideTilesOf(std::integer_sequence<int, P...>) {
+  return {DirectNhwcTileAvx512<P + 1, V>...};
+}
+
+// [vectors - 1][pixels - 1]
+const std::array<Avx512Tile, kWideTilePixels> kAvx512Tiles[kMaxWideVectors] = {
+    WideTilesOf<1>(std::make_integer_sequence<int, kWideTilePixels>{}),
+    WideTilesOf<2>(std::make_integer_sequence<int, kWideTilePixels>{})};
+
+// One output row (its sources gathered) in blocks of 32 channels.
 void DirectNhwcRowAvx512(const ConvGeometry& g, const DirectNhwcPlan& plan,
                          const RowSources<float>& row, const float* padded_bias,
                          const Epilogue<float>& clamp, float* out_row) {
   constexpr int64_t kBlock = kMaxWideVectors * kWideLanes;
-  const int64_t tiles = CeilDiv(g.out_w, kMaxTilePixels);
+  const int64_t tiles = CeilDiv(g.out_w, kWideTilePixels);
   for (int64_t first = 0; first < g.out_channels; first += kBlock) {
     const int64_t channels = std::min(kBlock, g.out_channels - first);
     const int64_t vectors = CeilDiv(channels, kWideLanes);
     const int64_t lanes = channels - (vectors - 1) * kWideLanes;
     for (int64_t tile = 0; tile < tiles; ++tile) {
-      const int64_t ox0 = tile * kMaxTilePixels;
-      const int pixels = static_cast<int>(std::min<int64_t>(kMaxTilePixels, g.out_w - ox0));
-      kAvx512Tiles[pixels - 1][vectors - 1](row, row.tile(tile), plan.padded_outputs, first,
-                                            padded_bias, clamp,
-                                            out_row + ox0 * g.out_channels + first,
-                                            g.out_channels, lanes);
+      const int64_t ox0 = tile * kWideTilePixels;
+      const int pixels = static_cast<int>(std::min<int64_t>(kWideTilePixels, g.out_w - ox0));
+      kAvx512Tiles[vectors - 1][pixels - 1](
+          row, row.tile(tile), plan.padded_outputs, first, padded_bias, clamp,
+          out_row + ox0 * g.out_channels + first, g.out_channels, lanes);
     }
   }
 }
@@ -346,7 +355,7 @@ void DirectNhwcForward(const ConvGeometry& g, const DirectNhwcPlan& plan, const 
   [[maybe_unused]] const bool avx2 = UsesAvx2(DTypeOf<T>::value);
   [[maybe_unused]] const bool avx512 = UsesAvx512(DTypeOf<T>::value);
   const int64_t blocks = CeilDiv(plan.vectors, kMaxBlockVectors);
-  const int64_t tiles = CeilDiv(g.out_w, kMaxTilePixels);
+  const int64_t tiles = CeilDiv(g.out_w, kSourceTilePixels);
   const int64_t rows = g.batch * g.out_h;
   const int64_t row_runs = std::min(rows, 2 * static_cast<int64_t>(IntraOpThreads()));
   ParallelFor(row_runs, [&](int64_t run) {
@@ -367,23 +376,28 @@ void DirectNhwcForward(const ConvGeometry& g, const DirectNhwcPlan& plan, const 
       for (int64_t block = 0; block < blocks; ++block) {
         const int64_t first = block * kMaxBlockVectors * kLanes;
         const int64_t channels = std::min(kMaxBlockVectors * kLanes, g.out_channels - first);
+        // Sub-tiles of up to kMaxTilePixels pixels inside each tile of kSourceTilePixels.
         for (int64_t tile = 0; tile < tiles; ++tile) {
-          const int64_t ox0 = tile * kMaxTilePixels;
-          const int pixels = static_cast<int>(std::min<int64_t>(kMaxTilePixels, g.out_w - ox0));
-          T* out = out_row + ox0 * g.out_channels + first;
+          const int64_t begin = tile * kSourceTilePixels;
+          const int64_t end = std::min(g.out_w, begin + kSourceTilePixels);
+          for (int64_t ox0 = begin; ox0 < end; ox0 += kMaxTilePixels) {
+            const int pixels = static_cast<int>(std::min<int64_t>(kMaxTilePixels, end - ox0));
+            const T* const* sources = row.tile(tile) + (ox0 - begin);
+            T* out = out_row + ox0 * g.out_channels + first;
 #if MXLITE_HAS_AVX2_KERNEL
-          if constexpr (std::is_same_v<T, float>) {
-            if (avx2) {
-              const int64_t vectors = CeilDiv(channels, kLanes);
-              const int64_t lanes = channels - (vectors - 1) * kLanes;
-              kAvx2Tiles[pixels - 1][vectors - 1](row, row.tile(tile), plan.padded_outputs, first,
-                                                  padded_bias, clamp, out, g.out_channels, lanes);
-              continue;
+            if constexpr (std::is_same_v<T, float>) {
+              if (avx2) {
+                const int64_t vectors = CeilDiv(channels, kLanes);
+                const int64_t lanes = channels - (vectors - 1) * kLanes;
+                kAvx2Tiles[pixels - 1][vectors - 1](row, sources, plan.padded_outputs, first,
+                                                    padded_bias, clamp, out, g.out_channels, lanes);
+                continue;
+              }
             }
-          }
 #endif
-          DirectNhwcTile(row, row.tile(tile), pixels, plan.padded_outputs, first, channels,
-                         padded_bias, clamp, out, g.out_channels);
+            DirectNhwcTile(row, sources, pixels, plan.padded_outputs, first, channels, padded_bias,
+                           clamp, out, g.out_channels);
+          }
         }
       }
     }

@@ -93,10 +93,12 @@ const std::vector<ConvCase> kCases = {
     {"7x7_s2_p3_batch2_37x41_3to13", 2, 3, 13, 1, 37, 41, 7, 2, 3, 1},
     {"3x3_s3_p1_d2_batch2_20x35", 2, 2, 7, 1, 20, 35, 3, 3, 1, 2},
     {"3x3_p1_32to4", 1, 32, 4, 1, 6, 5, 3, 1, 1, 1},
-    // An NHWC stem for direct_nhwc: a full 32-channel block plus one more vector, rows of 3-pixel
-    // tiles with a 2-pixel rest, padding on every side; and 13 outputs (a partial vector).
+    // An NHWC stem for direct_nhwc: a full 32-channel block plus one more vector, rows of an
+    // 8-pixel tile and a 1-pixel rest (AVX2: 3-, 3-, 2- and 1-pixel tiles), padding on every side;
+    // 13 outputs (a partial vector); and a row of two whole 8-pixel tiles (a 7x7 stride-2 stem).
     {"3x3_s2_p1_batch2_15x17_3to40", 2, 3, 40, 1, 15, 17, 3, 2, 1, 1},
     {"5x5_s1_p2_d2_11x10_2to13", 1, 2, 13, 1, 11, 10, 5, 1, 2, 2},
+    {"7x7_s2_p3_9x32_3to64", 1, 3, 64, 1, 9, 32, 7, 2, 3, 1},
     // Multiples of 16 channels for NCHW16c: rows of two full 14-pixel tiles and a rest, an odd
     // number of output blocks (a pair and a single), strides, dilation, 1x1, padding so wide that
     // corner windows read nothing, and depthwise rows of 8-pixel tiles with edges.
