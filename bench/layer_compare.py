@@ -2,7 +2,7 @@
 
     bench/onnx_env.sh's venv python (it has onnxruntime):
     build-dev/onnx-bench/venv/bin/python bench/layer_compare.py build-dev/onnx-bench/mobilenet_v2.onnx \
-        --mxlite build-dev/bin/mxlite --threads 1 [--batch 1] [--iters 40]
+        --mxlite build-dev/bin/mxlite --threads 1 [--batch 1] [--iters 40] [--rounds 3]
 
 Runs the model under ONNX Runtime with profiling on (CPU provider, intra-op threads T, inter-op 1,
 sequential, all graph optimisations, as bench/onnx_peer.py) and under `mxlite bench` with
@@ -11,9 +11,12 @@ graph's order; ONNX Runtime fuses a Conv with its Clip/Relu, mxlite folds them t
 microseconds per pass of each, their ratio, and the totals. The first passes of each are warm-up
 and left out. ONNX Runtime names a fused node by a tensor it writes (the Relu's output, with
 "_nchwc" where it runs blocked), so each of its rows is traced back through the model's graph to
-the Conv node that tensor comes from, which is the name mxlite's profile uses; where that fails
-for any row (a rewrite that renames further) rows are matched by position instead, and a model
-whose convolution counts then differ is refused. Rows are in mxlite's order. mxlite runs with MXNET_CONV_FUSE_DEPTHWISE=0 here (a fused depthwise
+the Conv node that tensor comes from, which is the name mxlite's profile uses (ONNX Runtime's Conv
+kernels that come from no Conv node, BatchNorms it runs as 1x1 convolutions, are summed on a line
+of their own); where that fails for any row rows are matched by position instead, and a model
+whose convolution counts then differ is refused. Rows are in mxlite's order. With --rounds R the
+two runtimes run R times in turn and each row keeps its fastest median: on a machine whose load
+comes and goes, a slow spell slows a whole run. mxlite runs with MXNET_CONV_FUSE_DEPTHWISE=0 here (a fused depthwise
 block is one op for three convolutions); `mxlite bench` shows the fused totals.
 """
 import argparse
@@ -98,6 +101,15 @@ def mxlite_conv_times(args):
     return [(name, median(durations[-args.iters:])) for name, durations in by_node.items()]
 
 
+def fastest_of_rounds(rounds):
+    """Per row, the smallest of the rounds' medians (rows in the first round's order)."""
+    best = collections.OrderedDict()
+    for round_rows in rounds:
+        for name, us in round_rows:
+            best[name] = min(us, best.get(name, us))
+    return list(best.items())
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("model")
@@ -106,25 +118,42 @@ def main():
     parser.add_argument("--batch", type=int, default=1)
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--iters", type=int, default=40)
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="run the two runtimes this many times in turn and keep each row's "
+                             "fastest median (a loaded machine slows whole runs, not single rows)")
     args = parser.parse_args()
-    ort = ort_conv_times(args)
-    mx = mxlite_conv_times(args)
+    ort_rounds, mx_rounds = [], []
+    for _ in range(args.rounds):
+        ort_rounds.append(ort_conv_times(args))
+        mx_rounds.append(mxlite_conv_times(args))
+    ort, mx = fastest_of_rounds(ort_rounds), fastest_of_rounds(mx_rounds)
     find = conv_node_of(args.model)
-    by_conv = {find(name): us for name, us in ort}
+    by_conv = collections.defaultdict(float)
+    other_ort = []  # ONNX Runtime's Conv kernels that compute no Conv node (a BatchNorm as a 1x1)
+    for name, us in ort:
+        conv = find(name)
+        if conv is None:
+            other_ort.append(us)
+        else:
+            by_conv[conv] += us
     if all(name in by_conv for name, _ in mx) and len(by_conv) == len(mx):
         ort = [by_conv[name] for name, _ in mx]
     elif len(ort) != len(mx):
         sys.exit(f"{args.model}: ONNX Runtime ran {len(ort)} convolutions, mxlite {len(mx)}; "
                  "rows cannot be matched by name or position")
     else:
-        ort = [us for _, us in ort]
+        ort, other_ort = [us for _, us in ort], []
+    rounds = f", fastest of {args.rounds} rounds" if args.rounds > 1 else ""
     print(f"| # | mxlite node | ORT us | mxlite us | mxlite / ORT |  (batch {args.batch}, "
-          f"{args.threads} thread(s), medians of {args.iters} passes)")
+          f"{args.threads} thread(s), medians of {args.iters} passes{rounds})")
     print("|---|---|---|---|---|")
     for i, (ort_us, (name, mx_us)) in enumerate(zip(ort, mx)):
         print(f"| {i} | {name} | {ort_us:.0f} | {mx_us:.0f} | {mx_us / ort_us:.2f} |")
     total_ort, total_mx = sum(ort), sum(us for _, us in mx)
     print(f"| | all convolutions | {total_ort:.0f} | {total_mx:.0f} | {total_mx / total_ort:.2f} |")
+    if other_ort:
+        print(f"| | ONNX Runtime's other Conv kernels ({len(other_ort)}: BatchNorms it runs as "
+              f"1x1 convolutions) | {sum(other_ort):.0f} | | |")
 
 
 if __name__ == "__main__":

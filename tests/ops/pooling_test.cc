@@ -367,6 +367,33 @@ TEST(PoolingTest, DilatedWindows) {
                    {"kernel (3,3) dilated by (3,3) exceeds data (1,1,6,6)"});
 }
 
+// Rows wide enough for the channels-first float32 kernel's 16-column vectors (stride 1 and 2 along
+// the width, a full vector and a masked rest, edges on both sides, dilation, ceil mode, every
+// reduction): against the reference, and NCHW16c and NHWC with NCHW's bits.
+TEST(PoolingTest, WideRowsMatchTheReferenceAndTheBlockedBits) {
+  for (const char* type : {"max", "avg", "sum"}) {
+    SCOPED_TRACE(type);
+    const Attrs stride_two = {{"kernel", "(3,3)"},
+                              {"stride", "(2,2)"},
+                              {"pad", "(1,1)"},
+                              {"pool_type", type},
+                              {"pooling_convention", "full"},
+                              {"count_include_pad", "false"}};
+    const Attrs stride_one = {
+        {"kernel", "(2,3)"}, {"stride", "(1,1)"}, {"pad", "(1,1)"}, {"pool_type", type}};
+    const Attrs dilated = {{"kernel", "(2,3)"},
+                           {"dilate", "(1,2)"},
+                           {"stride", "(1,2)"},
+                           {"pad", "(0,2)"},
+                           {"pool_type", type}};
+    for (const Attrs& attrs : {stride_two, stride_one, dilated}) {
+      CheckCase(attrs, {1, 2, 5, 71});
+      CheckBlocked(attrs, {1, 16, 4, 70}, false);
+      CheckChannelsLast(attrs, {1, 16, 3, 69}, "NHWC", false);
+    }
+  }
+}
+
 TEST(PoolingTest, MaxBackwardRoutesTiesToTheFirstMaximum) {
   OpCase test_case{"Pooling", {{"kernel", "(2,2)"}}, {{1, 1, 2, 2}}};
   std::vector<HostTensor> inputs = MakeInputs(test_case, DType::kFloat64);
