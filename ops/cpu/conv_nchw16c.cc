@@ -285,12 +285,15 @@ MXLITE_AVX512 inline void StoreVector(__m512 value, const RowTask<float>& task, 
   _mm512_storeu_ps(task.output + at, value);
 }
 
-// P pixels x B output blocks (B * P + B + 1 <= 32 registers).
-template <int P, int B>
+// P pixels x B output blocks (B * P + B + 1 <= 32 registers). kUnitStride: the width's stride is
+// 1, so the pixels' inputs are 16 floats apart at offsets the compiler knows (no register per
+// pixel for its offset: with 14 pixels, three offsets were reloaded from the stack every step).
+template <int P, int B, bool kUnitStride>
 MXLITE_AVX512 void DirectTileAvx512(const ConvGeometry& g, const RowTask<float>& task, int64_t ox,
                                     TapRange columns) {
   const int64_t in_blocks = GroupChannels(g) / kBlock, taps = g.kernel_spatial();
-  const int64_t plane = g.in_h * g.in_w * kBlock, pixel_step = g.stride_w * kBlock;
+  const int64_t plane = g.in_h * g.in_w * kBlock;
+  const int64_t pixel_step = kUnitStride ? kBlock : g.stride_w * kBlock;
   __m512 acc[B][P];
 #pragma GCC unroll 2
   for (int b = 0; b < B; ++b) {
@@ -338,16 +341,18 @@ MXLITE_AVX512 void DirectTileAvx512(const ConvGeometry& g, const RowTask<float>&
 
 using DirectAvx512Tile = void (*)(const ConvGeometry&, const RowTask<float>&, int64_t, TapRange);
 
-template <int B, int... P>
+template <int B, bool kUnitStride, int... P>
 constexpr std::array<DirectAvx512Tile, sizeof...(P)> DirectTilesOf(
     std::integer_sequence<int, P...>) {
-  return {DirectTileAvx512<P + 1, B>...};
+  return {DirectTileAvx512<P + 1, B, kUnitStride>...};
 }
 
-// [blocks - 1][pixels - 1]
-const std::array<DirectAvx512Tile, kMaxTilePixels> kDirectTiles[2] = {
-    DirectTilesOf<1>(std::make_integer_sequence<int, kMaxTilePixels>{}),
-    DirectTilesOf<2>(std::make_integer_sequence<int, kMaxTilePixels>{})};
+// [unit stride][blocks - 1][pixels - 1]
+const std::array<DirectAvx512Tile, kMaxTilePixels> kDirectTiles[2][2] = {
+    {DirectTilesOf<1, false>(std::make_integer_sequence<int, kMaxTilePixels>{}),
+     DirectTilesOf<2, false>(std::make_integer_sequence<int, kMaxTilePixels>{})},
+    {DirectTilesOf<1, true>(std::make_integer_sequence<int, kMaxTilePixels>{}),
+     DirectTilesOf<2, true>(std::make_integer_sequence<int, kMaxTilePixels>{})}};
 #endif
 
 // One output row of one (pair of) block(s).
@@ -358,7 +363,7 @@ void DirectRow(const ConvGeometry& g, const RowTask<T>& task, const InteriorColu
 #if MXLITE_HAS_AVX512_KERNEL
     if constexpr (std::is_same_v<T, float>) {
       if (avx512) {
-        kDirectTiles[task.blocks - 1][pixels - 1](g, task, ox, columns);
+        kDirectTiles[g.stride_w == 1][task.blocks - 1][pixels - 1](g, task, ox, columns);
         return;
       }
     }
