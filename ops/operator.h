@@ -239,6 +239,11 @@ struct OpDef {
 
   // (input, output) pairs whose memory the forward may share.
   std::vector<std::pair<int, int>> inplace;
+  // More such pairs that depend on the attributes (null: none). The forward writes each element
+  // of the output only after reading the same element of the input, and nothing else of that
+  // input, so the memory planner shares them only when the node reads that input nowhere else
+  // (a convolution's fused residual in NCHW16c; its data input must never be overwritten).
+  std::function<std::vector<std::pair<int, int>>(const Attributes&)> inplace_with;
   bool needs_random = false;
   // Cheap, stateless and deterministic (activations, pooling, element-wise, reshapes): with
   // MXNET_BACKWARD_DO_MIRROR=1 its outputs are recomputed in backward instead of kept.

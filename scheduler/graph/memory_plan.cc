@@ -1,5 +1,6 @@
 #include "scheduler/graph/memory_plan.h"
 
+#include <algorithm>
 #include <map>
 
 #include "core/settings.h"
@@ -58,6 +59,29 @@ class BlockAllocator {
   std::multimap<size_t, int> free_;
 };
 
+// An (input, output) pair a node's forward may run in place; `sole_read`: only when the node
+// reads that input at no other position (OpDef::inplace_with).
+struct InplacePair {
+  int input, output;
+  bool sole_read;
+};
+
+std::vector<InplacePair> InplacePairs(const Node& node) {
+  std::vector<InplacePair> pairs;
+  for (const auto& [input, output] : node.op->inplace) pairs.push_back({input, output, false});
+  if (node.op->inplace_with) {
+    for (const auto& [input, output] : node.op->inplace_with(node.attrs)) {
+      pairs.push_back({input, output, true});
+    }
+  }
+  return pairs;
+}
+
+// Whether `step` reads `slot` at more than one of its input positions.
+bool ReadTwice(const Step& step, int slot) {
+  return std::count(step.reads.begin(), step.reads.end(), slot) > 1;
+}
+
 }  // namespace
 
 MemoryPlan PlanMemory(const Graph& graph, const ExecutionPlan& plan,
@@ -97,12 +121,13 @@ MemoryPlan PlanMemory(const Graph& graph, const ExecutionPlan& plan,
       if (slot < 0 || !plan.slot(slot).planned() || memory.slot_block[slot] >= 0) continue;
       int block = -1;
       if (options.inplace && runs_forward) {
-        for (const auto& [in, shared_out] : graph.node(step.node).op->inplace) {
-          if (shared_out != static_cast<int>(out)) continue;
-          const int source = step.reads.at(static_cast<size_t>(in));
+        for (const InplacePair& pair : InplacePairs(graph.node(step.node))) {
+          if (pair.output != static_cast<int>(out)) continue;
+          const int source = step.reads.at(static_cast<size_t>(pair.input));
           if (source < 0 || !plan.slot(source).planned() || keep_to_end[source] ||
               slot_done[source] || last_read[source] != static_cast<int>(t) ||
-              plan.slot(source).bytes() != plan.slot(slot).bytes()) {
+              plan.slot(source).bytes() != plan.slot(slot).bytes() ||
+              (pair.sole_read && ReadTwice(step, source))) {
             continue;
           }
           block = memory.slot_block[source];

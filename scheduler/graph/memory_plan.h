@@ -6,8 +6,10 @@
 // to the last step that reads it; graph outputs stay live to the end (the user reads them).
 // For each step the planner first places the slots it writes, then frees the slots it read for
 // the last time, so a kernel never writes over an input it is still reading — except in place:
-// when the op allows input i to share with output j (OpDef::inplace), input i has no later reader,
-// and both have the same size, output j takes input i's block (MXNET_EXEC_ENABLE_INPLACE).
+// when the op allows input i to share with output j (OpDef::inplace, or OpDef::inplace_with for
+// its attributes, which also needs the node to read input i at no other position), input i has no
+// later reader, and both have the same size, output j takes input i's block
+// (MXNET_EXEC_ENABLE_INPLACE).
 // Otherwise a slot takes the best-fitting free block within a factor NNVM_EXEC_MATCH_RANGE of its
 // size: the smallest one at least as large, else the largest smaller one, grown; a match range of
 // 0 disables sharing. External slots (inputs, parameters, states, parameter gradients) are bound

@@ -152,6 +152,36 @@ TEST(ExecutionPlanTest, InferenceStepsOnParametersAloneAreConstant) {
   for (const Step& step : training.forward) EXPECT_FALSE(step.constant) << step.label;
 }
 
+// A convolution's fused residual in NCHW16c takes the residual's block (OpDef::inplace_with) when
+// nothing reads the residual later and the convolution reads it at no other input; in NCHW, or as
+// its data too, it gets a block of its own.
+TEST(MemoryPlanTest, AResidualInNchw16cSharesTheConvolutionsOutput) {
+  const auto residual_net = [](const std::string& layout, bool residual_is_data) {
+    GraphBuilder g;
+    const bool blocked = layout == "NCHW16c";
+    const Shape shape = blocked ? Shape{1, 2, 6, 6, 16} : Shape{1, 32, 6, 6};
+    const std::map<std::string, std::string> attrs = {
+        {"kernel", "(3,3)"}, {"pad", "(1,1)"}, {"num_filter", "32"}, {"layout", layout}};
+    Symbol x = g.Relu(g.Input("data", shape), "x");
+    Symbol c1 = g.Op("Convolution", {x}, attrs, "c1");
+    std::map<std::string, std::string> fused = attrs;
+    fused["residual"] = "true";
+    Symbol data = residual_is_data ? x : c1;
+    Symbol c2 = g.Op("Convolution", {data, g.Parameter("w2"), g.Parameter("b2"), x}, fused, "c2");
+    return Plan(g, g.Relu(c2, "out"), {});
+  };
+  const auto shares = [](const Planned& planned) {
+    const MemoryPlan memory = PlanMemory(planned.graph, planned.plan, {true, 0});
+    ExpectNoLiveOverlap(planned.graph, planned.plan, memory);
+    const int x = planned.plan.entry_slot.at({planned.graph.Find("x"), 0});
+    const int c2 = planned.plan.entry_slot.at({planned.graph.Find("c2"), 0});
+    return memory.slot_block[x] == memory.slot_block[c2];
+  };
+  EXPECT_TRUE(shares(residual_net("NCHW16c", false)));
+  EXPECT_FALSE(shares(residual_net("NCHW", false)));
+  EXPECT_FALSE(shares(residual_net("NCHW16c", true)));  // x is c2's data as well
+}
+
 TEST(MemoryPlanTest, InplaceBestFitAndNoSharing) {
   GraphBuilder g;
   Symbol y = g.Tanh(g.Sigmoid(g.Relu(g.Relu(g.Input("data", {4, 8})))));

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cmath>
 #include <filesystem>
+#include <map>
 
 #include "core/build_info.h"
 #include "core/error.h"
@@ -167,6 +168,29 @@ TEST_F(ResidualFusionTest, FusedExecutorsComputeTheBitsOfUnfusedOnes) {
     EXPECT_TRUE(c1.attrs.GetBool("residual"));
     EXPECT_EQ(c1.attrs.GetFloat("act_min"), 0.0);
   }
+}
+
+// In NCHW16c the fused convolution writes its output over its residual (Convolution's
+// inplace_with): the same bits as with in-place sharing off, and the residual's block is shared.
+TEST_F(ResidualFusionTest, Nchw16cResidualsAreAddedInPlace) {
+  GraphBuilder g;
+  const std::map<std::string, std::string> attrs = {
+      {"kernel", "(3,3)"}, {"pad", "(1,1)"}, {"num_filter", "32"}, {"layout", "NCHW16c"}};
+  Symbol x = g.Relu(g.Input("data", {2, 2, 7, 9, 16}), "x");
+  Symbol c1 = g.Op("Convolution", {x}, attrs, "c1");
+  Symbol c2 = g.Op("Convolution", {g.Relu(c1, "r1")}, attrs, "c2");
+  const Graph graph = g.Build({g.Relu(g.Add(c2, x, "s"), "out")});
+  const BindOptions options{.conv_plan = ConvPlanKind::kNone, .fuse_residual = true};
+  const Executor* in_place = nullptr;
+  std::unique_ptr<Executor> owner;
+  const std::vector<std::vector<float>> actual = RunInference(graph, options, &in_place, &owner);
+  ASSERT_EQ(in_place->fused_residuals().size(), 1u);
+  // c2 over x, and one more that the plan makes whether or not the residual is shared.
+  EXPECT_EQ(in_place->memory_report().inplace_count, 2);
+  settings().Set("MXNET_EXEC_ENABLE_INPLACE", "0");
+  const std::vector<std::vector<float>> expected = RunInference(graph, options);
+  settings().Reset("MXNET_EXEC_ENABLE_INPLACE");
+  EXPECT_EQ(actual, expected);
 }
 
 // On the GPU the fused convolution adds its bias and residual and clamps in one kernel after
