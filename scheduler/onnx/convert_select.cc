@@ -51,8 +51,9 @@ Shape BroadcastOrThrow(OnnxNode& node, const Shape& a, const Shape& b) {
 
 void ConvertConstantOfShape(OnnxNode& node) {
   const HostTensor& shape_tensor = KnownAtLoad(node, 0, "the shape");
-  const Shape shape = CheckedOnnxShape(shape_tensor.ToInt64s(node.where() + " shape"),
-                                       node.where() + " output");
+  const Shape shape = CheckedGeneratedShape(
+      CheckedOnnxShape(shape_tensor.ToInt64s(node.where() + " shape"), node.where() + " output"),
+      node.where());
   HostTensor value = HostTensor::From(std::vector<float>{0.0f}, Shape{1});
   if (const onnx::TensorProto* given = node.attrs().Tensor("value")) {
     value = TensorFromProto(*given, node.where() + " value", node.model_dir());
@@ -67,6 +68,7 @@ void ConvertConstantOfShape(OnnxNode& node) {
 void ConvertEyeLike(OnnxNode& node) {
   const Shape shape = node.InputShape(0);
   MX_CHECK(shape.ndim() == 2) << node.where() << ": the input must be 2-D, not " << shape;
+  CheckedGeneratedShape(shape, node.where());
   const DType dtype = node.attrs().Has("dtype")
                           ? DTypeFromOnnx(static_cast<int32_t>(node.attrs().Int("dtype", 0)),
                                           node.where() + " attribute 'dtype'")
@@ -92,6 +94,7 @@ void ConvertWindow(OnnxNode& node, Window window) {
   MX_CHECK(size.size() == 1 && size[0] > 0)
       << node.where() << ": size must be one positive value (mxlite has no empty tensors)";
   const int64_t n = size[0];
+  CheckedGeneratedShape(Shape{n}, node.where());
   const double span =
       node.attrs().Int("periodic", 1) != 0 ? static_cast<double>(n) : static_cast<double>(n - 1);
   const DType dtype = DTypeFromOnnx(static_cast<int32_t>(node.attrs().Int("output_datatype", 1)),
@@ -399,8 +402,12 @@ void ConvertRange(OnnxNode& node) {
   const double limit = KnownAtLoad(node, 1, "limit").AsDoubles(node.where())[0];
   const double delta = KnownAtLoad(node, 2, "delta").AsDoubles(node.where())[0];
   MX_CHECK(delta != 0) << node.where() << ": delta is 0";
-  const int64_t count =
-      std::max<int64_t>(static_cast<int64_t>(std::ceil((limit - first) / delta)), 0);
+  const double steps = std::ceil((limit - first) / delta);
+  MX_CHECK(std::isfinite(steps) && steps <= static_cast<double>(kMaxGeneratedConstantElements))
+      << node.where() << ": start " << first << ", limit " << limit << " and delta " << delta
+      << " make " << steps << " values, more than mxlite computes at load ("
+      << kMaxGeneratedConstantElements << ")";
+  const int64_t count = std::max<int64_t>(static_cast<int64_t>(steps), 0);
   const Shape shape = CheckedOnnxShape({count}, node.where() + " output");
   if (IsFloatingPoint(start.dtype)) {
     std::vector<double> values(static_cast<size_t>(count));

@@ -242,6 +242,14 @@ Shape CheckedOnnxShape(const std::vector<int64_t>& dims, const std::string& wher
   return Shape(dims);
 }
 
+const Shape& CheckedGeneratedShape(const Shape& shape, const std::string& where) {
+  MX_CHECK(shape.size() <= kMaxGeneratedConstantElements)
+      << where << ": a constant of shape " << shape << " (" << shape.size()
+      << " elements) is more than mxlite computes at load (" << kMaxGeneratedConstantElements
+      << " elements)";
+  return shape;
+}
+
 DType DTypeFromOnnx(int32_t onnx_type, const std::string& where) {
   switch (onnx_type) {
     case onnx::TensorProto::FLOAT:

@@ -26,6 +26,10 @@ namespace mxlite {
 // The most elements one tensor of a model may have (8 GiB of float32): larger is refused before
 // anything is allocated.
 inline constexpr int64_t kMaxOnnxTensorElements = int64_t{1} << 31;
+// The most elements of a constant the importer computes itself from a node's attributes and
+// shapes (EyeLike, ConstantOfShape): what a model writes there is a mask or a filler, not a
+// parameter, and a shape of a billion elements is a malformed file, not a model.
+inline constexpr int64_t kMaxGeneratedConstantElements = int64_t{1} << 26;
 
 struct HostTensor {
   DType dtype = DType::kFloat32;
@@ -58,6 +62,9 @@ HostTensor HostTensorOf(DType dtype, const Shape& shape, const std::vector<int64
 // The Shape of declared dims, checked: rank <= Shape::kMaxDims, every dim >= 0, the element count
 // representable and <= kMaxOnnxTensorElements. `where` names the tensor in the error.
 Shape CheckedOnnxShape(const std::vector<int64_t>& dims, const std::string& where);
+// `shape` when a constant of it may be generated at load (kMaxGeneratedConstantElements), else an
+// error naming `where`.
+const Shape& CheckedGeneratedShape(const Shape& shape, const std::string& where);
 
 // The mxlite dtype of an ONNX TensorProto.DataType, or an error naming `where` and the type.
 DType DTypeFromOnnx(int32_t onnx_type, const std::string& where);

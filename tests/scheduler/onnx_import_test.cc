@@ -855,6 +855,39 @@ TEST(OnnxImport, GatherOfRunTimeDataAtKnownIndicesSlices) {
       << ImportError(wide);
 }
 
+// Constants the importer generates itself (EyeLike, ConstantOfShape, Range) of a malformed file's
+// huge shapes are refused by name before anything is allocated (the loader fuzzer found an EyeLike
+// of a (36, 18874367) input running the process out of memory).
+TEST(OnnxImport, GeneratedConstantsOfHugeShapesAreClearErrors) {
+  onnx::ModelProto eye;
+  eye.add_opset_import()->set_version(13);
+  AddTensorInput(eye.mutable_graph(), "a", {36, 18874367});
+  AddNode(eye.mutable_graph(), "EyeLike", "eye", {"a"}, {"b"});
+  eye.mutable_graph()->add_output()->set_name("b");
+  std::string error = ImportError(eye);
+  EXPECT_NE(error.find("'eye'"), std::string::npos) << error;
+  EXPECT_NE(error.find("more than mxlite computes at load"), std::string::npos) << error;
+
+  onnx::ModelProto filled;
+  filled.add_opset_import()->set_version(13);
+  AddIntsConstant(filled.mutable_graph(), "shape", {1 << 20, 1 << 10});
+  AddNode(filled.mutable_graph(), "ConstantOfShape", "filler", {"shape"}, {"f"});
+  filled.mutable_graph()->add_output()->set_name("f");
+  error = ImportError(filled);
+  EXPECT_NE(error.find("'filler'"), std::string::npos) << error;
+
+  onnx::ModelProto range;
+  range.add_opset_import()->set_version(13);
+  AddIntsConstant(range.mutable_graph(), "start", {0});
+  AddIntsConstant(range.mutable_graph(), "limit", {int64_t{1} << 40});
+  AddIntsConstant(range.mutable_graph(), "delta", {1});
+  AddNode(range.mutable_graph(), "Range", "counter", {"start", "limit", "delta"}, {"r"});
+  range.mutable_graph()->add_output()->set_name("r");
+  error = ImportError(range);
+  EXPECT_NE(error.find("'counter'"), std::string::npos) << error;
+  EXPECT_NE(error.find("more than mxlite computes at load"), std::string::npos) << error;
+}
+
 // A transformer's class token as PyTorch exports token.expand(n, -1, -1): the target shape is
 // Where(Equal(shape, -1), ones, shape) of a ConstantOfShape, all known at load, so the expanded
 // token is a constant.
