@@ -267,10 +267,9 @@ void ForEachPoolingTask(const PoolingGeometry& g, bool whole_planes, Fn&& fn) {
   }
 }
 
-// Calls fn(out_position_index, window) for every output position.
+// Calls fn(out_position_index, window) for every output position, composed from `axes`.
 template <typename Fn>
-void ForEachOutputPosition(const PoolingGeometry& g, Fn&& fn) {
-  const AxisWindows axes = AxisWindowsOf(g);
+void ForEachOutputPosition(const PoolingGeometry& g, const AxisWindows& axes, Fn&& fn) {
   int64_t index = 0;
   for (const AxisTaps& d : axes[0]) {
     for (const AxisTaps& h : axes[1]) {
@@ -301,10 +300,10 @@ void FindWindowMaxima(const PoolingGeometry& g, const Window& w, const T* x, int
 }
 
 // Every output position's window, in output order (shared by all channels and images).
-std::vector<Window> AllWindows(const PoolingGeometry& g) {
+std::vector<Window> AllWindows(const PoolingGeometry& g, const AxisWindows& axes) {
   std::vector<Window> windows;
   windows.reserve(static_cast<size_t>(g.out_positions()));
-  ForEachOutputPosition(g, [&](int64_t, const Window& w) { windows.push_back(w); });
+  ForEachOutputPosition(g, axes, [&](int64_t, const Window& w) { windows.push_back(w); });
   return windows;
 }
 
@@ -348,6 +347,17 @@ void PoolPlane(const PoolingGeometry& g, const std::vector<Window>& windows, int
       }
     }
     y[i] = sum * (w.divisor == 0 ? T(0) : T(1) / static_cast<T>(w.divisor));
+  }
+}
+
+// PoolPlane over windows [first, end), its dilated form where the geometry needs it.
+template <typename T>
+void PoolPlaneWindows(const PoolingGeometry& g, const std::vector<Window>& windows, int64_t first,
+                      int64_t end, const T* x, T* y) {
+  if (g.dilated()) {
+    PoolPlane<true>(g, windows, first, end, x, y);
+  } else {
+    PoolPlane<false>(g, windows, first, end, x, y);
   }
 }
 
@@ -488,20 +498,22 @@ MXLITE_AVX512 void PoolLanesAvx512(const PoolingGeometry& g, const std::vector<W
 #endif
 
 #if MXLITE_HAS_AVX512_KERNEL
+// The first `count` (0 to 16 or more) of 16 lanes.
+inline __mmask16 FirstLanes(int64_t count) {
+  return static_cast<__mmask16>(count >= 16 ? 0xFFFF : (1u << count) - 1);
+}
+
 // Inputs `stride` (1 or 2) apart from `at` into the first `lanes` (1 to 16) lanes, the rest 0: at
 // stride 2 two loads, the even elements picked. Masked to the elements the lanes need, so nothing
 // past the last of them is read.
 MXLITE_AVX512 inline __m512 LoadStrided(const float* at, int64_t stride, int64_t lanes) {
-  const auto first_bits = [](int64_t count) {
-    return static_cast<__mmask16>(count >= 16 ? 0xFFFF : (1u << count) - 1);
-  };
-  if (stride == 1) return _mm512_maskz_loadu_ps(first_bits(lanes), at);
+  if (stride == 1) return _mm512_maskz_loadu_ps(FirstLanes(lanes), at);
   const __m512i evens =
       _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   const int64_t elements = 2 * lanes - 1;  // the last lane's element is 2 * (lanes - 1)
-  const __m512 low = _mm512_maskz_loadu_ps(first_bits(elements), at);
+  const __m512 low = _mm512_maskz_loadu_ps(FirstLanes(elements), at);
   const __m512 high =
-      _mm512_maskz_loadu_ps(first_bits(std::max<int64_t>(0, elements - 16)), at + 16);
+      _mm512_maskz_loadu_ps(FirstLanes(std::max<int64_t>(0, elements - 16)), at + 16);
   return _mm512_permutex2var_ps(low, evens, high);
 }
 
@@ -532,11 +544,7 @@ MXLITE_AVX512 void PoolPlaneRowsAvx512(const PoolingGeometry& g, const AxisWindo
     const int64_t row_first = r * out_w;
     int64_t ox = 0;
     const auto scalar_until = [&](int64_t end) {
-      if (ox < end && g.dilated()) {
-        PoolPlane<true>(g, windows, row_first + ox, row_first + end, x, y);
-      } else if (ox < end) {
-        PoolPlane<false>(g, windows, row_first + ox, row_first + end, x, y);
-      }
+      if (ox < end) PoolPlaneWindows(g, windows, row_first + ox, row_first + end, x, y);
       ox = std::max(ox, end);
     };
     scalar_until(interior_begin);
@@ -560,8 +568,7 @@ MXLITE_AVX512 void PoolPlaneRowsAvx512(const PoolingGeometry& g, const AxisWindo
             }
           }
         }
-        const __mmask16 stored = static_cast<__mmask16>(lanes == 16 ? 0xFFFF : (1u << lanes) - 1);
-        _mm512_mask_storeu_ps(y + row_first + column, stored,
+        _mm512_mask_storeu_ps(y + row_first + column, FirstLanes(lanes),
                               max ? acc : _mm512_mul_ps(acc, scale));
       }
       ox = std::max(ox, interior_end);
@@ -617,20 +624,15 @@ void PoolPlaneRows(const PoolingGeometry& g, const AxisWindows* axes,
     }
   }
 #endif
-  const int64_t first = first_row * g.out[2], end = end_row * g.out[2];
-  if (g.dilated()) {
-    PoolPlane<true>(g, windows, first, end, x, y);
-  } else {
-    PoolPlane<false>(g, windows, first, end, x, y);
-  }
+  PoolPlaneWindows(g, windows, first_row * g.out[2], end_row * g.out[2], x, y);
 }
 
 template <typename T>
 void PoolingForward(const PoolingGeometry& g, const T* x, T* y) {
   const int64_t in_plane = g.in_positions(), out_plane = g.out_positions();
-  const std::vector<Window> windows = AllWindows(g);
+  const AxisWindows axes = AxisWindowsOf(g);
+  const std::vector<Window> windows = AllWindows(g, axes);
   const int64_t row_windows = g.out[2];
-  const AxisWindows axes = VectorisesPlaneRows<T>(g) ? AxisWindowsOf(g) : AxisWindows{};
   const AxisWindows* plane_axes = VectorisesPlaneRows<T>(g) ? &axes : nullptr;
   ForEachPoolingTask(g, /*whole_planes=*/false,
                      [&](int64_t n, int64_t c0, int64_t count, int64_t first_row, int64_t end_row) {
@@ -657,6 +659,7 @@ void PoolingBackward(const PoolingGeometry& g, const T* x, const T* dy, T* dx) {
   const int64_t in_channel_stride = g.lane_stride(in_plane);
   const int64_t out_channel_stride = g.lane_stride(out_plane);
   const int64_t total = g.batch * g.channels * in_plane;
+  const AxisWindows axes = AxisWindowsOf(g);
   cpu::ForEachChunk(total,
                     [&](int64_t begin, int64_t end) { std::fill(dx + begin, dx + end, T(0)); });
   ForEachPoolingTask(g, /*whole_planes=*/true, [&](int64_t n, int64_t c0, int64_t count, int64_t,
@@ -666,7 +669,7 @@ void PoolingBackward(const PoolingGeometry& g, const T* x, const T* dy, T* dx) {
     T* dx_block = dx + in_offset;
     T best[kChannelsPerTask];
     int64_t best_position[kChannelsPerTask];
-    ForEachOutputPosition(g, [&](int64_t out_index, const Window& w) {
+    ForEachOutputPosition(g, axes, [&](int64_t out_index, const Window& w) {
       const T* grad = dy_block + out_index * out_position_step;
       if (g.type == PoolingType::kMax) {
         FindWindowMaxima(g, w, x + in_offset, in_position_step, in_channel_stride, count, best,

@@ -310,7 +310,6 @@ MXLITE_AVX512 void DirectNhwcTileAvx512(const RowSources<float>& row, const floa
 using Avx512Tile = void (*)(const RowSources<float>&, const float* const*, int64_t, int64_t,
                             const float*, const Epilogue<float>&, float*, int64_t, int64_t);
 constexpr int kMaxWideVectors = 2;  // a block of 32 output channels
-constexpr int kWideTilePixels = kSourceTilePixels;
 
 template <int V, int... P>
 constexpr std::array<Avx512Tile, sizeof...(P)> WideTilesOf(std::integer_sequence<int, P...>) {
@@ -318,23 +317,23 @@ constexpr std::array<Avx512Tile, sizeof...(P)> WideTilesOf(std::integer_sequence
 }
 
 // [vectors - 1][pixels - 1]
-const std::array<Avx512Tile, kWideTilePixels> kAvx512Tiles[kMaxWideVectors] = {
-    WideTilesOf<1>(std::make_integer_sequence<int, kWideTilePixels>{}),
-    WideTilesOf<2>(std::make_integer_sequence<int, kWideTilePixels>{})};
+const std::array<Avx512Tile, kSourceTilePixels> kAvx512Tiles[kMaxWideVectors] = {
+    WideTilesOf<1>(std::make_integer_sequence<int, kSourceTilePixels>{}),
+    WideTilesOf<2>(std::make_integer_sequence<int, kSourceTilePixels>{})};
 
 // One output row (its sources gathered) in blocks of 32 channels.
 void DirectNhwcRowAvx512(const ConvGeometry& g, const DirectNhwcPlan& plan,
                          const RowSources<float>& row, const float* padded_bias,
                          const Epilogue<float>& clamp, float* out_row) {
   constexpr int64_t kBlock = kMaxWideVectors * kWideLanes;
-  const int64_t tiles = CeilDiv(g.out_w, kWideTilePixels);
+  const int64_t tiles = CeilDiv(g.out_w, kSourceTilePixels);
   for (int64_t first = 0; first < g.out_channels; first += kBlock) {
     const int64_t channels = std::min(kBlock, g.out_channels - first);
     const int64_t vectors = CeilDiv(channels, kWideLanes);
     const int64_t lanes = channels - (vectors - 1) * kWideLanes;
     for (int64_t tile = 0; tile < tiles; ++tile) {
-      const int64_t ox0 = tile * kWideTilePixels;
-      const int pixels = static_cast<int>(std::min<int64_t>(kWideTilePixels, g.out_w - ox0));
+      const int64_t ox0 = tile * kSourceTilePixels;
+      const int pixels = static_cast<int>(std::min<int64_t>(kSourceTilePixels, g.out_w - ox0));
       kAvx512Tiles[vectors - 1][pixels - 1](
           row, row.tile(tile), plan.padded_outputs, first, padded_bias, clamp,
           out_row + ox0 * g.out_channels + first, g.out_channels, lanes);

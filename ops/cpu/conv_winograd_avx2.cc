@@ -190,11 +190,12 @@ void LocateTile(const ConvGeometry& g, const FusedPlan<M>& plan, int64_t tile, T
 }
 
 // Where one lane's window rows come from: the first input pixel (y0, x0) of its tile as an offset
-// in the channel plane, which of the window's A columns lie inside the image (a load mask), and
-// which of its rows [row_begin, row_end). A lane without a tile reads no row.
+// from its image's first channel plane, which of the window's A columns lie inside the image (a
+// load mask), and which of its rows [row_begin, row_end). A lane without a tile reads no row.
 struct WindowSource {
-  int64_t image = 0;
-  int64_t offset = 0;  // y0 * in_w + x0 (negative at the top-left edge; masked lanes are not read)
+  // image * C * H * W + y0 * W + x0 (before the image's start at its top-left edge: masked lanes
+  // are not read)
+  int64_t offset = 0;
   __m256i columns;
   int row_begin = 0, row_end = 0;
 };
@@ -211,8 +212,7 @@ MXLITE_AVX2 void LocateWindows(const ConvGeometry& g, const TileSpot* spots, int
       continue;
     }
     const TileSpot& spot = spots[lane];
-    source.image = spot.image;
-    source.offset = spot.y0 * g.in_w + spot.x0;
+    source.offset = spot.image * g.in_channels * g.in_spatial() + spot.y0 * g.in_w + spot.x0;
     source.row_begin = static_cast<int>(std::clamp<int64_t>(-spot.y0, 0, A));
     source.row_end = static_cast<int>(std::clamp<int64_t>(g.in_h - spot.y0, 0, A));
     alignas(32) int32_t bits[kLanes];
@@ -225,9 +225,9 @@ MXLITE_AVX2 void LocateWindows(const ConvGeometry& g, const TileSpot* spots, int
 }
 
 // window[i * A + j][lane] = the input pixel (y0 + i, x0 + j) of lane's tile in the channel plane
-// at `plane_offset` of its image, 0 outside the image and for lanes without a tile (as
-// GatherWindow lane by lane): each lane's window row read as one vector (its columns inside the
-// image, masked), the 8 lanes' rows turned into the window's columns by a register transpose.
+// at `plane_offset` of its image, 0 outside the image and for lanes without a tile: each lane's
+// window row read as one vector (its columns inside the image, masked), the 8 lanes' rows turned
+// into the window's columns by a register transpose.
 template <int M>
 MXLITE_AVX2 void GatherWindows(const ConvGeometry& g, const WindowSource* sources,
                                const float* data, int64_t plane_offset, float (*window)[kLanes]) {
@@ -244,8 +244,7 @@ MXLITE_AVX2 void GatherWindows(const ConvGeometry& g, const WindowSource* source
       }
       // As an integer: at the image's left edge the row's first pixel lies before the plane (its
       // lanes masked), a pointer C++ does not let one form.
-      const int64_t at =
-          source.image * g.in_channels * g.in_spatial() + plane_offset + source.offset + i * g.in_w;
+      const int64_t at = plane_offset + source.offset + i * g.in_w;
       const auto* row = reinterpret_cast<const float*>(base + static_cast<uintptr_t>(at) * 4);
       rows[lane] = _mm256_maskload_ps(row, source.columns);
     }
