@@ -140,7 +140,7 @@ void DropoutForwardCpu(const OpContext& ctx, const Attributes& attrs,
     } else {
       MX_CHECK(ctx.random != nullptr) << owner << ": no random generator in the op context";
       const uint64_t seed = (*ctx.random)();
-      T* mask = req[1] == WriteMode::kNull ? nullptr : outputs[1].data_as<T>();
+      T* mask = WrittenOrNull<T>(outputs[1], req[1]);
       const Shape drawn = DropoutDrawShape(attrs, shape, owner);
       if (drawn == shape) {
         DropElements(s, seed, x, y, mask, shape.size());

@@ -140,13 +140,12 @@ void BackwardCpu(const OpContext& ctx, const Attributes& attrs,
                  const std::vector<WriteMode>& req) {
   const GroupNormGeometry g = GroupNormGeometryOf(attrs, inputs[kData].shape, Owner(ctx));
   MXLITE_FLOAT_TYPE_SWITCH(inputs[kData].dtype, T, Owner(ctx), {
-    const auto wanted = [&](int input) {
-      return req[input] == WriteMode::kNull ? nullptr : input_grads[input].data_as<T>();
-    };
     Backward<T>(g, output_grads[kOut].data_as<T>(), StatisticGradient<T>(output_grads, kMean),
                 StatisticGradient<T>(output_grads, kStd), inputs[kData].data_as<T>(),
                 inputs[kGamma].data_as<T>(), outputs[kMean].data_as<T>(),
-                outputs[kStd].data_as<T>(), wanted(kData), wanted(kGamma), wanted(kBeta));
+                outputs[kStd].data_as<T>(), WrittenOrNull<T>(input_grads[kData], req[kData]),
+                WrittenOrNull<T>(input_grads[kGamma], req[kGamma]),
+                WrittenOrNull<T>(input_grads[kBeta], req[kBeta]));
   });
 }
 

@@ -187,14 +187,13 @@ void LayerNormBackwardCpu(const OpContext& ctx, const Attributes& attrs,
                           const std::vector<WriteMode>& req) {
   const LayerNormGroups g = LayerNormGroupsOf(attrs, inputs[kData].shape, Owner(ctx));
   MXLITE_FLOAT_TYPE_SWITCH(inputs[kData].dtype, T, "LayerNorm", {
-    const auto wanted = [&](int input) {
-      return req[input] == WriteMode::kNull ? nullptr : input_grads[input].data_as<T>();
-    };
-    LayerNormBackward<T>(g, output_grads[kOut].data_as<T>(),
-                         StatisticGradient<T>(output_grads, kMean),
-                         StatisticGradient<T>(output_grads, kStd), inputs[kData].data_as<T>(),
-                         inputs[kGamma].data_as<T>(), outputs[kMean].data_as<T>(),
-                         outputs[kStd].data_as<T>(), wanted(kData), wanted(kGamma), wanted(kBeta));
+    LayerNormBackward<T>(
+        g, output_grads[kOut].data_as<T>(), StatisticGradient<T>(output_grads, kMean),
+        StatisticGradient<T>(output_grads, kStd), inputs[kData].data_as<T>(),
+        inputs[kGamma].data_as<T>(), outputs[kMean].data_as<T>(), outputs[kStd].data_as<T>(),
+        WrittenOrNull<T>(input_grads[kData], req[kData]),
+        WrittenOrNull<T>(input_grads[kGamma], req[kGamma]),
+        WrittenOrNull<T>(input_grads[kBeta], req[kBeta]));
   });
 }
 

@@ -47,6 +47,12 @@ namespace mxlite {
 // What a kernel does with each output (or input gradient): write it, or skip it (not needed).
 enum class WriteMode { kNull, kWrite };
 
+// Where a kernel writes `view`, or null when `mode` says it is not needed.
+template <typename T>
+T* WrittenOrNull(const TensorView& view, WriteMode mode) {
+  return mode == WriteMode::kNull ? nullptr : view.data_as<T>();
+}
+
 // Per-node state an op may keep across calls (e.g. the convolution algorithm chosen by the tuner).
 class OpState {
  public:

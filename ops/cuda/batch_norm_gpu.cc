@@ -54,9 +54,9 @@ void BatchNormForwardGpu(const OpContext& ctx, const Attributes& attrs,
     a.beta = inputs[kBeta].data_as<P>();
     a.moving_mean = inputs[kMovingMean].data_as<P>();
     a.moving_var = inputs[kMovingVar].data_as<P>();
-    a.saved_mean = req[kMean] == WriteMode::kNull ? nullptr : outputs[kMean].data_as<P>();
-    a.saved_var = req[kVar] == WriteMode::kNull ? nullptr : outputs[kVar].data_as<P>();
-    a.y = req[kOut] == WriteMode::kNull ? nullptr : outputs[kOut].data_as<T>();
+    a.saved_mean = WrittenOrNull<P>(outputs[kMean], req[kMean]);
+    a.saved_var = WrittenOrNull<P>(outputs[kVar], req[kVar]);
+    a.y = WrittenOrNull<T>(outputs[kOut], req[kOut]);
     a.coefficients = ctx.scratch->GetArray<double>(2 * g.channels);
     MXLITE_CUDA_CALL(cuda::BatchNormForward(g, p, a, stream), owner);
   });
@@ -85,9 +85,9 @@ void BatchNormBackwardGpu(const OpContext& ctx, const Attributes& attrs,
     a.gamma = inputs[kGamma].data_as<P>();
     a.saved_mean = outputs[kMean].data_as<P>();
     a.saved_var = outputs[kVar].data_as<P>();
-    a.dx = req[kData] == WriteMode::kNull ? nullptr : input_grads[kData].data_as<T>();
-    a.dgamma = req[kGamma] == WriteMode::kNull ? nullptr : input_grads[kGamma].data_as<P>();
-    a.dbeta = req[kBeta] == WriteMode::kNull ? nullptr : input_grads[kBeta].data_as<P>();
+    a.dx = WrittenOrNull<T>(input_grads[kData], req[kData]);
+    a.dgamma = WrittenOrNull<P>(input_grads[kGamma], req[kGamma]);
+    a.dbeta = WrittenOrNull<P>(input_grads[kBeta], req[kBeta]);
     a.coefficients = ctx.scratch->GetArray<double>(3 * g.channels);
     MXLITE_CUDA_CALL(cuda::BatchNormBackward(g, p, a, stream), owner);
   });

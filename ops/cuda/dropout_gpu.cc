@@ -33,7 +33,7 @@ void DropoutForwardGpu(const OpContext& ctx, const Attributes& attrs,
     g.drawn[d] = drawn[d];
   }
   MXLITE_GPU_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
-    T* mask = req[1] == WriteMode::kNull ? nullptr : outputs[1].data_as<T>();
+    T* mask = WrittenOrNull<T>(outputs[1], req[1]);
     MXLITE_CUDA_CALL(
         cuda::DropoutForward(g, seed, settings.p, settings.scale, inputs[0].data_as<T>(),
                              outputs[0].data_as<T>(), mask, shape.size(), stream),

@@ -36,16 +36,14 @@ void BackwardGpu(const OpContext& ctx, const Attributes& attrs,
   cudaStream_t stream = cuda::PrepareStream(ctx, owner);
   const GroupNormGeometry g = GroupNormGeometryOf(attrs, inputs[0].shape, owner);
   MXLITE_GPU_FLOAT_TYPE_SWITCH(inputs[0].dtype, T, owner, {
-    const auto wanted = [&](int input) {
-      return req[input] == WriteMode::kNull ? nullptr : input_grads[input].data_as<T>();
-    };
-    MXLITE_CUDA_CALL(cuda::GroupNormBackward<T>(ShapeOf(g), output_grads[0].data_as<T>(),
-                                                StatisticGradient<T>(output_grads, 1),
-                                                StatisticGradient<T>(output_grads, 2),
-                                                inputs[0].data_as<T>(), inputs[1].data_as<T>(),
-                                                outputs[1].data_as<T>(), outputs[2].data_as<T>(),
-                                                wanted(0), wanted(1), wanted(2), stream),
-                     owner);
+    MXLITE_CUDA_CALL(
+        cuda::GroupNormBackward<T>(
+            ShapeOf(g), output_grads[0].data_as<T>(), StatisticGradient<T>(output_grads, 1),
+            StatisticGradient<T>(output_grads, 2), inputs[0].data_as<T>(), inputs[1].data_as<T>(),
+            outputs[1].data_as<T>(), outputs[2].data_as<T>(),
+            WrittenOrNull<T>(input_grads[0], req[0]), WrittenOrNull<T>(input_grads[1], req[1]),
+            WrittenOrNull<T>(input_grads[2], req[2]), stream),
+        owner);
   });
 }
 
