@@ -5,10 +5,10 @@
 // every algorithm (so Winograd's figure is "effective"). The tuner uses the same calls to time its
 // candidates.
 //
-// BM_DepthwiseNhwc: depthwise_direct NHWC forward on MobileNet-V2's 3x3 depthwise layers (batch 1,
-// 1 and 2 threads), the input hot or evicted from the caches before each run (as in a network,
-// where the previous layer just wrote it, partly out to L3), the weight prepared or not.
-// BM_MobileNetFirstLayer: MobileNet-V2's 3-channel first layer under every forward algorithm.
+// BM_DepthwiseNhwc: depthwise_direct NHWC forward on MobileNet-V2's 3x3 depthwise layers and 5x5 /
+// 7x7 ones (batch 1, 1 and 2 threads), the input hot or evicted from the caches before each run (as
+// in a network, where the previous layer just wrote it, partly out to L3), the weight prepared or
+// not. BM_MobileNetFirstLayer: MobileNet-V2's 3-channel first layer under every forward algorithm.
 // BM_MobileNetPointwise: MobileNet-V2's 1x1 layers at 14x14 and 7x7 under every forward algorithm,
 // caches hot or evicted (and the input read back in) before each run.
 // BM_DepthwiseBlock: MobileNet-V2's inverted-residual blocks at 112x112 and 56x56 (expand 1x1,
@@ -116,14 +116,15 @@ BENCHMARK(BM_ConvAlgorithm)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 
-// MobileNet-V2's depthwise 3x3 layers (pad 1): channels, input height = width, stride.
+// Depthwise layers (pad kernel / 2): channels, input height = width, stride, kernel. MobileNet-V2's
+// 3x3 layers, then EfficientNet-B0's and MNASNet's 5x5 ones and ConvNeXt-T's 7x7 stage-1 layer.
 struct DepthwiseLayer {
-  int64_t channels, size, stride;
+  int64_t channels, size, stride, kernel;
 };
-constexpr DepthwiseLayer kMobileNetDepthwise[] = {{32, 112, 1}, {96, 112, 2}, {144, 56, 1},
-                                                  {144, 56, 2}, {192, 28, 2}, {384, 14, 1},
-                                                  {576, 14, 1}, {960, 7, 1},  {192, 28, 1},
-                                                  {576, 14, 2}};
+constexpr DepthwiseLayer kDepthwiseLayers[] = {
+    {32, 112, 1, 3}, {96, 112, 2, 3}, {144, 56, 1, 3}, {144, 56, 2, 3}, {192, 28, 2, 3},
+    {384, 14, 1, 3}, {576, 14, 1, 3}, {960, 7, 1, 3},  {192, 28, 1, 3}, {576, 14, 2, 3},
+    {144, 56, 2, 5}, {240, 28, 1, 5}, {72, 56, 2, 5},  {672, 14, 1, 5}, {96, 56, 1, 7}};
 
 // Random forward operands of a geometry (data, weight and bias; an output to write) and the
 // ConvTensors that point at them.
@@ -187,9 +188,10 @@ void TimeForward(benchmark::State& state, const ConvAlgorithm& algorithm, const 
 // Args: layer, threads, evict (1: stream 16 MB through the caches before each run), prepared (1:
 // the weight prepared once, as inference keeps it; 0: transposed by every call, as training).
 void BM_DepthwiseNhwc(benchmark::State& state) {
-  const DepthwiseLayer& layer = kMobileNetDepthwise[state.range(0)];
+  const DepthwiseLayer& layer = kDepthwiseLayers[state.range(0)];
   ScopedIntraOpThreads threads(static_cast<int>(state.range(1)));
-  const ConvLayer as_layer{"", layer.channels, layer.channels, 3, layer.stride, 1, layer.size};
+  const ConvLayer as_layer{"",           layer.channels,   layer.channels, layer.kernel,
+                           layer.stride, layer.kernel / 2, layer.size};
   ConvGeometry g = LayerGeometry(as_layer, ConvLayout::kNHWC, 1);
   g.groups = layer.channels;
   const ConvAlgorithm& algorithm = *FindCpuConvAlgorithm("depthwise_direct", ConvLayout::kNHWC);
@@ -200,13 +202,14 @@ void BM_DepthwiseNhwc(benchmark::State& state) {
   operands.tensors.prepared_weight = prepared.get();
   TimeForward(state, algorithm, g, operands, caches);
   state.SetLabel("depthwise_direct NHWC " + std::to_string(layer.channels) + " channels " +
-                 std::to_string(layer.size) + "x" + std::to_string(layer.size) + " stride " +
-                 std::to_string(layer.stride) + ", " + std::to_string(state.range(1)) +
-                 " thread(s), input " + (state.range(2) ? "evicted" : "hot") + ", weight " +
+                 std::to_string(layer.size) + "x" + std::to_string(layer.size) + " kernel " +
+                 std::to_string(layer.kernel) + " stride " + std::to_string(layer.stride) + ", " +
+                 std::to_string(state.range(1)) + " thread(s), input " +
+                 (state.range(2) ? "evicted" : "hot") + ", weight " +
                  (state.range(3) ? "prepared" : "per call"));
 }
 BENCHMARK(BM_DepthwiseNhwc)
-    ->ArgsProduct({benchmark::CreateDenseRange(0, std::size(kMobileNetDepthwise) - 1, 1),
+    ->ArgsProduct({benchmark::CreateDenseRange(0, std::size(kDepthwiseLayers) - 1, 1),
                    {1, 2},
                    {0, 1},
                    {0, 1}})

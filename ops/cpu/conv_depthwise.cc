@@ -7,8 +7,9 @@
 // (KH*KW, O) so that the loop reads it contiguously too (the only workspace).
 // Every task owns what it writes (an output plane / row, a data-gradient plane / row, a weight
 // row / tap), so results do not depend on the thread count.
-// float32 NHWC forward with multiplier 1 on an AVX2+FMA CPU runs conv_depthwise_avx2.h instead
-// (register tiles of 4 pixels x 8 channels); everything else runs the portable loops here.
+// float32 NHWC forward with multiplier 1 runs a vector kernel instead where the CPU has one:
+// conv_depthwise_avx512.h (AVX-512F: tiles of 8 pixels x 16 channels), else conv_depthwise_avx2.h
+// (AVX2+FMA: 4 or 8 pixels x 8 channels); everything else runs the portable loops here.
 #include <algorithm>
 #include <cstdint>
 #include <type_traits>
@@ -17,6 +18,7 @@
 #include "core/error.h"
 #include "ops/cpu/conv_algorithms.h"
 #include "ops/cpu/conv_depthwise_avx2.h"
+#include "ops/cpu/conv_depthwise_avx512.h"
 #include "ops/cpu/depthwise_rows.h"
 #include "ops/cpu/int_math.h"
 #include "ops/cpu/parallel.h"
@@ -407,6 +409,11 @@ template <typename T>
 void DepthwiseRowNhwc(const ConvGeometry& g, const T* const* input_rows, const T* by_tap,
                       const T* bias, const Epilogue<T>& clamp, ChannelRange channels, T* y_row) {
   if constexpr (std::is_same_v<T, float>) {
+    if (Multiplier(g) == 1 && detail::DepthwiseAvx512Available()) {
+      detail::DepthwiseForwardRowNhwcAvx512(g, input_rows, by_tap, bias, clamp, channels.begin,
+                                            channels.end, y_row);
+      return;
+    }
     if (Multiplier(g) == 1 && detail::DepthwiseAvx2Available()) {
       detail::DepthwiseForwardRowNhwcAvx2(g, input_rows, by_tap, bias, clamp, channels.begin,
                                           channels.end, y_row);

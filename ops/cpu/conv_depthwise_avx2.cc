@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "ops/cpu/depthwise_row_plan.h"
 #include "ops/cpu/gemm.h"
 #include "ops/cpu/gemm_kernel_avx2.h"
 
@@ -17,32 +18,15 @@ constexpr int64_t kLanes = 8;      // channels per vector
 constexpr int64_t kPixels = 4;     // output pixels per register tile (any kernel)
 constexpr int kSlidingPixels = 8;  // output pixels per sliding tile (3-wide kernels)
 
-// The part of one output row a call works on: the input row each kernel row reads, and the output
-// columns whose whole window lies inside the input's width.
-struct RowPlan {
-  const float* const* input_rows;  // per kernel row i: its input row at column 0, or null (padding)
-  int64_t kernel_h;
-  int64_t first_inside, end_inside;  // [first, end): columns with no tap in the padding
-
-  RowPlan(const ConvGeometry& g, const float* const* rows)
-      : input_rows(rows), kernel_h(g.kernel_h) {
-    // ow * stride - pad >= 0, and ow * stride - pad + (KW - 1) * dilate <= in_w - 1.
-    first_inside = (g.pad_w + g.stride_w - 1) / g.stride_w;
-    const int64_t last_start = g.in_w - 1 - (g.kernel_w - 1) * g.dilate_w + g.pad_w;
-    end_inside = last_start < 0 ? 0 : std::min(g.out_w, last_start / g.stride_w + 1);
-    end_inside = std::max(end_inside, std::min(first_inside, g.out_w));
-  }
-};
-
 MXLITE_AVX2 inline __m256 Clamp(__m256 value, __m256 low, __m256 high) {
   // Bound first: max/min return their second operand when one is NaN, so NaN stays NaN.
   return _mm256_min_ps(high, _mm256_max_ps(low, value));
 }
 
 // kPixels pixels from `ow`, channels [c, c + 8), every window inside the input.
-MXLITE_AVX2 inline void InsideTile(const ConvGeometry& g, const RowPlan& plan, const float* by_tap,
-                                   __m256 start, __m256 low, __m256 high, int64_t ow, int64_t c,
-                                   float* y_row) {
+MXLITE_AVX2 inline void InsideTile(const ConvGeometry& g, const DepthwiseRowPlan& plan,
+                                   const float* by_tap, __m256 start, __m256 low, __m256 high,
+                                   int64_t ow, int64_t c, float* y_row) {
   const int64_t channels = g.in_channels;
   const int64_t step = g.stride_w * channels;  // between neighbouring output pixels' inputs
   __m256 acc0 = start, acc1 = start, acc2 = start, acc3 = start;
@@ -72,9 +56,9 @@ MXLITE_AVX2 inline void InsideTile(const ConvGeometry& g, const RowPlan& plan, c
 // and 8 independent sums keep both FMA pipes busy. A pixel still receives its taps in order (its
 // columns are visited left to right), so its sum is formed exactly as InsideTile forms it.
 template <int kStride>
-MXLITE_AVX2 inline void SlidingTile(const ConvGeometry& g, const RowPlan& plan, const float* by_tap,
-                                    __m256 start, __m256 low, __m256 high, int64_t ow, int64_t c,
-                                    float* y_row) {
+MXLITE_AVX2 inline void SlidingTile(const ConvGeometry& g, const DepthwiseRowPlan& plan,
+                                    const float* by_tap, __m256 start, __m256 low, __m256 high,
+                                    int64_t ow, int64_t c, float* y_row) {
   constexpr int kTaps = 3;
   constexpr int kColumns = (kSlidingPixels - 1) * kStride + kTaps;
   const int64_t channels = g.in_channels;
@@ -89,7 +73,10 @@ MXLITE_AVX2 inline void SlidingTile(const ConvGeometry& g, const RowPlan& plan, 
                                   _mm256_loadu_ps(w + 2 * channels)};
 #pragma GCC unroll 17
     for (int k = 0; k < kColumns; ++k) {
-      const __m256 column = _mm256_loadu_ps(x + k * channels);
+      __m256 column = _mm256_loadu_ps(x + k * channels);
+      // In a register: the compiler would otherwise fold the load into each tap's FMA and load
+      // the column three times.
+      asm("" : "+x"(column));
 #pragma GCC unroll 3
       for (int j = 0; j < kTaps; ++j) {
         const int offset = k - j;  // = kStride * pixel where column k is the pixel's tap j
@@ -110,7 +97,7 @@ MXLITE_AVX2 inline void SlidingTile(const ConvGeometry& g, const RowPlan& plan, 
 // the FMA latency, and at 7x7 three of every seven pixels touch the padding (960 channels at
 // 7x7, 1 thread: 37-41 us with one vector at a time, 24.5 with four).
 template <int kVectors>
-MXLITE_AVX2 inline void CheckedPixel(const ConvGeometry& g, const RowPlan& plan,
+MXLITE_AVX2 inline void CheckedPixel(const ConvGeometry& g, const DepthwiseRowPlan& plan,
                                      const float* by_tap, const float* bias, __m256 low,
                                      __m256 high, int64_t ow, int64_t c, float* y_row) {
   const int64_t channels = g.in_channels;
@@ -140,7 +127,7 @@ MXLITE_AVX2 inline void CheckedPixel(const ConvGeometry& g, const RowPlan& plan,
 }
 
 // Pixel `ow`, channels [begin, end) (whole vectors), four vectors at a time where they fit.
-MXLITE_AVX2 inline void CheckedPixelChannels(const ConvGeometry& g, const RowPlan& plan,
+MXLITE_AVX2 inline void CheckedPixelChannels(const ConvGeometry& g, const DepthwiseRowPlan& plan,
                                              const float* by_tap, const float* bias, __m256 low,
                                              __m256 high, int64_t ow, int64_t begin, int64_t end,
                                              float* y_row) {
@@ -153,7 +140,7 @@ MXLITE_AVX2 inline void CheckedPixelChannels(const ConvGeometry& g, const RowPla
 }
 
 // Channels [first, end) past the slice's last full vector, one at a time, in the same tap order.
-void ScalarChannels(const ConvGeometry& g, const RowPlan& plan, const float* by_tap,
+void ScalarChannels(const ConvGeometry& g, const DepthwiseRowPlan& plan, const float* by_tap,
                     const float* bias, const Epilogue<float>& clamp, int64_t first, int64_t end,
                     float* y_row) {
   const int64_t channels = g.in_channels;
@@ -182,7 +169,7 @@ MXLITE_AVX2 void DepthwiseForwardRowNhwcAvx2(const ConvGeometry& g, const float*
                                              const float* by_tap, const float* bias,
                                              const Epilogue<float>& clamp, int64_t channel_begin,
                                              int64_t channel_end, float* y_row) {
-  const RowPlan plan(g, input_rows);
+  const DepthwiseRowPlan plan(g, input_rows);
   const __m256 low = _mm256_set1_ps(clamp.low), high = _mm256_set1_ps(clamp.high);
   const int64_t vector_end = channel_begin + (channel_end - channel_begin) / kLanes * kLanes;
   const auto start = [bias](int64_t c) MXLITE_AVX2 {

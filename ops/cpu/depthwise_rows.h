@@ -7,10 +7,10 @@
 //   DepthwiseRowNhwc(g, rows, by_tap, bias, clamp, AllChannels(g), y_row);
 //
 // g is a depthwise geometry (groups == in_channels, channels_last; out_channels a multiple of
-// in_channels). float32 with multiplier 1 on an AVX2+FMA CPU runs the vector kernel
-// (conv_depthwise_avx2.h); everything else the portable loops. Either sums each output element
-// in the same order (bias, then taps row by row), so a row's values do not depend on where its
-// input rows live or which thread computes it.
+// in_channels). float32 with multiplier 1 runs a vector kernel where the CPU has one
+// (conv_depthwise_avx512.h, else conv_depthwise_avx2.h); everything else the portable loops. Each
+// sums every output element in the same order (bias, then taps row by row), so a row's values do
+// not depend on where its input rows live or which thread computes it.
 // Thread safety: reentrant; each call writes only its output row.
 #pragma once
 
