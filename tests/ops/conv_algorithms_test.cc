@@ -104,6 +104,9 @@ const std::vector<ConvCase> kCases = {
     // corner windows read nothing, and depthwise rows of 8-pixel tiles with edges.
     {"b16_3x3_p1_batch2_9x30_32to48", 2, 32, 48, 1, 9, 30, 3, 1, 1, 1},
     {"b16_1x1_batch2_5x6_16to32", 2, 16, 32, 1, 5, 6, 1, 1, 0, 1},
+    // A pointwise layer on rows narrower than a tile, computed as one row of 49 pixels (three
+    // 14-pixel tiles and a rest), 80 outputs (two pairs of blocks and a single).
+    {"b16_1x1_batch2_7x7_48to80", 2, 48, 80, 1, 7, 7, 1, 1, 0, 1},
     {"b16_3x3_s2_p2_d2_11x12_16to16", 1, 16, 16, 1, 11, 12, 3, 2, 2, 2},
     {"b16_3x3_p3_4x5_16to32", 1, 16, 32, 1, 4, 5, 3, 1, 3, 1},
     {"b16_1x1_s2_9x9_32to16", 1, 32, 16, 1, 9, 9, 1, 2, 0, 1},
@@ -173,10 +176,15 @@ const std::set<std::string> kDepthwise = {"depthwise_3x3_p1_batch3",
                                           "b16_depthwise_3x3_p1_16ch_5x40"};
 // What NCHW16c's algorithms claim (forward only): groups with channels and filters in whole
 // blocks, and the depthwise layers whose channels are.
-const std::set<std::string> kBlockedDirect = {
-    "b16_3x3_p1_batch2_9x30_32to48", "b16_1x1_batch2_5x6_16to32", "b16_3x3_s2_p2_d2_11x12_16to16",
-    "b16_3x3_p3_4x5_16to32", "b16_1x1_s2_9x9_32to16", "b16_3x3_p1_groups2_batch2_7x9_32to64",
-    "b16_3x3_s2_p1_groups3_9x8_48to48", "b16_1x1_groups2_5x6_64to96"};
+const std::set<std::string> kBlockedDirect = {"b16_3x3_p1_batch2_9x30_32to48",
+                                              "b16_1x1_batch2_5x6_16to32",
+                                              "b16_1x1_batch2_7x7_48to80",
+                                              "b16_3x3_s2_p2_d2_11x12_16to16",
+                                              "b16_3x3_p3_4x5_16to32",
+                                              "b16_1x1_s2_9x9_32to16",
+                                              "b16_3x3_p1_groups2_batch2_7x9_32to64",
+                                              "b16_3x3_s2_p1_groups3_9x8_48to48",
+                                              "b16_1x1_groups2_5x6_64to96"};
 const std::set<std::string> kBlockedLaneGroups = {
     "b16_3x3_p1_groups6_batch2_9x19_48to48", "b16_3x3_s2_p1_groups4_11x12_32to32",
     "b16_3x3_p1_groups8_7x7_32to32", "b16_5x5_p4_d2_groups8_10x9_16to16"};
@@ -196,7 +204,8 @@ std::set<std::string> ExpectedClaims(std::string_view algorithm, ConvLayout layo
   }
   if (algorithm == "im2col_gemm" || algorithm == "im2row_gemm") return kAllCases;
   if (algorithm == "gemm_1x1") {
-    return {"1x1_batch3", "1x1_groups2", "b16_1x1_batch2_5x6_16to32", "b16_1x1_groups2_5x6_64to96"};
+    return {"1x1_batch3", "1x1_groups2", "b16_1x1_batch2_5x6_16to32", "b16_1x1_batch2_7x7_48to80",
+            "b16_1x1_groups2_5x6_64to96"};
   }
   if (algorithm == "depthwise_direct") return kDepthwise;
   if (algorithm == "direct_nchw") {
