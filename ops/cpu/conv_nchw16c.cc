@@ -449,14 +449,88 @@ constexpr std::array<DirectAvx512Tile, sizeof...(P)> DepthwiseTilesOf(
 
 const std::array<DirectAvx512Tile, kMaxDepthwisePixels> kDepthwiseTiles =
     DepthwiseTilesOf(std::make_integer_sequence<int, kMaxDepthwisePixels>{});
+
+// P pixels whose windows lie inside the row, a kTaps-wide undilated kernel at stride kStride:
+// each input column of a kernel row is loaded once and multiplied into every pixel whose window
+// holds it (8 pixels of a 7-wide kernel: 14 loads for 56 FMAs, where DepthwiseTileAvx512 loads
+// once per FMA). A pixel receives its taps in the same order (kernel rows, then columns left to
+// right), so the sums are DepthwiseTileAvx512's, bit for bit.
+template <int P, int kTaps, int kStride>
+MXLITE_AVX512 void DepthwiseSlidingTileAvx512(const ConvGeometry& g, const RowTask<float>& task,
+                                              int64_t ox, TapRange) {
+  constexpr int kColumns = (P - 1) * kStride + kTaps;
+  const __m512 bias = task.bias != nullptr ? _mm512_loadu_ps(task.bias) : _mm512_setzero_ps();
+  __m512 acc[P];
+#pragma GCC unroll 8
+  for (int p = 0; p < P; ++p) acc[p] = bias;
+  const int64_t first_column = ox * kStride - g.pad_w;
+  for (int64_t kh = task.rows.begin; kh < task.rows.end; ++kh) {
+    const float* x = task.input + (task.input_row + kh) * g.in_w * kBlock + first_column * kBlock;
+    const float* w = task.weight + kh * kTaps * kBlock;
+    __m512 weight[kTaps];
+#pragma GCC unroll 7
+    for (int j = 0; j < kTaps; ++j) weight[j] = _mm512_loadu_ps(w + j * kBlock);
+#pragma GCC unroll 21
+    for (int k = 0; k < kColumns; ++k) {
+      __m512 column = _mm512_loadu_ps(x + k * kBlock);
+      // In a register: the compiler would otherwise fold the load into each tap's FMA.
+      asm("" : "+v"(column));
+#pragma GCC unroll 7
+      for (int j = 0; j < kTaps; ++j) {
+        const int offset = k - j;  // = kStride * pixel where column k is the pixel's tap j
+        if (offset < 0 || offset % kStride != 0 || offset / kStride >= P) continue;
+        acc[offset / kStride] = _mm512_fmadd_ps(column, weight[j], acc[offset / kStride]);
+      }
+    }
+  }
+  const bool clamps = task.low != -std::numeric_limits<float>::infinity() ||
+                      task.high != std::numeric_limits<float>::infinity();
+#pragma GCC unroll 8
+  for (int p = 0; p < P; ++p) StoreVector(acc[p], task, (ox + p) * kBlock, clamps);
+}
+
+template <int kTaps, int kStride, int... P>
+constexpr std::array<DirectAvx512Tile, sizeof...(P)> DepthwiseSlidingTilesOf(
+    std::integer_sequence<int, P...>) {
+  return {DepthwiseSlidingTileAvx512<P + 1, kTaps, kStride>...};
+}
+
+template <int kTaps, int kStride>
+const std::array<DirectAvx512Tile, kMaxDepthwisePixels> kDepthwiseSlidingTiles =
+    DepthwiseSlidingTilesOf<kTaps, kStride>(std::make_integer_sequence<int, kMaxDepthwisePixels>{});
+
+// The sliding tiles for g's kernel (by pixels), or null where none is built for its width,
+// stride and dilation.
+const std::array<DirectAvx512Tile, kMaxDepthwisePixels>* DepthwiseSlidingTilesFor(
+    const ConvGeometry& g) {
+  if (g.dilate_w != 1 || g.dilate_h != 1 || (g.stride_w != 1 && g.stride_w != 2)) return nullptr;
+  const bool unit = g.stride_w == 1;
+  switch (g.kernel_w) {
+    case 3:
+      return unit ? &kDepthwiseSlidingTiles<3, 1> : &kDepthwiseSlidingTiles<3, 2>;
+    case 5:
+      return unit ? &kDepthwiseSlidingTiles<5, 1> : &kDepthwiseSlidingTiles<5, 2>;
+    case 7:
+      return unit ? &kDepthwiseSlidingTiles<7, 1> : &kDepthwiseSlidingTiles<7, 2>;
+    default:
+      return nullptr;
+  }
+}
 #endif
 
 template <typename T>
 void DepthwiseRow(const ConvGeometry& g, const RowTask<T>& task, const InteriorColumns& interior,
                   bool avx512) {
+#if MXLITE_HAS_AVX512_KERNEL
+  const auto* sliding = avx512 ? DepthwiseSlidingTilesFor(g) : nullptr;
+#endif
   WalkRow(g, interior, kMaxDepthwisePixels, [&](int64_t ox, int pixels, TapRange columns) {
 #if MXLITE_HAS_AVX512_KERNEL
     if constexpr (std::is_same_v<T, float>) {
+      if (sliding != nullptr && columns.begin == 0 && columns.end == g.kernel_w) {
+        (*sliding)[pixels - 1](g, task, ox, columns);
+        return;
+      }
       if (avx512) {
         kDepthwiseTiles[pixels - 1](g, task, ox, columns);
         return;

@@ -114,6 +114,10 @@ const std::vector<ConvCase> kCases = {
     {"b16_depthwise_5x5_d2_p4_batch2_16ch_12x17", 2, 16, 16, 16, 12, 17, 5, 1, 4, 2},
     // Wide rows: the edge pixels run alone instead of on a width-padded copy.
     {"b16_depthwise_3x3_p1_16ch_5x40", 1, 16, 16, 16, 5, 40, 3, 1, 1, 1},
+    // Sliding tiles of 7- and 5-wide kernels (ConvNeXt's, EfficientNet's): whole 8-pixel tiles,
+    // a narrower rest and edges; stride 2.
+    {"b16_depthwise_7x7_p3_batch2_32ch_9x45", 2, 32, 32, 32, 9, 45, 7, 1, 3, 1},
+    {"b16_depthwise_5x5_s2_p2_16ch_11x41", 1, 16, 16, 16, 11, 41, 5, 2, 2, 1},
     // Groups of whole blocks: pairs of output blocks within a group (2 per group), single blocks
     // (1 and 3 per group, where a pair would take two groups), several input blocks per group.
     {"b16_3x3_p1_groups2_batch2_7x9_32to64", 2, 32, 64, 2, 7, 9, 3, 1, 1, 1},
@@ -173,7 +177,9 @@ const std::set<std::string> kDepthwise = {"depthwise_3x3_p1_batch3",
                                           "depthwise_3x3_s2_p1_72ch_14x14",
                                           "b16_depthwise_3x3_s2_p1_32ch_13x15",
                                           "b16_depthwise_5x5_d2_p4_batch2_16ch_12x17",
-                                          "b16_depthwise_3x3_p1_16ch_5x40"};
+                                          "b16_depthwise_3x3_p1_16ch_5x40",
+                                          "b16_depthwise_7x7_p3_batch2_32ch_9x45",
+                                          "b16_depthwise_5x5_s2_p2_16ch_11x41"};
 // What NCHW16c's algorithms claim (forward only): groups with channels and filters in whole
 // blocks, and the depthwise layers whose channels are.
 const std::set<std::string> kBlockedDirect = {"b16_3x3_p1_batch2_9x30_32to48",
@@ -189,9 +195,10 @@ const std::set<std::string> kBlockedLaneGroups = {
     "b16_3x3_p1_groups6_batch2_9x19_48to48", "b16_3x3_s2_p1_groups4_11x12_32to32",
     "b16_3x3_p1_groups8_7x7_32to32", "b16_5x5_p4_d2_groups8_10x9_16to16"};
 const std::set<std::string> kBlockedDepthwise = {
-    "depthwise_3x3_s2_p1_16ch_14x15", "depthwise_3x3_p1_32ch_7x7",
+    "depthwise_3x3_s2_p1_16ch_14x15",     "depthwise_3x3_p1_32ch_7x7",
     "b16_depthwise_3x3_s2_p1_32ch_13x15", "b16_depthwise_5x5_d2_p4_batch2_16ch_12x17",
-    "b16_depthwise_3x3_p1_16ch_5x40"};
+    "b16_depthwise_3x3_p1_16ch_5x40",     "b16_depthwise_7x7_p3_batch2_32ch_9x45",
+    "b16_depthwise_5x5_s2_p2_16ch_11x41"};
 
 // The cases each algorithm must claim (and no others), per direction.
 std::set<std::string> ExpectedClaims(std::string_view algorithm, ConvLayout layout,
