@@ -210,12 +210,12 @@ struct Tile {
   TileFn whole, masked;
 };
 
-// The columns [first, end) of a row in tiles of `tile.pixels`, pixels outer and channel vectors
-// inner (the input a tile reads stays in L1 while every channel vector consumes it). The last
-// tile is shifted back to end at `end` (it recomputes a few pixels, to the same bits); `rest`
-// takes what is left when it is narrower than a whole tile and fits the rest, and two of `rest`
-// cover a span too narrow for one whole tile. `edge(ow)` says whether the tile at ow touches the
-// padding and must take `edge_tile`'s functions. Needs end - first >= rest.pixels.
+// The columns [first, end) of a row in tiles, pixels outer and channel vectors inner (the input a
+// tile reads stays in L1 while every channel vector consumes it). tiles: [0] whole, [1] rest,
+// [2] and [3] the same widths for tiles that touch the padding (is_edge(ow, pixels)). Whole tiles
+// first; the last is shifted back to end at `end` (it recomputes a few pixels, to the same
+// bits); a rest tile takes what is left where it fits it, and two of them cover a span too narrow
+// for a whole tile. Needs end - first >= the rest tile's width.
 template <typename IsEdge>
 MXLITE_AVX512 void TileSpan(const RowContext& row, const Tile* tiles, int64_t first, int64_t end,
                             int64_t begin_channel, int64_t end_channel, IsEdge is_edge) {
@@ -292,7 +292,8 @@ MXLITE_AVX512 void DepthwiseForwardRowNhwcAvx512(
     TileSpan(row, sliding, 0, g.out_w, channel_begin, channel_end, is_edge);
     return;
   }
-  // Otherwise the sliding or general tiles inside, the checked path on the edges.
+  // Other kernels (and rows under kRestPixels): general tiles inside, the checked path on the
+  // edges.
   const bool tiled = plan.end_inside - plan.first_inside >= kRestPixels;
   const int64_t checked_until = tiled ? plan.first_inside : 0;
   const int64_t checked_from = tiled ? plan.end_inside : 0;
@@ -300,8 +301,7 @@ MXLITE_AVX512 void DepthwiseForwardRowNhwcAvx512(
     CheckedPixelChannels(row, ow, channel_begin, channel_end);
   }
   if (tiled) {
-    const Tile* inside = sliding != nullptr ? sliding : kGeneralTiles;
-    const Tile tiles[4] = {inside[0], inside[1], inside[0], inside[1]};
+    const Tile tiles[4] = {kGeneralTiles[0], kGeneralTiles[1], kGeneralTiles[0], kGeneralTiles[1]};
     TileSpan(row, tiles, plan.first_inside, plan.end_inside, channel_begin, channel_end,
              [](int64_t, int64_t) { return false; });
   }
