@@ -333,6 +333,7 @@ const std::vector<const ConvAlgorithm*>& CpuConvAlgorithms() {
       &DirectNchw16cAlgorithm(),
       &DepthwiseNchw16cAlgorithm(),
       &GroupedNchw16cAlgorithm(),
+      &GroupedNhwcAlgorithm(),
   };
   return all;
 }

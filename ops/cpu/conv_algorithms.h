@@ -161,7 +161,7 @@ class ConvAlgorithm {
 // them): the tuning DB keys CPU entries by it (TuningEnvironment::ForCpu), so timings of the old
 // kernels are not trusted for the new ones. What each revision changed is in git's history of
 // this line.
-inline constexpr int kCpuConvKernelsRevision = 20;
+inline constexpr int kCpuConvKernelsRevision = 21;
 
 // Every CPU algorithm, in a fixed order (im2col_gemm first: the reference and the fallback).
 const std::vector<const ConvAlgorithm*>& CpuConvAlgorithms();
@@ -211,5 +211,6 @@ const ConvAlgorithm& DirectNhwcAlgorithm();                  // conv_direct_nhwc
 const ConvAlgorithm& DirectNchw16cAlgorithm();               // conv_nchw16c.cc
 const ConvAlgorithm& DepthwiseNchw16cAlgorithm();            // conv_nchw16c.cc
 const ConvAlgorithm& GroupedNchw16cAlgorithm();              // conv_nchw16c.cc
+const ConvAlgorithm& GroupedNhwcAlgorithm();                 // conv_grouped_nhwc.cc
 
 }  // namespace mxlite::cpu

@@ -131,6 +131,11 @@ const std::vector<ConvCase> kCases = {
     {"b16_3x3_p1_groups8_7x7_32to32", 1, 32, 32, 8, 7, 7, 3, 1, 1, 1},
     {"b16_5x5_p4_d2_groups8_10x9_16to16", 1, 16, 16, 8, 10, 9, 5, 1, 4, 2},
     {"b16_3x3_p1_groups4_6x7_32to64", 1, 32, 64, 4, 6, 7, 3, 1, 1, 1},
+    // Groups of 8 and 2 at channel counts off 16 for grouped_nhwc (RegNet-Y's 104 and 440): a
+    // masked last vector, 8-pixel tiles and single ones, edges, stride 2.
+    {"groups13_3x3_s2_p1_batch2_9x23_104to104", 2, 104, 104, 13, 9, 23, 3, 2, 1, 1},
+    {"groups5_3x3_p1_7x20_40to40", 1, 40, 40, 5, 7, 20, 3, 1, 1, 1},
+    {"groups3_5x5_p2_d2_6x13_6to6", 1, 6, 6, 3, 6, 13, 5, 1, 2, 2},
 };
 
 const std::set<std::string> kAllCases = [] {
@@ -162,7 +167,8 @@ const std::set<std::string> kWinogradForward = {"3x3_p1_7x9",
                                                 "b16_3x3_p1_groups2_batch2_7x9_32to64",
                                                 "b16_3x3_p1_groups6_batch2_9x19_48to48",
                                                 "b16_3x3_p1_groups8_7x7_32to32",
-                                                "b16_3x3_p1_groups4_6x7_32to64"};
+                                                "b16_3x3_p1_groups4_6x7_32to64",
+                                                "groups5_3x3_p1_7x20_40to40"};
 const std::set<std::string> kDepthwise = {"depthwise_3x3_p1_batch3",
                                           "depthwise_x2_5x5_s2_p2_d2",
                                           "depthwise_3x3_s2_p0_batch3",
@@ -215,6 +221,17 @@ std::set<std::string> ExpectedClaims(std::string_view algorithm, ConvLayout layo
             "b16_1x1_groups2_5x6_64to96"};
   }
   if (algorithm == "depthwise_direct") return kDepthwise;
+  if (algorithm == "grouped_nhwc") {
+    if (direction != ConvDirection::kForward) return {};
+    std::set<std::string> claims;  // groups of 2, 4 or 8 channels with as many filters
+    for (const ConvCase& c : kCases) {
+      const int64_t width = c.groups > 1 ? c.in_channels / c.groups : 0;
+      if ((width == 2 || width == 4 || width == 8) && c.out_channels == c.in_channels) {
+        claims.insert(c.name);
+      }
+    }
+    return claims;
+  }
   if (algorithm == "direct_nchw") {
     if (direction != ConvDirection::kForward) return {};
     std::set<std::string> claims = kAllCases;
@@ -551,7 +568,7 @@ TEST(ConvAlgorithms, PreparedWeightGivesTheSameBits) {
         const bool prepares =
             (avx2_paths.count(std::string(algorithm->name())) == 1 && CpuSupportsAvx2Fma()) ||
             (algorithm->name() == "depthwise_direct" && algorithm->layout() == ConvLayout::kNHWC) ||
-            algorithm->layout() == ConvLayout::kNCHW16c;
+            algorithm->name() == "grouped_nhwc" || algorithm->layout() == ConvLayout::kNCHW16c;
         EXPECT_EQ(algorithm->PrepareWeight(g, weight.data()) != nullptr, prepares);
         const Epilogues<float> epilogue{-0.4f, 0.9f, true};
         const std::vector<float> plain =
@@ -778,13 +795,13 @@ TEST(ConvAlgorithms, RegistryHasEveryNamedAlgorithmOncePerLayout) {
     EXPECT_TRUE(algorithm->deterministic());
   }
   const std::pair<const char*, ConvLayout> expected[] = {
-      {"im2col_gemm", ConvLayout::kNCHW},       {"im2row_gemm", ConvLayout::kNHWC},
-      {"gemm_1x1", ConvLayout::kNCHW},          {"gemm_1x1", ConvLayout::kNHWC},
-      {"winograd_2x2_3x3", ConvLayout::kNCHW},  {"winograd_4x4_3x3", ConvLayout::kNCHW},
-      {"depthwise_direct", ConvLayout::kNCHW},  {"depthwise_direct", ConvLayout::kNHWC},
-      {"direct_nchw", ConvLayout::kNCHW},       {"direct_nhwc", ConvLayout::kNHWC},
-      {"direct_nchw16c", ConvLayout::kNCHW16c}, {"depthwise_direct", ConvLayout::kNCHW16c},
-      {"grouped_nchw16c", ConvLayout::kNCHW16c}};
+      {"im2col_gemm", ConvLayout::kNCHW},        {"im2row_gemm", ConvLayout::kNHWC},
+      {"gemm_1x1", ConvLayout::kNCHW},           {"gemm_1x1", ConvLayout::kNHWC},
+      {"winograd_2x2_3x3", ConvLayout::kNCHW},   {"winograd_4x4_3x3", ConvLayout::kNCHW},
+      {"depthwise_direct", ConvLayout::kNCHW},   {"depthwise_direct", ConvLayout::kNHWC},
+      {"direct_nchw", ConvLayout::kNCHW},        {"direct_nhwc", ConvLayout::kNHWC},
+      {"direct_nchw16c", ConvLayout::kNCHW16c},  {"depthwise_direct", ConvLayout::kNCHW16c},
+      {"grouped_nchw16c", ConvLayout::kNCHW16c}, {"grouped_nhwc", ConvLayout::kNHWC}};
   for (const auto& [name, layout] : expected) {
     const ConvAlgorithm* found = FindCpuConvAlgorithm(name, layout);
     ASSERT_NE(found, nullptr) << name;
