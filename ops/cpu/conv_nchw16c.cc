@@ -18,12 +18,15 @@
 //    one at a time over the kernel columns inside it, or, on narrow maps where they are many, the
 //    rows are read from a copy of the input with the padding columns written out (PadsWidth). When
 //    the weights outweigh an image, the tasks go pair by pair (a pair's weights stay in cache
-//    across the rows), else row by row (a row's input stays in cache across the pairs).
+//    across the rows), else row by row (a row's input stays in cache across the pairs). A 1x1
+//    stride-1 unpadded layer on rows narrower than a tile takes each image as one row of H x W
+//    pixels (RowsJoined), so its tiles are whole ones.
 //
 // depthwise_direct NCHW16c (groups == channels == filters, a multiple of 16; any kernel, stride,
 // pad, dilation): each lane is its own channel, so a pixel's block is one vector multiplied by one
 // weight vector per tap, for tiles of up to 8 pixels of a row; the weight (C, 1, KH, KW) is
-// reordered to (C/16, KH, KW, 16).
+// reordered to (C/16, KH, KW, 16). Inside the row, undilated kernels 3, 5 or 7 wide at stride 1
+// or 2 slide: each input column is loaded once for every pixel of the tile whose window holds it.
 //
 // grouped_nchw16c (groups of 2, 4 or 8 channels with as many filters, GroupsShareChannelBlocks;
 // any kernel, stride, pad, dilation): a block holds 16 / k whole groups of k channels, so output
