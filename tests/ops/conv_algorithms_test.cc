@@ -136,6 +136,7 @@ const std::vector<ConvCase> kCases = {
     {"groups13_3x3_s2_p1_batch2_9x23_104to104", 2, 104, 104, 13, 9, 23, 3, 2, 1, 1},
     {"groups5_3x3_p1_7x20_40to40", 1, 40, 40, 5, 7, 20, 3, 1, 1, 1},
     {"groups3_5x5_p2_d2_6x13_6to6", 1, 6, 6, 3, 6, 13, 5, 1, 2, 2},
+    {"b16_5x5_p2_groups6_9x20_48to48", 1, 48, 48, 6, 9, 20, 5, 1, 2, 1},
 };
 
 const std::set<std::string> kAllCases = [] {
@@ -199,7 +200,8 @@ const std::set<std::string> kBlockedDirect = {"b16_3x3_p1_batch2_9x30_32to48",
                                               "b16_1x1_groups2_5x6_64to96"};
 const std::set<std::string> kBlockedLaneGroups = {
     "b16_3x3_p1_groups6_batch2_9x19_48to48", "b16_3x3_s2_p1_groups4_11x12_32to32",
-    "b16_3x3_p1_groups8_7x7_32to32", "b16_5x5_p4_d2_groups8_10x9_16to16"};
+    "b16_3x3_p1_groups8_7x7_32to32", "b16_5x5_p4_d2_groups8_10x9_16to16",
+    "b16_5x5_p2_groups6_9x20_48to48"};
 const std::set<std::string> kBlockedDepthwise = {
     "depthwise_3x3_s2_p1_16ch_14x15",     "depthwise_3x3_p1_32ch_7x7",
     "b16_depthwise_3x3_s2_p1_32ch_13x15", "b16_depthwise_5x5_d2_p4_batch2_16ch_12x17",
