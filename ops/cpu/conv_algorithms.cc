@@ -316,6 +316,15 @@ class Gemm1x1Algorithm final : public ConvAlgorithmBase<Gemm1x1Algorithm> {
 
 }  // namespace
 
+const float* PreparedReorderedWeight(const ConvGeometry& g, const ConvTensors<float>& t,
+                                     int64_t size, std::string_view algorithm) {
+  if (t.prepared_weight == nullptr) return nullptr;
+  MX_CHECK(static_cast<int64_t>(t.prepared_weight->reordered.size()) == size)
+      << "a prepared " << algorithm << " weight of " << t.prepared_weight->reordered.size()
+      << " elements does not fit " << DescribeGeometry(g);
+  return t.prepared_weight->reordered.data();
+}
+
 const std::vector<const ConvAlgorithm*>& CpuConvAlgorithms() {
   static const LoweringAlgorithm im2col(ConvLayout::kNCHW), im2row(ConvLayout::kNHWC);
   static const Gemm1x1Algorithm gemm_1x1_nchw(ConvLayout::kNCHW), gemm_1x1_nhwc(ConvLayout::kNHWC);

@@ -59,6 +59,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "core/dtype.h"
@@ -161,7 +162,7 @@ class ConvAlgorithm {
 // them): the tuning DB keys CPU entries by it (TuningEnvironment::ForCpu), so timings of the old
 // kernels are not trusted for the new ones. What each revision changed is in git's history of
 // this line.
-inline constexpr int kCpuConvKernelsRevision = 21;
+inline constexpr int kCpuConvKernelsRevision = 22;
 
 // Every CPU algorithm, in a fixed order (im2col_gemm first: the reference and the fallback).
 const std::vector<const ConvAlgorithm*>& CpuConvAlgorithms();
@@ -201,6 +202,24 @@ class WorkspaceTally {
   size_t element_;
   size_t bytes_ = 0;
 };
+
+// The reordered float32 weight a forward reads: `t.prepared_weight`'s when given (its size checked
+// against `size`; an error names `algorithm` and the geometry), else null.
+const float* PreparedReorderedWeight(const ConvGeometry& g, const ConvTensors<float>& t,
+                                     int64_t size, std::string_view algorithm);
+
+// The weight as a forward that reorders it reads it: prepared (float32), else reordered by
+// `reorder(g, t.weight, out)` into `size` elements of `scratch`.
+template <typename T, typename Reorder>
+const T* ReorderedWeight(const ConvGeometry& g, const ConvTensors<T>& t, int64_t size,
+                         std::string_view algorithm, ScratchSpace& scratch, Reorder&& reorder) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (const float* prepared = PreparedReorderedWeight(g, t, size, algorithm)) return prepared;
+  }
+  T* reordered = scratch.GetArray<T>(size);
+  reorder(g, t.weight, reordered);
+  return reordered;
+}
 
 // The singletons listed by CpuConvAlgorithms, defined next to their kernels.
 const ConvAlgorithm& Winograd2x2Algorithm();                 // conv_winograd.cc

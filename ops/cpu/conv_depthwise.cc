@@ -235,7 +235,7 @@ void ForwardNHWC(const ConvGeometry& g, const T* data, const T* by_tap, const T*
     std::vector<const T*> input_rows(static_cast<size_t>(g.kernel_h));
     const int64_t row_end = rows * (run + 1) / split.row_parts;
     for (int64_t row = rows * run / split.row_parts; row < row_end; ++row) {
-      DepthwiseInputRows(g, data, row / g.out_h, row % g.out_h, input_rows.data());
+      ChannelsLastInputRows(g, data, row / g.out_h, row % g.out_h, input_rows.data());
       DepthwiseRowNhwc(g, input_rows.data(), by_tap, bias, clamp, channels,
                        output + row * g.out_w * g.out_channels);
     }
@@ -396,16 +396,6 @@ void DepthwiseWeightsByTap(const ConvGeometry& g, const T* weight, T* by_tap) {
 }
 
 template <typename T>
-void DepthwiseInputRows(const ConvGeometry& g, const T* data, int64_t n, int64_t oh,
-                        const T** input_rows) {
-  for (int64_t i = 0; i < g.kernel_h; ++i) {
-    const int64_t ih = oh * g.stride_h - g.pad_h + i * g.dilate_h;
-    input_rows[i] =
-        ih >= 0 && ih < g.in_h ? data + (n * g.in_h + ih) * g.in_w * g.in_channels : nullptr;
-  }
-}
-
-template <typename T>
 void DepthwiseRowNhwc(const ConvGeometry& g, const T* const* input_rows, const T* by_tap,
                       const T* bias, const Epilogue<T>& clamp, ChannelRange channels, T* y_row) {
   if constexpr (std::is_same_v<T, float>) {
@@ -423,10 +413,9 @@ void DepthwiseRowNhwc(const ConvGeometry& g, const T* const* input_rows, const T
   PortableRowNhwc(g, input_rows, by_tap, bias, clamp, channels, y_row);
 }
 
-#define MXLITE_INSTANTIATE_DEPTHWISE_ROWS(T)                                                       \
-  template void DepthwiseWeightsByTap<T>(const ConvGeometry&, const T*, T*);                       \
-  template void DepthwiseInputRows<T>(const ConvGeometry&, const T*, int64_t, int64_t, const T**); \
-  template void DepthwiseRowNhwc<T>(const ConvGeometry&, const T* const*, const T*, const T*,      \
+#define MXLITE_INSTANTIATE_DEPTHWISE_ROWS(T)                                                  \
+  template void DepthwiseWeightsByTap<T>(const ConvGeometry&, const T*, T*);                  \
+  template void DepthwiseRowNhwc<T>(const ConvGeometry&, const T* const*, const T*, const T*, \
                                     const Epilogue<T>&, ChannelRange, T*);
 MXLITE_INSTANTIATE_DEPTHWISE_ROWS(float)
 MXLITE_INSTANTIATE_DEPTHWISE_ROWS(double)

@@ -180,11 +180,11 @@ MXLITE_AVX2 void DepthwiseForwardRowNhwcAvx2(const ConvGeometry& g, const float*
   // consumes it; channels outer streamed the input rows through L1 once per vector (10-30% slower
   // on MobileNet-V2's layers at 56x56 and 112x112).
   int64_t ow = 0;
-  for (; ow < plan.first_inside && ow < g.out_w; ++ow) {
+  for (; ow < plan.inside.begin && ow < g.out_w; ++ow) {
     CheckedPixelChannels(g, plan, by_tap, bias, low, high, ow, channel_begin, vector_end, y_row);
   }
   if (g.kernel_w == 3 && g.dilate_w == 1 && (g.stride_w == 1 || g.stride_w == 2)) {
-    for (; ow + kSlidingPixels <= plan.end_inside; ow += kSlidingPixels) {
+    for (; ow + kSlidingPixels <= plan.inside.end; ow += kSlidingPixels) {
       for (int64_t c = channel_begin; c < vector_end; c += kLanes) {
         if (g.stride_w == 1) {
           SlidingTile<1>(g, plan, by_tap, start(c), low, high, ow, c, y_row);
@@ -194,7 +194,7 @@ MXLITE_AVX2 void DepthwiseForwardRowNhwcAvx2(const ConvGeometry& g, const float*
       }
     }
   }
-  for (; ow + kPixels <= plan.end_inside; ow += kPixels) {
+  for (; ow + kPixels <= plan.inside.end; ow += kPixels) {
     for (int64_t c = channel_begin; c < vector_end; c += kLanes) {
       InsideTile(g, plan, by_tap, start(c), low, high, ow, c, y_row);
     }

@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "ops/cpu/avx512.h"
 #include "ops/cpu/depthwise_row_plan.h"
+#include "ops/cpu/sliding_taps_avx512.h"
 
 #if MXLITE_HAS_AVX512_KERNEL
 #include <immintrin.h>
@@ -68,11 +69,10 @@ MXLITE_AVX512 inline void StoreTile(const RowContext& row, const __m512* acc, in
   }
 }
 
-// kTile pixels from `ow`, one channel vector, a kTaps-wide undilated kernel at stride kStride.
-// Each input column of a kernel row is loaded once and multiplied into every pixel whose window
-// holds it; a pixel still receives its taps in order (its columns are visited left to right).
-// kEdge: some windows reach into the padding; the columns outside the input are skipped, which
-// skips exactly the taps that land there (so the sums are the checked path's, bit for bit).
+// kTile pixels from `ow`, one channel vector, a kTaps-wide undilated kernel at stride kStride,
+// each kernel row slid over the pixels (sliding_taps_avx512.h). kEdge: some windows reach into the
+// padding; the columns outside the input are skipped, which skips exactly the taps that land
+// there (so the sums are the checked path's, bit for bit).
 template <int kTaps, int kStride, int kTile, bool kMasked, bool kEdge>
 MXLITE_AVX512 void SlidingTile(const RowContext& row, int64_t ow, ChannelVector v) {
   constexpr int kColumns = (kTile - 1) * kStride + kTaps;
@@ -94,20 +94,8 @@ MXLITE_AVX512 void SlidingTile(const RowContext& row, int64_t ow, ChannelVector 
     __m512 weight[kTaps];
 #pragma GCC unroll 7
     for (int j = 0; j < kTaps; ++j) weight[j] = Load<kMasked>(w + j * channels, v.lanes);
-#pragma GCC unroll 21
-    for (int k = 0; k < kColumns; ++k) {
-      if (kEdge && (k < k_begin || k >= k_end)) continue;
-      __m512 column = Load<kMasked>(x + k * channels, v.lanes);
-      // In a register: the compiler would otherwise fold the load into each tap's FMA and load
-      // the column kTaps times.
-      asm("" : "+v"(column));
-#pragma GCC unroll 7
-      for (int j = 0; j < kTaps; ++j) {
-        const int offset = k - j;  // = kStride * pixel where column k is the pixel's tap j
-        if (offset < 0 || offset % kStride != 0 || offset / kStride >= kTile) continue;
-        acc[offset / kStride] = _mm512_fmadd_ps(weight[j], column, acc[offset / kStride]);
-      }
-    }
+    SlideKernelRow<kTaps, kStride, kTile, kMasked, kEdge>(x, channels, weight, v.lanes, k_begin,
+                                                          k_end, acc);
   }
   StoreTile<kTile, kMasked>(row, acc, ow, v);
 }
@@ -287,22 +275,22 @@ MXLITE_AVX512 void DepthwiseForwardRowNhwcAvx512(
   // a few percent either way).
   if (sliding != nullptr && g.out_w >= kRestPixels) {
     const auto is_edge = [&plan](int64_t ow, int64_t pixels) {
-      return ow < plan.first_inside || ow + pixels > plan.end_inside;
+      return ow < plan.inside.begin || ow + pixels > plan.inside.end;
     };
     TileSpan(row, sliding, 0, g.out_w, channel_begin, channel_end, is_edge);
     return;
   }
   // Other kernels (and rows under kRestPixels): general tiles inside, the checked path on the
   // edges.
-  const bool tiled = plan.end_inside - plan.first_inside >= kRestPixels;
-  const int64_t checked_until = tiled ? plan.first_inside : 0;
-  const int64_t checked_from = tiled ? plan.end_inside : 0;
+  const bool tiled = plan.inside.end - plan.inside.begin >= kRestPixels;
+  const int64_t checked_until = tiled ? plan.inside.begin : 0;
+  const int64_t checked_from = tiled ? plan.inside.end : 0;
   for (int64_t ow = 0; ow < checked_until; ++ow) {
     CheckedPixelChannels(row, ow, channel_begin, channel_end);
   }
   if (tiled) {
     const Tile tiles[4] = {kGeneralTiles[0], kGeneralTiles[1], kGeneralTiles[0], kGeneralTiles[1]};
-    TileSpan(row, tiles, plan.first_inside, plan.end_inside, channel_begin, channel_end,
+    TileSpan(row, tiles, plan.inside.begin, plan.inside.end, channel_begin, channel_end,
              [](int64_t, int64_t) { return false; });
   }
   for (int64_t ow = checked_from; ow < g.out_w; ++ow) {

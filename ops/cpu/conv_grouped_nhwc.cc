@@ -56,46 +56,20 @@ void ReorderWeight(const ConvGeometry& g, const T* weight, T* by_tap) {
   }
 }
 
-// One output row's inputs: per kernel row its input row (W x C), or null in the padding.
 template <typename T>
-struct RowInputs {
-  std::vector<const T*> rows;
-  RowInputs(const ConvGeometry& g, const T* data, int64_t n, int64_t oh)
-      : rows(static_cast<size_t>(g.kernel_h)) {
-    for (int64_t kh = 0; kh < g.kernel_h; ++kh) {
-      const int64_t ih = oh * g.stride_h - g.pad_h + kh * g.dilate_h;
-      rows[kh] =
-          ih >= 0 && ih < g.in_h ? data + (n * g.in_h + ih) * g.in_w * g.in_channels : nullptr;
-    }
-  }
-};
-
-// Output pixels [first, end) of a row whose windows lie inside the input's width.
-struct Interior {
-  int64_t first, end;
-};
-
-Interior InteriorOf(const ConvGeometry& g) {
-  const int64_t first = std::min(g.out_w, (g.pad_w + g.stride_w - 1) / g.stride_w);
-  const int64_t last_start = g.in_w - 1 + g.pad_w - (g.kernel_w - 1) * g.dilate_w;
-  const int64_t end = last_start < 0 ? first : std::min(g.out_w, last_start / g.stride_w + 1);
-  return {first, std::max(first, end)};
-}
-
-template <typename T>
-void PortableRow(const ConvGeometry& g, const RowInputs<T>& in, const T* by_tap, const T* bias,
-                 T low, T high, T* y_row) {
+void PortableRow(const ConvGeometry& g, const T* const* rows, const T* by_tap, const T* bias, T low,
+                 T high, T* y_row) {
   const int64_t k = GroupWidth(g), channels = g.in_channels;
   for (int64_t ow = 0; ow < g.out_w; ++ow) {
     for (int64_t o = 0; o < channels; ++o) {
       T sum = bias != nullptr ? bias[o] : T(0);
       const int64_t first_input = o / k * k;
       for (int64_t kh = 0; kh < g.kernel_h; ++kh) {
-        if (in.rows[kh] == nullptr) continue;
+        if (rows[kh] == nullptr) continue;
         for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
           const int64_t iw = ow * g.stride_w - g.pad_w + kw * g.dilate_w;
           if (iw < 0 || iw >= g.in_w) continue;
-          const T* x = in.rows[kh] + iw * channels + first_input;
+          const T* x = rows[kh] + iw * channels + first_input;
           const T* w = by_tap + (kh * g.kernel_w + kw) * k * channels + o;
           for (int64_t i = 0; i < k; ++i) sum += x[i] * w[i * channels];
         }
@@ -109,7 +83,7 @@ void PortableRow(const ConvGeometry& g, const RowInputs<T>& in, const T* by_tap,
 // What every tile of a row shares.
 struct RowContext {
   const ConvGeometry& g;
-  const RowInputs<float>& in;
+  const float* const* rows;  // per kernel row its input row (W x C), or null in the padding
   const float* by_tap;
   const float* bias;  // or null
   __m512 low, high;
@@ -145,11 +119,11 @@ MXLITE_AVX512 void Tile(const RowContext& row, int64_t ow, int64_t c, __mmask16 
   for (int p = 0; p < P; ++p) acc[p] = start;
   const int64_t pixel_step = g.stride_w * channels;
   for (int64_t kh = 0; kh < g.kernel_h; ++kh) {
-    if (row.in.rows[kh] == nullptr) continue;
+    if (row.rows[kh] == nullptr) continue;
     for (int64_t kw = 0; kw < g.kernel_w; ++kw) {
       const int64_t iw = ow * g.stride_w - g.pad_w + kw * g.dilate_w;
       if (kChecked && (iw < 0 || iw >= g.in_w)) continue;
-      const float* x = row.in.rows[kh] + iw * channels + c;
+      const float* x = row.rows[kh] + iw * channels + c;
       const float* w = row.by_tap + (kh * g.kernel_w + kw) * K * channels + c;
       __m512 weights[K];
 #pragma GCC unroll 8
@@ -176,10 +150,9 @@ MXLITE_AVX512 void Tile(const RowContext& row, int64_t ow, int64_t c, __mmask16 
 constexpr int kTilePixels = 8;
 
 template <int K>
-MXLITE_AVX512 void Avx512RowOf(const ConvGeometry& g, const RowInputs<float>& in,
-                               const float* by_tap, const float* bias, float low, float high,
-                               float* y_row) {
-  const RowContext row{g, in, by_tap, bias, _mm512_set1_ps(low), _mm512_set1_ps(high), y_row};
+MXLITE_AVX512 void Avx512RowOf(const ConvGeometry& g, const float* const* rows, const float* by_tap,
+                               const float* bias, float low, float high, float* y_row) {
+  const RowContext row{g, rows, by_tap, bias, _mm512_set1_ps(low), _mm512_set1_ps(high), y_row};
   const int64_t channels = g.in_channels;
   const auto each_vector = [&](auto&& tile) MXLITE_AVX512 {
     for (int64_t c = 0; c < channels; c += 16) {
@@ -187,9 +160,9 @@ MXLITE_AVX512 void Avx512RowOf(const ConvGeometry& g, const RowInputs<float>& in
       tile(c, static_cast<__mmask16>((1u << width) - 1));
     }
   };
-  const Interior interior = InteriorOf(g);
+  const ColumnSpan interior = UnpaddedOutputColumns(g);
   int64_t ow = 0;
-  for (; ow < interior.first; ++ow) {
+  for (; ow < interior.begin; ++ow) {
     each_vector([&](int64_t c, __mmask16 m) MXLITE_AVX512 { Tile<1, K, true>(row, ow, c, m); });
   }
   for (; ow + kTilePixels <= interior.end; ow += kTilePixels) {
@@ -204,15 +177,15 @@ MXLITE_AVX512 void Avx512RowOf(const ConvGeometry& g, const RowInputs<float>& in
   }
 }
 
-void Avx512Row(const ConvGeometry& g, const RowInputs<float>& in, const float* by_tap,
+void Avx512Row(const ConvGeometry& g, const float* const* rows, const float* by_tap,
                const float* bias, float low, float high, float* y_row) {
   switch (GroupWidth(g)) {
     case 2:
-      return Avx512RowOf<2>(g, in, by_tap, bias, low, high, y_row);
+      return Avx512RowOf<2>(g, rows, by_tap, bias, low, high, y_row);
     case 4:
-      return Avx512RowOf<4>(g, in, by_tap, bias, low, high, y_row);
+      return Avx512RowOf<4>(g, rows, by_tap, bias, low, high, y_row);
     default:
-      return Avx512RowOf<8>(g, in, by_tap, bias, low, high, y_row);
+      return Avx512RowOf<8>(g, rows, by_tap, bias, low, high, y_row);
   }
 }
 #endif
@@ -249,32 +222,22 @@ class GroupedNhwc final : public ConvAlgorithmBase<GroupedNhwc> {
   void Compute(ConvDirection, const ConvGeometry& g, const ConvTensors<T>& t,
                ScratchSpace& scratch) const {
     if (g.batch == 0) return;
-    const T* by_tap = nullptr;
-    if constexpr (std::is_same_v<T, float>) {
-      if (t.prepared_weight != nullptr) {
-        MX_CHECK(static_cast<int64_t>(t.prepared_weight->reordered.size()) == WeightSize(g))
-            << "a prepared grouped_nhwc weight of " << t.prepared_weight->reordered.size()
-            << " elements does not fit " << DescribeGeometry(g);
-        by_tap = t.prepared_weight->reordered.data();
-      }
-    }
-    if (by_tap == nullptr) {
-      T* reordered = scratch.GetArray<T>(WeightSize(g));
-      ReorderWeight(g, t.weight, reordered);
-      by_tap = reordered;
-    }
+    const T* by_tap = ReorderedWeight(
+        g, t, WeightSize(g), name(), scratch,
+        [](const ConvGeometry& geometry, const T* w, T* out) { ReorderWeight(geometry, w, out); });
     const bool avx512 = UsesAvx512(DTypeOf<T>::value);
     const T low = t.clamp_low, high = t.clamp_high;
     ParallelFor(g.batch * g.out_h, [&](int64_t index) {
       const int64_t n = index / g.out_h, oh = index % g.out_h;
-      const RowInputs<T> in(g, t.data, n, oh);
+      std::vector<const T*> rows(static_cast<size_t>(g.kernel_h));
+      ChannelsLastInputRows(g, t.data, n, oh, rows.data());
       T* y_row = t.output + index * g.out_w * g.out_channels;
 #if MXLITE_HAS_AVX512_KERNEL
       if constexpr (std::is_same_v<T, float>) {
-        if (avx512) return Avx512Row(g, in, by_tap, t.bias, low, high, y_row);
+        if (avx512) return Avx512Row(g, rows.data(), by_tap, t.bias, low, high, y_row);
       }
 #endif
-      PortableRow(g, in, by_tap, t.bias, low, high, y_row);
+      PortableRow(g, rows.data(), by_tap, t.bias, low, high, y_row);
     });
   }
 };

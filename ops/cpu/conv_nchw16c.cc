@@ -50,6 +50,7 @@
 #include "ops/cpu/conv_algorithms.h"
 #include "ops/cpu/int_math.h"
 #include "ops/cpu/parallel.h"
+#include "ops/cpu/sliding_taps_avx512.h"
 
 #if MXLITE_HAS_AVX512_KERNEL
 #include <immintrin.h>
@@ -65,19 +66,6 @@ constexpr int kMaxDepthwisePixels = 8;
 bool IsBlocked(const ConvGeometry& g) { return g.layout == ConvLayout::kNCHW16c; }
 
 bool UsesAvx512(DType dtype) { return dtype == DType::kFloat32 && CpuSupportsAvx512f(); }
-
-// The output columns [begin, end) whose windows stay inside the image's width, so that every
-// kernel column is read; the others (left and right edges) run pixel by pixel.
-struct InteriorColumns {
-  int64_t begin, end;
-};
-
-InteriorColumns InteriorOf(const ConvGeometry& g) {
-  const int64_t begin = std::min(g.out_w, CeilDiv(g.pad_w, g.stride_w));
-  const int64_t last_start = g.in_w - 1 + g.pad_w - (g.kernel_w - 1) * g.dilate_w;
-  const int64_t end = last_start < 0 ? begin : std::min(g.out_w, last_start / g.stride_w + 1);
-  return {begin, std::max(begin, end)};
-}
 
 // The kernel taps [begin, end) along one axis that read inside an input of `extent` for the
 // output position whose first tap reads `start`.
@@ -112,7 +100,7 @@ struct RowTask {
 // sideways) one at a time with the kernel columns inside it, the interior in tiles of up to
 // `max_pixels` with every column.
 template <typename Tile>
-void WalkRow(const ConvGeometry& g, const InteriorColumns& interior, int max_pixels, Tile&& tile) {
+void WalkRow(const ConvGeometry& g, const ColumnSpan& interior, int max_pixels, Tile&& tile) {
   auto edge = [&](int64_t ox) {
     tile(ox, 1, TapsInside(ox * g.stride_w - g.pad_w, g.dilate_w, g.kernel_w, g.in_w));
   };
@@ -133,7 +121,7 @@ void WalkRow(const ConvGeometry& g, const InteriorColumns& interior, int max_pix
 // 14x14 with padding: 3x3 layers of 14x14 1.1x, of 7x7 1.2x faster, conv_algorithms_bench).
 bool PadsWidth(const ConvGeometry& g) {
   if (g.pad_w == 0) return false;
-  const InteriorColumns interior = InteriorOf(g);
+  const ColumnSpan interior = UnpaddedOutputColumns(g);
   return (g.out_w - (interior.end - interior.begin)) * 8 >= g.out_w;
 }
 
@@ -376,7 +364,7 @@ const std::array<DirectAvx512Tile, kMaxTilePixels> kDirectTiles[2][2] = {
 
 // One output row of one (pair of) block(s).
 template <typename T>
-void DirectRow(const ConvGeometry& g, const RowTask<T>& task, const InteriorColumns& interior,
+void DirectRow(const ConvGeometry& g, const RowTask<T>& task, const ColumnSpan& interior,
                bool avx512) {
   WalkRow(g, interior, kMaxTilePixels, [&](int64_t ox, int pixels, TapRange columns) {
 #if MXLITE_HAS_AVX512_KERNEL
@@ -453,15 +441,14 @@ constexpr std::array<DirectAvx512Tile, sizeof...(P)> DepthwiseTilesOf(
 const std::array<DirectAvx512Tile, kMaxDepthwisePixels> kDepthwiseTiles =
     DepthwiseTilesOf(std::make_integer_sequence<int, kMaxDepthwisePixels>{});
 
-// P pixels whose windows lie inside the row, a kTaps-wide undilated kernel at stride kStride:
-// each input column of a kernel row is loaded once and multiplied into every pixel whose window
-// holds it (8 pixels of a 7-wide kernel: 14 loads for 56 FMAs, where DepthwiseTileAvx512 loads
-// once per FMA). A pixel receives its taps in the same order (kernel rows, then columns left to
-// right), so the sums are DepthwiseTileAvx512's, bit for bit.
+// P pixels whose windows lie inside the row, a kTaps-wide undilated kernel at stride kStride,
+// each kernel row slid over the pixels (sliding_taps_avx512.h: 8 pixels of a 7-wide kernel load
+// 14 columns for 56 FMAs, where DepthwiseTileAvx512 loads once per FMA). A pixel receives its taps
+// in the same order (kernel rows, then columns left to right), so the sums are
+// DepthwiseTileAvx512's, bit for bit.
 template <int P, int kTaps, int kStride>
 MXLITE_AVX512 void DepthwiseSlidingTileAvx512(const ConvGeometry& g, const RowTask<float>& task,
                                               int64_t ox, TapRange) {
-  constexpr int kColumns = (P - 1) * kStride + kTaps;
   const __m512 bias = task.bias != nullptr ? _mm512_loadu_ps(task.bias) : _mm512_setzero_ps();
   __m512 acc[P];
 #pragma GCC unroll 8
@@ -473,18 +460,7 @@ MXLITE_AVX512 void DepthwiseSlidingTileAvx512(const ConvGeometry& g, const RowTa
     __m512 weight[kTaps];
 #pragma GCC unroll 7
     for (int j = 0; j < kTaps; ++j) weight[j] = _mm512_loadu_ps(w + j * kBlock);
-#pragma GCC unroll 21
-    for (int k = 0; k < kColumns; ++k) {
-      __m512 column = _mm512_loadu_ps(x + k * kBlock);
-      // In a register: the compiler would otherwise fold the load into each tap's FMA.
-      asm("" : "+v"(column));
-#pragma GCC unroll 7
-      for (int j = 0; j < kTaps; ++j) {
-        const int offset = k - j;  // = kStride * pixel where column k is the pixel's tap j
-        if (offset < 0 || offset % kStride != 0 || offset / kStride >= P) continue;
-        acc[offset / kStride] = _mm512_fmadd_ps(column, weight[j], acc[offset / kStride]);
-      }
-    }
+    detail::SlideKernelRow<kTaps, kStride, P, false, false>(x, kBlock, weight, 0xFFFF, 0, 0, acc);
   }
   const bool clamps = task.low != -std::numeric_limits<float>::infinity() ||
                       task.high != std::numeric_limits<float>::infinity();
@@ -522,7 +498,7 @@ const std::array<DirectAvx512Tile, kMaxDepthwisePixels>* DepthwiseSlidingTilesFo
 #endif
 
 template <typename T>
-void DepthwiseRow(const ConvGeometry& g, const RowTask<T>& task, const InteriorColumns& interior,
+void DepthwiseRow(const ConvGeometry& g, const RowTask<T>& task, const ColumnSpan& interior,
                   bool avx512) {
 #if MXLITE_HAS_AVX512_KERNEL
   const auto* sliding = avx512 ? DepthwiseSlidingTilesFor(g) : nullptr;
@@ -635,7 +611,7 @@ const std::array<DirectAvx512Tile, kMaxTilePixels> kLaneGroupTiles[3] = {
 #endif
 
 template <typename T>
-void LaneGroupRow(const ConvGeometry& g, const RowTask<T>& task, const InteriorColumns& interior,
+void LaneGroupRow(const ConvGeometry& g, const RowTask<T>& task, const ColumnSpan& interior,
                   bool avx512) {
   WalkRow(g, interior, kMaxTilePixels, [&](int64_t ox, int pixels, TapRange columns) {
 #if MXLITE_HAS_AVX512_KERNEL
@@ -698,24 +674,6 @@ void ForEachRowTask(const ConvGeometry& g, const ConvTensors<T>& t, const T* wei
   });
 }
 
-// The float32 weight as the forward reads it, from `prepared` when given, else reordered into
-// `scratch`.
-template <typename T, typename Reorder>
-const T* ReorderedWeight(const ConvGeometry& g, const ConvTensors<T>& t, int64_t size,
-                         ScratchSpace& scratch, Reorder&& reorder) {
-  if constexpr (std::is_same_v<T, float>) {
-    if (t.prepared_weight != nullptr) {
-      MX_CHECK(static_cast<int64_t>(t.prepared_weight->reordered.size()) == size)
-          << "a prepared NCHW16c weight of " << t.prepared_weight->reordered.size()
-          << " elements does not fit " << DescribeGeometry(g);
-      return t.prepared_weight->reordered.data();
-    }
-  }
-  T* reordered = scratch.GetArray<T>(size);
-  reorder(g, t.weight, reordered);
-  return reordered;
-}
-
 // How a blocked algorithm's row tasks are laid out (ForEachRowTask).
 struct BlockedTasks {
   int64_t weight_block;     // elements from one output block's weights to the next's
@@ -754,7 +712,7 @@ class BlockedAlgorithm : public ConvAlgorithmBase<Derived> {
   void Compute(ConvDirection, const ConvGeometry& g, const ConvTensors<T>& t,
                ScratchSpace& scratch) const {
     if (g.batch == 0) return;
-    const T* weight = ReorderedWeight(g, t, Derived::WeightSize(g), scratch,
+    const T* weight = ReorderedWeight(g, t, Derived::WeightSize(g), this->name(), scratch,
                                       [](const ConvGeometry& geometry, const T* w, T* out) {
                                         Derived::Reorder(geometry, w, out);
                                       });
@@ -762,7 +720,7 @@ class BlockedAlgorithm : public ConvAlgorithmBase<Derived> {
     const bool avx512 = UsesAvx512(DTypeOf<T>::value);
     WithPaddedWidth(
         RowsJoined(g), t, scratch, [&](const ConvGeometry& run, const ConvTensors<T>& tensors) {
-          const InteriorColumns interior = InteriorOf(run);
+          const ColumnSpan interior = UnpaddedOutputColumns(run);
           ForEachRowTask(
               run, tensors, weight, tasks.weight_block, tasks.blocks_per_task, tasks.blocks_outer,
               [&](const RowTask<T>& task) { Derived::Row(run, task, interior, avx512); });
@@ -794,7 +752,7 @@ class DirectNchw16c final : public BlockedAlgorithm<DirectNchw16c> {
     return {weight_block, blocks_per_task, blocks_outer};
   }
   template <typename T>
-  static void Row(const ConvGeometry& g, const RowTask<T>& task, const InteriorColumns& interior,
+  static void Row(const ConvGeometry& g, const RowTask<T>& task, const ColumnSpan& interior,
                   bool avx512) {
     DirectRow(g, task, interior, avx512);
   }
@@ -817,7 +775,7 @@ class DepthwiseNchw16c final : public BlockedAlgorithm<DepthwiseNchw16c> {
     return {g.kernel_spatial() * kBlock, 1, /*blocks_outer=*/true};
   }
   template <typename T>
-  static void Row(const ConvGeometry& g, const RowTask<T>& task, const InteriorColumns& interior,
+  static void Row(const ConvGeometry& g, const RowTask<T>& task, const ColumnSpan& interior,
                   bool avx512) {
     DepthwiseRow(g, task, interior, avx512);
   }
@@ -841,7 +799,7 @@ class LaneGroupNchw16c final : public BlockedAlgorithm<LaneGroupNchw16c> {
     return {g.kernel_spatial() * LaneGroupSize(g) * kBlock, 1, /*blocks_outer=*/true};
   }
   template <typename T>
-  static void Row(const ConvGeometry& g, const RowTask<T>& task, const InteriorColumns& interior,
+  static void Row(const ConvGeometry& g, const RowTask<T>& task, const ColumnSpan& interior,
                   bool avx512) {
     LaneGroupRow(g, task, interior, avx512);
   }

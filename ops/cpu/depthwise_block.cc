@@ -138,7 +138,7 @@ class RowRun {
   // The input row each kernel row of output row oh reads: in the ring, or in the block's input.
   const float* const* DepthwiseInputs(int64_t oh) {
     if (!g_.expand) {
-      DepthwiseInputRows(d_, t_.data, image_, oh, input_rows_.data());
+      ChannelsLastInputRows(d_, t_.data, image_, oh, input_rows_.data());
       return input_rows_.data();
     }
     const int64_t row_floats = d_.in_w * Channels(g_);

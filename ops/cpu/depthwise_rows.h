@@ -3,7 +3,7 @@
 // rows another kernel computed just before (the fused depthwise block, ops/cpu/depthwise_block.h).
 //
 //   const float* rows[KH];
-//   DepthwiseInputRows(g, data, n, oh, rows);             // or point rows[i] at rows of your own
+//   ChannelsLastInputRows(g, data, n, oh, rows);          // (im2col.h) or rows of your own
 //   DepthwiseRowNhwc(g, rows, by_tap, bias, clamp, AllChannels(g), y_row);
 //
 // g is a depthwise geometry (groups == in_channels, channels_last; out_channels a multiple of
@@ -24,12 +24,6 @@ namespace mxlite::cpu {
 // The weight (O, KH, KW, 1) as (KH*KW, O): each tap's weights contiguous over the channels.
 template <typename T>
 void DepthwiseWeightsByTap(const ConvGeometry& g, const T* weight, T* by_tap);
-
-// For output row oh of image n of `data` (N, H, W, C): input_rows[i] (i < KH) = the input row
-// kernel row i reads, or null where it falls in the padding.
-template <typename T>
-void DepthwiseInputRows(const ConvGeometry& g, const T* data, int64_t n, int64_t oh,
-                        const T** input_rows);
 
 // A slice of the input channels, [begin, end): threads may share a row by slices.
 struct ChannelRange {

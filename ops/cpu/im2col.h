@@ -20,6 +20,7 @@
 // Buffers belong to the caller; nothing is allocated here.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "ops/activation_layout.h"
@@ -57,6 +58,29 @@ struct ConvGeometry {
     return static_cast<double>(batch) * out_channels * out_spatial() * patch_size();
   }
 };
+
+// The output columns [begin, end) whose whole window (every kernel column) lies inside the
+// input's width: the ones a kernel may compute without checking for padding.
+struct ColumnSpan {
+  int64_t begin = 0, end = 0;
+};
+inline ColumnSpan UnpaddedOutputColumns(const ConvGeometry& g) {
+  const int64_t begin = std::min(g.out_w, (g.pad_w + g.stride_w - 1) / g.stride_w);
+  const int64_t last_start = g.in_w - 1 + g.pad_w - (g.kernel_w - 1) * g.dilate_w;
+  const int64_t end = last_start < 0 ? begin : std::min(g.out_w, last_start / g.stride_w + 1);
+  return {begin, std::max(begin, end)};
+}
+
+// For output row oh of image n of the channels-last `data` (N, H, W, C): rows[i] (i < KH) = the
+// input row kernel row i reads, or null where it falls in the padding.
+template <typename T>
+void ChannelsLastInputRows(const ConvGeometry& g, const T* data, int64_t n, int64_t oh,
+                           const T** rows) {
+  for (int64_t i = 0; i < g.kernel_h; ++i) {
+    const int64_t ih = oh * g.stride_h - g.pad_h + i * g.dilate_h;
+    rows[i] = ih >= 0 && ih < g.in_h ? data + (n * g.in_h + ih) * g.in_w * g.in_channels : nullptr;
+  }
+}
 
 // image: `channels` planes of in_h x in_w; col: (channels * KH * KW) x (OH * OW), written fully.
 template <typename T>

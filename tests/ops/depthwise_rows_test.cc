@@ -102,7 +102,7 @@ TEST_P(DepthwiseRowsTest, EveryKernelMatchesTheReferenceAndTheVectorKernelsAgree
     std::vector<float> output(static_cast<size_t>(g.out_h * g.out_w * g.out_channels), kUntouched);
     std::vector<const float*> rows(static_cast<size_t>(g.kernel_h));
     for (int64_t oh = 0; oh < g.out_h; ++oh) {
-      DepthwiseInputRows(g, data.data(), 0, oh, rows.data());
+      ChannelsLastInputRows(g, data.data(), 0, oh, rows.data());
       kernel.run(g, rows.data(), by_tap.data(), bias.data(), clamp, slice.begin, slice.end,
                  output.data() + oh * g.out_w * g.out_channels);
     }
@@ -184,7 +184,7 @@ TEST(DepthwiseRowsTest, ANanInputStaysNanThroughTheClampInEveryKernel) {
     SCOPED_TRACE(kernel.name);
     std::vector<float> y_row(static_cast<size_t>(g.out_w * g.out_channels));
     std::vector<const float*> rows(static_cast<size_t>(g.kernel_h));
-    DepthwiseInputRows(g, data.data(), 0, 2, rows.data());  // row 2 reads input row 2 at tap 2
+    ChannelsLastInputRows(g, data.data(), 0, 2, rows.data());  // row 2 reads input row 2 at tap 2
     kernel.run(g, rows.data(), by_tap.data(), nullptr, clamp, 0, g.in_channels, y_row.data());
     for (int64_t ow = 9; ow <= 13; ++ow) {  // every pixel whose window holds column 11
       EXPECT_TRUE(std::isnan(y_row[ow * g.out_channels + 37])) << "pixel " << ow;
