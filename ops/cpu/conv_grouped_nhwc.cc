@@ -19,7 +19,6 @@
 #include <type_traits>
 #include <vector>
 
-#include "core/error.h"
 #include "ops/cpu/avx512.h"
 #include "ops/cpu/conv_algorithms.h"
 #include "ops/cpu/parallel.h"
