@@ -394,6 +394,26 @@ TEST(PoolingTest, WideRowsMatchTheReferenceAndTheBlockedBits) {
   }
 }
 
+// Channels-last and NCHW16c rows go in runs of up to four shifted windows: rows whose interiors
+// leave every remainder (1 to 3 windows after the runs of four) and none, at stride 1 and 2,
+// against the reference, and NCHW16c with NCHW's bits.
+TEST(PoolingTest, EveryRunLengthOfTheLaneKernels) {
+  for (const char* type : {"max", "avg"}) {
+    for (const char* stride : {"(1,1)", "(2,2)"}) {
+      const Attrs attrs = {{"kernel", "(3,3)"},
+                           {"stride", stride},
+                           {"pad", "(1,1)"},
+                           {"pool_type", type},
+                           {"count_include_pad", "false"}};
+      for (int64_t width = 3; width <= 20; ++width) {
+        SCOPED_TRACE(std::string(type) + " stride " + stride + " width " + std::to_string(width));
+        CheckBlocked(attrs, {1, 16, 3, width}, false);
+        CheckChannelsLast(attrs, {1, 32, 3, width}, "NHWC", false);
+      }
+    }
+  }
+}
+
 TEST(PoolingTest, MaxBackwardRoutesTiesToTheFirstMaximum) {
   OpCase test_case{"Pooling", {{"kernel", "(2,2)"}}, {{1, 1, 2, 2}}};
   std::vector<HostTensor> inputs = MakeInputs(test_case, DType::kFloat64);
