@@ -167,6 +167,11 @@ std::vector<SettingSpec> BuiltinSettingSpecs() {
            "output (and a relu after it too, with MXNET_CONV_FUSE_ACTIVATION; on the GPU in its "
            "epilogue kernel): one pass over the output instead of two; 0 keeps the addition "
            "separate. Training never fuses (new in mxlite)."),
+      Bool("MXNET_FUSE_CONCAT_NORM", "1",
+           "CPU inference executors run a BatchNorm of a Concat's output (DenseNet's "
+           "normalisation of each join) as one op that normalises every input as it copies it "
+           "into the join: one pass over the joined tensor instead of two, the same bits; 0 "
+           "runs them one after the other. Training never fuses (new in mxlite)."),
       Bool("MXNET_CONV_TRIM_DEAD_TAPS", "1",
            "Executors cut from each Convolution the kernel taps that read only padding for "
            "the bound shapes (a dilation that reaches past the data, a 3x3 kernel on a 1x1 map): "

@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <tuple>
 
 #include "ops/batch_norm.h"
 
@@ -249,24 +250,23 @@ void BatchNormForward(const OpContext& ctx, const Attributes& attrs,
     std::copy(moving_mean, moving_mean + l.channels, s.mean);
     std::copy(moving_var, moving_var + l.channels, s.var);
   }
-  for (int64_t c = 0; c < l.channels; ++c) s.invstd[c] = 1.0 / std::sqrt(s.var[c] + eps);
+  for (int64_t c = 0; c < l.channels; ++c) s.invstd[c] = InvStd(s.var[c], eps);
+  const auto scale_shift_of = [&](int64_t c) {
+    return ChannelScaleShift<T>(fix_gamma ? 1.0 : static_cast<double>(gamma[c]),
+                                static_cast<double>(beta[c]), s.mean[c], s.invstd[c]);
+  };
 
   if (req[kOut] != WriteMode::kNull && l.blocked()) {
     T* scale_shift = ctx.scratch->GetArray<T>(2 * l.channels);
     for (int64_t c = 0; c < l.channels; ++c) {
-      const double scale = (fix_gamma ? 1.0 : static_cast<double>(gamma[c])) * s.invstd[c];
-      scale_shift[c] = static_cast<T>(scale);
-      scale_shift[l.channels + c] =
-          static_cast<T>(static_cast<double>(beta[c]) - s.mean[c] * scale);
+      std::tie(scale_shift[c], scale_shift[l.channels + c]) = scale_shift_of(c);
     }
     ApplyBlocked(l, x, scale_shift, scale_shift + l.channels, clamp, outputs[kOut].data_as<T>());
   } else if (req[kOut] != WriteMode::kNull) {
     T* y = outputs[kOut].data_as<T>();
     const bool clamps = output_clamp.active();
     ForEachChannelRun(l, TilingOf(l), [&](int64_t, int64_t c, int64_t offset, int64_t count) {
-      const double scale = (fix_gamma ? 1.0 : static_cast<double>(gamma[c])) * s.invstd[c];
-      const T a = static_cast<T>(scale);
-      const T b = static_cast<T>(static_cast<double>(beta[c]) - s.mean[c] * scale);
+      const auto [a, b] = scale_shift_of(c);
       if (clamps) {  // one pass: the clamp as each value is stored
         for (int64_t i = offset; i < offset + count; ++i) y[i] = clamp(x[i] * a + b);
       } else {

@@ -2,8 +2,10 @@
 // (ops/cuda/batch_norm_gpu.cc).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "core/shape.h"
 #include "ops/attributes.h"
@@ -38,5 +40,17 @@ struct BatchNormParams {
 // Reads eps, momentum, fix_gamma and use_global_stats. Errors naming `owner` ("BatchNorm bn0"):
 // eps < 0, momentum outside [0, 1].
 BatchNormParams BatchNormParamsOf(const Attributes& attrs, const std::string& owner);
+
+// One channel's normalisation as y = x * scale + shift (the fused clamp after it), rounded to T
+// from the double arithmetic of BatchNorm's forward: scale = gamma * invstd, shift = beta - mean
+// * scale, invstd = InvStd(var, eps). Whatever applies a BatchNorm (its CPU forward, the fused
+// _concat_batch_norm) computes them so, and their outputs agree to the bit.
+template <typename T>
+std::pair<T, T> ChannelScaleShift(double gamma, double beta, double mean, double invstd) {
+  const double scale = gamma * invstd;
+  return {static_cast<T>(scale), static_cast<T>(beta - mean * scale)};
+}
+
+inline double InvStd(double var, double eps) { return 1.0 / std::sqrt(var + eps); }
 
 }  // namespace mxlite

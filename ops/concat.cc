@@ -23,13 +23,15 @@ constexpr int64_t kBytesPerBlock = 256 << 10;  // less is not worth waking a thr
 
 int NumArgs(const Attributes& attrs) { return static_cast<int>(attrs.GetInt("num_args")); }
 
-std::vector<std::string> ArgNames(const Attributes& attrs) {
+}  // namespace
+
+std::vector<std::string> ConcatArgNames(const Attributes& attrs) {
   std::vector<std::string> names;
   for (int i = 0; i < NumArgs(attrs); ++i) names.push_back("arg" + std::to_string(i));
   return names;
 }
 
-void ConcatShape(const Attributes& attrs, ShapeInference& shapes) {
+void ConcatInferShape(const Attributes& attrs, ShapeInference& shapes) {
   const Shape& first = shapes.Input(0);
   const int64_t dim = attrs.GetInt("dim");
   const int axis = ConcatAxisOf(attrs, first.ndim());
@@ -48,6 +50,8 @@ void ConcatShape(const Attributes& attrs, ShapeInference& shapes) {
   }
   shapes.AssignOutput(0, output);
 }
+
+namespace {
 
 // Copies between the output (outer, total_row) and the inputs (outer, row_i); `to_output` says
 // which way. Each (outer index, input) block is one task.
@@ -112,9 +116,9 @@ MXLITE_REGISTER_OP(Concat) {
   op.doc = "Joins num_args inputs along axis `dim`; the other extents must agree.";
   op.attributes.Int("num_args", "number of inputs", Required(), 1)
       .Int("dim", "the axis to join along; negative counts from the end", Default("1"));
-  op.input_names = ArgNames;
+  op.input_names = ConcatArgNames;
   op.output_names = [](const Attributes&) { return std::vector<std::string>{"output"}; };
-  op.infer_shape = ConcatShape;
+  op.infer_shape = ConcatInferShape;
   op.backward_dependencies = [](const Attributes& attrs) -> BackwardDependencies {
     return {std::vector<bool>(NumArgs(attrs), false), {false}};
   };

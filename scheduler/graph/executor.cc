@@ -148,6 +148,7 @@ Executor::Executor(const Graph& graph, const BindOptions& options)
   PlanConvolutionLayouts();
   FuseDepthwiseBlocks();  // after planning: the layouts decide which convolutions are NHWC
   FuseResiduals();        // after planning: an addition's operands share one layout by then
+  FuseConcatNorms();      // after planning: a join and its normalisation share one layout by then
   PlanOptions plan_options;
   plan_options.training = options_.training;
   plan_options.mirror = options_.training && settings().GetBool("MXNET_BACKWARD_DO_MIRROR");
@@ -261,6 +262,17 @@ void Executor::FuseResiduals() {
   shapes_ = InferGraphShapes(graph_, options_.input_shapes);
 }
 
+void Executor::FuseConcatNorms() {
+  // The fused op has no backward and runs on the CPU only.
+  if (options_.training || options_.ctx.device_type != DeviceType::kCPU) return;
+  if (!options_.fuse_concat_norm.value_or(settings().GetBool("MXNET_FUSE_CONCAT_NORM"))) return;
+  ConcatNormFusionResult fusion = FuseConcatBatchNorms(graph_, shapes_);
+  if (fusion.fused.empty()) return;
+  concat_norms_ = std::move(fusion.fused);
+  graph_ = std::move(fusion.graph);
+  shapes_ = InferGraphShapes(graph_, options_.input_shapes);
+}
+
 std::vector<conv::LayerTuning> Executor::TuningDecisions() const {
   // Planning tuned every convolution in each candidate layout first, so binding the planned graph
   // met its picks again in the cache; the planner's decision says where a pick really came from.
@@ -306,6 +318,9 @@ void Executor::LogTuning() const {
   }
   if (!residuals_.empty()) {
     MX_LOG(INFO) << FormatResidualFusions(residuals_, what == "layers" || what == "verbose");
+  }
+  if (!concat_norms_.empty()) {
+    MX_LOG(INFO) << FormatConcatNormFusions(concat_norms_, what == "layers" || what == "verbose");
   }
   if (conv_plan_.layers_tuning_in_background > 0) MX_LOG(INFO) << conv_plan_.Summary();
   if (conv_plan_.planned) {

@@ -12,7 +12,8 @@
 // MXNET_CONV_FUSE_RESIDUAL), infers shapes, plans the layouts of
 // convolutions and pooling (scheduler/planning/conv_planning.h, per MXNET_CONV_PLAN), runs each
 // NHWC depthwise convolution with its 1x1 neighbours as one op on CPU inference executors
-// (scheduler/graph/fusion.h, per MXNET_CONV_FUSE_DEPTHWISE), builds the execution plan
+// (scheduler/graph/fusion.h, per MXNET_CONV_FUSE_DEPTHWISE) and each BatchNorm of a Concat's
+// output with it (per MXNET_FUSE_CONCAT_NORM), builds the execution plan
 // (scheduler/graph/execution_plan.h: forward, and for training the gradient pass, mirrored per
 // MXNET_BACKWARD_DO_MIRROR) and the memory plan
 // (scheduler/graph/memory_plan.h, per MXNET_EXEC_ENABLE_INPLACE and NNVM_EXEC_MATCH_RANGE), then
@@ -88,6 +89,9 @@ struct BindOptions {
   // (scheduler/graph/fusion.h); unset: MXNET_CONV_FUSE_RESIDUAL. Applies to executors bound without
   // training.
   std::optional<bool> fuse_residual = std::nullopt;
+  // Run a BatchNorm of a Concat's output as one op with it (scheduler/graph/fusion.h); unset:
+  // MXNET_FUSE_CONCAT_NORM. Applies to CPU executors bound without training.
+  std::optional<bool> fuse_concat_norm = std::nullopt;
   // Cut kernel taps that read only padding out of convolutions (scheduler/graph/dead_taps.h);
   // unset: MXNET_CONV_TRIM_DEAD_TAPS.
   std::optional<bool> trim_dead_taps = std::nullopt;
@@ -171,6 +175,9 @@ class Executor {
   // The residual additions folded into convolutions at bind (scheduler/graph/fusion.h), in graph
   // order.
   const std::vector<FusedResidual>& fused_residuals() const { return residuals_; }
+  // The joins run with the normalisations after them at bind (scheduler/graph/fusion.h), in
+  // graph order.
+  const std::vector<FusedConcatNorm>& fused_concat_norms() const { return concat_norms_; }
   // What convolution planning decided at bind (scheduler/planning/conv_planning.h).
   // The layout plan the graph runs with. When the plan check refused a plan, the executor runs
   // the graph as written and this is its (unplanned) report; plan_check() has the figures.
@@ -210,6 +217,7 @@ class Executor {
   // Residual additions into convolutions, then the activation fusion again (a relu after the
   // addition joins the same store).
   void FuseResiduals();
+  void FuseConcatNorms();  // CPU inference with MXNET_FUSE_CONCAT_NORM; after planning
   void CreateNodeStates();
   void CreateConstantMemos();
   // Whether the plan moves a layer and the plan check applies (inference, the setting on).
@@ -263,6 +271,7 @@ class Executor {
   std::vector<TrimmedConvolution> trimmed_;
   std::vector<FusedDepthwiseBlock> depthwise_blocks_;
   std::vector<FusedResidual> residuals_;
+  std::vector<FusedConcatNorm> concat_norms_;
   ConvPlanReport conv_plan_;
   std::optional<PlanCheck> plan_check_;
   std::string refused_plan_;  // the summary of a plan the check refused, for the log

@@ -394,6 +394,87 @@ std::string FormatFusions(const std::vector<FusedActivation>& fused, bool per_la
   return out.str();
 }
 
+namespace {
+
+// The axis `dim` / `axis` names in data of `ndim` dims (negative counts from the end).
+int64_t AxisIn(int64_t given, int ndim) { return given < 0 ? given + ndim : given; }
+
+// Whether BatchNorm node `id` normalises the output of a Concat that it alone reads, joined along
+// its channel axis, in a type the fused op runs (see the header).
+bool NormalisesItsJoinAlone(const Graph& graph, const GraphShapes& shapes, int id,
+                            const std::map<NodeEntry, int>& readers,
+                            const std::set<NodeEntry>& outputs) {
+  const Node& norm = graph.node(id);
+  if (norm.is_variable() || norm.op->name != "BatchNorm" || norm.inputs.empty()) return false;
+  const NodeEntry data = norm.inputs[0];
+  const Node& join = graph.node(data.node);
+  if (join.is_variable() || join.op->name != "Concat" || data.index != 0) return false;
+  if (readers.at(data) != 1 || outputs.count(data) != 0) return false;
+  for (int hidden : {1, 2}) {
+    const NodeEntry statistic{id, hidden};
+    if (readers.count(statistic) != 0 || outputs.count(statistic) != 0) return false;
+  }
+  const DType dtype = shapes.dtype_of(data);
+  if (dtype != DType::kFloat32 && dtype != DType::kFloat64) return false;
+  const int ndim = shapes.of(data).ndim();
+  return AxisIn(join.attrs.GetInt("dim"), ndim) == AxisIn(norm.attrs.GetInt("axis"), ndim);
+}
+
+// The fused node's attributes: the Concat's join and the BatchNorm's normalisation and clamp.
+std::map<std::string, std::string> ConcatNormAttributes(const Node& join, const Node& norm) {
+  std::map<std::string, std::string> attrs;
+  for (const char* name : {"num_args", "dim"}) {
+    if (auto text = AttributeText(join, name)) attrs[name] = *text;
+  }
+  for (const char* name : {"eps", "fix_gamma", "axis", "channel_block", "act_min", "act_max"}) {
+    if (auto text = AttributeText(norm, name)) attrs[name] = *text;
+  }
+  return attrs;
+}
+
+}  // namespace
+
+ConcatNormFusionResult FuseConcatBatchNorms(const Graph& graph, const GraphShapes& shapes) {
+  const std::map<NodeEntry, int> readers = CountReaders(graph);
+  const std::set<NodeEntry> outputs(graph.outputs().begin(), graph.outputs().end());
+  std::set<int> norms, joins;
+  ConcatNormFusionResult result;
+  for (int id = 0; id < graph.num_nodes(); ++id) {
+    if (!NormalisesItsJoinAlone(graph, shapes, id, readers, outputs)) continue;
+    const Node& norm = graph.node(id);
+    norms.insert(id);
+    joins.insert(norm.inputs[0].node);
+    result.fused.push_back({graph.node(norm.inputs[0].node).name, norm.name});
+  }
+  GraphRewrite rewrite(graph);
+  for (int id = 0; id < graph.num_nodes(); ++id) {
+    if (joins.count(id) != 0) continue;  // its only reader, the BatchNorm, takes it in
+    if (norms.count(id) == 0) {
+      rewrite.Copy(id);
+      continue;
+    }
+    const Node& norm = graph.node(id);
+    const Node& join = graph.node(norm.inputs[0].node);
+    std::vector<NodeEntry> inputs = join.inputs;
+    inputs.insert(inputs.end(), norm.inputs.begin() + 1, norm.inputs.end());
+    rewrite.Replace(id, "_concat_batch_norm", norm.name, ConcatNormAttributes(join, norm), inputs);
+  }
+  result.graph = rewrite.Finish();
+  return result;
+}
+
+std::string FormatConcatNormFusions(const std::vector<FusedConcatNorm>& fused, bool per_layer) {
+  std::ostringstream out;
+  out << "fused " << fused.size() << (fused.size() == 1 ? " join" : " joins")
+      << " into the normalisations after them (MXNET_FUSE_CONCAT_NORM)";
+  if (per_layer) {
+    for (const FusedConcatNorm& pair : fused) {
+      out << "\n  " << pair.batch_norm << " <- " << pair.concat;
+    }
+  }
+  return out.str();
+}
+
 GateFusionResult FuseSigmoidGates(const Graph& graph) {
   const std::map<NodeEntry, int> readers = CountReaders(graph);
   const std::set<NodeEntry> outputs(graph.outputs().begin(), graph.outputs().end());

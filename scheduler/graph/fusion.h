@@ -176,6 +176,41 @@ BiasFusionResult FuseBiasAdditions(const Graph& graph, const GraphShapes& shapes
 // per pair: "  /blocks.0/mlp/fc1/MatMul <- /blocks.0/mlp/fc1/Add".
 std::string FormatBiasFusions(const std::vector<FusedBias>& fused, bool per_layer);
 
+// ---- Concat + BatchNorm
+// --------------------------------------------------------------------------
+//
+// A BatchNorm whose data is a Concat's output, joined along the normalised axis, becomes one
+// _concat_batch_norm node (ops/concat_batch_norm.cc): each input is normalised as it is copied
+// into the join, one pass over the tensor instead of two (DenseNet's dense layers join every
+// earlier feature map and normalise the join, a tensor growing through each block). The fused
+// node keeps the BatchNorm's name and place; whatever read the BatchNorm reads it. The values are
+// the bits of the two ops.
+//
+// Fused when: the Concat's output is read by that BatchNorm alone and is not a graph output; the
+// BatchNorm's mean and var outputs are read by nothing; the Concat joins the BatchNorm's channel
+// axis (dim == axis, in whatever layout planning gave them: NCHW16c joins channel blocks); the
+// data is float32 or float64. Inference only (the fused op has no backward, and training
+// normalises with batch statistics): the executor runs it after layout planning and the residual
+// fusion on CPU inference executors when MXNET_FUSE_CONCAT_NORM is on (the default). Pure
+// function: `graph` is not changed.
+
+struct FusedConcatNorm {
+  std::string concat;      // the node folded in
+  std::string batch_norm;  // the fused node's name
+};
+
+struct ConcatNormFusionResult {
+  Graph graph;
+  std::vector<FusedConcatNorm> fused;  // in graph order
+};
+
+ConcatNormFusionResult FuseConcatBatchNorms(const Graph& graph, const GraphShapes& shapes);
+
+// "fused 58 joins into the normalisations after them (MXNET_FUSE_CONCAT_NORM)" and, with
+// `per_layer`, one line per pair: "  /features/denseblock1/denselayer2/norm1/BatchNormalization
+// <- /features/denseblock1/denselayer2/Concat".
+std::string FormatConcatNormFusions(const std::vector<FusedConcatNorm>& fused, bool per_layer);
+
 // ---- Sigmoid gates ---------------------------------------------------------------------------
 //
 // x * gate(x) written as two ops becomes one node (ops/unary_math.h): x * sigmoid(x) (how
