@@ -450,6 +450,9 @@ MXLITE_REGISTER_OP(BatchNorm) {
   // A relu or clip after it joins its store at inference (DenseNet's and pre-activation
   // ResNets' BatchNorm + ReLU before each convolution: one pass over the tensor instead of two).
   op.fusion.takes_clamp = [](const Attributes&) { return true; };
+  // The join before it comes along at inference (DenseNet's normalisation of each join: one pass
+  // over the joined tensor instead of two).
+  op.fusion.with_join = "_concat_batch_norm";
   op.forward[DeviceType::kCPU] = BatchNormForwardCpu;
   op.backward[DeviceType::kCPU] = BatchNormBackwardCpu;
   return op;

@@ -405,10 +405,12 @@ bool NormalisesItsJoinAlone(const Graph& graph, const GraphShapes& shapes, int i
                             const std::map<NodeEntry, int>& readers,
                             const std::set<NodeEntry>& outputs) {
   const Node& norm = graph.node(id);
-  if (norm.is_variable() || norm.op->name != "BatchNorm" || norm.inputs.empty()) return false;
+  if (norm.is_variable() || norm.op->fusion.with_join.empty() || norm.inputs.empty()) {
+    return false;
+  }
   const NodeEntry data = norm.inputs[0];
   const Node& join = graph.node(data.node);
-  if (join.is_variable() || join.op->name != "Concat" || data.index != 0) return false;
+  if (join.is_variable() || !join.op->fusion.joins || data.index != 0) return false;
   if (readers.at(data) != 1 || outputs.count(data) != 0) return false;
   for (int hidden : {1, 2}) {
     const NodeEntry statistic{id, hidden};
@@ -457,7 +459,8 @@ ConcatNormFusionResult FuseConcatBatchNorms(const Graph& graph, const GraphShape
     const Node& join = graph.node(norm.inputs[0].node);
     std::vector<NodeEntry> inputs = join.inputs;
     inputs.insert(inputs.end(), norm.inputs.begin() + 1, norm.inputs.end());
-    rewrite.Replace(id, "_concat_batch_norm", norm.name, ConcatNormAttributes(join, norm), inputs);
+    rewrite.Replace(id, norm.op->fusion.with_join, norm.name, ConcatNormAttributes(join, norm),
+                    inputs);
   }
   result.graph = rewrite.Finish();
   return result;
