@@ -128,7 +128,6 @@ MXLITE_REGISTER_OP(Concat) {
                           std::map<std::string, std::string>& text) {
     text["dim"] = AxisTextIn(layout, attrs.GetInt("dim"));
   };
-  op.fusion.joins = true;  // a BatchNorm after it takes it in at inference (_concat_batch_norm)
   op.forward[DeviceType::kCPU] = ConcatForwardCpu;
   op.backward[DeviceType::kCPU] = ConcatBackwardCpu;
   return op;

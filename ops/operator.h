@@ -215,12 +215,10 @@ struct FusionTraits {
   // depthwise NHWC instances fuse into depthwise blocks, and kernel taps that read only padding
   // are cut (scheduler/graph/dead_taps.h).
   bool convolution = false;
-  // Joins its inputs along the axis its attribute `dim` names (Concat): a normalisation after it
-  // may take it in (with_join).
-  bool joins = false;
-  // The op a node becomes when it takes in the join its data comes from (`joins`, along the axis
-  // its attribute `axis` names), normalising each input as it copies it into place; empty: it
-  // cannot. BatchNorm: _concat_batch_norm (scheduler/graph/fusion.h).
+  // The op a node becomes when it takes in the join its data comes from (an op with
+  // LayoutTraits::joins_along_axis, along the axis its attribute `axis` names), normalising each
+  // input as it copies it into place; empty: it cannot. BatchNorm: _concat_batch_norm
+  // (scheduler/graph/fusion.h).
   std::string with_join;
 };
 

@@ -616,7 +616,7 @@ void PoolLanesOf(const PoolingGeometry& g, const std::vector<Window>& windows,
                  int64_t step, int64_t lanes) {
 #if MXLITE_HAS_AVX512_KERNEL
   if constexpr (std::is_same_v<T, float>) {
-    if (runs != nullptr && lanes % 16 == 0) {
+    if (runs != nullptr) {
       PoolLanesAvx512(g, windows, *runs, first, end, x, y, step, lanes);
       return;
     }
@@ -630,12 +630,14 @@ void PoolLanesOf(const PoolingGeometry& g, const std::vector<Window>& windows,
 }
 
 // Whether channels-last and NCHW16c lanes run PoolLanesAvx512 (float32, undilated, a CPU with
-// AVX-512; each task's lanes whole vectors, which PoolLanesOf checks).
+// AVX-512, channels in whole vectors: then every task's lanes are, as tasks split the channels
+// in multiples of 16).
 template <typename T>
 bool VectorisesLanes(const PoolingGeometry& g) {
 #if MXLITE_HAS_AVX512_KERNEL
   if constexpr (std::is_same_v<T, float>) {
-    return (g.channels_last || g.blocked) && !g.dilated() && cpu::CpuSupportsAvx512f();
+    return (g.channels_last || g.blocked) && g.channels % 16 == 0 && !g.dilated() &&
+           cpu::CpuSupportsAvx512f();
   }
 #endif
   return false;
@@ -678,8 +680,9 @@ void PoolingForward(const PoolingGeometry& g, const T* x, T* y) {
   const std::vector<Window> windows = AllWindows(g, axes);
   const int64_t row_windows = g.out[2];
   const AxisWindows* plane_axes = VectorisesPlaneRows<T>(g) ? &axes : nullptr;
-  const ShiftedRuns runs = VectorisesLanes<T>(g) ? ShiftedRunsOf(g, windows) : ShiftedRuns{};
-  const ShiftedRuns* lane_runs = VectorisesLanes<T>(g) ? &runs : nullptr;
+  const bool vector_lanes = VectorisesLanes<T>(g);
+  const ShiftedRuns runs = vector_lanes ? ShiftedRunsOf(g, windows) : ShiftedRuns{};
+  const ShiftedRuns* lane_runs = vector_lanes ? &runs : nullptr;
   ForEachPoolingTask(g, /*whole_planes=*/false,
                      [&](int64_t n, int64_t c0, int64_t count, int64_t first_row, int64_t end_row) {
                        const T* x_block = x + n * g.channels * in_plane +

@@ -410,7 +410,7 @@ bool NormalisesItsJoinAlone(const Graph& graph, const GraphShapes& shapes, int i
   }
   const NodeEntry data = norm.inputs[0];
   const Node& join = graph.node(data.node);
-  if (join.is_variable() || !join.op->fusion.joins || data.index != 0) return false;
+  if (join.is_variable() || !join.op->layout.joins_along_axis || data.index != 0) return false;
   if (readers.at(data) != 1 || outputs.count(data) != 0) return false;
   for (int hidden : {1, 2}) {
     const NodeEntry statistic{id, hidden};

@@ -180,8 +180,8 @@ std::string FormatBiasFusions(const std::vector<FusedBias>& fused, bool per_laye
 // --------------------------------------------------------------------------
 //
 // A BatchNorm whose data is a Concat's output, joined along the normalised axis, becomes one
-// _concat_batch_norm node (ops/concat_batch_norm.cc; ops say so with FusionTraits::joins and
-// FusionTraits::with_join): each input is normalised as it is copied
+// _concat_batch_norm node (ops/concat_batch_norm.cc; ops say so with LayoutTraits::
+// joins_along_axis and FusionTraits::with_join): each input is normalised as it is copied
 // into the join, one pass over the tensor instead of two (DenseNet's dense layers join every
 // earlier feature map and normalise the join, a tensor growing through each block). The fused
 // node keeps the BatchNorm's name and place; whatever read the BatchNorm reads it. The values are
