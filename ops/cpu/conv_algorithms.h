@@ -162,7 +162,7 @@ class ConvAlgorithm {
 // them): the tuning DB keys CPU entries by it (TuningEnvironment::ForCpu), so timings of the old
 // kernels are not trusted for the new ones. What each revision changed is in git's history of
 // this line.
-inline constexpr int kCpuConvKernelsRevision = 22;
+inline constexpr int kCpuConvKernelsRevision = 23;
 
 // Every CPU algorithm, in a fixed order (im2col_gemm first: the reference and the fallback).
 const std::vector<const ConvAlgorithm*>& CpuConvAlgorithms();

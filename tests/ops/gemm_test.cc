@@ -301,6 +301,48 @@ TEST(GemmTest, ShortRowTilesHaveFullTileBits) {
   SetGemmImplementation(GemmImplementation::kAuto);
 }
 
+// A product whose block of B outgrows L2 (a large weight) takes all its rows in one block instead
+// of blocks of 144 KiB, so B is read once: each row keeps its bits (those of a product of its own
+// rows, which fits one block either way), with B plain or pre-packed, one or two k blocks (A read
+// in place, then packed), 1 and 2 threads; and the values are right.
+TEST(GemmTest, RowsTakenInOneBlockWhenBOutgrowsL2) {
+  std::mt19937 rng(23);
+  GemmImplementations implementations;
+  for (GemmImplementation implementation : implementations.list()) {
+    if (implementation == GemmImplementation::kEigen) continue;  // its own blocking
+    SCOPED_TRACE(Name(implementation));
+    SetGemmImplementation(implementation);
+    for (const Shape& shape : {Shape{197, 1100, 768}, Shape{130, 700, 1500}}) {
+      const auto [m, n, k] = shape;
+      RunAndCheck({shape, Transpose::kNo, Transpose::kNo, 1.0f, 0.0f, 0});
+      const StoredMatrix a(m, k, 0, rng), b(k, n, 0, rng);
+      const PackedGemmOperand packed_b = PackedGemmOperand::Pack(
+          PackedGemmOperand::Side::kB, Transpose::kNo, k, n, b.data.data(), n);
+      constexpr int64_t kBottom = 40;
+      std::vector<float> bottom(kBottom * n);
+      Sgemm(Transpose::kNo, Transpose::kNo, kBottom, n, k, 1.0f, a.data.data() + (m - kBottom) * k,
+            k, b.data.data(), n, 0.0f, bottom.data(), n);
+      for (int threads : {1, 2}) {
+        ScopedIntraOpThreads scoped(threads);
+        std::vector<float> whole(m * n), from_packed(m * n);
+        Sgemm(Transpose::kNo, Transpose::kNo, m, n, k, 1.0f, a.data.data(), k, b.data.data(), n,
+              0.0f, whole.data(), n);
+        Sgemm(Transpose::kNo, m, 1.0f, a.data.data(), k, packed_b, 0.0f, from_packed.data(), n);
+        for (int64_t i = m - kBottom; i < m; ++i) {
+          for (int64_t j = 0; j < n; ++j) {
+            ASSERT_EQ(whole[i * n + j], bottom[(i - (m - kBottom)) * n + j])
+                << "m=" << m << " n=" << n << " k=" << k << " threads=" << threads << " C(" << i
+                << ", " << j << ")";
+          }
+        }
+        ASSERT_EQ(whole, from_packed)
+            << "m=" << m << " n=" << n << " k=" << k << " threads=" << threads;
+      }
+    }
+  }
+  SetGemmImplementation(GemmImplementation::kAuto);
+}
+
 // The AVX-512 kernels (two full tiles of one panel, or of two adjacent panels: 12 x 32 blocks)
 // sum each element in the AVX2 kernels' order and store it through the same path: the same bits,
 // for every operand form (packed A or rows in place, plain or pre-packed B), partial and narrow
