@@ -1,5 +1,7 @@
 #include "ops/cpu/cache_state.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -53,6 +55,18 @@ void TouchForReading(const void* data, size_t bytes) {
     const size_t end = std::min(bytes, begin + lines_per_part * kCacheLine);
     for (size_t i = begin; i < end; i += kCacheLine) static_cast<void>(lines[i]);
   });
+}
+
+size_t L2CacheBytesPerCore() {
+  static const size_t bytes = [] {
+    size_t l2 = size_t{1} << 20;
+#ifdef _SC_LEVEL2_CACHE_SIZE
+    const long reported = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    if (reported > 0) l2 = static_cast<size_t>(reported);
+#endif
+    return l2;
+  }();
+  return bytes;
 }
 
 }  // namespace mxlite::cpu

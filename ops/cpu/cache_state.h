@@ -58,4 +58,9 @@ void FlushFromCaches(const void* data, size_t bytes);
 // run would otherwise pay their wake-up, which a pass of back-to-back ops does not.
 void TouchForReading(const void* data, size_t bytes);
 
+// The L2 cache of one core in bytes, as the system reports it (sysconf), or 1 MiB where it does
+// not; read once. Kernels size blocks that must stay in L2 by it (the GEMM's rows of A, the fused
+// depthwise blocks).
+size_t L2CacheBytesPerCore();
+
 }  // namespace mxlite::cpu

@@ -1,11 +1,10 @@
 #include "ops/cpu/depthwise_block.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <vector>
 
 #include "core/error.h"
+#include "ops/cpu/cache_state.h"
 #include "ops/cpu/conv_algorithms.h"
 #include "ops/cpu/depthwise_rows.h"
 #include "ops/cpu/parallel.h"
@@ -183,14 +182,7 @@ void CheckDepthwiseBlockGeometry(const DepthwiseBlockGeometry& g) {
       << g.out_channels << ")";
 }
 
-size_t DepthwiseBlockFusionMinBytes() {
-  size_t l2 = 1 << 20;
-#ifdef _SC_LEVEL2_CACHE_SIZE
-  const long reported = sysconf(_SC_LEVEL2_CACHE_SIZE);
-  if (reported > 0) l2 = static_cast<size_t>(reported);
-#endif
-  return l2 / 2;
-}
+size_t DepthwiseBlockFusionMinBytes() { return L2CacheBytesPerCore() / 2; }
 
 size_t DepthwiseBlockWorkspaceBytes(const DepthwiseBlockGeometry& g, int threads) {
   const int64_t rows = g.depthwise.batch * g.depthwise.out_h;

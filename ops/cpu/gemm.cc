@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "core/settings.h"
 #include "ops/cpu/avx512.h"
+#include "ops/cpu/cache_state.h"
 #include "ops/cpu/gemm_kernel_avx2.h"
 #include "ops/cpu/int_math.h"
 #include "ops/cpu/parallel.h"
@@ -34,8 +35,8 @@ namespace {
 //     per 12 FMAs tolerate;
 //   - MC rows of packed A fill 144 KiB of L2 (MC x KC), so they stay there for all NR panels.
 //     Each row block reads the whole KC x NC block of B again, from L2 where it fits, else from
-//     L3 or memory: a product whose B block is larger than an L2 (1 MiB and more: a large
-//     weight) and whose rows all fit 1 MiB takes them in one block, so B goes past once (a
+//     L3 or memory: a product whose B block is larger than half this core's L2 (a large weight)
+//     and whose rows all fit the other half takes them in one block, so B goes past once (a
 //     transformer's Linear layers at batch 1, 197 rows by 768-3072 deep, and NHWC 3x3 layers of
 //     512 channels on 7x7 maps: 7-14% faster with B cold, 5-9% hot, on a Sapphire Rapids box;
 //     products with many rows and a small B lost up to 18% in one block, so they keep 144 KiB);
@@ -46,8 +47,6 @@ constexpr int kNr = detail::kAvx2KernelColumns;
 constexpr int64_t kMaxKc = 1024;
 constexpr int64_t kABlockFloats = 144 * 256;   // 144 KiB
 constexpr int64_t kBBlockFloats = 256 * 3072;  // 3 MiB
-constexpr int64_t kBBlockBeyondL2Floats = 256 * 1024;  // 1 MiB
-constexpr int64_t kWholeABlockFloats = 1024 * 256;     // 1 MiB
 
 // Below this many flops per thread, waking another thread costs more than it saves.
 constexpr double kMinFlopsPerThread = 2.0e6;
@@ -208,11 +207,13 @@ int64_t ColumnBlock(int64_t n, int64_t kc_max) {
   return BalancedBlock(n, std::max<int64_t>(kNr, kBBlockFloats / kc_max / kNr * kNr), kNr);
 }
 // The rows of A (a multiple of kMr) in one cache block when B's blocks are nc_max wide: as many as
-// fill kABlockFloats, or all m where B's block outgrows L2 and they fit kWholeABlockFloats (see
-// Blocking above).
+// fill kABlockFloats, or all m where B's block outgrows this core's L2 and they fit half of it
+// (see Blocking above).
 int64_t RowBlock(int64_t m, int64_t kc_max, int64_t nc_max) {
-  const bool b_block_beyond_l2 = kc_max * nc_max > kBBlockBeyondL2Floats;
-  if (b_block_beyond_l2 && m * kc_max <= kWholeABlockFloats) return RoundUp(m, int64_t{kMr});
+  const auto l2_floats = static_cast<int64_t>(L2CacheBytesPerCore() / sizeof(float));
+  if (kc_max * nc_max > l2_floats / 2 && m * kc_max <= l2_floats / 2) {
+    return RoundUp(m, int64_t{kMr});
+  }
   return BalancedBlock(m, std::max<int64_t>(kMr, kABlockFloats / kc_max / kMr * kMr), kMr);
 }
 
