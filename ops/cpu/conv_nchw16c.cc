@@ -299,15 +299,16 @@ MXLITE_AVX512 inline void StoreVector(__m512 value, const RowTask<float>& task, 
 // worth (2 KB) of each output block's stream.
 constexpr int64_t kWeightPrefetchAhead = 2 * kBlock * kBlock;
 
-// P pixels x B output blocks (B * P + B + 1 <= 32 registers). kUnitStride: the width's stride is
-// 1, so the pixels' inputs are 16 floats apart at offsets the compiler knows (no register per
-// pixel for its offset: with 14 pixels, three offsets were reloaded from the stack every step).
-template <int P, int B, bool kUnitStride, bool kPrefetch>
+// P pixels x B output blocks (B * P + B + 1 <= 32 registers). kStrideW: the width's stride when it
+// is 1 or 2 (0: any, read from g), so the pixels' inputs are 16 or 32 floats apart at offsets the
+// compiler knows (no register per pixel for its offset: with 14 pixels, three offsets were
+// reloaded from the stack every step).
+template <int P, int B, int kStrideW, bool kPrefetch>
 MXLITE_AVX512 void DirectTileAvx512(const ConvGeometry& g, const RowTask<float>& task, int64_t ox,
                                     TapRange columns) {
   const int64_t in_blocks = GroupChannels(g) / kBlock, taps = g.kernel_spatial();
   const int64_t plane = g.in_h * g.in_w * kBlock;
-  const int64_t pixel_step = kUnitStride ? kBlock : g.stride_w * kBlock;
+  const int64_t pixel_step = (kStrideW > 0 ? kStrideW : g.stride_w) * kBlock;
   __m512 acc[B][P];
 #pragma GCC unroll 2
   for (int b = 0; b < B; ++b) {
@@ -360,21 +361,25 @@ MXLITE_AVX512 void DirectTileAvx512(const ConvGeometry& g, const RowTask<float>&
 
 using DirectAvx512Tile = void (*)(const ConvGeometry&, const RowTask<float>&, int64_t, TapRange);
 
-template <int B, bool kUnitStride, bool kPrefetch, int... P>
+template <int B, int kStrideW, bool kPrefetch, int... P>
 constexpr std::array<DirectAvx512Tile, sizeof...(P)> DirectTilesOf(
     std::integer_sequence<int, P...>) {
-  return {DirectTileAvx512<P + 1, B, kUnitStride, kPrefetch>...};
+  return {DirectTileAvx512<P + 1, B, kStrideW, kPrefetch>...};
 }
 
-using DirectTileTable = std::array<DirectAvx512Tile, kMaxTilePixels>[2][2];
+template <int kStrideW, bool kPrefetch>
+constexpr std::array<std::array<DirectAvx512Tile, kMaxTilePixels>, 2> DirectTilesOfStride() {
+  return {DirectTilesOf<1, kStrideW, kPrefetch>(std::make_integer_sequence<int, kMaxTilePixels>{}),
+          DirectTilesOf<2, kStrideW, kPrefetch>(std::make_integer_sequence<int, kMaxTilePixels>{})};
+}
 
-// [unit stride][blocks - 1][pixels - 1]
+using DirectTileTable = std::array<std::array<DirectAvx512Tile, kMaxTilePixels>, 2>[3];
+
+// [stride: 1, 2, or 0 for any other][blocks - 1][pixels - 1]
 template <bool kPrefetch>
-const DirectTileTable kDirectTiles = {
-    {DirectTilesOf<1, false, kPrefetch>(std::make_integer_sequence<int, kMaxTilePixels>{}),
-     DirectTilesOf<2, false, kPrefetch>(std::make_integer_sequence<int, kMaxTilePixels>{})},
-    {DirectTilesOf<1, true, kPrefetch>(std::make_integer_sequence<int, kMaxTilePixels>{}),
-     DirectTilesOf<2, true, kPrefetch>(std::make_integer_sequence<int, kMaxTilePixels>{})}};
+const DirectTileTable kDirectTiles = {DirectTilesOfStride<0, kPrefetch>(),
+                                      DirectTilesOfStride<1, kPrefetch>(),
+                                      DirectTilesOfStride<2, kPrefetch>()};
 #endif
 
 // One output row of one (pair of) block(s).
@@ -386,7 +391,7 @@ void DirectRow(const ConvGeometry& g, const RowTask<T>& task, const ColumnSpan& 
     if constexpr (std::is_same_v<T, float>) {
       if (avx512) {
         const auto& tiles = ox == 0 ? kDirectTiles<true> : kDirectTiles<false>;
-        tiles[g.stride_w == 1][task.blocks - 1][pixels - 1](g, task, ox, columns);
+        tiles[g.stride_w <= 2 ? g.stride_w : 0][task.blocks - 1][pixels - 1](g, task, ox, columns);
         return;
       }
     }

@@ -110,6 +110,10 @@ const std::vector<ConvCase> kCases = {
     {"b16_3x3_s2_p2_d2_11x12_16to16", 1, 16, 16, 1, 11, 12, 3, 2, 2, 2},
     {"b16_3x3_p3_4x5_16to32", 1, 16, 32, 1, 4, 5, 3, 1, 3, 1},
     {"b16_1x1_s2_9x9_32to16", 1, 32, 16, 1, 9, 9, 1, 2, 0, 1},
+    // Strided rows long enough for whole 14-pixel tiles at stride 2 (its own tiles) and a rest;
+    // stride 3 (the tiles of any stride).
+    {"b16_3x3_s2_p1_5x33_32to48", 1, 32, 48, 1, 5, 33, 3, 2, 1, 1},
+    {"b16_3x3_s3_p1_7x47_16to32", 1, 16, 32, 1, 7, 47, 3, 3, 1, 1},
     {"b16_depthwise_3x3_s2_p1_32ch_13x15", 1, 32, 32, 32, 13, 15, 3, 2, 1, 1},
     {"b16_depthwise_5x5_d2_p4_batch2_16ch_12x17", 2, 16, 16, 16, 12, 17, 5, 1, 4, 2},
     // Wide rows: the edge pixels run alone instead of on a width-padded copy.
@@ -197,7 +201,9 @@ const std::set<std::string> kBlockedDirect = {"b16_3x3_p1_batch2_9x30_32to48",
                                               "b16_1x1_s2_9x9_32to16",
                                               "b16_3x3_p1_groups2_batch2_7x9_32to64",
                                               "b16_3x3_s2_p1_groups3_9x8_48to48",
-                                              "b16_1x1_groups2_5x6_64to96"};
+                                              "b16_1x1_groups2_5x6_64to96",
+                                              "b16_3x3_s2_p1_5x33_32to48",
+                                              "b16_3x3_s3_p1_7x47_16to32"};
 const std::set<std::string> kBlockedLaneGroups = {
     "b16_3x3_p1_groups6_batch2_9x19_48to48", "b16_3x3_s2_p1_groups4_11x12_32to32",
     "b16_3x3_p1_groups8_7x7_32to32", "b16_5x5_p4_d2_groups8_10x9_16to16",
@@ -237,7 +243,8 @@ std::set<std::string> ExpectedClaims(std::string_view algorithm, ConvLayout layo
   if (algorithm == "direct_nchw") {
     if (direction != ConvDirection::kForward) return {};
     std::set<std::string> claims = kAllCases;
-    for (const char* name : {"3x3_p1_32to4", "b16_3x3_p1_batch2_9x30_32to48"}) {
+    for (const char* name :
+         {"3x3_p1_32to4", "b16_3x3_p1_batch2_9x30_32to48", "b16_3x3_s2_p1_5x33_32to48"}) {
       claims.erase(name);  // reduction 288 > 256
     }
     return claims;
@@ -248,7 +255,8 @@ std::set<std::string> ExpectedClaims(std::string_view algorithm, ConvLayout layo
     for (const ConvCase& c : kCases) {
       if (c.groups != 1) claims.erase(c.name);  // one group only
     }
-    for (const char* name : {"3x3_p1_32to4", "b16_3x3_p1_batch2_9x30_32to48"}) {
+    for (const char* name :
+         {"3x3_p1_32to4", "b16_3x3_p1_batch2_9x30_32to48", "b16_3x3_s2_p1_5x33_32to48"}) {
       claims.erase(name);  // reduction 288 > 256
     }
     return claims;
