@@ -13,7 +13,7 @@
 //   depthwise_direct   NCHW, NHWC  fwd, bwd-data, bwd-filter  groups == in channels, out
 //                                                             channels a multiple of them; any
 //                                                             kernel, stride, pad, dilation
-//   direct_nchw        NCHW        fwd                        C/G * KH * KW <= 256 (short
+//   direct_nchw        NCHW        fwd                        C/G * KH * KW <= 512 (short
 //                                                             reductions: a network's first
 //                                                             layer); any kernel, stride, pad,
 //                                                             dilation, groups
