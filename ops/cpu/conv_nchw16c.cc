@@ -21,7 +21,7 @@
 //    across the rows), else row by row (a row's input stays in cache across the pairs). A task's
 //    first tile prefetches the weights a little ahead of its loads: in a pass they were last read
 //    a pass ago and come from memory in a stream the hardware prefetcher follows too late (layers
-//    on 7x7 and 14x14 maps, whose weights outweigh their input, ran 7-12% faster). A 1x1
+//    on 7x7 and 14x14 maps, whose weights outweigh their input, ran 5-12% faster). A 1x1
 //    stride-1 unpadded layer on rows narrower than a tile takes each image as one row of H x W
 //    pixels (RowsJoined), so its tiles are whole ones.
 //
